@@ -1,0 +1,3 @@
+//! Analyses: one module per tool, each turning decoded files into plain output structs.
+
+pub mod memory_events;

@@ -1,0 +1,85 @@
+//! Minimal argument handling shared by the subcommands: positional files (directories expanded),
+//! `--flag` switches and `--key value` options.
+
+use std::path::{Path, PathBuf};
+
+pub struct Args {
+    pub files: Vec<PathBuf>,
+    pub flags: Vec<String>,
+    pub options: Vec<(String, String)>,
+}
+
+impl Args {
+    /// Parses `argv`; `valued` names the options that take a value.
+    pub fn parse(argv: &[String], valued: &[&str]) -> Result<Self, String> {
+        let mut a = Args { files: Vec::new(), flags: Vec::new(), options: Vec::new() };
+        let mut it = argv.iter();
+        while let Some(arg) = it.next() {
+            if let Some(name) = arg.strip_prefix("--") {
+                if valued.contains(&name) {
+                    let v = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
+                    a.options.push((name.to_string(), v.clone()));
+                } else {
+                    a.flags.push(name.to_string());
+                }
+            } else {
+                a.files.push(PathBuf::from(arg));
+            }
+        }
+        Ok(a)
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|f| f == name)
+    }
+
+    #[allow(dead_code)] // used by the analysis subcommands
+    pub fn option(&self, name: &str) -> Option<&str> {
+        self.options.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Rejects flags the command does not know.
+    pub fn check_flags(&self, known: &[&str]) -> Result<(), String> {
+        match self.flags.iter().find(|f| !known.contains(&f.as_str())) {
+            Some(f) => Err(format!("unknown option --{f}")),
+            None => Ok(()),
+        }
+    }
+
+    /// The files, with directories replaced by the files below them (sorted, so output is stable).
+    pub fn expanded_files(&self) -> Result<Vec<PathBuf>, String> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            expand(f, &mut out)?;
+        }
+        Ok(out)
+    }
+}
+
+fn expand(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            if e.is_dir() {
+                expand(&e, out)?;
+            } else if is_profile_name(&e) {
+                out.push(e);
+            }
+        }
+        Ok(())
+    } else {
+        out.push(path.to_path_buf());
+        Ok(())
+    }
+}
+
+/// Inside a directory only files named like profiles are taken (XProf's JSON outputs sit beside them).
+fn is_profile_name(p: &Path) -> bool {
+    let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
+    let n = n.strip_suffix(".gz").unwrap_or(&n);
+    n.ends_with(".pb") || n.ends_with(".prof")
+}

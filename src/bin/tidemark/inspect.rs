@@ -1,0 +1,112 @@
+//! `tidemark inspect`: the page's overview, as text or JSON.
+
+use crate::args::Args;
+use crate::units::{bytes, count};
+use std::fmt::Write;
+use tidemark::engine::{FileOverview, Session};
+
+pub fn run(argv: &[String]) -> i32 {
+    let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("tidemark inspect: {e}");
+            return 2;
+        }
+    };
+    let files = match args.expanded_files() {
+        Ok(f) if !f.is_empty() => f,
+        Ok(_) => {
+            eprintln!("tidemark inspect: no files given (usage: tidemark inspect FILE|DIR... [--json])");
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("tidemark inspect: {e}");
+            return 1;
+        }
+    };
+    let mut session = Session::new();
+    let mut overviews = Vec::new();
+    let mut errors = Vec::new();
+    for path in &files {
+        let name = path.display().to_string();
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                errors.push(tidemark::engine::OpenError { file: name, message: format!("cannot read the file: {e}") });
+                continue;
+            }
+        };
+        match session.open(&name, bytes, &mut |_, _| {}) {
+            Ok(f) => overviews.push(f.overview.clone()),
+            Err(e) => errors.push(e),
+        }
+    }
+    if args.flag("json") {
+        let out = serde_json::json!({ "files": overviews, "errors": errors });
+        println!("{}", serde_json::to_string_pretty(&out).expect("overview serializes"));
+    } else {
+        for o in &overviews {
+            print!("{}", text(o));
+        }
+    }
+    for e in &errors {
+        eprintln!("tidemark: {e}");
+    }
+    i32::from(!errors.is_empty())
+}
+
+fn text(o: &FileOverview) -> String {
+    let mut s = String::new();
+    let gz = if o.gzipped { ", gzip" } else { "" };
+    let _ = writeln!(s, "{}\n  format: {} ({}{gz})", o.name, o.format, bytes(o.size_bytes as i64));
+    if !o.hosts.is_empty() {
+        let _ = writeln!(s, "  host: {}", o.hosts.join(", "));
+    }
+    if !o.planes.is_empty() {
+        let _ = writeln!(s, "  planes ({}):", o.planes.len());
+        for p in &o.planes {
+            let _ = writeln!(s, "    {:<28} {:>4} lines {:>12} events", p.name, p.line_count, count(p.event_count as u64));
+        }
+    }
+    if o.format == tidemark::decode::Format::XSpace {
+        if o.allocators.is_empty() {
+            let _ = writeln!(s, "  memory events: none");
+        }
+        for a in &o.allocators {
+            let _ = writeln!(
+                s,
+                "  memory events [{}]: {} allocations, {} deallocations, peak in use {}",
+                a.memory_id,
+                count(a.allocations),
+                count(a.deallocations),
+                bytes(a.max_peak_bytes_in_use)
+            );
+        }
+    }
+    if !o.hlo_modules.is_empty() {
+        let _ = writeln!(s, "  HLO modules ({}):", o.hlo_modules.len());
+        for m in &o.hlo_modules {
+            let ba = if m.has_buffer_assignment {
+                format!("{} allocations, total {}", m.allocation_count, bytes(m.total_allocation_bytes as i64))
+            } else {
+                "no buffer assignment".to_string()
+            };
+            let _ = writeln!(s, "    {:<40} {:>6} instructions  {ba}", m.name, count(m.instruction_count as u64));
+        }
+    }
+    if let Some(p) = &o.pprof {
+        let kinds: Vec<String> = p.samples_by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(
+            s,
+            "  pprof: {} samples ({}), live {} [{}]",
+            count(p.sample_count as u64),
+            kinds.join(", "),
+            bytes(p.live_bytes),
+            p.sample_types.join(", ")
+        );
+    }
+    for n in &o.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+    s
+}

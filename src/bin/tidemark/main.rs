@@ -1,0 +1,45 @@
+//! `tidemark`: the native front door to the same engine the page uses.
+//!
+//! Usage: `tidemark <command> FILE... [options]`; see `tidemark --help`.
+
+#[cfg(not(target_arch = "wasm32"))]
+mod args;
+#[cfg(not(target_arch = "wasm32"))]
+mod inspect;
+#[cfg(not(target_arch = "wasm32"))]
+mod units;
+
+#[cfg(not(target_arch = "wasm32"))]
+const HELP: &str = "tidemark — what is using accelerator memory, when, and why
+
+Usage:
+  tidemark inspect FILE|DIR... [--json]   overview of each profile (format, planes, allocators, HLO modules, pprof)
+
+FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
+device memory profile (*.prof); the format is detected from the content. A directory is searched
+recursively. Exit status: 0 on success, 1 when a file could not be read, 2 on a usage error.
+";
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = argv.split_first() else {
+        eprint!("{HELP}");
+        std::process::exit(2);
+    };
+    let code = match command.as_str() {
+        "-h" | "--help" | "help" => {
+            print!("{HELP}");
+            0
+        }
+        "inspect" => inspect::run(rest),
+        other => {
+            eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}

@@ -1,0 +1,116 @@
+//! XLA HloProtos: standalone dumps (`*.hlo.pb`, `*.hlo_proto.pb`) and the ones an XSpace carries in
+//! `/host:metadata` as the `Hlo Proto` stat of each module's event metadata.
+
+use super::sniff::Format;
+use super::xplane::{StatValue, XSpace};
+use super::DecodeError;
+use crate::proto::hlo as pb;
+use prost::Message;
+
+const FORMAT: Format = Format::HloProto;
+
+/// The plane holding the HLO protos of an XSpace.
+pub const METADATA_PLANE: &str = "/host:metadata";
+/// The stat that holds a serialized HloProto.
+pub const HLO_PROTO_STAT: &str = "Hlo Proto";
+
+/// A standalone HloProto file.
+pub struct HloFile {
+    pub proto: pb::HloProto,
+}
+
+impl HloFile {
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let proto = decode_proto(bytes)?;
+        if proto.hlo_module.is_none() {
+            return Err(DecodeError::Corrupt { format: FORMAT, detail: "it has no hlo_module".into() });
+        }
+        Ok(HloFile { proto })
+    }
+}
+
+pub fn decode_proto(bytes: &[u8]) -> Result<pb::HloProto, DecodeError> {
+    // Validate the top level first so truncation is reported with its byte offset.
+    for f in super::wire::Fields::new(bytes, 0..bytes.len()) {
+        f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+    }
+    pb::HloProto::decode(bytes).map_err(|e| DecodeError::from_prost(FORMAT, "HloProto", e))
+}
+
+/// One HLO module as an XSpace names it: `<module>(<program_id>)`.
+pub struct EmbeddedModule<'a> {
+    /// The event metadata name, e.g. `jit_train_step(14)`.
+    pub name: &'a str,
+    pub program_id: Option<u64>,
+    /// The serialized HloProto.
+    pub proto_bytes: &'a [u8],
+}
+
+/// The HLO modules carried by `space`, in the order XProf lists them (by metadata id).
+pub fn embedded_modules(space: &XSpace) -> Vec<EmbeddedModule<'_>> {
+    let Some(plane) = space.plane_named(METADATA_PLANE) else { return Vec::new() };
+    let (Some(hlo_id), program_id_stat) = (plane.stat_id(HLO_PROTO_STAT), plane.stat_id("program_id")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for meta in plane.meta.event_metadata.values() {
+        let Some(proto_bytes) = meta.stats.iter().find(|s| s.metadata_id == hlo_id).and_then(|s| match plane.stat_value(s) {
+            Some(StatValue::Bytes(b)) => Some(b),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let program_id = program_id_stat.and_then(|pid| {
+            meta.stats.iter().find(|s| s.metadata_id == pid).and_then(|s| plane.stat_value(s)).and_then(|v| match v {
+                StatValue::Uint(u) => Some(u),
+                StatValue::Int(i) => u64::try_from(i).ok(),
+                _ => None,
+            })
+        });
+        out.push(EmbeddedModule { name: &meta.name, program_id, proto_bytes });
+    }
+    out
+}
+
+/// What the overview says about one module.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModuleSummary {
+    /// Display name: `<module>(<program_id>)` inside an XSpace, the module name in a dump.
+    pub name: String,
+    pub module_name: String,
+    pub program_id: Option<u64>,
+    pub has_buffer_assignment: bool,
+    pub computation_count: usize,
+    pub instruction_count: usize,
+    pub logical_buffer_count: usize,
+    pub allocation_count: usize,
+    /// Sum of the sizes of the non-thread-local allocations in memory space 0, XProf's
+    /// "total buffer allocation".
+    pub total_allocation_bytes: u64,
+}
+
+pub fn summarize(name: &str, program_id: Option<u64>, proto: &pb::HloProto) -> ModuleSummary {
+    let module = proto.hlo_module.clone().unwrap_or_default();
+    let ba = proto.buffer_assignment.as_ref();
+    let has_buffer_assignment = ba.is_some_and(|b| !b.buffer_allocations.is_empty() || !b.logical_buffers.is_empty());
+    let total_allocation_bytes = ba
+        .map(|b| {
+            b.buffer_allocations
+                .iter()
+                .filter(|a| a.color == 0 && !a.is_thread_local)
+                .map(|a| a.size.max(0) as u64)
+                .sum()
+        })
+        .unwrap_or(0);
+    ModuleSummary {
+        name: name.to_string(),
+        module_name: module.name.clone(),
+        program_id,
+        has_buffer_assignment,
+        computation_count: module.computations.len(),
+        instruction_count: module.computations.iter().map(|c| c.instructions.len()).sum(),
+        logical_buffer_count: ba.map_or(0, |b| b.logical_buffers.len()),
+        allocation_count: ba.map_or(0, |b| b.buffer_allocations.len()),
+        total_allocation_bytes,
+    }
+}

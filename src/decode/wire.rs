@@ -1,0 +1,171 @@
+//! A minimal protobuf wire-format scanner that reports absolute byte offsets.
+//!
+//! Why not only prost: to index an XSpace lazily we need the *byte ranges* of planes, lines and events
+//! without decoding them, and to say precisely where a truncated file ends ("truncated at byte N").
+//! The scanner never allocates; lengths are checked against the bytes actually present, so a hostile
+//! length prefix cannot make anything allocate.
+
+use std::ops::Range;
+
+/// A field's payload as it appears on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Varint(u64),
+    Fixed64(u64),
+    /// A length-delimited payload: its absolute byte range in the buffer.
+    Len(Range<usize>),
+    Fixed32(u32),
+}
+
+/// One field occurrence inside a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    pub number: u32,
+    pub value: Value,
+    /// Absolute offset of the field's tag.
+    pub at: usize,
+}
+
+/// Why a byte range is not a well-formed protobuf message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WireError {
+    /// A field or varint runs past the end of the data: `needed_end` is where it would end.
+    #[error("a field at byte {at} needs bytes up to {needed_end}, but the data ends at byte {end}")]
+    Truncated { at: usize, needed_end: u64, end: usize },
+    #[error("malformed protobuf at byte {at}: {what}")]
+    Malformed { at: usize, what: &'static str },
+}
+
+/// Iterates the fields of the message stored in `buf[range]`; offsets are absolute in `buf`.
+pub struct Fields<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    end: usize,
+    failed: bool,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(buf: &'a [u8], range: Range<usize>) -> Self {
+        let end = range.end.min(buf.len());
+        Fields { buf, pos: range.start.min(end), end, failed: false }
+    }
+
+    fn varint(&mut self) -> Result<u64, WireError> {
+        let start = self.pos;
+        let mut v: u64 = 0;
+        for i in 0..10 {
+            if self.pos >= self.end {
+                return Err(WireError::Truncated { at: start, needed_end: self.end as u64 + 1, end: self.end });
+            }
+            let b = self.buf[self.pos];
+            self.pos += 1;
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err(WireError::Malformed { at: start, what: "varint longer than 10 bytes" })
+    }
+
+    fn take(&mut self, at: usize, n: u64) -> Result<Range<usize>, WireError> {
+        let needed_end = self.pos as u64 + n;
+        if needed_end > self.end as u64 {
+            return Err(WireError::Truncated { at, needed_end, end: self.end });
+        }
+        let r = self.pos..needed_end as usize;
+        self.pos = r.end;
+        Ok(r)
+    }
+
+    fn next_field(&mut self) -> Result<Field, WireError> {
+        let at = self.pos;
+        let key = self.varint()?;
+        let number = (key >> 3) as u32;
+        if number == 0 || key >> 3 > u64::from(u32::MAX >> 3) {
+            return Err(WireError::Malformed { at, what: "invalid field number" });
+        }
+        let value = match key & 7 {
+            0 => Value::Varint(self.varint()?),
+            1 => {
+                let r = self.take(at, 8)?;
+                Value::Fixed64(u64::from_le_bytes(self.buf[r].try_into().expect("8 bytes")))
+            }
+            2 => {
+                let n = self.varint()?;
+                Value::Len(self.take(at, n)?)
+            }
+            5 => {
+                let r = self.take(at, 4)?;
+                Value::Fixed32(u32::from_le_bytes(self.buf[r].try_into().expect("4 bytes")))
+            }
+            _ => return Err(WireError::Malformed { at, what: "unsupported wire type" }),
+        };
+        Ok(Field { number, value, at })
+    }
+}
+
+impl Iterator for Fields<'_> {
+    type Item = Result<Field, WireError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.end {
+            return None;
+        }
+        let r = self.next_field();
+        self.failed = r.is_err();
+        Some(r)
+    }
+}
+
+/// The byte ranges of every occurrence of length-delimited field `number` in `buf[range]`.
+pub fn len_fields(buf: &[u8], range: Range<usize>, number: u32) -> Result<Vec<Range<usize>>, WireError> {
+    let mut out = Vec::new();
+    for f in Fields::new(buf, range) {
+        let f = f?;
+        if f.number == number {
+            match f.value {
+                Value::Len(r) => out.push(r),
+                _ => return Err(WireError::Malformed { at: f.at, what: "expected a length-delimited field" }),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Counts the occurrences of field `number` in `buf[range]` without decoding them.
+pub fn count_fields(buf: &[u8], range: Range<usize>, number: u32) -> Result<usize, WireError> {
+    let mut n = 0;
+    for f in Fields::new(buf, range) {
+        if f?.number == number {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_fields_with_absolute_offsets() {
+        // field 1 varint 150; field 2 "hi"
+        let buf = [0u8, 0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i'];
+        let fields: Vec<_> = Fields::new(&buf, 1..buf.len()).collect::<Result<_, _>>().unwrap();
+        assert_eq!(fields[0], Field { number: 1, value: Value::Varint(150), at: 1 });
+        assert_eq!(fields[1], Field { number: 2, value: Value::Len(6..8), at: 4 });
+    }
+
+    #[test]
+    fn reports_truncation_point() {
+        let buf = [0x12, 0x05, b'h', b'i'];
+        let err = Fields::new(&buf, 0..4).next().unwrap().unwrap_err();
+        assert_eq!(err, WireError::Truncated { at: 0, needed_end: 7, end: 4 });
+    }
+
+    #[test]
+    fn rejects_bad_wire_type() {
+        let buf = [0x0f, 0x00];
+        assert!(matches!(Fields::new(&buf, 0..2).next().unwrap(), Err(WireError::Malformed { .. })));
+    }
+}

@@ -1,0 +1,62 @@
+//! The engine: a session that owns decoded files and answers requests about them. Both front doors —
+//! the CLI and the web worker — call this API and nothing below it.
+
+pub mod overview;
+pub mod protocol;
+
+use crate::decode::{self, DecodedFile, Progress};
+pub use overview::FileOverview;
+use serde::Serialize;
+
+/// Why a file could not be opened, naming the file.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct OpenError {
+    pub file: String,
+    pub message: String,
+}
+
+/// An opened file: its decoded content and its overview.
+pub struct OpenFile {
+    pub id: u32,
+    pub file: DecodedFile,
+    pub overview: FileOverview,
+}
+
+/// Files opened so far. Ids are never reused within a session.
+#[derive(Default)]
+pub struct Session {
+    files: Vec<OpenFile>,
+    next_id: u32,
+}
+
+impl Session {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes and indexes `bytes` as file `name`, and computes its overview.
+    pub fn open(&mut self, name: &str, bytes: Vec<u8>, progress: Progress) -> Result<&OpenFile, OpenError> {
+        let err = |message: String| OpenError { file: name.to_string(), message };
+        let file = decode::decode(name, bytes, progress).map_err(|e| err(e.to_string()))?;
+        let overview = overview::overview(&file).map_err(|e| err(e.to_string()))?;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.files.push(OpenFile { id, file, overview });
+        Ok(self.files.last().expect("just pushed"))
+    }
+
+    pub fn get(&self, id: u32) -> Option<&OpenFile> {
+        self.files.iter().find(|f| f.id == id)
+    }
+
+    pub fn close(&mut self, id: u32) -> bool {
+        let before = self.files.len();
+        self.files.retain(|f| f.id != id);
+        before != self.files.len()
+    }
+
+    pub fn files(&self) -> &[OpenFile] {
+        &self.files
+    }
+}

@@ -1,0 +1,159 @@
+//! The overview of one file: what it is and what the memory tools will find in it.
+
+use crate::analysis::memory_events::{self, Activity};
+use crate::decode::hlo::{self, ModuleSummary};
+use crate::decode::{DecodeError, DecodedFile, Format, Profile};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileOverview {
+    pub name: String,
+    pub format: Format,
+    pub size_bytes: u64,
+    pub gzipped: bool,
+    /// Host names: the XSpace's own, else the `<host>` of `<host>.xplane.pb`.
+    pub hosts: Vec<String>,
+    pub planes: Vec<PlaneOverview>,
+    /// Memory events per memory ID (allocator), sorted by memory ID.
+    pub allocators: Vec<AllocatorOverview>,
+    pub hlo_modules: Vec<ModuleSummary>,
+    pub pprof: Option<PprofOverview>,
+    /// Things worth knowing that did not stop decoding (the trace's own errors and warnings, modules
+    /// without buffer assignment, ...).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlaneOverview {
+    pub id: i64,
+    pub name: String,
+    pub line_count: usize,
+    pub event_count: usize,
+    pub lines: Vec<LineOverview>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LineOverview {
+    pub name: String,
+    pub event_count: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllocatorOverview {
+    pub memory_id: String,
+    pub allocations: u64,
+    pub deallocations: u64,
+    /// The largest `peak_bytes_in_use` the allocator reported.
+    pub max_peak_bytes_in_use: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PprofOverview {
+    pub sample_count: usize,
+    pub sample_types: Vec<String>,
+    /// Sum of the `bytes` column: the live bytes of a device memory profile.
+    pub live_bytes: i64,
+    pub function_count: usize,
+    pub location_count: usize,
+    /// Sample counts per `kind` label (JAX: `buffer`, `executable`), sorted by kind.
+    pub samples_by_kind: BTreeMap<String, usize>,
+}
+
+fn host_from_name(name: &str) -> Option<String> {
+    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let base = base.strip_suffix(".gz").unwrap_or(base);
+    base.strip_suffix(".xplane.pb").filter(|h| !h.is_empty()).map(str::to_string)
+}
+
+pub fn overview(file: &DecodedFile) -> Result<FileOverview, DecodeError> {
+    let mut o = FileOverview {
+        name: file.name.clone(),
+        format: file.profile.format(),
+        size_bytes: file.size_bytes,
+        gzipped: file.gzipped,
+        hosts: Vec::new(),
+        planes: Vec::new(),
+        allocators: Vec::new(),
+        hlo_modules: Vec::new(),
+        pprof: None,
+        notes: Vec::new(),
+    };
+    match &file.profile {
+        Profile::XSpace(space) => {
+            o.hosts = space.hostnames.clone();
+            if o.hosts.is_empty() {
+                o.hosts.extend(host_from_name(&file.name));
+            }
+            o.notes.extend(space.errors.iter().map(|e| format!("the profiler reported an error: {e}")));
+            o.notes.extend(space.warnings.iter().map(|w| format!("the profiler reported a warning: {w}")));
+            o.planes = space
+                .planes
+                .iter()
+                .map(|p| PlaneOverview {
+                    id: p.meta.id,
+                    name: p.meta.name.clone(),
+                    line_count: p.lines.len(),
+                    event_count: p.event_count(),
+                    lines: p
+                        .lines
+                        .iter()
+                        .map(|l| LineOverview { name: l.header.name.clone(), event_count: l.event_count })
+                        .collect(),
+                })
+                .collect();
+            let mut by_id: BTreeMap<String, AllocatorOverview> = BTreeMap::new();
+            memory_events::for_each(space, |e| {
+                let a = by_id.entry(e.memory_id.clone()).or_insert_with(|| AllocatorOverview {
+                    memory_id: e.memory_id.clone(),
+                    allocations: 0,
+                    deallocations: 0,
+                    max_peak_bytes_in_use: 0,
+                });
+                match e.activity {
+                    Activity::Allocation => a.allocations += 1,
+                    Activity::Deallocation => a.deallocations += 1,
+                }
+                a.max_peak_bytes_in_use = a.max_peak_bytes_in_use.max(e.peak_bytes_in_use);
+            })?;
+            o.allocators = by_id.into_values().collect();
+            for m in hlo::embedded_modules(space) {
+                match hlo::decode_proto(m.proto_bytes) {
+                    Ok(proto) => o.hlo_modules.push(hlo::summarize(m.name, m.program_id, &proto)),
+                    Err(e) => o.notes.push(format!("HLO module {} could not be read: {e}", m.name)),
+                }
+            }
+            // XProf lists modules by name; ours are sorted by program id, then name, for stability.
+            o.hlo_modules.sort_by(|a, b| (a.program_id, &a.name).cmp(&(b.program_id, &b.name)));
+        }
+        Profile::Hlo(h) => {
+            let name = h.proto.hlo_module.as_ref().map(|m| m.name.clone()).unwrap_or_default();
+            o.hlo_modules.push(hlo::summarize(&name, None, &h.proto));
+        }
+        Profile::Pprof(p) => {
+            let mut samples_by_kind = BTreeMap::new();
+            for s in &p.proto.sample {
+                if let Some(kind) = s.label.iter().find(|l| p.str(l.key) == "kind") {
+                    *samples_by_kind.entry(p.str(kind.str).to_string()).or_insert(0) += 1;
+                }
+            }
+            o.pprof = Some(PprofOverview {
+                sample_count: p.proto.sample.len(),
+                sample_types: p.sample_types(),
+                live_bytes: p.total_bytes(),
+                function_count: p.proto.function.len(),
+                location_count: p.proto.location.len(),
+                samples_by_kind,
+            });
+        }
+    }
+    for m in &o.hlo_modules {
+        if !m.has_buffer_assignment {
+            o.notes.push(format!(
+                "HLO module {} has no buffer assignment (a before-optimizations dump?): the Memory Viewer needs the after-optimizations HloProto",
+                m.name
+            ));
+        }
+    }
+    Ok(o)
+}

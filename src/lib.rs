@@ -1,0 +1,24 @@
+//! Tidemark: what is using accelerator memory, when, and why — XProf's memory tools without a server.
+//!
+//! Layers, in data-flow order (each only uses the ones before it):
+//!
+//! | layer | role |
+//! |---|---|
+//! | [`proto`] | prost types generated from our own `proto/*.proto` (only the fields we read) |
+//! | [`decode`] | format sniffing by content, bounded gzip, lazy XSpace index, HloProto, pprof |
+//! | [`analysis`] | one module per tool; plain data out, no I/O |
+//! | [`engine`] | a session owning decoded files; the one API both front doors call (CLI, web worker) |
+//! | `ui` (wasm only) | Leptos components that only draw what the engine answered |
+//!
+//! Everything above `ui` is plain Rust with no web dependency: it is tested and benchmarked natively
+//! and compiled unchanged into the web worker.
+
+pub mod analysis;
+pub mod decode;
+pub mod engine;
+pub mod proto;
+
+#[cfg(target_arch = "wasm32")]
+pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod worker;
