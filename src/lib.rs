@@ -17,6 +17,7 @@ pub mod analysis;
 pub mod decode;
 pub mod engine;
 pub mod proto;
+pub mod units;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

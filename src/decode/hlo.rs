@@ -73,7 +73,7 @@ pub fn embedded_modules(space: &XSpace) -> Vec<EmbeddedModule<'_>> {
 }
 
 /// What the overview says about one module.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModuleSummary {
     /// Display name: `<module>(<program_id>)` inside an XSpace, the module name in a dump.
     pub name: String,

@@ -4,11 +4,11 @@
 
 use super::wire::{Fields, Value};
 use super::DecodeError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The input formats Tidemark reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// An XProf trace (`*.xplane.pb`).
@@ -27,6 +27,14 @@ impl fmt::Display for Format {
             Format::Pprof => "a pprof profile",
         })
     }
+}
+
+/// Whether a file inside a dropped folder is worth opening: XProf writes its JSON tool outputs next to
+/// the traces, and a folder of a run also holds TensorBoard event files.
+pub fn is_profile_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let n = n.strip_suffix(".gz").unwrap_or(&n);
+    n.ends_with(".pb") || n.ends_with(".prof")
 }
 
 fn hint_from_name(name: &str) -> Option<Format> {

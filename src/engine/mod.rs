@@ -6,10 +6,10 @@ pub mod protocol;
 
 use crate::decode::{self, DecodedFile, Progress};
 pub use overview::FileOverview;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a file could not be opened, naming the file.
-#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{file}: {message}")]
 pub struct OpenError {
     pub file: String,

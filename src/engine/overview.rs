@@ -3,10 +3,10 @@
 use crate::analysis::memory_events::{self, Activity};
 use crate::decode::hlo::{self, ModuleSummary};
 use crate::decode::{DecodeError, DecodedFile, Format, Profile};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileOverview {
     pub name: String,
     pub format: Format,
@@ -24,7 +24,7 @@ pub struct FileOverview {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlaneOverview {
     pub id: i64,
     pub name: String,
@@ -33,13 +33,13 @@ pub struct PlaneOverview {
     pub lines: Vec<LineOverview>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LineOverview {
     pub name: String,
     pub event_count: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AllocatorOverview {
     pub memory_id: String,
     pub allocations: u64,
@@ -48,7 +48,7 @@ pub struct AllocatorOverview {
     pub max_peak_bytes_in_use: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PprofOverview {
     pub sample_count: usize,
     pub sample_types: Vec<String>,

@@ -23,14 +23,14 @@ pub enum RequestBody {
     Close { file_id: u32 },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Response {
     pub v: u32,
     pub seq: u64,
     pub body: ResponseBody,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ResponseBody {
     Progress { done: u64, total: u64 },

@@ -77,9 +77,6 @@ fn expand(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     }
 }
 
-/// Inside a directory only files named like profiles are taken (XProf's JSON outputs sit beside them).
 fn is_profile_name(p: &Path) -> bool {
-    let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
-    let n = n.strip_suffix(".gz").unwrap_or(&n);
-    n.ends_with(".pb") || n.ends_with(".prof")
+    p.file_name().and_then(|n| n.to_str()).is_some_and(tidemark::decode::sniff::is_profile_name)
 }

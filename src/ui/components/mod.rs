@@ -1,0 +1,4 @@
+//! Small reusable pieces of the page.
+
+pub mod metric;
+pub mod toolbar;

@@ -1,0 +1,114 @@
+//! The top bar: identity, tool tabs, file selector, open buttons and display preferences.
+
+use crate::ui::drop;
+use crate::ui::state::{AppState, FileStatus, Theme, Tool};
+use crate::units::ByteUnit;
+use leptos::prelude::*;
+
+#[component]
+pub fn Toolbar() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let file_input = NodeRef::<leptos::html::Input>::new();
+    let folder_input = NodeRef::<leptos::html::Input>::new();
+    let names = move || state.files.with(|fs| fs.iter().map(|f| (f.name.clone(), matches!(f.status, FileStatus::Failed { .. }))).collect::<Vec<_>>());
+    // No typed attribute exists for directory picking; set it once the input exists.
+    Effect::new(move |_| {
+        if let Some(i) = folder_input.get() {
+            let _ = i.set_attribute("webkitdirectory", "");
+        }
+    });
+    view! {
+        <header class="toolbar">
+            <div class="brand" title="Tidemark: what is using accelerator memory, when, and why">
+                <span class="logo" aria-hidden="true">"≋"</span>
+                "Tidemark"
+            </div>
+            <nav class="tabs" role="tablist">
+                {Tool::ALL
+                    .into_iter()
+                    .map(|t| {
+                        view! {
+                            <button
+                                role="tab"
+                                class="tab"
+                                data-tool=t.slug()
+                                aria-selected=move || (state.tool.get() == t).to_string()
+                                on:click=move |_| state.tool.set(t)
+                            >
+                                {t.title()}
+                            </button>
+                        }
+                    })
+                    .collect_view()}
+            </nav>
+            <div class="spacer"></div>
+            <Show when=move || !state.files.with(Vec::is_empty)>
+                <label class="field">
+                    "File "
+                    <select
+                        data-testid="file-select"
+                        on:change=move |ev| state.selected.set(Some(event_target_value(&ev)))
+                        prop:value=move || state.selected.get().unwrap_or_default()
+                    >
+                        {move || {
+                            names()
+                                .into_iter()
+                                .map(|(n, failed)| {
+                                    let label = if failed { format!("{n} (failed)") } else { n.clone() };
+                                    view! { <option value=n>{label}</option> }
+                                })
+                                .collect_view()
+                        }}
+                    </select>
+                </label>
+            </Show>
+            <button class="btn" on:click=move |_| { if let Some(i) = file_input.get() { i.click(); } }>"Open files…"</button>
+            <button class="btn" on:click=move |_| { if let Some(i) = folder_input.get() { i.click(); } }>"Open folder…"</button>
+            <button class="btn" data-testid="open-demo" on:click=move |_| { state.demo.set(true); drop::open_demo(state); }>"Open demo"</button>
+            <label class="field" title="Unit for byte figures">
+                "Units "
+                <select
+                    data-testid="unit-select"
+                    on:change=move |ev| state.unit.set(ByteUnit::parse(&event_target_value(&ev)).unwrap_or_default())
+                    prop:value=move || state.unit.get().label()
+                >
+                    {ByteUnit::ALL.into_iter().map(|u| view! { <option value=u.label()>{u.label()}</option> }).collect_view()}
+                </select>
+            </label>
+            <button
+                class="btn icon"
+                data-testid="theme-toggle"
+                title="Light / dark theme"
+                on:click=move |_| state.theme.update(|t| *t = if *t == Theme::Light { Theme::Dark } else { Theme::Light })
+            >
+                {move || if state.theme.get() == Theme::Light { "☾" } else { "☀" }}
+            </button>
+            <input
+                type="file"
+                multiple=true
+                hidden=true
+                data-testid="file-input"
+                node_ref=file_input
+                on:change=move |_| {
+                    if let Some(list) = file_input.get().and_then(|i| i.files()) {
+                        drop::open_list(state, &list, false);
+                    }
+                    if let Some(i) = file_input.get() { i.set_value(""); }
+                }
+            />
+            <input
+                type="file"
+                multiple=true
+                hidden=true
+                data-testid="folder-input"
+                node_ref=folder_input
+                on:change=move |_| {
+                    if let Some(list) = folder_input.get().and_then(|i| i.files()) {
+                        drop::open_list(state, &list, true);
+                    }
+                    if let Some(i) = folder_input.get() { i.set_value(""); }
+                }
+            />
+        </header>
+    }
+}

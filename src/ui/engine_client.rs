@@ -1,0 +1,253 @@
+//! The page's side of the engine worker: sends requests in the versioned envelope, routes replies by
+//! sequence number, and restarts the worker if it dies. Also reads files (with progress) and hands
+//! their bytes over without copying (the `ArrayBuffer` is transferred).
+
+use super::state::{AppState, FileStatus, LoadedFile};
+use leptos::prelude::*;
+use crate::engine::protocol::{Request, RequestBody, Response, ResponseBody, VERSION};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
+
+/// The largest file the page accepts: the wasm heap is at most 4 GiB and decoding needs the file plus
+/// its index (and twice the file while a gzip stream inflates).
+pub const MAX_FILE_BYTES: u64 = 1536 << 20;
+
+type Handler = Box<dyn FnMut(ResponseBody)>;
+
+struct Client {
+    worker: Worker,
+    ready: bool,
+    queue: Vec<(String, Option<js_sys::ArrayBuffer>)>,
+    handlers: HashMap<u64, (String, Handler)>,
+    seq: u64,
+    /// Kept alive as long as the worker: dropping them would detach the handlers.
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(ErrorEvent)>,
+}
+
+thread_local! {
+    static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
+    static STATE: RefCell<Option<AppState>> = const { RefCell::new(None) };
+    static NEXT_KEY: RefCell<u64> = const { RefCell::new(1) };
+}
+
+fn post(worker: &Worker, json: &str, bytes: Option<&js_sys::ArrayBuffer>) {
+    let msg = js_sys::Array::of2(&JsValue::from_str(json), &bytes.map_or(JsValue::NULL, |b| b.into()));
+    let res = match bytes {
+        Some(b) => worker.post_message_with_transfer(&msg, &js_sys::Array::of1(b)),
+        None => worker.post_message(&msg),
+    };
+    if let Err(e) = res {
+        report_alert(format!("could not send a request to the engine: {e:?}"));
+    }
+}
+
+fn report_alert(msg: String) {
+    STATE.with(|s| {
+        if let Some(state) = *s.borrow() {
+            state.alerts.update(|a| a.push(msg));
+        }
+    });
+}
+
+fn on_message(ev: MessageEvent) {
+    let Some(text) = ev.data().as_string() else { return };
+    if text == "{\"ready\":true}" {
+        let queued = CLIENT.with(|c| {
+            let mut c = c.borrow_mut();
+            let c = c.as_mut()?;
+            c.ready = true;
+            Some((c.worker.clone(), std::mem::take(&mut c.queue)))
+        });
+        if let Some((worker, queue)) = queued {
+            for (json, bytes) in queue {
+                post(&worker, &json, bytes.as_ref());
+            }
+        }
+        return;
+    }
+    let resp: Response = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            report_alert(format!("the engine sent a reply the page cannot read: {e}"));
+            return;
+        }
+    };
+    let final_reply = !matches!(resp.body, ResponseBody::Progress { .. });
+    // Take the handler out while it runs: it may send new requests.
+    let Some((label, mut handler)) = CLIENT.with(|c| c.borrow_mut().as_mut().and_then(|c| c.handlers.remove(&resp.seq))) else {
+        return; // a reply nobody waits for any more
+    };
+    handler(resp.body);
+    if !final_reply {
+        CLIENT.with(|c| {
+            if let Some(c) = c.borrow_mut().as_mut() {
+                c.handlers.insert(resp.seq, (label, handler));
+            }
+        });
+    }
+}
+
+/// The worker died (a trap, out of memory): fail what it was doing, say so, and start a fresh one.
+fn on_error(ev: ErrorEvent) {
+    ev.prevent_default();
+    let pending: Vec<(String, Handler)> =
+        CLIENT.with(|c| c.borrow_mut().take().map(|c| c.handlers.into_values().collect()).unwrap_or_default());
+    let reason = ev.message();
+    for (label, mut handler) in pending {
+        handler(ResponseBody::Failed {
+            error: crate::engine::OpenError {
+                file: label.clone(),
+                message: format!("the engine stopped while working on this file ({reason}); it has been restarted"),
+            },
+        });
+    }
+    report_alert(format!("The engine worker stopped ({reason}) and was restarted. Files loaded before it stopped keep their overview; drop them again to analyse them further."));
+    start_worker();
+}
+
+fn start_worker() {
+    let opts = WorkerOptions::new();
+    opts.set_type(WorkerType::Module);
+    let worker = match Worker::new_with_options("./worker.js", &opts) {
+        Ok(w) => w,
+        Err(e) => {
+            report_alert(format!("this browser could not start the engine worker: {e:?}"));
+            return;
+        }
+    };
+    let on_msg = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
+    let on_err = Closure::<dyn FnMut(ErrorEvent)>::new(on_error);
+    worker.set_onmessage(Some(on_msg.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_err.as_ref().unchecked_ref()));
+    CLIENT.with(|c| {
+        *c.borrow_mut() = Some(Client {
+            worker,
+            ready: false,
+            queue: Vec::new(),
+            handlers: HashMap::new(),
+            seq: 0,
+            _on_message: on_msg,
+            _on_error: on_err,
+        })
+    });
+}
+
+/// Starts the worker; call once at start-up.
+pub fn init(state: AppState) {
+    STATE.with(|s| *s.borrow_mut() = Some(state));
+    start_worker();
+}
+
+fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label: String, handler: Handler) {
+    CLIENT.with(|c| {
+        let mut c = c.borrow_mut();
+        let Some(c) = c.as_mut() else { return };
+        c.seq += 1;
+        let json = serde_json::to_string(&Request { v: VERSION, seq: c.seq, body }).expect("requests serialize");
+        c.handlers.insert(c.seq, (label, handler));
+        if c.ready {
+            post(&c.worker, &json, bytes.as_ref());
+        } else {
+            c.queue.push((json, bytes));
+        }
+    });
+}
+
+/// Registers a file as loading and returns its key. A file of the same name replaces the old one.
+fn begin(state: AppState, name: &str, total: u64) -> u64 {
+    let key = NEXT_KEY.with(|k| {
+        let mut k = k.borrow_mut();
+        *k += 1;
+        *k
+    });
+    let replaced: Vec<u32> = state.files.with_untracked(|fs| {
+        fs.iter()
+            .filter(|f| f.name == name)
+            .filter_map(|f| match f.status {
+                FileStatus::Ready { file_id, .. } => Some(file_id),
+                _ => None,
+            })
+            .collect()
+    });
+    for file_id in replaced {
+        send(RequestBody::Close { file_id }, None, name.to_string(), Box::new(|_| {}));
+    }
+    state.files.update(|fs| {
+        fs.retain(|f| f.name != name);
+        fs.push(LoadedFile { key, name: name.to_string(), status: FileStatus::Loading { read: 0, decoded: 0, total } });
+    });
+    if state.selected.get_untracked().is_none() {
+        state.selected.set(Some(name.to_string()));
+    }
+    key
+}
+
+/// Sends read bytes to the engine and follows the file's progress to its overview or error.
+fn decode(state: AppState, key: u64, name: &str, buffer: js_sys::ArrayBuffer) {
+    let total = u64::from(buffer.byte_length());
+    send(
+        RequestBody::Open { name: name.to_string() },
+        Some(buffer),
+        name.to_string(),
+        Box::new(move |body| match body {
+            ResponseBody::Progress { done, total: t } => {
+                let decoded = if t == 0 { total } else { done.saturating_mul(total) / t };
+                state.update_file(key, FileStatus::Loading { read: total, decoded, total });
+            }
+            ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview }),
+            ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { message: error.message }),
+            ResponseBody::Rejected { message } => state.update_file(key, FileStatus::Failed { message }),
+            ResponseBody::Closed { .. } => {}
+        }),
+    );
+}
+
+/// Reads `file` from disk with progress, then decodes it in the worker.
+pub fn open_file(state: AppState, file: web_sys::File) {
+    let name = file.name();
+    let size = file.size() as u64;
+    let key = begin(state, &name, size);
+    if size > MAX_FILE_BYTES {
+        let e = crate::decode::DecodeError::TooLarge { size_bytes: size, limit_bytes: MAX_FILE_BYTES };
+        state.update_file(key, FileStatus::Failed { message: e.to_string() });
+        return;
+    }
+    let reader = match web_sys::FileReader::new() {
+        Ok(r) => r,
+        Err(e) => {
+            state.update_file(key, FileStatus::Failed { message: format!("the browser cannot read files: {e:?}") });
+            return;
+        }
+    };
+    let on_progress = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |ev: web_sys::ProgressEvent| {
+        state.update_file(key, FileStatus::Loading { read: ev.loaded() as u64, decoded: 0, total: size });
+    });
+    let r2 = reader.clone();
+    let load_name = name.clone();
+    let on_load = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| match r2.result().ok().and_then(|v| v.dyn_into::<js_sys::ArrayBuffer>().ok()) {
+        Some(buf) => decode(state, key, &load_name, buf),
+        None => state.update_file(key, FileStatus::Failed { message: "the browser could not read this file".into() }),
+    });
+    let on_error = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
+        state.update_file(key, FileStatus::Failed { message: "the browser could not read this file (was it moved or deleted?)".into() });
+    });
+    reader.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
+    reader.set_onload(Some(on_load.as_ref().unchecked_ref()));
+    reader.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_progress.forget();
+    on_load.forget();
+    on_error.forget();
+    if let Err(e) = reader.read_as_array_buffer(&file) {
+        state.update_file(key, FileStatus::Failed { message: format!("the browser could not read this file: {e:?}") });
+    }
+}
+
+/// Opens bytes that are already in memory (the bundled demo).
+pub fn open_bytes(state: AppState, name: &str, buffer: js_sys::ArrayBuffer) {
+    let key = begin(state, name, u64::from(buffer.byte_length()));
+    decode(state, key, name, buffer);
+}

@@ -1,0 +1,160 @@
+//! The page (wasm only). It only draws: every number comes from the engine, through the worker.
+//!
+//! `start` decides the role of this wasm instance: in the page it mounts [`App`]; in the engine's
+//! worker it serves requests ([`crate::worker`]).
+
+pub mod components;
+pub mod drop;
+pub mod engine_client;
+pub mod state;
+pub mod views;
+
+use leptos::prelude::*;
+use state::{AppState, FileStatus, HashView, Theme, Tool};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+pub fn start() {
+    if crate::worker::in_worker() {
+        crate::worker::run();
+        return;
+    }
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}
+
+fn stored_theme() -> Theme {
+    let stored = web_sys::window().and_then(|w| w.local_storage().ok().flatten()).and_then(|s| s.get_item("tidemark.theme").ok().flatten());
+    match stored.as_deref() {
+        Some("dark") => Theme::Dark,
+        Some("light") => Theme::Light,
+        _ => {
+            let dark = web_sys::window()
+                .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+                .is_some_and(|m| m.matches());
+            if dark { Theme::Dark } else { Theme::Light }
+        }
+    }
+}
+
+fn current_hash() -> String {
+    web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default()
+}
+
+/// Applies a view from the URL hash to the state.
+fn apply_hash(state: AppState, view: HashView) {
+    if let Some(t) = view.tool {
+        state.tool.set(t);
+    }
+    if let Some(f) = view.file {
+        state.selected.set(Some(f));
+    }
+    if view.demo && !state.demo.get_untracked() {
+        state.demo.set(true);
+        drop::open_demo(state);
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new();
+    state.theme.set(stored_theme());
+    provide_context(state);
+    engine_client::init(state);
+    apply_hash(state, HashView::parse(&current_hash()));
+
+    // The hash follows the view (replaceState: no history entry per click) ...
+    Effect::new(move |_| {
+        let hash = HashView { tool: Some(state.tool.get()), file: state.selected.get(), demo: state.demo.get() }.to_hash();
+        if hash != current_hash() {
+            if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+                let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&hash));
+            }
+        }
+    });
+    // ... and the view follows a hash the user pasted or navigated to.
+    let on_hash = Closure::<dyn FnMut()>::new(move || apply_hash(state, HashView::parse(&current_hash())));
+    if let Some(w) = web_sys::window() {
+        w.set_onhashchange(Some(on_hash.as_ref().unchecked_ref()));
+    }
+    on_hash.forget();
+
+    Effect::new(move |_| {
+        let theme = if state.theme.get() == Theme::Dark { "dark" } else { "light" };
+        if let Some(doc) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
+            let _ = doc.set_attribute("data-theme", theme);
+        }
+        if let Some(s) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+            let _ = s.set_item("tidemark.theme", theme);
+        }
+    });
+
+    // Keyboard: 1–4 switch tools (when not typing in a field).
+    let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
+        let typing = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA"));
+        if typing || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            return;
+        }
+        if let Some(t) = ev.key().parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| Tool::ALL.get(i)) {
+            state.tool.set(*t);
+        }
+    });
+    if let Some(w) = web_sys::window() {
+        let _ = w.add_event_listener_with_callback("keydown", on_key.as_ref().unchecked_ref());
+    }
+    on_key.forget();
+
+    let dragging = RwSignal::new(0i32);
+    let on_drag_enter = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        dragging.update(|d| *d += 1);
+    };
+    let on_drop = move |ev: web_sys::DragEvent| {
+        ev.prevent_default();
+        dragging.set(0);
+        drop::open_drop(state, &ev);
+    };
+    view! {
+        <div
+            class="app"
+            class:dragging={move || dragging.get() > 0}
+            on:dragenter=on_drag_enter
+            on:dragleave=move |_| dragging.update(|d| *d = (*d - 1).max(0))
+            on:dragover=|ev| ev.prevent_default()
+            on:drop=on_drop
+        >
+            <components::toolbar::Toolbar />
+            <div class="body">
+                <Show when=move || !state.files.with(Vec::is_empty)>
+                    <views::files::FileList />
+                </Show>
+                <main class="main">
+                    <views::files::ErrorBanners />
+                    {move || main_view(state)}
+                </main>
+            </div>
+            <div class="drop-overlay" aria-hidden="true"><div>"Drop to open — files stay on this machine"</div></div>
+        </div>
+    }
+}
+
+fn main_view(state: AppState) -> AnyView {
+    if state.files.with(Vec::is_empty) {
+        return view! { <views::landing::Landing /> }.into_any();
+    }
+    let tool = state.tool.get();
+    let selected = state.selected.get();
+    let status = state.files.with(|fs| selected.as_ref().and_then(|n| fs.iter().find(|f| &f.name == n)).map(|f| f.status.clone()));
+    match status {
+        Some(FileStatus::Ready { overview, .. }) => match tool {
+            Tool::Overview => view! { <views::overview::Overview overview=*overview /> }.into_any(),
+            t => view! { <views::tool_pending::ToolPending tool=t overview=*overview /> }.into_any(),
+        },
+        Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),
+        Some(FileStatus::Failed { .. }) => view! { <p class="muted">"This file could not be opened; see the message above. Other files are unaffected."</p> }.into_any(),
+        None => {
+            let hint = selected.map(|n| format!("{n} is not loaded in this page. Drop it again to restore this view."));
+            view! { <p class="muted" data-testid="missing-file">{hint.unwrap_or_else(|| "Select a file on the left.".into())}</p> }.into_any()
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The page's state, shared through context: loaded files, the selected file and tool, display
+//! preferences. The selected file and tool live in the URL hash so a reload or a shared link restores
+//! the view.
+
+use crate::engine::FileOverview;
+use crate::units::ByteUnit;
+use leptos::prelude::*;
+
+/// The tools, in tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Overview,
+    MemoryProfile,
+    MemoryViewer,
+    DeviceMemory,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 4] = [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Tool::Overview => "overview",
+            Tool::MemoryProfile => "memory-profile",
+            Tool::MemoryViewer => "memory-viewer",
+            Tool::DeviceMemory => "device-memory",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tool::Overview => "Overview",
+            Tool::MemoryProfile => "Memory Profile",
+            Tool::MemoryViewer => "Memory Viewer",
+            Tool::DeviceMemory => "Device memory",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<Tool> {
+        Self::ALL.into_iter().find(|t| t.slug() == s)
+    }
+}
+
+/// Where one file is in its journey from disk to overview.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileStatus {
+    /// Reading from disk (`read` of `total` bytes), then decoding in the worker (`decoded` of `total`).
+    Loading { read: u64, decoded: u64, total: u64 },
+    Ready { file_id: u32, overview: Box<FileOverview> },
+    Failed { message: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedFile {
+    /// Page-local key, stable for the life of the page.
+    pub key: u64,
+    pub name: String,
+    pub status: FileStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Theme {
+    Light,
+    Dark,
+}
+
+/// The app's state; `Copy` because it only holds signal handles.
+#[derive(Clone, Copy)]
+pub struct AppState {
+    pub files: RwSignal<Vec<LoadedFile>>,
+    /// Name of the selected file.
+    pub selected: RwSignal<Option<String>>,
+    pub tool: RwSignal<Tool>,
+    pub unit: RwSignal<ByteUnit>,
+    pub theme: RwSignal<Theme>,
+    /// Whether the bundled demo is what is loaded (kept in the URL so a shared link opens it).
+    pub demo: RwSignal<bool>,
+    /// Page-level problems not tied to a file (worker crashed, demo missing, ...).
+    pub alerts: RwSignal<Vec<String>>,
+}
+
+impl AppState {
+    pub fn new() -> Self {
+        AppState {
+            files: RwSignal::new(Vec::new()),
+            selected: RwSignal::new(None),
+            tool: RwSignal::new(Tool::Overview),
+            unit: RwSignal::new(ByteUnit::Auto),
+            theme: RwSignal::new(Theme::Light),
+            demo: RwSignal::new(false),
+            alerts: RwSignal::new(Vec::new()),
+        }
+    }
+
+    pub fn update_file(&self, key: u64, status: FileStatus) {
+        self.files.update(|fs| {
+            if let Some(f) = fs.iter_mut().find(|f| f.key == key) {
+                f.status = status;
+            }
+        });
+    }
+
+    /// The selected file's overview, when it is loaded.
+    pub fn selected_overview(&self) -> Option<FileOverview> {
+        let name = self.selected.get()?;
+        self.files.with(|fs| {
+            fs.iter().find(|f| f.name == name).and_then(|f| match &f.status {
+                FileStatus::Ready { overview, .. } => Some((**overview).clone()),
+                _ => None,
+            })
+        })
+    }
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The view encoded in the URL hash: `#tool=memory-viewer&file=<name>[&demo]`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HashView {
+    pub tool: Option<Tool>,
+    pub file: Option<String>,
+    pub demo: bool,
+}
+
+impl HashView {
+    pub fn parse(hash: &str) -> Self {
+        let mut v = HashView::default();
+        for part in hash.trim_start_matches('#').split('&').filter(|p| !p.is_empty()) {
+            let (k, val) = part.split_once('=').unwrap_or((part, ""));
+            let val = js_sys::decode_uri_component(val).ok().and_then(|s| s.as_string()).unwrap_or_default();
+            match k {
+                "tool" => v.tool = Tool::from_slug(&val),
+                "file" if !val.is_empty() => v.file = Some(val),
+                "demo" => v.demo = true,
+                _ => {}
+            }
+        }
+        v
+    }
+
+    pub fn to_hash(&self) -> String {
+        let mut parts = Vec::new();
+        if self.demo {
+            parts.push("demo".to_string());
+        }
+        if let Some(t) = self.tool {
+            parts.push(format!("tool={}", t.slug()));
+        }
+        if let Some(f) = &self.file {
+            parts.push(format!("file={}", String::from(js_sys::encode_uri_component(f))));
+        }
+        format!("#{}", parts.join("&"))
+    }
+}

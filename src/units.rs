@@ -1,0 +1,94 @@
+//! Human-readable numbers, shared by the CLI and the page so both print the same figures.
+
+/// Bytes in binary units: `12.25 MiB`.
+pub fn bytes(n: i64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v.abs() >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+/// An integer with thousands separators: `1,234,567`.
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A fixed byte unit, or `Auto` to pick the largest unit that keeps the value ≥ 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum ByteUnit {
+    #[default]
+    Auto,
+    B,
+    KiB,
+    MiB,
+    GiB,
+}
+
+impl ByteUnit {
+    pub const ALL: [ByteUnit; 5] = [ByteUnit::Auto, ByteUnit::B, ByteUnit::KiB, ByteUnit::MiB, ByteUnit::GiB];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ByteUnit::Auto => "auto",
+            ByteUnit::B => "B",
+            ByteUnit::KiB => "KiB",
+            ByteUnit::MiB => "MiB",
+            ByteUnit::GiB => "GiB",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|u| u.label().eq_ignore_ascii_case(s))
+    }
+
+    /// `n` bytes in this unit: exact integers for `B`, two decimals otherwise.
+    pub fn format(self, n: i64) -> String {
+        let (div, name) = match self {
+            ByteUnit::Auto => return bytes(n),
+            ByteUnit::B => return format!("{} B", signed_count(n)),
+            ByteUnit::KiB => (1024f64, "KiB"),
+            ByteUnit::MiB => (1024f64 * 1024.0, "MiB"),
+            ByteUnit::GiB => (1024f64 * 1024.0 * 1024.0, "GiB"),
+        };
+        format!("{:.2} {name}", n as f64 / div)
+    }
+}
+
+fn signed_count(n: i64) -> String {
+    if n < 0 {
+        format!("-{}", count(n.unsigned_abs()))
+    } else {
+        count(n as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(12_845_056), "12.25 MiB");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(ByteUnit::B.format(-40_000), "-40,000 B");
+        assert_eq!(ByteUnit::GiB.format(1 << 30), "1.00 GiB");
+        assert_eq!(ByteUnit::parse("mib"), Some(ByteUnit::MiB));
+    }
+}
