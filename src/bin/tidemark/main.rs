@@ -5,6 +5,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod args;
 #[cfg(not(target_arch = "wasm32"))]
+mod device_memory;
+#[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
@@ -14,6 +16,8 @@ const HELP: &str = "tidemark — what is using accelerator memory, when, and why
 
 Usage:
   tidemark inspect FILE|DIR... [--json]   overview of each profile (format, planes, allocators, HLO modules, pprof)
+  tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
+                                          JAX device memory: live bytes by stack; diff; leak suspects of a series
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched
@@ -33,6 +37,7 @@ fn main() {
             0
         }
         "inspect" => inspect::run(rest),
+        "device-memory" => device_memory::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2
