@@ -61,7 +61,7 @@ impl ByteUnit {
     pub fn format(self, n: i64) -> String {
         let (div, name) = match self {
             ByteUnit::Auto => return bytes(n),
-            ByteUnit::B => return format!("{} B", signed_count(n)),
+            ByteUnit::B => return format!("{} B", signed_count(n, false)),
             ByteUnit::KiB => (1024f64, "KiB"),
             ByteUnit::MiB => (1024f64 * 1024.0, "MiB"),
             ByteUnit::GiB => (1024f64 * 1024.0 * 1024.0, "GiB"),
@@ -70,12 +70,10 @@ impl ByteUnit {
     }
 }
 
-fn signed_count(n: i64) -> String {
-    if n < 0 {
-        format!("-{}", count(n.unsigned_abs()))
-    } else {
-        count(n as u64)
-    }
+/// A signed integer with thousands separators, and a `+` on positive values when `plus`: `+40,000`.
+pub fn signed_count(n: i64, plus: bool) -> String {
+    let sign = if n < 0 { "-" } else if plus && n > 0 { "+" } else { "" };
+    format!("{sign}{}", count(n.unsigned_abs()))
 }
 
 #[cfg(test)]

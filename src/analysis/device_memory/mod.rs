@@ -54,21 +54,3 @@ impl Frame {
     }
 }
 
-/// Formats an integer with thousands separators and an explicit sign when asked: `+40,000`.
-/// Used by the explanation strings, which must read the same in the CLI and the page.
-fn grouped(n: i64, plus: bool) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    if n < 0 {
-        out.push('-');
-    } else if plus && n > 0 {
-        out.push('+');
-    }
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}

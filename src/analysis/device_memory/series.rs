@@ -2,7 +2,7 @@
 //! per snapshot and how steadily it grows, ranked so the leak is on top.
 
 use super::read::{self, StackKey, Values};
-use super::{frames, grouped, Frame, Options};
+use super::{frames, Frame, Options};
 use crate::decode::pprof::PprofFile;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -112,7 +112,7 @@ impl Growth {
             } else {
                 format!(", count {first_count} → {last_count}")
             };
-            return format!("constant at {} B{counts}, allocated at {site}", grouped(last, false));
+            return format!("constant at {} B{counts}, allocated at {site}", crate::units::signed_count(last, false));
         }
         let mut s = format!("grew in {} of {} steps", self.grew_steps, self.steps);
         if self.shrank_steps > 0 {
@@ -120,9 +120,9 @@ impl Growth {
         }
         format!(
             "{s}, {} B/step on average ({} B → {} B), allocated at {site}",
-            grouped(self.mean_growth_bytes_per_step.round() as i64, true),
-            grouped(first, false),
-            grouped(last, false)
+            crate::units::signed_count(self.mean_growth_bytes_per_step.round() as i64, true),
+            crate::units::signed_count(first, false),
+            crate::units::signed_count(last, false)
         )
     }
 }
