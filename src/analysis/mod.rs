@@ -2,3 +2,4 @@
 
 pub mod memory_events;
 pub mod device_memory;
+pub mod memory_viewer;

@@ -9,6 +9,8 @@ mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
+mod memory_viewer;
+#[cfg(not(target_arch = "wasm32"))]
 mod units;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -18,6 +20,7 @@ Usage:
   tidemark inspect FILE|DIR... [--json]   overview of each profile (format, planes, allocators, HLO modules, pprof)
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
+  tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]   XProf's Memory Viewer of one HLO module
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched
@@ -38,6 +41,7 @@ fn main() {
         }
         "inspect" => inspect::run(rest),
         "device-memory" => device_memory::run(rest),
+        "memory-viewer" => memory_viewer::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

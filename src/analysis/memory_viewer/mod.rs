@@ -1,0 +1,316 @@
+//! The Memory Viewer: what an XLA module's buffer assignment keeps live, when, and where — computed
+//! from an HloProto's buffer assignment exactly as XProf does (shared/FORMATS.md §3), plus figures
+//! XProf does not show (padding overhead, fragmentation, totals by group at the peak).
+//!
+//! Pipeline: [`assignment`] indexes the proto, [`heap_simulation`] replays the chosen trace,
+//! [`peak`] lists the buffers live at the peak, [`blocks`] lays out the allocation blocks, and
+//! [`xprof_json`] writes XProf's own JSON schema. [`modules`] finds the modules inside a decoded file.
+//!
+//! XProf 2.24.2 (the version that wrote the fixtures) differs from its published source in ways we
+//! follow, inferred from its outputs and checked on every fixture module:
+//! - thread-local allocations are not "indefinite" (see [`assignment::Allocation::is_indefinite`]);
+//! - a SHARE_WITH that revives released memory is a new allocation of the sharing buffer (see
+//!   [`heap_simulation`]);
+//! - `bufferBlocks` exist (the published source only draws a Graphviz timeline); see [`blocks`].
+//!
+//! Where we differ from XProf on purpose:
+//! - XProf iterates its allocations in hash order, so with several candidate allocations the chosen
+//!   trace and the block order can change between runs; we always go by allocation index.
+//! - XProf sorts the by-size list with an unstable sort; ours keeps program order among equal sizes.
+//! - Block `offset` is the allocation's y position plus the buffer's offset. XProf draws its timeline
+//!   at the buffer's offset alone, stacking every allocation's buffers onto the first one; with a
+//!   single simulated allocation (every fixture) the two agree.
+//! - A module without buffer assignment, or a memory space without allocations, is an error naming
+//!   the problem; XProf returns an empty page.
+
+pub mod assignment;
+pub mod blocks;
+pub mod heap_simulation;
+pub mod modules;
+pub mod peak;
+pub mod shape;
+pub mod source;
+pub mod xprof_json;
+
+use crate::proto::hlo::HloProto;
+use assignment::{summarize_skips, Assignment};
+pub use heap_simulation::Span;
+use serde::Serialize;
+pub use source::SourceInfo;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What to analyze.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Options {
+    /// The memory space (XLA "color"); 0 is device memory.
+    pub memory_space: i64,
+    /// Buffers smaller than this fold into one "small" entry at the peak.
+    pub small_buffer_bytes: i64,
+}
+
+/// XProf's defaults: memory space 0, buffers under 16 KiB folded.
+impl Default for Options {
+    fn default() -> Self {
+        Options { memory_space: 0, small_buffer_bytes: 16 * 1024 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MemoryViewerError {
+    #[error("the HloProto has no module")]
+    NoModule,
+    #[error("module `{module}` has no buffer assignment, so there is nothing for the Memory Viewer to show. XLA writes it only after optimizations: use the `*after_optimizations*.hlo.pb` dump (XLA_FLAGS=--xla_dump_hlo_as_proto) or a profile (*.xplane.pb) of a compiled program")]
+    NoBufferAssignment { module: String },
+    #[error("memory space {memory_space} has no allocations in this module; its memory spaces are {present:?}")]
+    NoSuchMemorySpace { memory_space: i64, present: Vec<i64> },
+    #[error("the heap-simulator trace cannot be replayed: {0}")]
+    Trace(String),
+    #[error("{0}")]
+    Module(String),
+}
+
+/// The Memory Viewer of one module and memory space. All sizes in bytes; heap figures include the
+/// indefinite allocations, as XProf's do.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryViewer {
+    pub module_name: String,
+    pub entry_computation_name: String,
+    pub options: Options,
+    /// The heap-simulator trace replayed; `None` when the memory space has none (only indefinite
+    /// allocations then, and an empty timeline).
+    pub trace_index: Option<usize>,
+    /// Heap size before each event of the trace, and after the last one.
+    pub heap_bytes: Vec<i64>,
+    pub unpadded_heap_bytes: Vec<i64>,
+    /// The instruction of each event ("" for the final point).
+    pub instruction_names: Vec<String>,
+    pub peak_heap_bytes: i64,
+    pub peak_unpadded_heap_bytes: i64,
+    /// Index of the event that first reached the peak.
+    pub peak_position: usize,
+    /// Buffers live at the peak, in program order (indefinite first, small ones folded last).
+    pub peak_buffers: Vec<HeapObject>,
+    /// Indices into `peak_buffers`, largest first; program order among equal sizes.
+    pub peak_buffers_by_size: Vec<usize>,
+    /// Event-index lifetime of each buffer the trace allocates.
+    pub spans: BTreeMap<i64, Span>,
+    pub indefinite_allocations: Vec<IndefiniteAllocation>,
+    pub blocks: Vec<BufferBlock>,
+    pub figures: Figures,
+    /// Bytes live at the peak per group (Parameter, Output, Temporary, ...), before the small fold:
+    /// what to cut when a program runs out of memory. Sums to `peak_heap_bytes`.
+    pub peak_by_group: Vec<GroupTotal>,
+    /// Memory spaces that have allocations in this module, ascending.
+    pub memory_spaces: Vec<i64>,
+    /// What was skipped or looks odd in the input.
+    pub notes: Vec<String>,
+}
+
+/// A buffer live at the peak, or the fold of the small ones (`logical_buffer_id` `None`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeapObject {
+    /// Colour number: its position in `peak_buffers`.
+    pub color_index: i32,
+    /// `instr: <shape with layout> # <op_name>`.
+    pub label: String,
+    pub logical_buffer_id: Option<i64>,
+    pub size_bytes: i64,
+    pub unpadded_bytes: i64,
+    /// The instruction with its shape index, e.g. `tuple.3{1}`.
+    pub instruction_name: String,
+    pub shape: String,
+    pub op_name: String,
+    pub group: Option<&'static str>,
+    pub opcode: String,
+    pub source: Option<SourceInfo>,
+}
+
+/// An allocation live for the whole program (parameter, constant or maybe-live-out).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IndefiniteAllocation {
+    pub index: i64,
+    pub size_bytes: i64,
+    /// XProf's words: "entry computation parameter", "may-be live out", "reusable".
+    pub attributes: Vec<&'static str>,
+    pub logical_buffers: Vec<AssignedBuffer>,
+    /// The shape all its buffers share, or "".
+    pub common_shape: String,
+}
+
+/// A logical buffer as assigned to an allocation; the name fields are empty when the buffer or its
+/// instruction is unknown.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AssignedBuffer {
+    pub id: i64,
+    pub size_bytes: i64,
+    pub hlo_name: String,
+    pub shape_index: Vec<i64>,
+    pub shape: String,
+}
+
+/// One rectangle of the allocation-block layout; `logical_buffer_id` `None` is an allocation's band.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BufferBlock {
+    pub logical_buffer_id: Option<i64>,
+    pub name: String,
+    /// y: the allocation's position plus the buffer's offset in it.
+    pub offset_bytes: i64,
+    pub size_bytes: i64,
+    /// x: first event index, and the event index where the lifetime ends.
+    pub start_step: i64,
+    pub end_step: i64,
+    pub op_name: String,
+    pub category: &'static str,
+    pub source: Option<SourceInfo>,
+    pub shape: String,
+    pub unpadded_bytes: i64,
+    pub color: &'static str,
+}
+
+/// The page's headline figures. The first seven are XProf's; the rest are Tidemark's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    pub peak_heap_bytes: i64,
+    pub peak_unpadded_heap_bytes: i64,
+    pub entry_parameters_bytes: i64,
+    /// Thread-local and tuple allocations.
+    pub non_reusable_bytes: i64,
+    pub maybe_live_out_bytes: i64,
+    /// All allocations of the memory space except thread-local ones.
+    pub total_allocation_bytes: i64,
+    pub indefinite_allocation_bytes: i64,
+    /// Peak − unpadded peak: bytes spent on layout padding and tiling at the peak.
+    pub padding_overhead_bytes: i64,
+    /// (total allocation − peak) / (total allocation − indefinite): the share of the temporary
+    /// allocation left unused at the peak. `None` when there is no temporary allocation.
+    pub fragmentation: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GroupTotal {
+    pub group: &'static str,
+    pub bytes: i64,
+    pub buffer_count: usize,
+}
+
+/// Computes the Memory Viewer of `proto` for `options.memory_space`.
+pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, MemoryViewerError> {
+    let module = proto.hlo_module.as_ref().ok_or(MemoryViewerError::NoModule)?;
+    let has_assignment = proto
+        .buffer_assignment
+        .as_ref()
+        .is_some_and(|b| !b.buffer_allocations.is_empty() || !b.logical_buffers.is_empty());
+    if !has_assignment {
+        return Err(MemoryViewerError::NoBufferAssignment { module: module.name.clone() });
+    }
+    let assignment = Assignment::new(proto);
+    let color = options.memory_space;
+    let memory_spaces: Vec<i64> =
+        assignment.allocations.values().map(|a| a.proto.color).collect::<BTreeSet<i64>>().into_iter().collect();
+    if !memory_spaces.contains(&color) {
+        return Err(MemoryViewerError::NoSuchMemorySpace { memory_space: color, present: memory_spaces });
+    }
+    let trace_index = assignment.trace_for(color);
+    let replay = match trace_index {
+        Some(i) => heap_simulation::replay(&assignment, i)?,
+        None => heap_simulation::Replay::default(),
+    };
+    let peak = peak::snapshot(&assignment, color, &replay, options.small_buffer_bytes);
+    let blocks = blocks::blocks(&assignment, color, &replay, &peak);
+    let indefinite = peak.indefinite_bytes;
+    let add = |v: &[i64]| v.iter().map(|b| b.saturating_add(indefinite)).collect::<Vec<_>>();
+    let figures = figures(&assignment, color, replay.peak_bytes + indefinite, replay.peak_unpadded_bytes + indefinite);
+
+    let mut notes = assignment.skip_notes();
+    if replay.skipped_events > 0 {
+        notes.extend(summarize_skips(&[format!(
+            "{} heap-simulator events name unknown buffers",
+            replay.skipped_events
+        )]));
+    }
+    if trace_index.is_none() {
+        notes.push(format!("memory space {color} has no heap-simulator trace: only the allocations live for the whole program are shown"));
+    }
+    Ok(MemoryViewer {
+        module_name: module.name.clone(),
+        entry_computation_name: module.entry_computation_name.clone(),
+        options,
+        trace_index,
+        heap_bytes: add(&replay.heap_bytes),
+        unpadded_heap_bytes: add(&replay.unpadded_heap_bytes),
+        instruction_names: replay.instruction_names,
+        peak_heap_bytes: figures.peak_heap_bytes,
+        peak_unpadded_heap_bytes: figures.peak_unpadded_heap_bytes,
+        peak_position: replay.peak_position,
+        peak_buffers: peak.objects,
+        peak_buffers_by_size: peak.by_size,
+        spans: replay.spans,
+        indefinite_allocations: indefinite_allocations(&assignment, color),
+        blocks,
+        figures,
+        peak_by_group: peak.by_group,
+        memory_spaces,
+        notes,
+    })
+}
+
+fn figures(assignment: &Assignment, color: i64, peak_heap_bytes: i64, peak_unpadded_heap_bytes: i64) -> Figures {
+    let sum = |keep: &dyn Fn(&assignment::Allocation) -> bool| {
+        assignment.allocations_of(color).filter(|a| keep(a)).map(|a| a.proto.size).fold(0i64, i64::saturating_add)
+    };
+    let total_allocation_bytes = sum(&|a| !a.proto.is_thread_local);
+    let indefinite_allocation_bytes = sum(&|a| a.is_indefinite());
+    let temporary_bytes = total_allocation_bytes - indefinite_allocation_bytes;
+    Figures {
+        peak_heap_bytes,
+        peak_unpadded_heap_bytes,
+        entry_parameters_bytes: sum(&|a| a.proto.is_entry_computation_parameter),
+        non_reusable_bytes: sum(&|a| !a.is_reusable()),
+        maybe_live_out_bytes: sum(&|a| a.proto.maybe_live_out),
+        total_allocation_bytes,
+        indefinite_allocation_bytes,
+        padding_overhead_bytes: peak_heap_bytes - peak_unpadded_heap_bytes,
+        fragmentation: (temporary_bytes > 0)
+            .then(|| (total_allocation_bytes - peak_heap_bytes) as f64 / temporary_bytes as f64),
+    }
+}
+
+fn indefinite_allocations(assignment: &Assignment, color: i64) -> Vec<IndefiniteAllocation> {
+    assignment
+        .allocations_of(color)
+        .filter(|a| a.is_indefinite())
+        .map(|a| {
+            let p = a.proto;
+            let mut attributes = Vec::new();
+            if p.is_entry_computation_parameter {
+                attributes.push("entry computation parameter");
+            }
+            if p.maybe_live_out {
+                attributes.push("may-be live out");
+            }
+            if a.is_reusable() {
+                attributes.push("reusable");
+            }
+            let logical_buffers: Vec<AssignedBuffer> = p
+                .assigned
+                .iter()
+                .map(|assigned| {
+                    let buffer = assignment.buffer(assigned.logical_buffer_id);
+                    AssignedBuffer {
+                        id: assigned.logical_buffer_id,
+                        size_bytes: assigned.size,
+                        hlo_name: buffer.map(|b| b.instruction.name.clone()).unwrap_or_default(),
+                        shape_index: buffer.map(|b| b.shape_index().to_vec()).unwrap_or_default(),
+                        shape: buffer.map(|b| b.shape_text()).unwrap_or_default(),
+                    }
+                })
+                .collect();
+            let common_shape = match logical_buffers.split_first() {
+                Some((first, rest)) if rest.iter().all(|b| b.shape == first.shape) => first.shape.clone(),
+                _ => String::new(),
+            };
+            IndefiniteAllocation { index: p.index, size_bytes: p.size, attributes, logical_buffers, common_shape }
+        })
+        .collect()
+}

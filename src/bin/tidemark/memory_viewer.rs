@@ -1,0 +1,139 @@
+//! `tidemark memory-viewer`: XProf's Memory Viewer for one HLO module, as text or as XProf's JSON.
+
+use crate::args::Args;
+use crate::units::bytes;
+use std::fmt::Write;
+use tidemark::analysis::memory_viewer::{analyze, modules, xprof_json::to_xprof_json, MemoryViewer, Options};
+use tidemark::decode::Profile;
+use tidemark::engine::Session;
+
+const USAGE: &str = "usage: tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]";
+/// Buffers listed in the text summary.
+const TOP_BUFFERS: usize = 20;
+
+pub fn run(argv: &[String]) -> i32 {
+    let args = match Args::parse(argv, &["module", "memory-space"]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
+        Ok(a) => a,
+        Err(e) => return usage(&e),
+    };
+    let [path] = args.files.as_slice() else { return usage("give exactly one FILE") };
+    let memory_space = match args.option("memory-space").map(str::parse::<i64>) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => return usage("--memory-space takes an integer"),
+    };
+    let options = Options { memory_space, ..Options::default() };
+    let name = path.display().to_string();
+    let file_bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return fail(&format!("{name}: cannot read the file: {e}")),
+    };
+    let mut session = Session::new();
+    let profile = match session.open(&name, file_bytes, &mut |_, _| {}) {
+        Ok(f) => &f.file.profile,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let inputs = modules::module_inputs(profile);
+    if inputs.is_empty() {
+        return fail(&format!(
+            "{name}: no HLO modules here; the Memory Viewer reads XLA HloProtos and XProf traces (*.xplane.pb)"
+        ));
+    }
+    let selected = match (args.option("module"), profile) {
+        (Some(m), _) => modules::select(&inputs, m),
+        (None, Profile::Hlo(_)) => Ok(&inputs[0]),
+        (None, _) => return list(profile, options, args.flag("json")),
+    };
+    let module = match selected {
+        Ok(m) => m,
+        Err(e) => return fail(&format!("{name}: {e}")),
+    };
+    let viewer =
+        match module.proto.as_ref().map_err(String::clone).and_then(|p| analyze(p, options).map_err(|e| e.to_string()))
+        {
+            Ok(v) => v,
+            Err(e) => return fail(&format!("{name}: {}: {e}", module.name)),
+        };
+    if args.flag("json") {
+        println!("{}", serde_json::to_string_pretty(&to_xprof_json(&viewer)).unwrap_or_default());
+    } else {
+        print!("{}", summary(&module.name, &viewer));
+    }
+    0
+}
+
+fn usage(message: &str) -> i32 {
+    eprintln!("tidemark memory-viewer: {message}\n{USAGE}");
+    2
+}
+
+fn fail(message: &str) -> i32 {
+    eprintln!("tidemark memory-viewer: {message}");
+    1
+}
+
+/// Lists the modules of a trace with their peaks, so the user can pick one with `--module`.
+fn list(profile: &Profile, options: Options, json: bool) -> i32 {
+    let listing = modules::list_modules(profile, options);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&listing).unwrap_or_default());
+        return 0;
+    }
+    println!("HLO modules (choose one with --module NAME):");
+    for m in &listing {
+        let peak = match (&m.peak_heap_bytes, &m.problem) {
+            (Some(b), _) => format!("peak {}", bytes(*b)),
+            (None, Some(p)) => p.clone(),
+            (None, None) => String::new(),
+        };
+        println!("  {:<48} {peak}", m.name);
+    }
+    0
+}
+
+fn summary(name: &str, v: &MemoryViewer) -> String {
+    let f = &v.figures;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{name}  (entry computation {}, memory space {})",
+        v.entry_computation_name, v.options.memory_space
+    );
+    let at = v
+        .instruction_names
+        .get(v.peak_position)
+        .filter(|n| !n.is_empty())
+        .map(|n| format!(", {n}"))
+        .unwrap_or_default();
+    let rows = [
+        ("peak heap", format!("{} at program point {}{at}", bytes(f.peak_heap_bytes), v.peak_position)),
+        ("unpadded peak", bytes(f.peak_unpadded_heap_bytes)),
+        ("padding overhead", bytes(f.padding_overhead_bytes)),
+        ("entry parameters", bytes(f.entry_parameters_bytes)),
+        ("maybe live out", bytes(f.maybe_live_out_bytes)),
+        ("non-reusable", bytes(f.non_reusable_bytes)),
+        ("total allocation", bytes(f.total_allocation_bytes)),
+        ("indefinite allocation", bytes(f.indefinite_allocation_bytes)),
+        ("fragmentation", f.fragmentation.map_or("n/a".into(), |x| format!("{:.1}%", x * 100.0))),
+    ];
+    for (label, value) in rows {
+        let _ = writeln!(s, "  {label:<22} {value}");
+    }
+    let groups: Vec<String> =
+        v.peak_by_group.iter().map(|g| format!("{} {} ({})", g.group, bytes(g.bytes), g.buffer_count)).collect();
+    let groups = if groups.is_empty() { "nothing live".to_string() } else { groups.join(", ") };
+    let _ = writeln!(s, "  at the peak by group:  {groups}");
+    let _ = writeln!(
+        s,
+        "  largest buffers at the peak ({} of {}):",
+        v.peak_buffers.len().min(TOP_BUFFERS),
+        v.peak_buffers.len()
+    );
+    for o in v.peak_buffers_by_size.iter().filter_map(|&i| v.peak_buffers.get(i)).take(TOP_BUFFERS) {
+        let _ = writeln!(s, "    {:>11}  {:<12} {}", bytes(o.size_bytes), o.group.unwrap_or(""), o.label);
+    }
+    for n in &v.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+    s
+}
