@@ -7,6 +7,8 @@ mod args;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
+mod memory_profile;
+#[cfg(not(target_arch = "wasm32"))]
 mod units;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -14,6 +16,7 @@ const HELP: &str = "tidemark — what is using accelerator memory, when, and why
 
 Usage:
   tidemark inspect FILE|DIR... [--json]   overview of each profile (format, planes, allocators, HLO modules, pprof)
+  tidemark memory-profile FILE [--memory-id ID] [--json]   XProf's Memory Profile: peak, breakdown, exact counts, leak hints
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched
@@ -33,6 +36,7 @@ fn main() {
             0
         }
         "inspect" => inspect::run(rest),
+        "memory-profile" => memory_profile::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2
