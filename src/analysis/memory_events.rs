@@ -22,6 +22,9 @@ pub struct MemoryEvent {
     /// Index of the plane in the file; with `line_index`, the file (visit) order XProf uses for its peak.
     pub plane_index: usize,
     pub line_index: usize,
+    /// Position of the event among all events of its line (for joining with per-event analyses such
+    /// as step grouping).
+    pub event_index: usize,
     /// `line.timestamp_ns * 1000 + offset_ps`.
     pub time_ps: i64,
     /// The event's raw `offset_ps`: XProf reports the peak time with this.
@@ -87,10 +90,16 @@ pub fn for_each(space: &XSpace, mut visit: impl FnMut(MemoryEvent)) -> Result<()
         let ids = StatIds::new(plane);
         for (line_index, line) in plane.lines.iter().enumerate() {
             let base_ps = line.header.timestamp_ns.saturating_mul(1000);
+            // `wanted` is asked once per event, in order, so it can number them.
+            let next_index = std::cell::Cell::new(0usize);
             space.for_each_event(
                 line,
-                |m| alloc_ids.contains(&m) || dealloc_ids.contains(&m),
+                |m| {
+                    next_index.set(next_index.get() + 1);
+                    alloc_ids.contains(&m) || dealloc_ids.contains(&m)
+                },
                 |ev| {
+                    let event_index = next_index.get() - 1;
                     let activity = if alloc_ids.contains(&ev.metadata_id) { Activity::Allocation } else { Activity::Deallocation };
                     let offset_ps = match ev.data {
                         Some(crate::proto::xplane::x_event::Data::OffsetPs(o)) => o,
@@ -100,6 +109,7 @@ pub fn for_each(space: &XSpace, mut visit: impl FnMut(MemoryEvent)) -> Result<()
                         activity,
                         plane_index,
                         line_index,
+                        event_index,
                         time_ps: base_ps.saturating_add(offset_ps),
                         offset_ps,
                         memory_id: String::new(),

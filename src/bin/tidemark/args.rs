@@ -33,7 +33,6 @@ impl Args {
         self.flags.iter().any(|f| f == name)
     }
 
-    #[allow(dead_code)] // used by the analysis subcommands
     pub fn option(&self, name: &str) -> Option<&str> {
         self.options.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }

@@ -9,6 +9,8 @@ mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
+mod memory_profile;
+#[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
@@ -18,9 +20,12 @@ const HELP: &str = "tidemark — what is using accelerator memory, when, and why
 
 Usage:
   tidemark inspect FILE|DIR... [--json]   overview of each profile (format, planes, allocators, HLO modules, pprof)
+  tidemark memory-profile FILE [--memory-id ID] [--json]
+                                          XProf's Memory Profile: peak, breakdown, exact counts, leak hints
+  tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
+                                          XProf's Memory Viewer of one HLO module (lists modules without --module)
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
-  tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]   XProf's Memory Viewer of one HLO module
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched
@@ -42,6 +47,7 @@ fn main() {
         "inspect" => inspect::run(rest),
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
+        "memory-profile" => memory_profile::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

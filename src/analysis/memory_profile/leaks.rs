@@ -1,0 +1,127 @@
+//! Tidemark-only figures: exact event counts and leak hints. XProf has neither (its page counts
+//! allocations over the ≤1000 sampled points only, which undercounts any longer profile).
+
+use super::Snapshot;
+use crate::analysis::memory_events::Activity;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Allocation and deallocation counts: exact (every event) and as XProf's page shows them (sampled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct EventCounts {
+    pub allocations: u64,
+    pub deallocations: u64,
+    /// Over the sampled timeline only: the numbers XProf's page displays.
+    pub sampled_allocations: u64,
+    pub sampled_deallocations: u64,
+}
+
+/// Signs of memory that is not given back, over the profiling window.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct LeakHints {
+    /// Sum of `allocation_bytes` over allocations / deallocations in the window.
+    pub allocated_bytes: i64,
+    pub deallocated_bytes: i64,
+    /// Deallocations with no allocation at their address earlier in the window: memory allocated before
+    /// the profile started.
+    pub unmatched_deallocations: u64,
+    /// Allocations still live when the window ends, grouped by op, largest first.
+    pub live_at_end: Vec<LiveOpGroup>,
+    pub live_at_end_bytes: i64,
+    /// Per step (in order of first appearance), the lowest heap + stack seen during the step.
+    pub step_floors: Vec<StepFloor>,
+    /// True when there are at least [`MIN_GROWING_STEPS`] steps and every step's floor is strictly
+    /// above the previous step's. The floor is the memory the step never gives back, so a floor that
+    /// rises every step is memory retained step over step (a leak, or a cache still warming up); a
+    /// profile whose usage returns to an earlier level in any step is not flagged. Steps are XProf's
+    /// (the `id` stat, gaps filled as XProf does); the first and last may be cut by the window.
+    pub heap_grows_every_step: bool,
+    /// Last step's floor minus the first's (0 with fewer than two steps).
+    pub floor_growth_bytes: i64,
+}
+
+/// Allocations of one op live at the end of the window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveOpGroup {
+    pub tf_op_name: String,
+    pub allocations: u64,
+    pub allocation_bytes: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StepFloor {
+    pub step_id: i64,
+    pub min_in_use_bytes: i64,
+}
+
+/// Fewest steps for [`LeakHints::heap_grows_every_step`]: two steps always differ one way or the other.
+pub const MIN_GROWING_STEPS: usize = 3;
+
+pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize]) -> EventCounts {
+    let is_alloc = |s: &Snapshot| s.activity.activity == Activity::Allocation;
+    let allocations = snapshots.iter().filter(|s| is_alloc(s)).count() as u64;
+    let sampled_allocations = sampled_indices.iter().filter(|&&i| snapshots.get(i).is_some_and(is_alloc)).count() as u64;
+    EventCounts {
+        allocations,
+        deallocations: snapshots.len() as u64 - allocations,
+        sampled_allocations,
+        sampled_deallocations: sampled_indices.len() as u64 - sampled_allocations,
+    }
+}
+
+/// Walks the time-sorted snapshots once. A live address re-allocated without a deallocation in between
+/// replaces the older allocation (its free was not recorded), as XProf's breakdown does.
+pub(super) fn hints(snapshots: &[Snapshot]) -> LeakHints {
+    let mut h = LeakHints::default();
+    let mut live: HashMap<u64, usize> = HashMap::new();
+    let mut floors: Vec<StepFloor> = Vec::new();
+    let mut floor_of_step: HashMap<i64, usize> = HashMap::new();
+    for (i, s) in snapshots.iter().enumerate() {
+        let a = &s.activity;
+        match a.activity {
+            Activity::Allocation => {
+                h.allocated_bytes = h.allocated_bytes.wrapping_add(a.allocation_bytes);
+                live.insert(a.address, i);
+            }
+            Activity::Deallocation => {
+                h.deallocated_bytes = h.deallocated_bytes.wrapping_add(a.allocation_bytes);
+                if live.remove(&a.address).is_none() {
+                    h.unmatched_deallocations += 1;
+                }
+            }
+        }
+        let in_use = s.stats.in_use_bytes();
+        match floor_of_step.get(&a.step_id).and_then(|&k| floors.get_mut(k)) {
+            Some(f) => f.min_in_use_bytes = f.min_in_use_bytes.min(in_use),
+            None => {
+                floor_of_step.insert(a.step_id, floors.len());
+                floors.push(StepFloor { step_id: a.step_id, min_in_use_bytes: in_use });
+            }
+        }
+    }
+
+    let mut by_op: BTreeMap<&str, LiveOpGroup> = BTreeMap::new();
+    for &i in live.values() {
+        let a = &snapshots[i].activity;
+        let g = by_op.entry(&a.tf_op_name).or_insert_with(|| LiveOpGroup {
+            tf_op_name: a.tf_op_name.clone(),
+            allocations: 0,
+            allocation_bytes: 0,
+        });
+        g.allocations += 1;
+        g.allocation_bytes = g.allocation_bytes.wrapping_add(a.allocation_bytes);
+        h.live_at_end_bytes = h.live_at_end_bytes.wrapping_add(a.allocation_bytes);
+    }
+    h.live_at_end = by_op.into_values().collect();
+    // Largest first; the BTreeMap already ordered equal sizes by op name, and the sort is stable.
+    h.live_at_end.sort_by_key(|g| std::cmp::Reverse(g.allocation_bytes));
+
+    h.heap_grows_every_step =
+        floors.len() >= MIN_GROWING_STEPS && floors.windows(2).all(|w| w[1].min_in_use_bytes > w[0].min_in_use_bytes);
+    h.floor_growth_bytes = match (floors.first(), floors.last()) {
+        (Some(first), Some(last)) => last.min_in_use_bytes.wrapping_sub(first.min_in_use_bytes),
+        _ => 0,
+    };
+    h.step_floors = floors;
+    h
+}

@@ -1,0 +1,329 @@
+//! Memory Profile: per memory ID (allocator), the peak summary, the timeline (XProf's ≤1000-point sample
+//! and full resolution), the breakdown of what was live at the peak, and Tidemark's own exact counts and
+//! leak hints. Follows XProf's `xplane_to_memory_profile.cc` step by step (shared/FORMATS.md §2) so the
+//! [`xprof_json`] serialization equals XProf's output; where XProf is random we are deterministic, and
+//! every such place says so.
+//!
+//! Pipeline per memory ID, as XProf does it:
+//! 1. [`Summary`] from the events in file order (`summary_in_file_order`).
+//! 2. Snapshots sorted by time; each gets its step from XProf's step grouping ([`step_groups`]: the
+//!    `stepId` is a group id, not the allocator's `id` stat), missing ones filled in; deallocations take
+//!    their allocation's op, region, dtype and shape.
+//! 3. The sampled timeline ([`sampling::max_filter`]).
+//! 4. The peak step and the breakdown at the peak ([`BreakdownRow`]).
+//!
+//! Times are XProf's `time_offset_ps`: the event's raw `offset_ps`, not adding its line's `timestamp_ns`.
+//! That is what XProf sorts, samples and reports, so the UI and the JSON use the same clock. (It is only
+//! wrong for traces whose `/host:CPU` lines have different `timestamp_ns`; profilers write 0 there.)
+
+mod breakdown;
+pub mod dtype;
+mod leaks;
+pub mod sampling;
+pub mod xprof_json;
+
+use crate::analysis::memory_events::{self, Activity, MemoryEvent};
+use crate::analysis::step_groups;
+use crate::decode::xplane::XSpace;
+use crate::decode::DecodeError;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+pub use breakdown::BreakdownRow;
+pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
+
+/// The plane XProf reads memory events from (its `kHostThreadsPlaneName`): the first plane of that name.
+pub const HOST_PLANE: &str = "/host:CPU";
+/// XProf's timeline budget (`max_num_snapshots`).
+pub const MAX_TIMELINE_POINTS: usize = 1000;
+/// XProf's step id for "no step annotation" (`kInvalidStepId`), replaced while post-processing.
+const INVALID_STEP_ID: i64 = -1;
+
+/// The allocator's state right after one event (XProf's `MemoryAggregationStats`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct AggregationStats {
+    pub stack_reserved_bytes: i64,
+    pub heap_allocated_bytes: i64,
+    pub free_memory_bytes: i64,
+    pub fragmentation: f64,
+    pub peak_bytes_in_use: i64,
+}
+
+impl AggregationStats {
+    /// Heap + stack: the height of the timeline and what the peak maximises. Wrapping, as in XProf's
+    /// C++, so absurd file values cannot panic.
+    pub fn in_use_bytes(&self) -> i64 {
+        self.stack_reserved_bytes.wrapping_add(self.heap_allocated_bytes)
+    }
+}
+
+/// What one event did (XProf's `MemoryActivityMetadata`); also the shape of the special breakdown rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActivityMetadata {
+    pub activity: Activity,
+    pub requested_bytes: i64,
+    pub allocation_bytes: i64,
+    pub address: u64,
+    pub tf_op_name: String,
+    pub step_id: i64,
+    pub region_type: String,
+    /// XProf's name for the TensorFlow dtype ([`dtype::name`]).
+    pub data_type: String,
+    pub tensor_shape: String,
+}
+
+/// One event after post-processing (XProf's `MemoryProfileSnapshot`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Snapshot {
+    pub time_offset_ps: i64,
+    pub stats: AggregationStats,
+    pub activity: ActivityMetadata,
+}
+
+/// The peak within the profiling window, and the allocator's own lifetime peak.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Summary {
+    /// `peak_bytes_in_use` of the last event in file order: the allocator's peak since it was created.
+    pub peak_bytes_usage_lifetime: i64,
+    /// Stats of the window's peak event, with `peak_bytes_in_use` replaced by its heap + stack.
+    pub peak_stats: AggregationStats,
+    pub peak_stats_time_ps: i64,
+    /// Heap + stack + free at the peak.
+    pub memory_capacity_bytes: i64,
+    /// The step the breakdown is taken from: that of the last snapshot (in time order) at the peak height.
+    pub peak_step_id: i64,
+}
+
+/// Everything about one memory ID.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllocatorProfile {
+    pub memory_id: String,
+    pub summary: Summary,
+    /// Full-resolution timeline: every event, sorted by time (ties keep file order).
+    pub snapshots: Vec<Snapshot>,
+    /// Indices into `snapshots` of XProf's ≤1000-point timeline.
+    pub sampled_indices: Vec<usize>,
+    /// What was live at the peak, XProf's order, identical neighbours merged.
+    pub breakdown: Vec<BreakdownRow>,
+    /// The `unused preallocated device memory` and `stack` rows' metadata, referenced by `breakdown`.
+    pub special_allocations: Vec<ActivityMetadata>,
+    pub counts: EventCounts,
+    pub leaks: LeakHints,
+}
+
+/// The Memory Profile of one file: one entry per memory ID, sorted by memory ID (XProf's `memoryIds`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct MemoryProfile {
+    pub allocators: Vec<AllocatorProfile>,
+}
+
+/// One point to draw.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TimelinePoint {
+    pub snapshot_index: usize,
+    pub time_offset_ps: i64,
+    pub stats: AggregationStats,
+}
+
+/// When one allocation was made and, if seen, freed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Lifetime {
+    pub allocation_index: usize,
+    pub allocated_at_ps: i64,
+    /// The deallocation that freed it; `None` when the window ends first (or the address is reused by
+    /// another allocation without a deallocation in between, so the end is unknown).
+    pub deallocation_index: Option<usize>,
+    pub deallocated_at_ps: Option<i64>,
+}
+
+/// Computes the Memory Profile of `space`. A file without memory events gives an empty profile.
+///
+/// Only the first `/host:CPU` plane is read, as XProf does. XProf outputs nothing at all for a file with
+/// no such plane; we give the empty profile (the same as XProf's answer for a plane without events).
+pub fn analyze(space: &XSpace) -> Result<MemoryProfile, DecodeError> {
+    let Some(host_index) = space.planes.iter().position(|p| p.name() == HOST_PLANE) else {
+        return Ok(MemoryProfile::default());
+    };
+    let mut by_id: BTreeMap<String, Vec<MemoryEvent>> = BTreeMap::new();
+    memory_events::for_each(space, |e| {
+        if e.plane_index == host_index {
+            by_id.entry(e.memory_id.clone()).or_default().push(e);
+        }
+    })?;
+    if by_id.is_empty() {
+        return Ok(MemoryProfile::default());
+    }
+    // XProf's step of an event is its group id from step grouping; ungrouped events get filled in.
+    let groups = step_groups::group(space, &space.planes[host_index])?;
+    let step_of = |e: &MemoryEvent| groups.group_id(e.line_index, e.event_index).unwrap_or(INVALID_STEP_ID);
+    Ok(MemoryProfile { allocators: by_id.into_iter().map(|(id, events)| allocator_profile(id, &events, &step_of)).collect() })
+}
+
+impl MemoryProfile {
+    pub fn memory_ids(&self) -> impl Iterator<Item = &str> {
+        self.allocators.iter().map(|a| a.memory_id.as_str())
+    }
+
+    pub fn allocator(&self, memory_id: &str) -> Option<&AllocatorProfile> {
+        self.allocators.iter().find(|a| a.memory_id == memory_id)
+    }
+}
+
+impl AllocatorProfile {
+    /// XProf's ≤1000-point timeline.
+    pub fn sampled_timeline(&self) -> Vec<TimelinePoint> {
+        self.sampled_indices.iter().filter_map(|&i| self.point(i)).collect()
+    }
+
+    /// The snapshots with `start_ps <= time_offset_ps <= end_ps`, reduced to at most `max_points` by the
+    /// same max filter as the overview, so a zoomed chart never hides a spike.
+    pub fn timeline_window(&self, start_ps: i64, end_ps: i64, max_points: usize) -> Vec<TimelinePoint> {
+        let first = self.snapshots.partition_point(|s| s.time_offset_ps < start_ps);
+        let end = self.snapshots.partition_point(|s| s.time_offset_ps <= end_ps).max(first);
+        let window = &self.snapshots[first..end];
+        sampling::max_filter(window.len(), max_points, |i| window[i].stats.in_use_bytes())
+            .into_iter()
+            .filter_map(|i| self.point(first + i))
+            .collect()
+    }
+
+    /// The metadata a breakdown row shows: its special allocation, or its first allocation's.
+    pub fn row_metadata(&self, row: &BreakdownRow) -> Option<&ActivityMetadata> {
+        match row.special_index {
+            Some(k) => self.special_allocations.get(k),
+            None => row.snapshot_indices.first().and_then(|&i| self.snapshots.get(i)).map(|s| &s.activity),
+        }
+    }
+
+    /// Lifetimes of every allocation merged into `row` (none for a special row), in time order.
+    pub fn row_lifetimes(&self, row: &BreakdownRow) -> Vec<Lifetime> {
+        row.snapshot_indices.iter().filter_map(|&i| self.lifetime(i)).collect()
+    }
+
+    /// The lifetime of the allocation at `snapshots[allocation_index]`: it ends at the next event at
+    /// the same address if that is a deallocation. `None` if the index is not an allocation.
+    pub fn lifetime(&self, allocation_index: usize) -> Option<Lifetime> {
+        let alloc = self.snapshots.get(allocation_index)?;
+        if alloc.activity.activity != Activity::Allocation {
+            return None;
+        }
+        let next = self.snapshots[allocation_index + 1..]
+            .iter()
+            .position(|s| s.activity.address == alloc.activity.address)
+            .map(|k| allocation_index + 1 + k)
+            .filter(|&k| self.snapshots[k].activity.activity == Activity::Deallocation);
+        Some(Lifetime {
+            allocation_index,
+            allocated_at_ps: alloc.time_offset_ps,
+            deallocation_index: next,
+            deallocated_at_ps: next.map(|k| self.snapshots[k].time_offset_ps),
+        })
+    }
+
+    fn point(&self, i: usize) -> Option<TimelinePoint> {
+        self.snapshots.get(i).map(|s| TimelinePoint { snapshot_index: i, time_offset_ps: s.time_offset_ps, stats: s.stats })
+    }
+}
+
+/// The whole per-ID pipeline; `events` are this ID's events in file order, `step_of` gives an event's
+/// step (group id), or [`INVALID_STEP_ID`].
+fn allocator_profile(memory_id: String, events: &[MemoryEvent], step_of: &dyn Fn(&MemoryEvent) -> i64) -> AllocatorProfile {
+    let mut summary = summary_in_file_order(events);
+    let mut snapshots: Vec<Snapshot> = events.iter().map(|e| snapshot(e, step_of(e))).collect();
+    // Stable, so events at the same time keep file order. XProf's `absl::c_sort` is not stable: its
+    // order among equal times is whatever its std::sort does, which we cannot (and need not) copy.
+    snapshots.sort_by_key(|s| s.time_offset_ps);
+    fill_step_ids(&mut snapshots);
+    copy_allocation_metadata_to_deallocations(&mut snapshots);
+    let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots[i].stats.in_use_bytes());
+    summary.peak_step_id = snapshots
+        .iter()
+        .rev()
+        .find(|s| s.stats.in_use_bytes() == summary.peak_stats.peak_bytes_in_use)
+        .map_or(0, |s| s.activity.step_id);
+    let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &summary);
+    let counts = leaks::counts(&snapshots, &sampled_indices);
+    let leaks = leaks::hints(&snapshots);
+    AllocatorProfile { memory_id, summary, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
+}
+
+/// XProf's `UpdateProfileSummary` over the events in file order: the last event whose heap + stack is
+/// at least the peak so far becomes the peak (so with all-zero stats the last event is the peak).
+fn summary_in_file_order(events: &[MemoryEvent]) -> Summary {
+    let mut s = Summary::default();
+    for e in events {
+        s.peak_bytes_usage_lifetime = e.peak_bytes_in_use;
+        let stats = stats(e);
+        let in_use = stats.in_use_bytes();
+        if in_use >= s.peak_stats.peak_bytes_in_use {
+            s.peak_stats = AggregationStats { peak_bytes_in_use: in_use, ..stats };
+            s.peak_stats_time_ps = e.offset_ps;
+            s.memory_capacity_bytes = in_use.wrapping_add(stats.free_memory_bytes);
+        }
+    }
+    s
+}
+
+fn stats(e: &MemoryEvent) -> AggregationStats {
+    AggregationStats {
+        stack_reserved_bytes: e.stack_reserved_bytes,
+        heap_allocated_bytes: e.heap_allocated_bytes,
+        free_memory_bytes: e.free_memory_bytes,
+        fragmentation: e.fragmentation,
+        peak_bytes_in_use: e.peak_bytes_in_use,
+    }
+}
+
+fn snapshot(e: &MemoryEvent, step_id: i64) -> Snapshot {
+    Snapshot {
+        time_offset_ps: e.offset_ps,
+        stats: stats(e),
+        activity: ActivityMetadata {
+            activity: e.activity,
+            requested_bytes: e.requested_bytes,
+            allocation_bytes: e.allocation_bytes,
+            address: e.address,
+            tf_op_name: e.tf_op_name.clone(),
+            step_id,
+            region_type: e.region_type.clone(),
+            data_type: dtype::name(e.data_type),
+            tensor_shape: e.tensor_shape.clone(),
+        },
+    }
+}
+
+/// XProf's `UpdateStepId`: a snapshot without a step id gets the last valid step id + 1 (0 before any).
+fn fill_step_ids(snapshots: &mut [Snapshot]) {
+    let mut last_valid = INVALID_STEP_ID;
+    for s in snapshots {
+        if s.activity.step_id == INVALID_STEP_ID {
+            s.activity.step_id = last_valid.wrapping_add(1);
+        } else {
+            last_valid = s.activity.step_id;
+        }
+    }
+}
+
+/// XProf's `UpdateDeallocation`: a deallocation takes op, region, dtype and shape from the oldest
+/// unmatched allocation at its address (a repeated allocation at a pending address is ignored).
+fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) {
+    let mut pending: HashMap<u64, usize> = HashMap::new();
+    for i in 0..snapshots.len() {
+        let address = snapshots[i].activity.address;
+        match snapshots[i].activity.activity {
+            Activity::Allocation => {
+                pending.entry(address).or_insert(i);
+            }
+            Activity::Deallocation => {
+                if let Some(j) = pending.remove(&address) {
+                    let a = snapshots[j].activity.clone();
+                    let d = &mut snapshots[i].activity;
+                    d.tf_op_name = a.tf_op_name;
+                    d.region_type = a.region_type;
+                    d.data_type = a.data_type;
+                    d.tensor_shape = a.tensor_shape;
+                }
+            }
+        }
+    }
+}

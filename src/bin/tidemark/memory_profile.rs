@@ -1,0 +1,167 @@
+//! `tidemark memory-profile`: XProf's Memory Profile as text, or as XProf's own JSON (`--json`, plus a
+//! `tidemark` key with our exact counts and leak hints).
+
+use crate::args::Args;
+use crate::units::{bytes, count};
+use std::fmt::Write;
+use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
+use tidemark::engine::Session;
+
+const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
+/// Breakdown rows shown in the text output (the JSON has all of them).
+const TOP_ROWS: usize = 10;
+/// Ops listed among the allocations still live at the end.
+const TOP_LIVE_OPS: usize = 5;
+
+pub fn run(argv: &[String]) -> i32 {
+    let args = match Args::parse(argv, &["memory-id"]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("tidemark memory-profile: {e}\n{USAGE}");
+            return 2;
+        }
+    };
+    let [path] = args.files.as_slice() else {
+        eprintln!("tidemark memory-profile: give exactly one trace file\n{USAGE}");
+        return 2;
+    };
+    let name = path.display().to_string();
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("tidemark: {name}: cannot read the file: {e}");
+            return 1;
+        }
+    };
+    let mut session = Session::new();
+    let mut profile = match session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).and_then(|id| session.memory_profile(id)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tidemark: {e}");
+            return 1;
+        }
+    };
+    if let Some(id) = args.option("memory-id") {
+        if profile.allocator(id).is_none() {
+            let known: Vec<&str> = profile.memory_ids().collect();
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            eprintln!("tidemark: {name}: no memory ID `{id}` (memory IDs in this file: {known})");
+            return 1;
+        }
+        profile.allocators.retain(|a| a.memory_id == id);
+    }
+    if args.flag("json") {
+        match xprof_json::to_string(&profile) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("tidemark: {name}: cannot write JSON: {e}");
+                return 1;
+            }
+        }
+    } else {
+        print!("{}", text(&name, &profile));
+    }
+    0
+}
+
+fn text(name: &str, p: &MemoryProfile) -> String {
+    let mut s = format!("{name}\n");
+    if p.allocators.is_empty() {
+        s.push_str("  no memory allocation events on /host:CPU: nothing to profile (JAX on CPU, and TensorFlow on CPU without a BFC allocator, record none)\n");
+    }
+    for a in &p.allocators {
+        allocator_text(&mut s, a);
+    }
+    s
+}
+
+fn allocator_text(s: &mut String, a: &AllocatorProfile) {
+    let sum = &a.summary;
+    let peak = &sum.peak_stats;
+    let exact = |n: i64| format!("{} ({} B)", bytes(n), signed(n));
+    let _ = writeln!(s, "  memory ID {}", a.memory_id);
+    let _ = writeln!(
+        s,
+        "    peak in use  {}  = heap {} + stack {}",
+        exact(peak.peak_bytes_in_use),
+        bytes(peak.heap_allocated_bytes),
+        bytes(peak.stack_reserved_bytes)
+    );
+    let _ = writeln!(s, "    peak time    {:.3} ms (step {})", sum.peak_stats_time_ps as f64 / 1e9, sum.peak_step_id);
+    let _ = writeln!(s, "    capacity     {}", exact(sum.memory_capacity_bytes));
+    let _ = writeln!(s, "    fragmentation at peak {:.2} %", peak.fragmentation * 100.0);
+    let _ = writeln!(s, "    lifetime peak {}", exact(sum.peak_bytes_usage_lifetime));
+    let c = &a.counts;
+    let _ = writeln!(
+        s,
+        "    events       {} allocations, {} deallocations (XProf counts {} / {} on its {} sampled points)",
+        count(c.allocations),
+        count(c.deallocations),
+        count(c.sampled_allocations),
+        count(c.sampled_deallocations),
+        count(a.sampled_indices.len() as u64)
+    );
+    let _ = writeln!(s, "    live at peak ({} rows{}):", a.breakdown.len(), if a.breakdown.len() > TOP_ROWS { ", largest shown" } else { "" });
+    let _ = writeln!(s, "      {:>12} {:>12} {:>6}  op / region / dtype / shape", "bytes", "requested", "count");
+    for row in a.breakdown.iter().take(TOP_ROWS) {
+        let Some(m) = a.row_metadata(row) else { continue };
+        let freed = match row.freed_before_peak {
+            0 => String::new(),
+            n => format!("  [{} already freed by another step: XProf counts them live]", count(n)),
+        };
+        let _ = writeln!(
+            s,
+            "      {:>12} {:>12} {:>6}  {} / {} / {} / {}{freed}",
+            bytes(m.allocation_bytes),
+            bytes(m.requested_bytes),
+            count(row.occurrences),
+            or_dash(&m.tf_op_name),
+            or_dash(&m.region_type),
+            m.data_type,
+            or_dash(&m.tensor_shape)
+        );
+    }
+    let freed: u64 = a.breakdown.iter().map(|r| r.freed_before_peak).sum();
+    if freed > 0 {
+        let _ = writeln!(
+            s,
+            "      note: {} of these allocations were freed before the peak by events XProf groups into another step; XProf still lists them",
+            count(freed)
+        );
+    }
+    let l = &a.leaks;
+    let _ = writeln!(s, "    leak hints");
+    let _ = writeln!(
+        s,
+        "      allocated {} and freed {} in the window; {} deallocations free memory allocated before it",
+        bytes(l.allocated_bytes),
+        bytes(l.deallocated_bytes),
+        count(l.unmatched_deallocations)
+    );
+    let live: u64 = l.live_at_end.iter().map(|g| g.allocations).sum();
+    let _ = writeln!(s, "      still live at the end: {} allocations, {}", count(live), bytes(l.live_at_end_bytes));
+    for g in l.live_at_end.iter().take(TOP_LIVE_OPS) {
+        let _ = writeln!(s, "        {:>12} {:>6}  {}", bytes(g.allocation_bytes), count(g.allocations), or_dash(&g.tf_op_name));
+    }
+    let verdict = if l.heap_grows_every_step { "rises every step: memory is retained step over step" } else { "does not rise every step" };
+    let _ = writeln!(
+        s,
+        "      lowest usage per step {verdict} ({} steps, first to last {})",
+        l.step_floors.len(),
+        bytes(l.floor_growth_bytes)
+    );
+}
+
+fn or_dash(s: &str) -> &str {
+    if s.is_empty() {
+        "-"
+    } else {
+        s
+    }
+}
+
+/// `count` for values that may (in a corrupt file) be negative.
+fn signed(n: i64) -> String {
+    let sign = if n < 0 { "-" } else { "" };
+    format!("{sign}{}", count(n.unsigned_abs()))
+}

@@ -1,0 +1,220 @@
+//! Memory Profile against XProf's own outputs (the oracle) for every XSpace fixture.
+//!
+//! XProf breaks ties between equal breakdown rows at random, so a merged row (more than one occurrence)
+//! is compared by its merge key and count only; everything else must be equal as parsed JSON values.
+
+use flate2::read::GzDecoder;
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use tidemark::analysis::memory_profile::{self, xprof_json, MemoryProfile};
+use tidemark::decode::{self, Profile};
+
+const FIXTURES: [&str; 6] = [
+    "tf/d1_tf_keras_bfc",
+    "tf/d1_tf_keras_stats",
+    "tf/d1_tf_keras_none",
+    "tf/d2_tf_cnn",
+    "jax/a1_docs_seed",
+    "jax/a2_mlp_train",
+];
+
+fn fixture_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn base(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
+fn read_maybe_gz(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        GzDecoder::new(&bytes[..]).read_to_end(&mut out).expect("gunzip");
+        out
+    } else {
+        bytes
+    }
+}
+
+fn analyze(name: &str) -> MemoryProfile {
+    let path = fixture_dir(name).join(format!("{}.xplane.pb.gz", base(name)));
+    let bytes = std::fs::read(&path).expect("fixture");
+    let file = decode::decode(&path.display().to_string(), bytes, &mut |_, _| {}).expect("decodes");
+    let Profile::XSpace(space) = &file.profile else { panic!("{name} is not an XSpace") };
+    memory_profile::analyze(space).expect("analyzes")
+}
+
+fn oracle(name: &str) -> Value {
+    let dir = fixture_dir(name);
+    let plain = dir.join(format!("{}.memory_profile.json", base(name)));
+    let path = if plain.exists() { plain } else { dir.join(format!("{}.memory_profile.json.gz", base(name))) };
+    serde_json::from_slice(&read_maybe_gz(&path)).expect("oracle JSON")
+}
+
+fn ours(profile: &MemoryProfile) -> Value {
+    serde_json::from_str(&xprof_json::to_string(profile).expect("serializes")).expect("our JSON parses")
+}
+
+/// The fields XProf merges equal rows on.
+fn merge_key(m: &Value) -> Value {
+    let keys = ["memoryActivity", "requestedBytes", "allocationBytes", "tfOpName", "regionType", "dataType", "tensorShape"];
+    Value::Array(keys.iter().map(|k| m[*k].clone()).collect())
+}
+
+/// Each breakdown row resolved to (occurrences, the snapshot or special allocation it points at).
+fn rows(alloc: &Value) -> Vec<(Value, Value)> {
+    let list = |k: &str| alloc[k].as_array().cloned().unwrap_or_default();
+    let snapshots = list("memoryProfileSnapshots");
+    let specials = list("specialAllocations");
+    list("activeAllocations")
+        .iter()
+        .map(|row| {
+            let n = row["numOccurrences"].clone();
+            let special: i64 = row["specialIndex"].as_str().and_then(|s| s.parse().ok()).expect("specialIndex");
+            let snap: i64 = row["snapshotIndex"].as_str().and_then(|s| s.parse().ok()).expect("snapshotIndex");
+            let target = if special >= 0 {
+                assert_eq!(snap, -special - 1, "special rows carry XProf's negative snapshot index");
+                specials[special as usize].clone()
+            } else {
+                snapshots[snap as usize].clone()
+            };
+            (n, target)
+        })
+        .collect()
+}
+
+fn compare(name: &str, expected: &Value, actual: &Value) {
+    for key in ["numHosts", "memoryIds", "version", "hloModules"] {
+        assert_eq!(actual[key], expected[key], "{name}: {key}");
+    }
+    let exp = expected["memoryProfilePerAllocator"].as_object().expect("per allocator");
+    let act = actual["memoryProfilePerAllocator"].as_object().expect("per allocator");
+    assert_eq!(act.keys().collect::<Vec<_>>(), exp.keys().collect::<Vec<_>>(), "{name}: memory IDs");
+    for (id, e) in exp {
+        let a = &act[id];
+        let fields = |v: &Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+        assert_eq!(fields(a), fields(e), "{name}/{id}: fields");
+        assert_eq!(a["profileSummary"], e["profileSummary"], "{name}/{id}: summary");
+        assert_eq!(a["specialAllocations"], e["specialAllocations"], "{name}/{id}: special allocations");
+        let (at, et) = (&a["sampledTimelineSnapshots"], &e["sampledTimelineSnapshots"]);
+        assert_eq!(at.as_array().map(Vec::len), et.as_array().map(Vec::len), "{name}/{id}: sampled timeline length");
+        for (k, (x, y)) in at.as_array().into_iter().flatten().zip(et.as_array().into_iter().flatten()).enumerate() {
+            assert_eq!(x, y, "{name}/{id}: sampled timeline point {k}");
+        }
+        let (ar, er) = (rows(a), rows(e));
+        assert_eq!(ar.len(), er.len(), "{name}/{id}: breakdown rows");
+        assert_eq!(
+            a["memoryProfileSnapshots"].as_array().map(Vec::len),
+            e["memoryProfileSnapshots"].as_array().map(Vec::len),
+            "{name}/{id}: memoryProfileSnapshots holds one snapshot per allocation row"
+        );
+        // Row order is fully determined by the merge key (equal keys are merged), so compare in order.
+        for (k, ((an, at), (en, et))) in ar.iter().zip(&er).enumerate() {
+            assert_eq!(an, en, "{name}/{id}: row {k} occurrences");
+            let meta = |v: &Value| if v.get("activityMetadata").is_some() { v["activityMetadata"].clone() } else { v.clone() };
+            assert_eq!(merge_key(&meta(at)), merge_key(&meta(et)), "{name}/{id}: row {k} key");
+            if en == "1" {
+                assert_eq!(at, et, "{name}/{id}: row {k} (a single allocation, no tie)");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fixture_matches_xprof() {
+    for name in FIXTURES {
+        let profile = analyze(name);
+        compare(name, &oracle(name), &ours(&profile));
+    }
+}
+
+#[test]
+fn empty_profiles_are_exactly_xprofs() {
+    for name in ["tf/d1_tf_keras_none", "jax/a1_docs_seed", "jax/a2_mlp_train"] {
+        let mut v = ours(&analyze(name));
+        let tidemark = v.as_object_mut().and_then(|o| o.remove("tidemark")).expect("tidemark key");
+        assert_eq!(tidemark, serde_json::json!({ "allocators": {} }), "{name}");
+        assert_eq!(v, oracle(name), "{name}");
+    }
+}
+
+#[test]
+fn output_is_deterministic() {
+    for name in ["tf/d1_tf_keras_bfc", "tf/d2_tf_cnn", "tf/d1_tf_keras_stats"] {
+        let a = xprof_json::to_string(&analyze(name)).expect("serializes");
+        let b = xprof_json::to_string(&analyze(name)).expect("serializes");
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+#[test]
+fn exact_counts_on_d2() {
+    let p = analyze("tf/d2_tf_cnn");
+    let a = p.allocator("bfc_cpu_allocator_for_gpu").expect("allocator");
+    assert_eq!((a.counts.allocations, a.counts.deallocations), (13_248, 13_021));
+    assert_eq!(a.counts.sampled_allocations + a.counts.sampled_deallocations, 1000);
+    assert!(a.counts.sampled_allocations < a.counts.allocations);
+    // Live at the end = allocations − matched deallocations; never more bytes than ever allocated.
+    let live: u64 = a.leaks.live_at_end.iter().map(|g| g.allocations).sum();
+    assert_eq!(live, 13_248 - (13_021 - a.leaks.unmatched_deallocations));
+    assert!(a.leaks.live_at_end_bytes <= a.leaks.allocated_bytes);
+}
+
+#[test]
+fn ui_queries_are_consistent() {
+    let p = analyze("tf/d2_tf_cnn");
+    let a = &p.allocators[0];
+    let n = a.snapshots.len();
+    assert!(a.snapshots.windows(2).all(|w| w[0].time_offset_ps <= w[1].time_offset_ps));
+    // The whole range at 1000 points is the sampled timeline.
+    let all = a.timeline_window(i64::MIN, i64::MAX, memory_profile::MAX_TIMELINE_POINTS);
+    assert_eq!(all, a.sampled_timeline());
+    // A narrow window at full resolution returns every snapshot in it.
+    let (t0, t1) = (a.snapshots[n / 2].time_offset_ps, a.snapshots[n / 2 + 50].time_offset_ps);
+    let w = a.timeline_window(t0, t1, usize::MAX);
+    assert!(w.len() >= 51 && w.iter().all(|p| (t0..=t1).contains(&p.time_offset_ps)));
+    assert!(a.timeline_window(t1, t0, 10).is_empty());
+    // Every allocation row has metadata and lifetimes that start at its allocation; those that end
+    // before the peak are exactly the ones XProf wrongly lists as live (freed by another step's event).
+    let mut freed = 0;
+    for row in &a.breakdown {
+        let meta = a.row_metadata(row).expect("row metadata");
+        let lifetimes = a.row_lifetimes(row);
+        assert_eq!(lifetimes.len(), row.snapshot_indices.len(), "{}", meta.tf_op_name);
+        let early = lifetimes.iter().filter(|l| l.deallocated_at_ps.is_some_and(|d| d < a.summary.peak_stats_time_ps)).count();
+        assert_eq!(early as u64, row.freed_before_peak, "{}", meta.tf_op_name);
+        assert!(lifetimes.iter().all(|l| l.deallocated_at_ps.is_none_or(|d| d >= l.allocated_at_ps)));
+        freed += early;
+    }
+    assert!(freed > 0, "d2_tf_cnn shows XProf's cross-step breakdown error");
+    let d1 = analyze("tf/d1_tf_keras_bfc");
+    assert!(d1.allocators[0].breakdown.iter().all(|r| r.freed_before_peak == 0));
+    assert!(a.lifetime(usize::MAX).is_none());
+}
+
+#[test]
+fn cli_prints_summary_and_json() {
+    let bin = env!("CARGO_BIN_EXE_tidemark");
+    let file = fixture_dir("tf/d1_tf_keras_bfc").join("d1_tf_keras_bfc.xplane.pb.gz");
+    let out = std::process::Command::new(bin).args(["memory-profile"]).arg(&file).output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("bfc_cpu_allocator_for_gpu") && text.contains("17,900,032"), "{text}");
+
+    let out = std::process::Command::new(bin).args(["memory-profile", "--json", "--memory-id", "bfc_cpu_allocator_for_gpu"]).arg(&file).output().expect("runs");
+    assert!(out.status.success());
+    let mut v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(v.as_object_mut().and_then(|o| o.remove("tidemark")).is_some());
+    compare("cli", &oracle("tf/d1_tf_keras_bfc"), &v);
+
+    let out = std::process::Command::new(bin).args(["memory-profile", "--memory-id", "nope"]).arg(&file).output().expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
+
+    let not_a_profile = fixture_dir("tf/d1_tf_keras_bfc").join("d1_tf_keras_bfc.memory_viewer.NO_MODULE.json");
+    let out = std::process::Command::new(bin).args(["memory-profile"]).arg(&not_a_profile).output().expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stderr.is_empty());
+}
