@@ -70,7 +70,7 @@ impl DecodeError {
             wire::WireError::Truncated { at, needed_end, end } => DecodeError::Truncated {
                 format,
                 end: end as u64,
-                detail: format!("a field starting at byte {at} needs {needed_end} bytes"),
+                detail: format!("a field starting at byte {at} runs to byte {needed_end}"),
             },
             wire::WireError::Malformed { .. } => DecodeError::Corrupt { format, detail: e.to_string() },
         }

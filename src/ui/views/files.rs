@@ -98,8 +98,7 @@ pub fn ErrorBanners() -> impl IntoView {
     view! {
         <For each=failed key=|(k, _, _)| *k let:e>
             <div class="banner error" role="alert" data-testid="file-error" data-file=e.1.clone()>
-                <strong>{e.1.clone()}</strong>
-                ": "
+                <strong>{format!("{}: ", e.1)}</strong>
                 <span class="message">{e.2.clone()}</span>
                 <button class="close" title="Dismiss" on:click=move |_| state.files.update(|fs| fs.retain(|x| x.key != e.0))>"×"</button>
             </div>

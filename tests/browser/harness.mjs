@@ -1,0 +1,115 @@
+// Shared by the browser tests: serve the built page (dist/) on a loopback port, drive Debian's
+// headless Chromium with playwright-core, and read figures through data-metric/data-value.
+import { spawn, execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const FIXTURES = path.join(ROOT, 'tests/fixtures');
+export const SHOTS = path.join(ROOT, 'tests/browser/out');
+mkdirSync(SHOTS, { recursive: true });
+
+export const fixture = (rel) => path.join(FIXTURES, rel);
+
+async function freePort() {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address();
+  srv.close();
+  return port;
+}
+
+/** Serves `dir` with python's http.server (which types .wasm as application/wasm). */
+export async function serve(dir = path.join(ROOT, 'dist')) {
+  const port = await freePort();
+  const proc = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/`);
+      if (r.ok) break;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url: `http://127.0.0.1:${port}/`, close: () => proc.kill() };
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** A page with console errors, page errors and every request recorded. */
+export async function newPage(browser, { colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1, colorScheme });
+  const page = await context.newPage();
+  page.errors = [];
+  page.requests = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') page.errors.push(m.text()); });
+  page.on('request', (r) => page.requests.push(r.url()));
+  return page;
+}
+
+/** Opens the page and waits until the app has mounted. */
+export async function openApp(page, url) {
+  await page.goto(url);
+  await page.waitForSelector('.toolbar');
+}
+
+/** Chooses files through the page's own file input, as a user with the file picker would. */
+export async function pickFiles(page, files) {
+  await page.setInputFiles('[data-testid="file-input"]', files);
+}
+
+/** Drops files on the page with a synthesized DataTransfer, as a drag from the desktop would. */
+export async function dropFiles(page, files) {
+  const payload = files.map((f) => ({ name: path.basename(f), b64: readFileSync(f).toString('base64') }));
+  await page.evaluate((items) => {
+    const dt = new DataTransfer();
+    for (const { name, b64 } of items) {
+      const bin = atob(b64);
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      dt.items.add(new File([bytes], name));
+    }
+    const target = document.querySelector('.app');
+    target.dispatchEvent(new DragEvent('dragenter', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, payload);
+}
+
+/** Waits until the named file is loaded (or failed) in the file list. */
+export async function waitForFile(page, name, state = 'ready') {
+  await page.waitForSelector(`.file-row[data-file="${name}"][data-state="${state}"]`, { timeout: 60_000 });
+}
+
+export async function selectFile(page, name) {
+  await page.click(`.file-row[data-file="${name}"]`);
+  await page.waitForSelector(`article[data-file="${name}"], [data-testid="tool-pending"]`);
+}
+
+/** The raw values of every figure named `metric` (optionally of one `key`), in document order. */
+export async function metric(page, name, key) {
+
+  return page.$$eval(`[data-metric="${name}"]`, (els, key) =>
+    els.filter((e) => key === undefined || e.dataset.key === key).map((e) => e.dataset.value), key);
+}
+
+/** The CLI's view of the same file: what the page must show. */
+export function cliOverview(files) {
+  const bin = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
+  const out = execFileSync(bin, ['inspect', '--json', ...files], { maxBuffer: 64 << 20 });
+  return JSON.parse(out.toString());
+}
+
+export async function shot(page, name) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+}
