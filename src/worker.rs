@@ -14,10 +14,18 @@ pub fn in_worker() -> bool {
     js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>().is_ok()
 }
 
-fn post(scope: &DedicatedWorkerGlobalScope, r: &Response) {
+fn post(scope: &DedicatedWorkerGlobalScope, r: &Response, bytes: Option<&[u8]>) {
     match serde_json::to_string(r) {
         Ok(json) => {
-            let _ = scope.post_message(&JsValue::from_str(&json));
+            let _ = match bytes {
+                // [json, ArrayBuffer], the buffer transferred rather than copied.
+                Some(b) => {
+                    let buf = js_sys::Uint8Array::from(b).buffer();
+                    let msg = js_sys::Array::of2(&JsValue::from_str(&json), &buf);
+                    scope.post_message_with_transfer(&msg, &js_sys::Array::of1(&buf))
+                }
+                None => scope.post_message(&JsValue::from_str(&json)),
+            };
         }
         Err(e) => web_sys::console::error_1(&format!("tidemark worker: cannot encode reply: {e}").into()),
     }
@@ -33,9 +41,10 @@ pub fn run() {
         let msg: js_sys::Array = ev.data().unchecked_into();
         let json = msg.get(0).as_string().unwrap_or_default();
         let bytes = msg.get(1).dyn_into::<js_sys::ArrayBuffer>().ok().map(|b| js_sys::Uint8Array::new(&b).to_vec());
-        let mut emit = |r: Response| post(&reply_scope, &r);
-        let reply = protocol::handle(&mut session.borrow_mut(), &json, bytes, &mut emit);
-        post(&reply_scope, &reply);
+        let mut session = session.borrow_mut();
+        let mut emit = |r: Response| post(&reply_scope, &r, None);
+        let reply = protocol::handle(&mut session, &json, bytes, &mut emit);
+        post(&reply_scope, &reply, protocol::source_bytes(&session, &reply));
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();

@@ -20,6 +20,20 @@ pub struct DecodedFile {
     /// Whether the file was gzip-compressed.
     pub gzipped: bool,
     pub profile: Profile,
+    /// The file's bytes as given, unless the decoded profile already owns them (a plain XSpace):
+    /// kept so the file can be embedded in an offline bundle exactly as the user opened it.
+    original: Option<Vec<u8>>,
+}
+
+impl DecodedFile {
+    /// The file's bytes as the user opened it (gzipped if it was).
+    pub fn source_bytes(&self) -> &[u8] {
+        match (&self.original, &self.profile) {
+            (Some(b), _) => b,
+            (None, Profile::XSpace(space)) => space.bytes(),
+            (None, _) => &[],
+        }
+    }
 }
 
 /// The decoded content, one variant per format.
@@ -91,14 +105,22 @@ pub fn decode(name: &str, bytes: Vec<u8>, progress: Progress) -> Result<DecodedF
         return Err(DecodeError::Empty);
     }
     let gzipped = gzip::is_gzip(&bytes);
-    let raw = if gzipped { gzip::inflate(&bytes)? } else { bytes };
+    let (raw, mut original) = if gzipped { (gzip::inflate(&bytes)?, Some(bytes)) } else { (bytes, None) };
     if raw.is_empty() {
         return Err(DecodeError::NotAProfile { what: "the gzip stream inflates to nothing".into() });
     }
     let profile = match sniff::sniff(&raw, name)? {
         Format::XSpace => Profile::XSpace(xplane::XSpace::index(raw, progress)?),
-        Format::HloProto => Profile::Hlo(hlo::HloFile::decode(&raw)?),
-        Format::Pprof => Profile::Pprof(pprof::PprofFile::decode(&raw)?),
+        Format::HloProto => {
+            let hlo = hlo::HloFile::decode(&raw)?;
+            original.get_or_insert(raw);
+            Profile::Hlo(hlo)
+        }
+        Format::Pprof => {
+            let p = pprof::PprofFile::decode(&raw)?;
+            original.get_or_insert(raw);
+            Profile::Pprof(p)
+        }
     };
-    Ok(DecodedFile { name: name.to_string(), size_bytes, gzipped, profile })
+    Ok(DecodedFile { name: name.to_string(), size_bytes, gzipped, profile, original })
 }

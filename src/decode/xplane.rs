@@ -101,6 +101,11 @@ impl XSpace {
         })
     }
 
+    /// The (uncompressed) XSpace bytes this index points into.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     pub fn plane_named(&self, name: &str) -> Option<&Plane> {
         self.planes.iter().find(|p| p.meta.name == name)
     }

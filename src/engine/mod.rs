@@ -2,6 +2,7 @@
 //! the CLI and the web worker — call this API and nothing below it.
 
 mod memory_profile;
+pub mod bundle;
 pub mod overview;
 pub mod protocol;
 

@@ -21,6 +21,9 @@ pub enum RequestBody {
     /// Decode the bytes sent alongside as file `name`.
     Open { name: String },
     Close { file_id: u32 },
+    /// The file's bytes as the user opened it, for an offline bundle. They travel back beside the
+    /// reply as a transferred `ArrayBuffer` (see [`source_bytes`]).
+    Source { file_id: u32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +40,7 @@ pub enum ResponseBody {
     Opened { file_id: u32, overview: Box<FileOverview> },
     Failed { error: OpenError },
     Closed { file_id: u32 },
+    Source { file_id: u32, name: String },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected { message: String },
 }
@@ -68,9 +72,21 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
+        RequestBody::Source { file_id } => match session.get(file_id) {
+            Some(f) => reply(ResponseBody::Source { file_id, name: f.file.name.clone() }),
+            None => reply(ResponseBody::Rejected { message: format!("file {file_id} is not open") }),
+        },
         RequestBody::Close { file_id } => {
             session.close(file_id);
             reply(ResponseBody::Closed { file_id })
         }
+    }
+}
+
+/// The bytes that travel beside `response`: a `Source` reply carries its file.
+pub fn source_bytes<'s>(session: &'s Session, response: &Response) -> Option<&'s [u8]> {
+    match response.body {
+        ResponseBody::Source { file_id, .. } => session.get(file_id).map(|f| f.file.source_bytes()),
+        _ => None,
     }
 }

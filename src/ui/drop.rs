@@ -102,3 +102,14 @@ async fn fetch_demo(state: AppState) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Opens the profiles embedded in an offline bundle (see `engine::bundle`).
+pub fn open_embedded(state: AppState, boot: &JsValue) {
+    let Ok(profiles) = js_sys::Reflect::get(boot, &"profiles".into()) else { return };
+    for p in js_sys::Array::from(&profiles).iter() {
+        let name = js_sys::Reflect::get(&p, &"name".into()).ok().and_then(|n| n.as_string()).unwrap_or_default();
+        if let Some(buf) = js_sys::Reflect::get(&p, &"bytes".into()).ok().and_then(|b| b.dyn_into::<js_sys::ArrayBuffer>().ok()) {
+            engine_client::open_bytes(state, &name, buf);
+        }
+    }
+}

@@ -25,13 +25,15 @@ struct Client {
     seq: u64,
     /// Kept alive as long as the worker: dropping them would detach the handlers.
     _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_error: Closure<dyn FnMut(ErrorEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
 }
 
 thread_local! {
     static CLIENT: RefCell<Option<Client>> = const { RefCell::new(None) };
     static STATE: RefCell<Option<AppState>> = const { RefCell::new(None) };
     static NEXT_KEY: RefCell<u64> = const { RefCell::new(1) };
+    /// Bytes that came beside the reply being handled (a `Source` reply's file).
+    static REPLY_BYTES: RefCell<Option<js_sys::ArrayBuffer>> = const { RefCell::new(None) };
 }
 
 fn post(worker: &Worker, json: &str, bytes: Option<&js_sys::ArrayBuffer>) {
@@ -54,7 +56,14 @@ fn report_alert(msg: String) {
 }
 
 fn on_message(ev: MessageEvent) {
-    let Some(text) = ev.data().as_string() else { return };
+    let data = ev.data();
+    let (text, bytes) = match data.as_string() {
+        Some(t) => (t, None),
+        None => {
+            let msg: js_sys::Array = data.unchecked_into();
+            (msg.get(0).as_string().unwrap_or_default(), msg.get(1).dyn_into::<js_sys::ArrayBuffer>().ok())
+        }
+    };
     if text == "{\"ready\":true}" {
         let queued = CLIENT.with(|c| {
             let mut c = c.borrow_mut();
@@ -81,7 +90,9 @@ fn on_message(ev: MessageEvent) {
     let Some((label, mut handler)) = CLIENT.with(|c| c.borrow_mut().as_mut().and_then(|c| c.handlers.remove(&resp.seq))) else {
         return; // a reply nobody waits for any more
     };
+    REPLY_BYTES.with(|b| *b.borrow_mut() = bytes);
     handler(resp.body);
+    REPLY_BYTES.with(|b| b.borrow_mut().take());
     if !final_reply {
         CLIENT.with(|c| {
             if let Some(c) = c.borrow_mut().as_mut() {
@@ -91,28 +102,67 @@ fn on_message(ev: MessageEvent) {
     }
 }
 
-/// The worker died (a trap, out of memory): fail what it was doing, say so, and start a fresh one.
-fn on_error(ev: ErrorEvent) {
+/// The worker died (a trap, out of memory): fail what it was doing, say so, and start a fresh one —
+/// unless it never became ready, in which case a restart would fail the same way.
+fn on_error(ev: web_sys::Event) {
     ev.prevent_default();
-    let pending: Vec<(String, Handler)> =
-        CLIENT.with(|c| c.borrow_mut().take().map(|c| c.handlers.into_values().collect()).unwrap_or_default());
-    let reason = ev.message();
+    // A script that fails to load fires a plain Event, a runtime failure an ErrorEvent.
+    let reason = ev.dyn_ref::<ErrorEvent>().map(ErrorEvent::message).filter(|m| !m.is_empty()).unwrap_or_else(|| "it failed to start".into());
+    let (pending, was_ready): (Vec<(String, Handler)>, bool) = CLIENT.with(|c| {
+        c.borrow_mut().take().map(|c| (c.handlers.into_values().collect(), c.ready)).unwrap_or_default()
+    });
+    let restart = was_ready;
+    let what = if restart { "it has been restarted" } else { "this browser could not start it" };
     for (label, mut handler) in pending {
         handler(ResponseBody::Failed {
-            error: crate::engine::OpenError {
-                file: label.clone(),
-                message: format!("the engine stopped while working on this file ({reason}); it has been restarted"),
-            },
+            error: crate::engine::OpenError { file: label.clone(), message: format!("the engine stopped while working on this file ({reason}); {what}") },
         });
     }
-    report_alert(format!("The engine worker stopped ({reason}) and was restarted. Files loaded before it stopped keep their overview; drop them again to analyse them further."));
-    start_worker();
+    if restart {
+        report_alert(format!("The engine worker stopped ({reason}) and was restarted. Files loaded before it stopped keep their overview; drop them again to analyse them further."));
+        start_worker();
+    } else {
+        report_alert(format!("The engine worker could not start ({reason}). Reload the page; if this persists, use the `tidemark` CLI."));
+    }
+}
+
+/// The offline bundle's boot data (`window.__tidemarkBundle`), when this page is a bundle.
+pub fn bundle() -> Option<JsValue> {
+    let w = web_sys::window()?;
+    js_sys::Reflect::get(&w, &"__tidemarkBundle".into()).ok().filter(|v| v.is_object())
+}
+
+/// A bundle has no worker.js to load: its worker starts from a blob and receives the app's glue source
+/// and wasm bytes as its first message. (It makes its own blob URL for the glue: under file:// every
+/// context has its own opaque origin, so the page's blob URLs are not readable from the worker.)
+const BUNDLE_WORKER: &str = "self.onmessage = async (e) => { self.onmessage = null; \
+const url = URL.createObjectURL(new Blob([e.data.js], { type: 'text/javascript' })); \
+const app = await import(url); await app.default({ module_or_path: e.data.wasm }); };";
+
+fn new_worker() -> Result<Worker, JsValue> {
+    let opts = WorkerOptions::new();
+    let Some(boot) = bundle() else {
+        opts.set_type(WorkerType::Module);
+        return Worker::new_with_options("./worker.js", &opts);
+    };
+    // A classic worker: Chromium refuses module workers from blob: URLs in file:// pages, while a classic
+    // one may still import() the ES-module glue.
+    opts.set_type(WorkerType::Classic);
+    let parts = js_sys::Array::of1(&JsValue::from_str(BUNDLE_WORKER));
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
+    let worker = Worker::new_with_options(&url, &opts)?;
+    let start = js_sys::Object::new();
+    js_sys::Reflect::set(&start, &"js".into(), &js_sys::Reflect::get(&boot, &"js".into())?)?;
+    js_sys::Reflect::set(&start, &"wasm".into(), &js_sys::Reflect::get(&boot, &"wasm".into())?)?;
+    worker.post_message(&start)?;
+    Ok(worker)
 }
 
 fn start_worker() {
-    let opts = WorkerOptions::new();
-    opts.set_type(WorkerType::Module);
-    let worker = match Worker::new_with_options("./worker.js", &opts) {
+    let worker = match new_worker() {
         Ok(w) => w,
         Err(e) => {
             report_alert(format!("this browser could not start the engine worker: {e:?}"));
@@ -120,7 +170,7 @@ fn start_worker() {
         }
     };
     let on_msg = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
-    let on_err = Closure::<dyn FnMut(ErrorEvent)>::new(on_error);
+    let on_err = Closure::<dyn FnMut(web_sys::Event)>::new(on_error);
     worker.set_onmessage(Some(on_msg.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_err.as_ref().unchecked_ref()));
     CLIENT.with(|c| {
@@ -201,7 +251,7 @@ fn decode(state: AppState, key: u64, name: &str, buffer: js_sys::ArrayBuffer) {
             ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview }),
             ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { message: error.message }),
             ResponseBody::Rejected { message } => state.update_file(key, FileStatus::Failed { message }),
-            ResponseBody::Closed { .. } => {}
+            _ => {}
         }),
     );
 }
@@ -250,4 +300,46 @@ pub fn open_file(state: AppState, file: web_sys::File) {
 pub fn open_bytes(state: AppState, name: &str, buffer: js_sys::ArrayBuffer) {
     let key = begin(state, name, u64::from(buffer.byte_length()));
     decode(state, key, name, buffer);
+}
+
+/// The bytes of a loaded file as the user opened it, fetched back from the engine (for a bundle).
+pub async fn source(file_id: u32, label: String) -> Result<js_sys::ArrayBuffer, String> {
+    let (tx, rx) = futures_channel_oneshot();
+    let mut tx = Some(tx);
+    send(
+        RequestBody::Source { file_id },
+        None,
+        label,
+        Box::new(move |body| {
+            let r = match body {
+                ResponseBody::Source { .. } => REPLY_BYTES.with(|b| b.borrow_mut().take()).ok_or_else(|| "the engine sent no bytes".to_string()),
+                ResponseBody::Failed { error } => Err(error.message),
+                ResponseBody::Rejected { message } => Err(message),
+                _ => return,
+            };
+            if let Some(tx) = tx.take() {
+                tx(r);
+            }
+        }),
+    );
+    rx.await
+}
+
+/// A one-shot channel on a JS promise (no extra crate): the sender resolves it once.
+#[allow(clippy::type_complexity)]
+fn futures_channel_oneshot<T: 'static>() -> (Box<dyn FnOnce(T)>, impl std::future::Future<Output = T>) {
+    let slot: std::rc::Rc<RefCell<Option<T>>> = std::rc::Rc::new(RefCell::new(None));
+    let mut resolve_fn: Option<js_sys::Function> = None;
+    let promise = js_sys::Promise::new(&mut |resolve, _| resolve_fn = Some(resolve));
+    let resolve_fn = resolve_fn.expect("the promise executor runs synchronously");
+    let tx_slot = slot.clone();
+    let tx = Box::new(move |v: T| {
+        *tx_slot.borrow_mut() = Some(v);
+        let _ = resolve_fn.call0(&JsValue::NULL);
+    });
+    let rx = async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+        slot.borrow_mut().take().expect("resolved after the value was set")
+    };
+    (tx, rx)
 }

@@ -61,7 +61,15 @@ pub fn App() -> impl IntoView {
     state.theme.set(stored_theme());
     provide_context(state);
     engine_client::init(state);
-    apply_hash(state, HashView::parse(&current_hash()));
+    let view = HashView::parse(&current_hash());
+    match engine_client::bundle() {
+        // An offline bundle opens its own profiles; the saved view is already in the hash.
+        Some(boot) => {
+            drop::open_embedded(state, &boot);
+            apply_hash(state, HashView { demo: false, ..view });
+        }
+        None => apply_hash(state, view),
+    }
 
     // The hash follows the view (replaceState: no history entry per click) ...
     Effect::new(move |_| {

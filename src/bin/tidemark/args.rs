@@ -15,7 +15,9 @@ impl Args {
         let mut a = Args { files: Vec::new(), flags: Vec::new(), options: Vec::new() };
         let mut it = argv.iter();
         while let Some(arg) = it.next() {
-            if let Some(name) = arg.strip_prefix("--") {
+            // `--name`, or `-o`-style single-letter options.
+            let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-').filter(|n| n.len() == 1));
+            if let Some(name) = name {
                 if valued.contains(&name) {
                     let v = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
                     a.options.push((name.to_string(), v.clone()));

@@ -5,6 +5,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod args;
 #[cfg(not(target_arch = "wasm32"))]
+mod bundle;
+#[cfg(not(target_arch = "wasm32"))]
 mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
@@ -26,6 +28,8 @@ Usage:
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
+  tidemark bundle FILE|DIR... -o OUT.html [--tool T] [--file NAME] [--module M] [--dist DIR]
+                                          one offline HTML file with the app and the profiles (opens from disk)
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched
@@ -45,6 +49,7 @@ fn main() {
             0
         }
         "inspect" => inspect::run(rest),
+        "bundle" => bundle::run(rest),
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),

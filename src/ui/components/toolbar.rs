@@ -1,6 +1,7 @@
 //! The top bar: identity, tool tabs, file selector, open buttons and display preferences.
 
-use crate::ui::drop;
+use crate::ui::views::export::ExportDialog;
+use crate::ui::{drop, engine_client};
 use crate::ui::state::{AppState, FileStatus, Theme, Tool};
 use crate::units::ByteUnit;
 use leptos::prelude::*;
@@ -10,6 +11,8 @@ pub fn Toolbar() -> impl IntoView {
     let state = expect_context::<AppState>();
     let file_input = NodeRef::<leptos::html::Input>::new();
     let folder_input = NodeRef::<leptos::html::Input>::new();
+    let export_open = RwSignal::new(false);
+    let in_bundle = engine_client::bundle().is_some();
     let names = move || state.files.with(|fs| fs.iter().map(|f| (f.name.clone(), matches!(f.status, FileStatus::Failed { .. }))).collect::<Vec<_>>());
     // No typed attribute exists for directory picking; set it once the input exists.
     Effect::new(move |_| {
@@ -62,9 +65,15 @@ pub fn Toolbar() -> impl IntoView {
                     </select>
                 </label>
             </Show>
-            <button class="btn" on:click=move |_| { if let Some(i) = file_input.get() { i.click(); } }>"Open files…"</button>
-            <button class="btn" on:click=move |_| { if let Some(i) = folder_input.get() { i.click(); } }>"Open folder…"</button>
-            <button class="btn" data-testid="open-demo" on:click=move |_| { state.demo.set(true); drop::open_demo(state); }>"Open demo"</button>
+            <button class="btn" title="Open profile files" on:click=move |_| { if let Some(i) = file_input.get() { i.click(); } }>"Open…"</button>
+            <button class="btn" title="Open every profile in a folder (e.g. a run with one xplane per host)" on:click=move |_| { if let Some(i) = folder_input.get() { i.click(); } }>"Folder…"</button>
+            <Show when=move || !in_bundle>
+                <button class="btn" data-testid="open-demo" title="Open the bundled demo profiles" on:click=move |_| { state.demo.set(true); drop::open_demo(state); }>"Demo"</button>
+            </Show>
+            <Show when=move || !state.files.with(Vec::is_empty)>
+                <button class="btn" data-testid="export-open" title="One .html file with the app and these profiles, to open offline" on:click=move |_| export_open.set(true)>"Export HTML…"</button>
+            </Show>
+            <ExportDialog open=export_open />
             <label class="field" title="Unit for byte figures">
                 "Units "
                 <select
