@@ -170,7 +170,8 @@ pub fn FlameGraph(
     let state = expect_context::<AppState>();
     let placed = Arc::new(layout(&nodes));
     let nodes = Arc::new(nodes);
-    let depth = nodes.iter().map(|n| n.depth).max().unwrap_or(0);
+    // Only frames with bytes are drawn: deep stacks of 0-byte executables must not add empty rows.
+    let depth = nodes.iter().zip(placed.iter()).filter(|(_, p)| p.w > 0.0).map(|(n, _)| n.depth).max().unwrap_or(0);
     let height = f64::from(depth + 1) * ROW_H;
     let root_bytes = nodes.first().map_or(0, |n| n.total_bytes);
     let root_w = placed.first().map_or(0.0, |p| p.w);
