@@ -1,6 +1,7 @@
 //! The engine: a session that owns decoded files and answers requests about them. Both front doors —
 //! the CLI and the web worker — call this API and nothing below it.
 
+pub mod device_memory;
 mod memory_profile;
 pub mod bundle;
 pub mod overview;

@@ -2,6 +2,7 @@
 //! sequence number; the page drops replies to requests it no longer waits for. File bytes travel beside
 //! the JSON envelope as a transferred `ArrayBuffer`, never inside it.
 
+use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::{FileOverview, OpenError, Session};
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +25,12 @@ pub enum RequestBody {
     /// The file's bytes as the user opened it, for an offline bundle. They travel back beside the
     /// reply as a transferred `ArrayBuffer` (see [`source_bytes`]).
     Source { file_id: u32 },
+    /// One JAX device memory profile: live bytes by function and by stack.
+    DeviceMemoryProfile { file_id: u32, query: DeviceMemoryQuery },
+    /// `target` minus `base`, stack by stack (`pprof --diff_base`).
+    DeviceMemoryDiff { base_file_id: u32, target_file_id: u32, query: DeviceMemoryQuery },
+    /// Each stack through the snapshots `file_ids`, with ranked leak suspects.
+    DeviceMemorySeries { file_ids: Vec<u32>, query: DeviceMemoryQuery },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +48,9 @@ pub enum ResponseBody {
     Failed { error: OpenError },
     Closed { file_id: u32 },
     Source { file_id: u32, name: String },
+    DeviceMemoryProfile { view: Box<DeviceMemoryProfileView> },
+    DeviceMemoryDiff { view: Box<DeviceMemoryDiffView> },
+    DeviceMemorySeries { view: Box<DeviceMemorySeriesView> },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected { message: String },
 }
@@ -80,6 +90,20 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             session.close(file_id);
             reply(ResponseBody::Closed { file_id })
         }
+        RequestBody::DeviceMemoryProfile { file_id, query } => match session.device_memory_profile(file_id, &query) {
+            Ok(view) => reply(ResponseBody::DeviceMemoryProfile { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::DeviceMemoryDiff { base_file_id, target_file_id, query } => {
+            match session.device_memory_diff(base_file_id, target_file_id, &query) {
+                Ok(view) => reply(ResponseBody::DeviceMemoryDiff { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
+        RequestBody::DeviceMemorySeries { file_ids, query } => match session.device_memory_series(&file_ids, &query) {
+            Ok(view) => reply(ResponseBody::DeviceMemorySeries { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
     }
 }
 

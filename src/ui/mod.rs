@@ -3,6 +3,7 @@
 //! `start` decides the role of this wasm instance: in the page it mounts [`App`]; in the engine's
 //! worker it serves requests ([`crate::worker`]).
 
+pub mod charts;
 pub mod components;
 pub mod drop;
 pub mod engine_client;
@@ -156,6 +157,7 @@ fn main_view(state: AppState) -> AnyView {
     match status {
         Some(FileStatus::Ready { overview, .. }) => match tool {
             Tool::Overview => view! { <views::overview::Overview overview=*overview /> }.into_any(),
+            Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=*overview /> }.into_any(),
             t => view! { <views::tool_pending::ToolPending tool=t overview=*overview /> }.into_any(),
         },
         Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),

@@ -5,11 +5,11 @@
 use super::read::{self, StackKey, Values};
 use super::{frames, tree, Frame, Options, TreeNode};
 use crate::decode::pprof::PprofFile;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffReport {
     pub base_total_bytes: i64,
     pub new_total_bytes: i64,
@@ -26,7 +26,7 @@ pub struct DiffReport {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiffRow {
     pub kind: String,
     pub device: String,

@@ -25,7 +25,7 @@ pub use profile::{analyze, FunctionRow, KindTotal, ProfileReport, StackRow};
 pub use series::{order_by_number, series, Growth, SeriesReport, SeriesStack, SnapshotSummary};
 pub use tree::TreeNode;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How samples are read before any analysis.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct Options {
 }
 
 /// One Python frame.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Frame {
     pub function: String,
     pub file: String,

@@ -3,11 +3,11 @@
 use super::read::{self, StackKey, Values};
 use super::{frames, tree, Frame, Options, TreeNode};
 use crate::decode::pprof::PprofFile;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileReport {
     pub total_bytes: i64,
     pub total_count: i64,
@@ -22,7 +22,7 @@ pub struct ProfileReport {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KindTotal {
     pub kind: String,
     pub device: String,
@@ -32,7 +32,7 @@ pub struct KindTotal {
 
 /// A function (name and file) over all stacks: `flat` where it is the leaf (it allocated),
 /// `cum` where it is anywhere on the stack (counted once per stack, even if recursive).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FunctionRow {
     pub function: String,
     pub file: String,
@@ -44,7 +44,7 @@ pub struct FunctionRow {
 }
 
 /// A distinct stack with its summed values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StackRow {
     pub kind: String,
     pub device: String,

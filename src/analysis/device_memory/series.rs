@@ -4,10 +4,10 @@
 use super::read::{self, StackKey, Values};
 use super::{frames, Frame, Options};
 use crate::decode::pprof::PprofFile;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesReport {
     /// The snapshots in series order (see [`order_by_number`]).
     pub snapshots: Vec<SnapshotSummary>,
@@ -22,14 +22,14 @@ pub struct SeriesReport {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SnapshotSummary {
     pub name: String,
     pub total_bytes: i64,
     pub total_count: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesStack {
     pub kind: String,
     pub device: String,
@@ -47,7 +47,7 @@ pub struct SeriesStack {
 }
 
 /// How a stack's bytes evolve over the series. A *step* is one snapshot to the next.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Growth {
     pub steps: usize,
     /// `bytes[k] - bytes[k-1]` for each step.

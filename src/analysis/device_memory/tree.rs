@@ -3,14 +3,14 @@
 
 use super::read::{StackKey, Values};
 use super::Frame;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A node of the stack tree. Siblings are merged by function (name and file), the way pprof's
 /// default function granularity draws them, so `func2` is one box even when it allocates from two
 /// lines; `lines` lists those lines.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TreeNode {
     /// `"all"` for the root.
     pub function: String,

@@ -50,3 +50,25 @@ pub fn Text(
     let shown = shown.unwrap_or_else(|| value.clone());
     view! { <span data-metric=metric data-value=value data-key=key>{shown}</span> }
 }
+
+/// A byte change (a diff, a growth): `+` on growth, and `data-sign` (`grow`, `shrink`, `zero`) so the
+/// stylesheet colours growth red and shrinkage green.
+#[component]
+pub fn SignedBytes(
+    metric: &'static str,
+    value: i64,
+    #[prop(optional, into)]
+    key: Option<String>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let sign = match value.signum() {
+        1 => "grow",
+        -1 => "shrink",
+        _ => "zero",
+    };
+    view! {
+        <span class="num signed" data-sign=sign data-metric=metric data-value=value.to_string() data-key=key title=format!("{} bytes", crate::units::signed_count(value, true))>
+            {move || format!("{}{}", if value > 0 { "+" } else { "" }, state.unit.get().format(value))}
+        </span>
+    }
+}

@@ -1,5 +1,6 @@
 //! One view per tool (same names as `analysis/`), plus the file list and the landing page.
 
+pub mod device_memory;
 pub mod export;
 pub mod files;
 pub mod landing;
