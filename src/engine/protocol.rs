@@ -2,6 +2,7 @@
 //! sequence number; the page drops replies to requests it no longer waits for. File bytes travel beside
 //! the JSON envelope as a transferred `ArrayBuffer`, never inside it.
 
+use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::{FileOverview, OpenError, Session};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,10 @@ pub enum RequestBody {
     /// Decode the bytes sent alongside as file `name`.
     Open { name: String },
     Close { file_id: u32 },
+    /// The Memory Profile of an opened trace: `memory_id`, or the first one when `None`.
+    MemoryProfile { file_id: u32, memory_id: Option<String> },
+    /// Zoom: the full-resolution timeline of one memory ID between two times, at most `max_points`.
+    MemoryTimeline { file_id: u32, memory_id: String, start_ps: i64, end_ps: i64, max_points: usize },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +42,8 @@ pub enum ResponseBody {
     Opened { file_id: u32, overview: Box<FileOverview> },
     Failed { error: OpenError },
     Closed { file_id: u32 },
+    MemoryProfile { view: Box<MemoryProfileView> },
+    MemoryTimeline { window: Box<TimelineWindow> },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected { message: String },
 }
@@ -71,6 +78,16 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         RequestBody::Close { file_id } => {
             session.close(file_id);
             reply(ResponseBody::Closed { file_id })
+        }
+        RequestBody::MemoryProfile { file_id, memory_id } => match session.memory_profile_view(file_id, memory_id.as_deref()) {
+            Ok(view) => reply(ResponseBody::MemoryProfile { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::MemoryTimeline { file_id, memory_id, start_ps, end_ps, max_points } => {
+            match session.memory_timeline_window(file_id, &memory_id, start_ps, end_ps, max_points) {
+                Ok(window) => reply(ResponseBody::MemoryTimeline { window: Box::new(window) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
         }
     }
 }

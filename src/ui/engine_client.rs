@@ -157,6 +157,12 @@ fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label: String, ha
     });
 }
 
+/// Asks the engine about an opened file (no bytes travel). `handler` gets the final reply; a reply to a
+/// request the view no longer waits for is the view's to ignore.
+pub(crate) fn request(body: RequestBody, label: String, handler: impl FnMut(ResponseBody) + 'static) {
+    send(body, None, label, Box::new(handler));
+}
+
 /// Registers a file as loading and returns its key. A file of the same name replaces the old one.
 fn begin(state: AppState, name: &str, total: u64) -> u64 {
     let key = NEXT_KEY.with(|k| {
@@ -201,7 +207,7 @@ fn decode(state: AppState, key: u64, name: &str, buffer: js_sys::ArrayBuffer) {
             ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview }),
             ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { message: error.message }),
             ResponseBody::Rejected { message } => state.update_file(key, FileStatus::Failed { message }),
-            ResponseBody::Closed { .. } => {}
+            _ => {}
         }),
     );
 }

@@ -3,6 +3,7 @@
 //! `start` decides the role of this wasm instance: in the page it mounts [`App`]; in the engine's
 //! worker it serves requests ([`crate::worker`]).
 
+pub mod charts;
 pub mod components;
 pub mod drop;
 pub mod engine_client;
@@ -146,8 +147,9 @@ fn main_view(state: AppState) -> AnyView {
     let selected = state.selected.get();
     let status = state.files.with(|fs| selected.as_ref().and_then(|n| fs.iter().find(|f| &f.name == n)).map(|f| f.status.clone()));
     match status {
-        Some(FileStatus::Ready { overview, .. }) => match tool {
+        Some(FileStatus::Ready { file_id, overview }) => match tool {
             Tool::Overview => view! { <views::overview::Overview overview=*overview /> }.into_any(),
+            Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=*overview /> }.into_any(),
             t => view! { <views::tool_pending::ToolPending tool=t overview=*overview /> }.into_any(),
         },
         Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),
