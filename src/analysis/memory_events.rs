@@ -3,12 +3,12 @@
 
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const ALLOCATION: &str = "MemoryAllocation";
 pub const DEALLOCATION: &str = "MemoryDeallocation";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Activity {
     Allocation,
     Deallocation,

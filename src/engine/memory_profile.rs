@@ -1,14 +1,85 @@
-//! The Memory Profile of an opened file.
+//! The Memory Profile of an opened file, and the page's views of it.
+//!
+//! The analysis walks every allocator event, so the worker computes it once per file and keeps it
+//! ([`Session::cached_memory_profile`]); switching memory IDs, zooming and selecting rows then only
+//! slice the kept profile. The views below are what crosses the worker boundary: the summary, the
+//! ≤1000-point timeline with each point's event, and the breakdown with each row's metadata and
+//! lifetimes resolved — never the full snapshot list, which can be millions of events.
 
 use super::{OpenError, Session};
-use crate::analysis::memory_profile::{self, MemoryProfile};
+use crate::analysis::memory_profile::{
+    self, ActivityMetadata, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
+};
 use crate::decode::Profile;
+use serde::{Deserialize, Serialize};
+
+/// Most points one timeline reply may carry, whatever the page asks: a few screens wide.
+pub const MAX_WINDOW_POINTS: usize = 8192;
+
+/// One point of the timeline with the event that produced it, for hover details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineEvent {
+    pub point: TimelinePoint,
+    pub activity: ActivityMetadata,
+}
+
+/// One breakdown row as the page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BreakdownEntry {
+    pub metadata: ActivityMetadata,
+    pub occurrences: u64,
+    /// See [`memory_profile::BreakdownRow::freed_before_peak`].
+    pub freed_before_peak: u64,
+    /// Lifetimes of the row's allocations (empty for the special rows), for drawing on the timeline.
+    pub lifetimes: Vec<Lifetime>,
+}
+
+/// One memory ID, ready to draw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocatorView {
+    pub memory_id: String,
+    pub summary: Summary,
+    pub counts: EventCounts,
+    pub leaks: LeakHints,
+    /// Events of this memory ID (the full-resolution timeline's length).
+    pub snapshot_count: usize,
+    /// Time of the first and last event: the timeline's full extent.
+    pub first_time_ps: i64,
+    pub last_time_ps: i64,
+    /// Every event reports zero bytes (TensorFlow's CPU allocator without BFC records stats but no
+    /// sizes): there is nothing to draw, only counts.
+    pub zero_bytes: bool,
+    /// XProf's ≤1000-point sampled timeline.
+    pub timeline: Vec<TimelineEvent>,
+    pub breakdown: Vec<BreakdownEntry>,
+}
+
+/// The Memory Profile of a file as the page asks for it: which memory IDs exist, and one of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryProfileView {
+    pub file_id: u32,
+    /// Sorted, as XProf lists them. Empty when the file has no allocator events.
+    pub memory_ids: Vec<String>,
+    /// The requested memory ID, or the first one; `None` only when there are none.
+    pub allocator: Option<AllocatorView>,
+}
+
+/// A stretch of the full-resolution timeline (zooming in).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineWindow {
+    pub file_id: u32,
+    pub memory_id: String,
+    pub start_ps: i64,
+    pub end_ps: i64,
+    /// Events in the window; `events.len() < event_count` means they were reduced by the max filter.
+    pub event_count: usize,
+    pub events: Vec<TimelineEvent>,
+}
 
 impl Session {
-    /// Computes the Memory Profile of file `file_id` (an XProf trace). Not cached: callers that ask
-    /// repeatedly (zooming, selecting rows) keep the returned value and query it.
+    /// Computes the Memory Profile of file `file_id` (an XProf trace), without keeping it.
     pub fn memory_profile(&self, file_id: u32) -> Result<MemoryProfile, OpenError> {
-        let f = self.get(file_id).ok_or_else(|| OpenError { file: format!("#{file_id}"), message: "no such open file".into() })?;
+        let f = self.get(file_id).ok_or_else(|| no_such_file(file_id))?;
         let err = |message: String| OpenError { file: f.file.name.clone(), message };
         match &f.file.profile {
             Profile::XSpace(space) => memory_profile::analyze(space).map_err(|e| err(e.to_string())),
@@ -17,5 +88,98 @@ impl Session {
                 other.format()
             ))),
         }
+    }
+
+    /// The Memory Profile of `file_id`, computed on first use and kept until the file is closed.
+    pub fn cached_memory_profile(&mut self, file_id: u32) -> Result<&MemoryProfile, OpenError> {
+        if !self.memory_profiles.contains_key(&file_id) {
+            let profile = self.memory_profile(file_id)?;
+            self.memory_profiles.insert(file_id, profile);
+        }
+        self.memory_profiles.get(&file_id).ok_or_else(|| no_such_file(file_id))
+    }
+
+    /// The page's view of `memory_id` (or the first memory ID) of file `file_id`.
+    pub fn memory_profile_view(&mut self, file_id: u32, memory_id: Option<&str>) -> Result<MemoryProfileView, OpenError> {
+        let profile = self.cached_memory_profile(file_id)?;
+        let chosen = match memory_id {
+            Some(id) => Some(profile.allocator(id).ok_or_else(|| no_such_memory_id(profile, file_id, id))?),
+            None => profile.allocators.first(),
+        };
+        Ok(MemoryProfileView {
+            file_id,
+            memory_ids: profile.memory_ids().map(str::to_string).collect(),
+            allocator: chosen.map(allocator_view),
+        })
+    }
+
+    /// The events of `memory_id` between `start_ps` and `end_ps` (inclusive), at most `max_points` of
+    /// them (capped at [`MAX_WINDOW_POINTS`]), reduced by the max filter so no spike is lost.
+    pub fn memory_timeline_window(
+        &mut self,
+        file_id: u32,
+        memory_id: &str,
+        start_ps: i64,
+        end_ps: i64,
+        max_points: usize,
+    ) -> Result<TimelineWindow, OpenError> {
+        let profile = self.cached_memory_profile(file_id)?;
+        let a = profile.allocator(memory_id).ok_or_else(|| no_such_memory_id(profile, file_id, memory_id))?;
+        let first = a.snapshots.partition_point(|s| s.time_offset_ps < start_ps);
+        let end = a.snapshots.partition_point(|s| s.time_offset_ps <= end_ps).max(first);
+        let points = a.timeline_window(start_ps, end_ps, max_points.clamp(1, MAX_WINDOW_POINTS));
+        Ok(TimelineWindow {
+            file_id,
+            memory_id: memory_id.to_string(),
+            start_ps,
+            end_ps,
+            event_count: end - first,
+            events: events(a, points),
+        })
+    }
+}
+
+fn no_such_file(file_id: u32) -> OpenError {
+    OpenError { file: format!("#{file_id}"), message: "no such open file".into() }
+}
+
+fn no_such_memory_id(profile: &MemoryProfile, file_id: u32, id: &str) -> OpenError {
+    let known: Vec<&str> = profile.memory_ids().collect();
+    OpenError { file: format!("#{file_id}"), message: format!("no memory ID `{id}` (this file has: {})", known.join(", ")) }
+}
+
+fn events(a: &AllocatorProfile, points: Vec<TimelinePoint>) -> Vec<TimelineEvent> {
+    points
+        .into_iter()
+        .filter_map(|point| a.snapshots.get(point.snapshot_index).map(|s| TimelineEvent { point, activity: s.activity.clone() }))
+        .collect()
+}
+
+fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
+    let zero_bytes = a.snapshots.iter().all(|s| {
+        s.activity.allocation_bytes == 0 && s.stats.in_use_bytes() == 0 && s.stats.free_memory_bytes == 0 && s.stats.peak_bytes_in_use == 0
+    });
+    AllocatorView {
+        memory_id: a.memory_id.clone(),
+        summary: a.summary.clone(),
+        counts: a.counts,
+        leaks: a.leaks.clone(),
+        snapshot_count: a.snapshots.len(),
+        first_time_ps: a.snapshots.first().map_or(0, |s| s.time_offset_ps),
+        last_time_ps: a.snapshots.last().map_or(0, |s| s.time_offset_ps),
+        zero_bytes,
+        timeline: events(a, a.sampled_timeline()),
+        breakdown: a
+            .breakdown
+            .iter()
+            .filter_map(|row| {
+                Some(BreakdownEntry {
+                    metadata: a.row_metadata(row)?.clone(),
+                    occurrences: row.occurrences,
+                    freed_before_peak: row.freed_before_peak,
+                    lifetimes: a.row_lifetimes(row),
+                })
+            })
+            .collect(),
     }
 }

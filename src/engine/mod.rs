@@ -1,15 +1,16 @@
 //! The engine: a session that owns decoded files and answers requests about them. Both front doors —
 //! the CLI and the web worker — call this API and nothing below it.
 
-pub mod device_memory;
-mod memory_profile;
 pub mod bundle;
+pub mod device_memory;
+pub mod memory_profile;
 pub mod overview;
 pub mod protocol;
 
 use crate::decode::{self, DecodedFile, Progress};
 pub use overview::FileOverview;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 
 /// Why a file could not be opened, naming the file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
@@ -31,6 +32,8 @@ pub struct OpenFile {
 pub struct Session {
     files: Vec<OpenFile>,
     next_id: u32,
+    /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
+    memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
 }
 
 impl Session {
@@ -56,6 +59,7 @@ impl Session {
     pub fn close(&mut self, id: u32) -> bool {
         let before = self.files.len();
         self.files.retain(|f| f.id != id);
+        self.memory_profiles.remove(&id);
         before != self.files.len()
     }
 

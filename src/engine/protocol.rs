@@ -3,6 +3,7 @@
 //! the JSON envelope as a transferred `ArrayBuffer`, never inside it.
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
+use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::{FileOverview, OpenError, Session};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,10 @@ pub enum RequestBody {
     DeviceMemoryDiff { base_file_id: u32, target_file_id: u32, query: DeviceMemoryQuery },
     /// Each stack through the snapshots `file_ids`, with ranked leak suspects.
     DeviceMemorySeries { file_ids: Vec<u32>, query: DeviceMemoryQuery },
+    /// The Memory Profile of an opened trace: `memory_id`, or the first one when `None`.
+    MemoryProfile { file_id: u32, memory_id: Option<String> },
+    /// Zoom: the full-resolution timeline of one memory ID between two times, at most `max_points`.
+    MemoryTimeline { file_id: u32, memory_id: String, start_ps: i64, end_ps: i64, max_points: usize },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,6 +56,8 @@ pub enum ResponseBody {
     DeviceMemoryProfile { view: Box<DeviceMemoryProfileView> },
     DeviceMemoryDiff { view: Box<DeviceMemoryDiffView> },
     DeviceMemorySeries { view: Box<DeviceMemorySeriesView> },
+    MemoryProfile { view: Box<MemoryProfileView> },
+    MemoryTimeline { window: Box<TimelineWindow> },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected { message: String },
 }
@@ -104,6 +111,16 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(view) => reply(ResponseBody::DeviceMemorySeries { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
+        RequestBody::MemoryProfile { file_id, memory_id } => match session.memory_profile_view(file_id, memory_id.as_deref()) {
+            Ok(view) => reply(ResponseBody::MemoryProfile { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::MemoryTimeline { file_id, memory_id, start_ps, end_ps, max_points } => {
+            match session.memory_timeline_window(file_id, &memory_id, start_ps, end_ps, max_points) {
+                Ok(window) => reply(ResponseBody::MemoryTimeline { window: Box::new(window) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
     }
 }
 

@@ -209,6 +209,12 @@ pub(crate) fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label:
     });
 }
 
+/// Asks the engine about an opened file (no bytes travel). `handler` gets the final reply; a reply to a
+/// request the view no longer waits for is the view's to ignore.
+pub(crate) fn request(body: RequestBody, label: String, handler: impl FnMut(ResponseBody) + 'static) {
+    send(body, None, label, Box::new(handler));
+}
+
 /// Registers a file as loading and returns its key. A file of the same name replaces the old one.
 fn begin(state: AppState, name: &str, total: u64) -> u64 {
     let key = NEXT_KEY.with(|k| {

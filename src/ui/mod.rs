@@ -155,9 +155,10 @@ fn main_view(state: AppState) -> AnyView {
     let selected = state.selected.get();
     let status = state.files.with(|fs| selected.as_ref().and_then(|n| fs.iter().find(|f| &f.name == n)).map(|f| f.status.clone()));
     match status {
-        Some(FileStatus::Ready { overview, .. }) => match tool {
+        Some(FileStatus::Ready { file_id, overview }) => match tool {
             Tool::Overview => view! { <views::overview::Overview overview=*overview /> }.into_any(),
             Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=*overview /> }.into_any(),
+            Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=*overview /> }.into_any(),
             t => view! { <views::tool_pending::ToolPending tool=t overview=*overview /> }.into_any(),
         },
         Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),

@@ -3,11 +3,11 @@
 
 use super::Snapshot;
 use crate::analysis::memory_events::Activity;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 /// Allocation and deallocation counts: exact (every event) and as XProf's page shows them (sampled).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct EventCounts {
     pub allocations: u64,
     pub deallocations: u64,
@@ -17,7 +17,7 @@ pub struct EventCounts {
 }
 
 /// Signs of memory that is not given back, over the profiling window.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct LeakHints {
     /// Sum of `allocation_bytes` over allocations / deallocations in the window.
     pub allocated_bytes: i64,
@@ -41,14 +41,14 @@ pub struct LeakHints {
 }
 
 /// Allocations of one op live at the end of the window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LiveOpGroup {
     pub tf_op_name: String,
     pub allocations: u64,
     pub allocation_bytes: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepFloor {
     pub step_id: i64,
     pub min_in_use_bytes: i64,

@@ -26,7 +26,7 @@ use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
 pub use breakdown::BreakdownRow;
@@ -40,7 +40,7 @@ pub const MAX_TIMELINE_POINTS: usize = 1000;
 const INVALID_STEP_ID: i64 = -1;
 
 /// The allocator's state right after one event (XProf's `MemoryAggregationStats`).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct AggregationStats {
     pub stack_reserved_bytes: i64,
     pub heap_allocated_bytes: i64,
@@ -58,7 +58,7 @@ impl AggregationStats {
 }
 
 /// What one event did (XProf's `MemoryActivityMetadata`); also the shape of the special breakdown rows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActivityMetadata {
     pub activity: Activity,
     pub requested_bytes: i64,
@@ -81,7 +81,7 @@ pub struct Snapshot {
 }
 
 /// The peak within the profiling window, and the allocator's own lifetime peak.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Summary {
     /// `peak_bytes_in_use` of the last event in file order: the allocator's peak since it was created.
     pub peak_bytes_usage_lifetime: i64,
@@ -118,7 +118,7 @@ pub struct MemoryProfile {
 }
 
 /// One point to draw.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
     pub snapshot_index: usize,
     pub time_offset_ps: i64,
@@ -126,7 +126,7 @@ pub struct TimelinePoint {
 }
 
 /// When one allocation was made and, if seen, freed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Lifetime {
     pub allocation_index: usize,
     pub allocated_at_ps: i64,

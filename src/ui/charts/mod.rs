@@ -3,6 +3,7 @@
 
 pub mod flame;
 pub mod sparkline;
+pub mod timeline;
 
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};

@@ -4,5 +4,6 @@ pub mod device_memory;
 pub mod export;
 pub mod files;
 pub mod landing;
+pub mod memory_profile;
 pub mod overview;
 pub mod tool_pending;

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Tidemark's Memory Profile vs XProf's own converter on the same files, as a ratio (issue 3 §5).
+#
+# Both sides start from the file on disk and end with XProf's memory_profile JSON: XProf via
+# xprof.convert.raw_to_tool_data.xspace_to_tool_data(..., "memory_profile", use_saved_result=False), as
+# its web server calls it (and as ../shared/fixtures/scripts/e_xprof_oracle.py times it); Tidemark via
+# `cargo bench --bench memory_profile -- FILE...` (release build: read bytes, decode, analyse, JSON, and
+# the page's view). Medians of REPEAT runs.
+#
+# XProf needs Python 3.12 and `pip install xprof==2.24.2` (the version the fixtures' oracle outputs come
+# from), e.g.:  python3.12 -m venv /tmp/xprof-venv && /tmp/xprof-venv/bin/pip install xprof==2.24.2
+# XProf reads uncompressed .xplane.pb only, so gzipped inputs are inflated to a temporary folder first.
+#
+# usage: XPROF_PYTHON=/tmp/xprof-venv/bin/python bench/xprof_compare.sh [FILE.xplane.pb[.gz] ...]
+# default files: d2_tf_cnn, d1_tf_keras_bfc and the larger generated trace target/bench/d2_tf_cnn_x10.xplane.pb
+# (made by a plain `cargo bench --bench memory_profile` run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${XPROF_PYTHON:-python3}"
+REPEAT="${REPEAT:-3}"
+if ! "$PY" -c 'import xprof.convert.raw_to_tool_data' 2>/dev/null; then
+  echo "xprof is not importable with $PY: set XPROF_PYTHON to a Python 3.12 with 'pip install xprof==2.24.2'" >&2
+  exit 2
+fi
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+  files=(tests/fixtures/tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz tests/fixtures/tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz)
+  [ -f target/bench/d2_tf_cnn_x10.xplane.pb ] || TIDEMARK_BENCH_RUNS=1 cargo bench --bench memory_profile >/dev/null
+  files+=(target/bench/d2_tf_cnn_x10.xplane.pb)
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+plain=()
+for f in "${files[@]}"; do
+  case "$f" in
+    *.gz) out="$tmp/$(basename "${f%.gz}")"; gzip -dc "$f" > "$out"; plain+=("$(realpath "$out")") ;;
+    *) plain+=("$(realpath "$f")") ;;
+  esac
+done
+
+ours="$(TIDEMARK_BENCH_RUNS="$REPEAT" cargo bench --quiet --bench memory_profile -- "${plain[@]}" | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
+
+printf '%-34s %12s %12s %8s\n' file xprof_ms tidemark_ms ratio
+for f in "${plain[@]}"; do
+  xprof_ms="$(REPEAT="$REPEAT" "$PY" - "$f" 2>/dev/null <<'PY'
+import statistics, sys, time, os
+from xprof.convert import raw_to_tool_data as r
+times = []
+for _ in range(int(os.environ.get("REPEAT", "3"))):
+    t = time.perf_counter()
+    data, _ = r.xspace_to_tool_data([sys.argv[1]], "memory_profile", {"use_saved_result": False, "memory_space": "0"})
+    times.append(time.perf_counter() - t)
+print(f"{statistics.median(times) * 1e3:.3f}")
+PY
+)"
+  ours_ms="$(printf '%s\n' "$ours" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
+  ratio="$(awk -v x="$xprof_ms" -v o="$ours_ms" 'BEGIN{ if (o > 0) printf "%.1fx", x / o; else print "n/a" }')"
+  printf '%-34s %12s %12s %8s\n' "$(basename "$f")" "$xprof_ms" "$ours_ms" "$ratio"
+done

@@ -1,0 +1,381 @@
+//! The memory timeline: heap and stack stacked as step areas (memory holds its value until the next
+//! event), free memory as a dashed line, fragmentation on a second axis, the peak marked, and the
+//! lifetimes of a selected breakdown row as bars. Canvas 2D in CSS pixels; the caller sizes the backing
+//! store for devicePixelRatio and passes the scale.
+
+use crate::analysis::memory_profile::Lifetime;
+use crate::engine::memory_profile::TimelineEvent;
+use crate::units::ByteUnit;
+use wasm_bindgen::JsValue;
+use web_sys::CanvasRenderingContext2d as Ctx;
+
+/// Room for the axes around the plot, in CSS pixels.
+const LEFT: f64 = 76.0;
+const RIGHT: f64 = 48.0;
+const TOP: f64 = 18.0;
+const BOTTOM: f64 = 28.0;
+/// Bands for at most this many lifetimes are shaded across the plot; more would be a wash.
+const MAX_SHADED_LIFETIMES: usize = 12;
+/// Lanes the lifetime bars are spread over, so overlapping ones stay visible.
+const LIFETIME_LANES: usize = 6;
+
+/// Theme colours, read from the page's CSS variables so the chart follows the theme.
+pub struct Palette {
+    pub fg: String,
+    pub fg2: String,
+    pub border: String,
+    pub accent: String,
+    pub warn: String,
+}
+
+impl Palette {
+    pub fn from_css() -> Palette {
+        let style = web_sys::window()
+            .and_then(|w| Some((w.clone(), w.document()?.document_element()?)))
+            .and_then(|(w, el)| w.get_computed_style(&el).ok().flatten());
+        let var = |name: &str, fallback: &str| {
+            style
+                .as_ref()
+                .and_then(|s| s.get_property_value(name).ok())
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| fallback.to_string())
+        };
+        Palette {
+            fg: var("--fg", "#1f2328"),
+            fg2: var("--fg-2", "#57606a"),
+            border: var("--border", "#d8dce2"),
+            accent: var("--accent", "#1a73e8"),
+            warn: var("--chart-frag", "#b06000"),
+        }
+    }
+}
+
+/// The chart's size and visible time range; maps between pixels and times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Frame {
+    pub width: f64,
+    pub height: f64,
+    pub start_ps: i64,
+    pub end_ps: i64,
+}
+
+impl Frame {
+    pub fn plot_left(&self) -> f64 {
+        LEFT
+    }
+    pub fn plot_right(&self) -> f64 {
+        (self.width - RIGHT).max(LEFT + 1.0)
+    }
+    fn plot_top(&self) -> f64 {
+        TOP
+    }
+    fn plot_bottom(&self) -> f64 {
+        (self.height - BOTTOM).max(TOP + 1.0)
+    }
+    fn span_ps(&self) -> f64 {
+        (self.end_ps.saturating_sub(self.start_ps)).max(1) as f64
+    }
+    pub fn x_of(&self, t_ps: i64) -> f64 {
+        self.plot_left() + (t_ps.saturating_sub(self.start_ps)) as f64 / self.span_ps() * (self.plot_right() - self.plot_left())
+    }
+    /// The time under pixel `x`, clamped to the visible range.
+    pub fn time_at(&self, x: f64) -> i64 {
+        let f = ((x - self.plot_left()) / (self.plot_right() - self.plot_left())).clamp(0.0, 1.0);
+        self.start_ps.saturating_add((f * self.span_ps()) as i64)
+    }
+    pub fn in_plot(&self, x: f64, y: f64) -> bool {
+        (self.plot_left()..=self.plot_right()).contains(&x) && (self.plot_top()..=self.plot_bottom()).contains(&y)
+    }
+}
+
+/// Everything one frame shows.
+pub struct Scene<'a> {
+    pub events: &'a [TimelineEvent],
+    pub peak_time_ps: i64,
+    pub peak_bytes: i64,
+    pub lifetimes: &'a [Lifetime],
+    pub hover: Option<usize>,
+    /// A drag selection in progress, as two x positions.
+    pub drag: Option<(f64, f64)>,
+    pub show_free: bool,
+    pub unit: ByteUnit,
+}
+
+/// The event drawn at time `t_ps`: the last one at or before it (memory holds until the next event),
+/// or the first one when `t_ps` is before all of them.
+pub fn event_at(events: &[TimelineEvent], t_ps: i64) -> Option<usize> {
+    if events.is_empty() {
+        return None;
+    }
+    Some(events.partition_point(|e| e.point.time_offset_ps <= t_ps).saturating_sub(1))
+}
+
+/// 1, 2 or 5 times a power of ten, at least `x`.
+fn nice(x: f64) -> f64 {
+    if !(x.is_finite() && x > 0.0) {
+        return 1.0;
+    }
+    let e = 10f64.powf(x.log10().floor());
+    let f = x / e;
+    e * if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
+}
+
+/// Decimals that tell ticks `step` apart.
+fn decimals(step: f64) -> usize {
+    (-step.log10().floor()).clamp(0.0, 6.0) as usize
+}
+
+/// The byte axis: its top, tick step and labels, in `unit` (or the largest unit that keeps the top ≥ 1
+/// for `Auto`, as the page's figures do).
+fn byte_axis(max_bytes: f64, unit: ByteUnit) -> (f64, f64, &'static str, f64) {
+    let unit = match unit {
+        ByteUnit::Auto => [ByteUnit::GiB, ByteUnit::MiB, ByteUnit::KiB].into_iter().find(|u| max_bytes >= divisor(*u)).unwrap_or(ByteUnit::B),
+        u => u,
+    };
+    let div = divisor(unit);
+    let step = nice(max_bytes / div / 5.0);
+    let top = ((max_bytes / div / step).ceil().max(1.0)) * step;
+    (top * div, step * div, unit.label(), div)
+}
+
+fn divisor(u: ByteUnit) -> f64 {
+    match u {
+        ByteUnit::Auto | ByteUnit::B => 1.0,
+        ByteUnit::KiB => 1024.0,
+        ByteUnit::MiB => 1024.0 * 1024.0,
+        ByteUnit::GiB => 1024.0 * 1024.0 * 1024.0,
+    }
+}
+
+fn stroke(ctx: &Ctx, color: &str, width: f64) {
+    ctx.set_stroke_style_str(color);
+    ctx.set_line_width(width);
+    ctx.stroke();
+}
+
+fn set_dash(ctx: &Ctx, dash: &[f64]) {
+    let a = js_sys::Array::new();
+    for d in dash {
+        a.push(&JsValue::from_f64(*d));
+    }
+    let _ = ctx.set_line_dash(&a);
+}
+
+/// Draws the scene. `scale` is devicePixelRatio: the backing store is `scale` times the CSS size.
+pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette, scale: f64) {
+    let _ = ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0);
+    ctx.clear_rect(0.0, 0.0, frame.width, frame.height);
+    ctx.set_font("11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif");
+    let (l, r, t, b) = (frame.plot_left(), frame.plot_right(), frame.plot_top(), frame.plot_bottom());
+
+    // Visible events, plus one on each side so the steps reach the plot's edges.
+    let ev = scene.events;
+    let first = ev.partition_point(|e| e.point.time_offset_ps < frame.start_ps).saturating_sub(1);
+    let last = ev.partition_point(|e| e.point.time_offset_ps <= frame.end_ps).saturating_add(1).min(ev.len());
+    let visible = &ev[first.min(last)..last];
+
+    let mut max = visible.iter().map(|e| e.point.stats.in_use_bytes()).max().unwrap_or(0) as f64;
+    if scene.show_free {
+        max = max.max(visible.iter().map(|e| e.point.stats.free_memory_bytes).max().unwrap_or(0) as f64);
+    }
+    let (top, step, unit_label, div) = byte_axis(max.max(1.0), scene.unit);
+    let y_of = |v: f64| b - (v / top).clamp(0.0, 1.05) * (b - t);
+
+    // Grid and byte axis.
+    ctx.set_text_align("right");
+    ctx.set_text_baseline("middle");
+    let dec = decimals(step / div);
+    let mut v = 0.0;
+    while v <= top + step * 0.01 {
+        let y = y_of(v).round() + 0.5;
+        ctx.begin_path();
+        ctx.move_to(l, y);
+        ctx.line_to(r, y);
+        stroke(ctx, &palette.border, 1.0);
+        ctx.set_fill_style_str(&palette.fg2);
+        let _ = ctx.fill_text(&format!("{:.dec$} {unit_label}", v / div), l - 6.0, y);
+        v += step;
+    }
+    // Fragmentation axis (0–100 %).
+    ctx.set_text_align("left");
+    for pct in [0, 25, 50, 75, 100] {
+        ctx.set_fill_style_str(&palette.warn);
+        let _ = ctx.fill_text(&format!("{pct}%"), r + 6.0, b - f64::from(pct) / 100.0 * (b - t));
+    }
+    // Time axis.
+    let span_ms = frame.span_ps() / 1e9;
+    let tick_ms = nice(span_ms / ((r - l) / 110.0).max(1.0));
+    let dec = decimals(tick_ms);
+    ctx.set_text_align("center");
+    ctx.set_text_baseline("top");
+    let start_ms = frame.start_ps as f64 / 1e9;
+    let mut ms = (start_ms / tick_ms).ceil() * tick_ms;
+    while ms <= start_ms + span_ms + tick_ms * 1e-6 {
+        let x = frame.x_of((ms * 1e9) as i64).round() + 0.5;
+        ctx.begin_path();
+        ctx.move_to(x, b);
+        ctx.line_to(x, b + 4.0);
+        stroke(ctx, &palette.fg2, 1.0);
+        ctx.set_fill_style_str(&palette.fg2);
+        let _ = ctx.fill_text(&format!("{ms:.dec$}"), x, b + 6.0);
+        ms += tick_ms;
+    }
+    ctx.set_text_align("right");
+    let _ = ctx.fill_text("ms", r + RIGHT - 4.0, b + 6.0);
+
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(l, t - 2.0, r - l, b - t + 2.0);
+    ctx.clip();
+
+    // A selected row's lifetimes: shaded spans (when few) and bars in lanes along the bottom.
+    let end_x = |lt: &Lifetime| lt.deallocated_at_ps.map_or(r + 10.0, |d| frame.x_of(d));
+    if scene.lifetimes.len() <= MAX_SHADED_LIFETIMES {
+        for lt in scene.lifetimes {
+            let x0 = frame.x_of(lt.allocated_at_ps);
+            ctx.set_fill_style_str(&palette.accent);
+            ctx.set_global_alpha(0.12);
+            ctx.fill_rect(x0, t, (end_x(lt) - x0).max(2.0), b - t);
+            ctx.set_global_alpha(1.0);
+        }
+    }
+
+    if !visible.is_empty() {
+        let xs: Vec<f64> = visible.iter().map(|e| frame.x_of(e.point.time_offset_ps)).collect();
+        let heap: Vec<f64> = visible.iter().map(|e| e.point.stats.heap_allocated_bytes as f64).collect();
+        let total: Vec<f64> = visible.iter().map(|e| e.point.stats.in_use_bytes() as f64).collect();
+        let free: Vec<f64> = visible.iter().map(|e| e.point.stats.free_memory_bytes as f64).collect();
+        let frag: Vec<f64> = visible.iter().map(|e| e.point.stats.fragmentation.clamp(0.0, 1.0)).collect();
+        let right_edge = if last == ev.len() { xs[xs.len() - 1] } else { r };
+        // A step line's vertices: memory holds its value until the next event.
+        let steps = |vals: &[f64], to_y: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> {
+            let mut pts = Vec::with_capacity(vals.len() * 2 + 1);
+            pts.push((xs[0], to_y(vals[0])));
+            for i in 1..xs.len() {
+                pts.push((xs[i], to_y(vals[i - 1])));
+                pts.push((xs[i], to_y(vals[i])));
+            }
+            pts.push((right_edge, to_y(vals[vals.len() - 1])));
+            pts
+        };
+        let trace = |pts: &[(f64, f64)]| {
+            for &(x, y) in pts {
+                ctx.line_to(x, y);
+            }
+        };
+        let step_path = |vals: &[f64], to_y: &dyn Fn(f64) -> f64| {
+            ctx.move_to(xs[0], to_y(vals[0]));
+            trace(&steps(vals, to_y));
+        };
+        let heap_pts = steps(&heap, &y_of);
+        // Heap from the baseline, stack as the band between heap and heap + stack.
+        ctx.begin_path();
+        ctx.move_to(xs[0], b);
+        trace(&heap_pts);
+        ctx.line_to(right_edge, b);
+        ctx.close_path();
+        ctx.set_fill_style_str(&palette.accent);
+        ctx.set_global_alpha(0.30);
+        ctx.fill();
+        ctx.begin_path();
+        trace(&steps(&total, &y_of));
+        trace(&heap_pts.iter().rev().copied().collect::<Vec<_>>());
+        ctx.close_path();
+        ctx.set_fill_style_str(&palette.fg2);
+        ctx.set_global_alpha(0.45);
+        ctx.fill();
+        ctx.set_global_alpha(1.0);
+        ctx.begin_path();
+        step_path(&heap, &y_of);
+        stroke(ctx, &palette.accent, 1.25);
+        if scene.show_free {
+            ctx.begin_path();
+            step_path(&free, &y_of);
+            set_dash(ctx, &[4.0, 3.0]);
+            stroke(ctx, &palette.fg, 1.0);
+            set_dash(ctx, &[]);
+        }
+        ctx.begin_path();
+        step_path(&frag, &|f| b - f * (b - t));
+        ctx.set_global_alpha(0.7);
+        stroke(ctx, &palette.warn, 1.0);
+        ctx.set_global_alpha(1.0);
+    }
+
+    // Lifetime bars in lanes along the top of the plot, where the curves rarely reach, each with a
+    // tick at its allocation; an open end (never freed in the window) runs off the right edge.
+    for (i, lt) in scene.lifetimes.iter().enumerate() {
+        let x0 = frame.x_of(lt.allocated_at_ps);
+        let y = t + 4.0 + (i % LIFETIME_LANES) as f64 * 5.0;
+        ctx.set_fill_style_str(&palette.accent);
+        ctx.fill_rect(x0, y - 1.5, (end_x(lt) - x0).max(3.0), 3.0);
+        ctx.fill_rect(x0 - 0.5, y - 3.0, 1.5, 6.0);
+        if scene.lifetimes.len() <= MAX_SHADED_LIFETIMES {
+            ctx.set_global_alpha(0.6);
+            ctx.fill_rect(x0 - 0.5, y, 1.0, b - y);
+            ctx.set_global_alpha(1.0);
+        }
+    }
+    ctx.restore();
+
+    // The peak: a dashed rule, a dot and its height.
+    if (frame.start_ps..=frame.end_ps).contains(&scene.peak_time_ps) {
+        let x = frame.x_of(scene.peak_time_ps).round() + 0.5;
+        let y = y_of(scene.peak_bytes as f64);
+        ctx.begin_path();
+        ctx.move_to(x, t);
+        ctx.line_to(x, b);
+        set_dash(ctx, &[3.0, 3.0]);
+        stroke(ctx, &palette.fg, 1.0);
+        set_dash(ctx, &[]);
+        ctx.begin_path();
+        let _ = ctx.arc(x, y, 3.5, 0.0, std::f64::consts::TAU);
+        ctx.set_fill_style_str(&palette.fg);
+        ctx.fill();
+        let label = format!("peak {}", scene.unit.format(scene.peak_bytes));
+        ctx.set_text_baseline("bottom");
+        let w = ctx.measure_text(&label).map(|m| m.width()).unwrap_or(0.0);
+        let left_side = x + w + 8.0 > r;
+        ctx.set_text_align(if left_side { "right" } else { "left" });
+        let _ = ctx.fill_text(&label, if left_side { x - 5.0 } else { x + 5.0 }, t - 3.0);
+    }
+
+    // Hover: a rule and a dot on the heap + stack line.
+    if let Some(e) = scene.hover.and_then(|i| ev.get(i)) {
+        let x = frame.x_of(e.point.time_offset_ps).round() + 0.5;
+        if (l..=r).contains(&x) {
+            ctx.begin_path();
+            ctx.move_to(x, t);
+            ctx.line_to(x, b);
+            stroke(ctx, &palette.fg2, 1.0);
+            ctx.begin_path();
+            let _ = ctx.arc(x, y_of(e.point.stats.in_use_bytes() as f64), 3.0, 0.0, std::f64::consts::TAU);
+            ctx.set_fill_style_str(&palette.accent);
+            ctx.fill();
+        }
+    }
+
+    if let Some((x0, x1)) = scene.drag {
+        let (a, z) = (x0.min(x1).max(l), x0.max(x1).min(r));
+        ctx.set_fill_style_str(&palette.accent);
+        ctx.set_global_alpha(0.15);
+        ctx.fill_rect(a, t, z - a, b - t);
+        ctx.set_global_alpha(1.0);
+    }
+
+    // Plot frame.
+    ctx.begin_path();
+    ctx.move_to(l + 0.5, t);
+    ctx.line_to(l + 0.5, b + 0.5);
+    ctx.line_to(r, b + 0.5);
+    stroke(ctx, &palette.fg2, 1.0);
+}
