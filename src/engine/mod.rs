@@ -2,6 +2,7 @@
 //! the CLI and the web worker — call this API and nothing below it.
 
 mod memory_profile;
+pub mod memory_viewer;
 pub mod overview;
 pub mod protocol;
 
@@ -29,6 +30,7 @@ pub struct OpenFile {
 pub struct Session {
     files: Vec<OpenFile>,
     next_id: u32,
+    viewers: memory_viewer::ViewerCache,
 }
 
 impl Session {
@@ -54,6 +56,7 @@ impl Session {
     pub fn close(&mut self, id: u32) -> bool {
         let before = self.files.len();
         self.files.retain(|f| f.id != id);
+        self.viewers.forget_file(id);
         before != self.files.len()
     }
 

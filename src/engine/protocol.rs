@@ -2,7 +2,9 @@
 //! sequence number; the page drops replies to requests it no longer waits for. File bytes travel beside
 //! the JSON envelope as a transferred `ArrayBuffer`, never inside it.
 
+use super::memory_viewer::{ModuleEntry, ModuleProblem};
 use super::{FileOverview, OpenError, Session};
+use crate::analysis::memory_viewer::MemoryViewer;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
@@ -21,6 +23,10 @@ pub enum RequestBody {
     /// Decode the bytes sent alongside as file `name`.
     Open { name: String },
     Close { file_id: u32 },
+    /// Every module of every open file, with its peak (the Memory Viewer's module selector).
+    MemoryViewerModules,
+    /// The Memory Viewer of one module; `memory_space` `None` picks device memory where present.
+    MemoryViewer { file_id: u32, module: String, memory_space: Option<i64> },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +43,10 @@ pub enum ResponseBody {
     Opened { file_id: u32, overview: Box<FileOverview> },
     Failed { error: OpenError },
     Closed { file_id: u32 },
+    MemoryViewerModules { modules: Vec<ModuleEntry> },
+    MemoryViewer { file_id: u32, module: String, viewer: Box<MemoryViewer> },
+    /// The module has no Memory Viewer (no buffer assignment, no such module, ...).
+    MemoryViewerUnavailable { file_id: u32, module: String, problem: ModuleProblem },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected { message: String },
 }
@@ -72,5 +82,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             session.close(file_id);
             reply(ResponseBody::Closed { file_id })
         }
+        RequestBody::MemoryViewerModules => reply(ResponseBody::MemoryViewerModules { modules: session.memory_viewer_modules() }),
+        RequestBody::MemoryViewer { file_id, module, memory_space } => match session.memory_viewer(file_id, &module, memory_space) {
+            Ok(viewer) => reply(ResponseBody::MemoryViewer { file_id, module, viewer: Box::new((*viewer).clone()) }),
+            Err(problem) => reply(ResponseBody::MemoryViewerUnavailable { file_id, module, problem }),
+        },
     }
 }
