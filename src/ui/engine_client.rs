@@ -15,7 +15,7 @@ use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 /// its index (and twice the file while a gzip stream inflates).
 pub const MAX_FILE_BYTES: u64 = 1536 << 20;
 
-type Handler = Box<dyn FnMut(ResponseBody)>;
+pub(crate) type Handler = Box<dyn FnMut(ResponseBody)>;
 
 struct Client {
     worker: Worker,
@@ -142,7 +142,7 @@ pub fn init(state: AppState) {
     start_worker();
 }
 
-fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label: String, handler: Handler) {
+pub(crate) fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label: String, handler: Handler) {
     CLIENT.with(|c| {
         let mut c = c.borrow_mut();
         let Some(c) = c.as_mut() else { return };
@@ -201,7 +201,7 @@ fn decode(state: AppState, key: u64, name: &str, buffer: js_sys::ArrayBuffer) {
             ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview }),
             ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { message: error.message }),
             ResponseBody::Rejected { message } => state.update_file(key, FileStatus::Failed { message }),
-            ResponseBody::Closed { .. } => {}
+            _ => {}
         }),
     );
 }

@@ -3,6 +3,7 @@
 //! `start` decides the role of this wasm instance: in the page it mounts [`App`]; in the engine's
 //! worker it serves requests ([`crate::worker`]).
 
+pub mod charts;
 pub mod components;
 pub mod drop;
 pub mod engine_client;
@@ -49,6 +50,8 @@ fn apply_hash(state: AppState, view: HashView) {
     if let Some(f) = view.file {
         state.selected.set(Some(f));
     }
+    state.module.set(view.module);
+    state.memory_space.set(view.memory_space);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -65,7 +68,14 @@ pub fn App() -> impl IntoView {
 
     // The hash follows the view (replaceState: no history entry per click) ...
     Effect::new(move |_| {
-        let hash = HashView { tool: Some(state.tool.get()), file: state.selected.get(), demo: state.demo.get() }.to_hash();
+        let hash = HashView {
+            tool: Some(state.tool.get()),
+            file: state.selected.get(),
+            demo: state.demo.get(),
+            module: state.module.get(),
+            memory_space: state.memory_space.get(),
+        }
+        .to_hash();
         if hash != current_hash() {
             if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
                 let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&hash));
@@ -148,6 +158,7 @@ fn main_view(state: AppState) -> AnyView {
     match status {
         Some(FileStatus::Ready { overview, .. }) => match tool {
             Tool::Overview => view! { <views::overview::Overview overview=*overview /> }.into_any(),
+            Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView /> }.into_any(),
             t => view! { <views::tool_pending::ToolPending tool=t overview=*overview /> }.into_any(),
         },
         Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),

@@ -2,5 +2,6 @@
 
 pub mod files;
 pub mod landing;
+pub mod memory_viewer;
 pub mod overview;
 pub mod tool_pending;
