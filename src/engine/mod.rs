@@ -4,6 +4,7 @@
 pub mod bundle;
 pub mod device_memory;
 pub mod memory_profile;
+pub mod memory_viewer;
 pub mod overview;
 pub mod protocol;
 
@@ -34,6 +35,7 @@ pub struct Session {
     next_id: u32,
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
+    viewers: memory_viewer::ViewerCache,
 }
 
 impl Session {
@@ -60,6 +62,7 @@ impl Session {
         let before = self.files.len();
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
+        self.viewers.forget_file(id);
         before != self.files.len()
     }
 

@@ -4,7 +4,9 @@
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
+use super::memory_viewer::{ModuleEntry, ModuleProblem};
 use super::{FileOverview, OpenError, Session};
+use crate::analysis::memory_viewer::MemoryViewer;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
@@ -36,6 +38,10 @@ pub enum RequestBody {
     MemoryProfile { file_id: u32, memory_id: Option<String> },
     /// Zoom: the full-resolution timeline of one memory ID between two times, at most `max_points`.
     MemoryTimeline { file_id: u32, memory_id: String, start_ps: i64, end_ps: i64, max_points: usize },
+    /// Every module of every open file, with its peak (the Memory Viewer's module selector).
+    MemoryViewerModules,
+    /// The Memory Viewer of one module; `memory_space` `None` picks device memory where present.
+    MemoryViewer { file_id: u32, module: String, memory_space: Option<i64> },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +64,10 @@ pub enum ResponseBody {
     DeviceMemorySeries { view: Box<DeviceMemorySeriesView> },
     MemoryProfile { view: Box<MemoryProfileView> },
     MemoryTimeline { window: Box<TimelineWindow> },
+    MemoryViewerModules { modules: Vec<ModuleEntry> },
+    MemoryViewer { file_id: u32, module: String, viewer: Box<MemoryViewer> },
+    /// The module has no Memory Viewer (no buffer assignment, no such module, ...).
+    MemoryViewerUnavailable { file_id: u32, module: String, problem: ModuleProblem },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected { message: String },
 }
@@ -121,6 +131,11 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
+        RequestBody::MemoryViewerModules => reply(ResponseBody::MemoryViewerModules { modules: session.memory_viewer_modules() }),
+        RequestBody::MemoryViewer { file_id, module, memory_space } => match session.memory_viewer(file_id, &module, memory_space) {
+            Ok(viewer) => reply(ResponseBody::MemoryViewer { file_id, module, viewer: Box::new((*viewer).clone()) }),
+            Err(problem) => reply(ResponseBody::MemoryViewerUnavailable { file_id, module, problem }),
+        },
     }
 }
 

@@ -50,6 +50,8 @@ fn apply_hash(state: AppState, view: HashView) {
     if let Some(f) = view.file {
         state.selected.set(Some(f));
     }
+    state.module.set(view.module);
+    state.memory_space.set(view.memory_space);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -74,7 +76,14 @@ pub fn App() -> impl IntoView {
 
     // The hash follows the view (replaceState: no history entry per click) ...
     Effect::new(move |_| {
-        let hash = HashView { tool: Some(state.tool.get()), file: state.selected.get(), demo: state.demo.get() }.to_hash();
+        let hash = HashView {
+            tool: Some(state.tool.get()),
+            file: state.selected.get(),
+            demo: state.demo.get(),
+            module: state.module.get(),
+            memory_space: state.memory_space.get(),
+        }
+        .to_hash();
         if hash != current_hash() {
             if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
                 let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&hash));
@@ -159,7 +168,7 @@ fn main_view(state: AppState) -> AnyView {
             Tool::Overview => view! { <views::overview::Overview overview=*overview /> }.into_any(),
             Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=*overview /> }.into_any(),
             Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=*overview /> }.into_any(),
-            t => view! { <views::tool_pending::ToolPending tool=t overview=*overview /> }.into_any(),
+            Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView /> }.into_any(),
         },
         Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),
         Some(FileStatus::Failed { .. }) => view! { <p class="muted">"This file could not be opened; see the message above. Other files are unaffected."</p> }.into_any(),

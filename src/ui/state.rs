@@ -77,6 +77,10 @@ pub struct AppState {
     pub demo: RwSignal<bool>,
     /// Page-level problems not tied to a file (worker crashed, demo missing, ...).
     pub alerts: RwSignal<Vec<String>>,
+    /// The Memory Viewer's module of the selected file (XProf's name), and its memory space; `None`:
+    /// the file's largest module, in device memory.
+    pub module: RwSignal<Option<String>>,
+    pub memory_space: RwSignal<Option<i64>>,
 }
 
 impl AppState {
@@ -89,6 +93,8 @@ impl AppState {
             theme: RwSignal::new(Theme::Light),
             demo: RwSignal::new(false),
             alerts: RwSignal::new(Vec::new()),
+            module: RwSignal::new(None),
+            memory_space: RwSignal::new(None),
         }
     }
 
@@ -118,12 +124,14 @@ impl Default for AppState {
     }
 }
 
-/// The view encoded in the URL hash: `#tool=memory-viewer&file=<name>[&demo]`.
+/// The view encoded in the URL hash: `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
     pub file: Option<String>,
     pub demo: bool,
+    pub module: Option<String>,
+    pub memory_space: Option<i64>,
 }
 
 impl HashView {
@@ -136,6 +144,8 @@ impl HashView {
                 "tool" => v.tool = Tool::from_slug(&val),
                 "file" if !val.is_empty() => v.file = Some(val),
                 "demo" => v.demo = true,
+                "module" if !val.is_empty() => v.module = Some(val),
+                "space" => v.memory_space = val.parse().ok(),
                 _ => {}
             }
         }
@@ -152,6 +162,12 @@ impl HashView {
         }
         if let Some(f) = &self.file {
             parts.push(format!("file={}", String::from(js_sys::encode_uri_component(f))));
+        }
+        if let Some(m) = &self.module {
+            parts.push(format!("module={}", String::from(js_sys::encode_uri_component(m))));
+        }
+        if let Some(n) = self.memory_space {
+            parts.push(format!("space={n}"));
         }
         format!("#{}", parts.join("&"))
     }

@@ -79,11 +79,11 @@ pub fn blocks(assignment: &Assignment, color: i64, replay: &Replay, peak: &PeakS
             start_step: 0,
             end_step: total_x_steps,
             op_name: String::new(),
-            category,
+            category: category.into(),
             source: None,
             shape: String::new(),
             unpadded_bytes: 0,
-            color: ALLOCATION_COLOR,
+            color: ALLOCATION_COLOR.into(),
         });
         rectangles += drawn(allocation.proto.size);
         for assigned in &allocation.proto.assigned {
@@ -104,11 +104,11 @@ pub fn blocks(assignment: &Assignment, color: i64, replay: &Replay, peak: &PeakS
                 start_step: span.start,
                 end_step: span.limit,
                 op_name: buffer.op_name().to_string(),
-                category,
+                category: category.into(),
                 source: buffer_source(assignment, buffer),
                 shape: buffer.shape_text(),
                 unpadded_bytes: buffer.unpadded_bytes(),
-                color,
+                color: color.into(),
             });
             rectangles += drawn(y_bytes.saturating_add(buffer.size_bytes()));
         }

@@ -34,7 +34,7 @@ pub struct Replay {
     pub skipped_events: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub start: i64,
     pub limit: i64,

@@ -35,12 +35,17 @@ pub mod xprof_json;
 use crate::proto::hlo::HloProto;
 use assignment::{summarize_skips, Assignment};
 pub use heap_simulation::Span;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 pub use source::SourceInfo;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// A name the analysis takes from a fixed vocabulary (groups, categories, colours): borrowed when
+/// computed, owned when read back from JSON on the page's side of the worker boundary.
+pub type Label = Cow<'static, str>;
+
 /// What to analyze.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Options {
     /// The memory space (XLA "color"); 0 is device memory.
     pub memory_space: i64,
@@ -72,7 +77,7 @@ pub enum MemoryViewerError {
 
 /// The Memory Viewer of one module and memory space. All sizes in bytes; heap figures include the
 /// indefinite allocations, as XProf's do.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryViewer {
     pub module_name: String,
     pub entry_computation_name: String,
@@ -94,6 +99,7 @@ pub struct MemoryViewer {
     /// Indices into `peak_buffers`, largest first; program order among equal sizes.
     pub peak_buffers_by_size: Vec<usize>,
     /// Event-index lifetime of each buffer the trace allocates.
+    #[serde(with = "span_pairs")]
     pub spans: BTreeMap<i64, Span>,
     pub indefinite_allocations: Vec<IndefiniteAllocation>,
     pub blocks: Vec<BufferBlock>,
@@ -107,8 +113,24 @@ pub struct MemoryViewer {
     pub notes: Vec<String>,
 }
 
+/// Spans as `[id, span]` pairs: JSON object keys are strings, which serde cannot read back as integers
+/// inside the worker protocol's tagged enums.
+mod span_pairs {
+    use super::Span;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<S: Serializer>(spans: &BTreeMap<i64, Span>, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(spans)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i64, Span>, D::Error> {
+        Ok(Vec::<(i64, Span)>::deserialize(d)?.into_iter().collect())
+    }
+}
+
 /// A buffer live at the peak, or the fold of the small ones (`logical_buffer_id` `None`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeapObject {
     /// Colour number: its position in `peak_buffers`.
     pub color_index: i32,
@@ -121,18 +143,18 @@ pub struct HeapObject {
     pub instruction_name: String,
     pub shape: String,
     pub op_name: String,
-    pub group: Option<&'static str>,
+    pub group: Option<Label>,
     pub opcode: String,
     pub source: Option<SourceInfo>,
 }
 
 /// An allocation live for the whole program (parameter, constant or maybe-live-out).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndefiniteAllocation {
     pub index: i64,
     pub size_bytes: i64,
     /// XProf's words: "entry computation parameter", "may-be live out", "reusable".
-    pub attributes: Vec<&'static str>,
+    pub attributes: Vec<Label>,
     pub logical_buffers: Vec<AssignedBuffer>,
     /// The shape all its buffers share, or "".
     pub common_shape: String,
@@ -140,7 +162,7 @@ pub struct IndefiniteAllocation {
 
 /// A logical buffer as assigned to an allocation; the name fields are empty when the buffer or its
 /// instruction is unknown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AssignedBuffer {
     pub id: i64,
     pub size_bytes: i64,
@@ -150,7 +172,7 @@ pub struct AssignedBuffer {
 }
 
 /// One rectangle of the allocation-block layout; `logical_buffer_id` `None` is an allocation's band.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BufferBlock {
     pub logical_buffer_id: Option<i64>,
     pub name: String,
@@ -161,15 +183,15 @@ pub struct BufferBlock {
     pub start_step: i64,
     pub end_step: i64,
     pub op_name: String,
-    pub category: &'static str,
+    pub category: Label,
     pub source: Option<SourceInfo>,
     pub shape: String,
     pub unpadded_bytes: i64,
-    pub color: &'static str,
+    pub color: Label,
 }
 
 /// The page's headline figures. The first seven are XProf's; the rest are Tidemark's.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     pub peak_heap_bytes: i64,
     pub peak_unpadded_heap_bytes: i64,
@@ -180,6 +202,8 @@ pub struct Figures {
     /// All allocations of the memory space except thread-local ones.
     pub total_allocation_bytes: i64,
     pub indefinite_allocation_bytes: i64,
+    /// Total allocation − indefinite allocation: what the heap simulator packs temporaries into.
+    pub temporary_allocation_bytes: i64,
     /// Peak − unpadded peak: bytes spent on layout padding and tiling at the peak.
     pub padding_overhead_bytes: i64,
     /// (total allocation − peak) / (total allocation − indefinite): the share of the temporary
@@ -187,9 +211,9 @@ pub struct Figures {
     pub fragmentation: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupTotal {
-    pub group: &'static str,
+    pub group: Label,
     pub bytes: i64,
     pub buffer_count: usize,
 }
@@ -270,6 +294,7 @@ fn figures(assignment: &Assignment, color: i64, peak_heap_bytes: i64, peak_unpad
         maybe_live_out_bytes: sum(&|a| a.proto.maybe_live_out),
         total_allocation_bytes,
         indefinite_allocation_bytes,
+        temporary_allocation_bytes: temporary_bytes,
         padding_overhead_bytes: peak_heap_bytes - peak_unpadded_heap_bytes,
         fragmentation: (temporary_bytes > 0)
             .then(|| (total_allocation_bytes - peak_heap_bytes) as f64 / temporary_bytes as f64),
@@ -284,13 +309,13 @@ fn indefinite_allocations(assignment: &Assignment, color: i64) -> Vec<Indefinite
             let p = a.proto;
             let mut attributes = Vec::new();
             if p.is_entry_computation_parameter {
-                attributes.push("entry computation parameter");
+                attributes.push("entry computation parameter".into());
             }
             if p.maybe_live_out {
-                attributes.push("may-be live out");
+                attributes.push("may-be live out".into());
             }
             if a.is_reusable() {
-                attributes.push("reusable");
+                attributes.push("reusable".into());
             }
             let logical_buffers: Vec<AssignedBuffer> = p
                 .assigned

@@ -101,7 +101,7 @@ impl Builder<'_, '_> {
     }
 
     fn count_group(&mut self, group: &'static str, bytes: i64) {
-        let total = self.by_group.entry(group).or_insert(GroupTotal { group, bytes: 0, buffer_count: 0 });
+        let total = self.by_group.entry(group).or_insert(GroupTotal { group: group.into(), bytes: 0, buffer_count: 0 });
         total.bytes = total.bytes.saturating_add(bytes);
         total.buffer_count += 1;
     }
@@ -118,7 +118,7 @@ fn heap_object(assignment: &Assignment, buffer: &LogicalBuffer, color_index: i32
         instruction_name: buffer.name_with_shape_index(),
         shape,
         op_name: buffer.op_name().to_string(),
-        group: assignment.allocation_of(buffer).map(|a| a.category()),
+        group: assignment.allocation_of(buffer).map(|a| a.category().into()),
         opcode: buffer.instruction.opcode.clone(),
         source: buffer_source(assignment, buffer),
     }

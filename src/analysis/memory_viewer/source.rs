@@ -2,11 +2,11 @@
 //! module's `stack_frame_index` and the instruction's `OpMetadata`, as XProf's `GetSourceInfo` does.
 
 use crate::proto::hlo::{HloInstructionProto, StackFrameIndexProto};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Source of an instruction. `stack_frame` is `file:line:column` per frame, innermost first, joined by
 /// newlines (XProf's format).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceInfo {
     pub file_name: String,
     pub line_number: i32,

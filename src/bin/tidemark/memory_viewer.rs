@@ -130,7 +130,7 @@ fn summary(name: &str, v: &MemoryViewer) -> String {
         v.peak_buffers.len()
     );
     for o in v.peak_buffers_by_size.iter().filter_map(|&i| v.peak_buffers.get(i)).take(TOP_BUFFERS) {
-        let _ = writeln!(s, "    {:>11}  {:<12} {}", bytes(o.size_bytes), o.group.unwrap_or(""), o.label);
+        let _ = writeln!(s, "    {:>11}  {:<12} {}", bytes(o.size_bytes), o.group.as_deref().unwrap_or(""), o.label);
     }
     for n in &v.notes {
         let _ = writeln!(s, "  note: {n}");

@@ -1,9 +1,12 @@
 //! Canvas charts. They draw what the engine answered and nothing else; the shared pieces here keep
 //! every chart sharp on high-DPI screens, sized to its container and in the page's theme colours.
 
+pub mod block_timeline;
 pub mod flame;
+pub mod plot;
 pub mod sparkline;
 pub mod timeline;
+pub mod working_space;
 
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};

@@ -5,5 +5,5 @@ pub mod export;
 pub mod files;
 pub mod landing;
 pub mod memory_profile;
+pub mod memory_viewer;
 pub mod overview;
-pub mod tool_pending;

@@ -1,0 +1,126 @@
+//! The Memory Viewer of opened files: every module the files offer, and the analysis of one module and
+//! memory space. Analyses are cached per (file, module, memory space): the page asks again whenever the
+//! user comes back to a module, and a large module takes long enough to analyse that this matters.
+
+use super::Session;
+use crate::analysis::memory_viewer::modules::{self, ModuleInput};
+use crate::analysis::memory_viewer::{analyze, MemoryViewer, MemoryViewerError, Options};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Why a module has no Memory Viewer, in words for the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModuleProblem {
+    pub message: String,
+    /// The module has no buffer assignment (a `before_optimizations` dump): the page says which file
+    /// to use instead.
+    pub no_buffer_assignment: bool,
+}
+
+/// One line of the page's module selector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModuleEntry {
+    pub file_id: u32,
+    pub file: String,
+    /// XProf's name: `jit_train_step(14)` inside a trace, the module name in an HloProto dump.
+    pub name: String,
+    pub module_name: String,
+    /// The memory space the peak is of: 0 (device memory) where the module has it.
+    pub memory_space: i64,
+    pub memory_spaces: Vec<i64>,
+    pub peak_heap_bytes: Option<i64>,
+    pub problem: Option<ModuleProblem>,
+}
+
+type CacheKey = (u32, String, i64);
+
+/// Analyses computed so far; dropped with their file.
+#[derive(Default)]
+pub struct ViewerCache {
+    entries: HashMap<CacheKey, Result<Arc<MemoryViewer>, ModuleProblem>>,
+}
+
+impl ViewerCache {
+    pub(super) fn forget_file(&mut self, file_id: u32) {
+        self.entries.retain(|(f, _, _), _| *f != file_id);
+    }
+}
+
+fn problem(e: &MemoryViewerError) -> ModuleProblem {
+    ModuleProblem { message: e.to_string(), no_buffer_assignment: matches!(e, MemoryViewerError::NoBufferAssignment { .. }) }
+}
+
+/// Analyses `m`; without `memory_space`, device memory (0) where the module has it, else its first
+/// memory space.
+fn analyse(m: &ModuleInput, memory_space: Option<i64>) -> Result<Arc<MemoryViewer>, ModuleProblem> {
+    let proto = m.proto.as_ref().map_err(|e| ModuleProblem {
+        message: format!("module {} could not be read: {e}", m.name),
+        no_buffer_assignment: false,
+    })?;
+    let options = Options { memory_space: memory_space.unwrap_or(0), ..Options::default() };
+    match (analyze(proto, options), memory_space) {
+        (Err(MemoryViewerError::NoSuchMemorySpace { present, .. }), None) if !present.is_empty() => {
+            analyze(proto, Options { memory_space: present[0], ..options })
+        }
+        (r, _) => r,
+    }
+    .map(Arc::new)
+    .map_err(|e| problem(&e))
+}
+
+impl Session {
+    /// The Memory Viewer of module `module` (XProf's name, or the module name when unique) of file
+    /// `file_id`, in `memory_space` (see [`analyse`] for the default).
+    pub fn memory_viewer(
+        &mut self,
+        file_id: u32,
+        module: &str,
+        memory_space: Option<i64>,
+    ) -> Result<Arc<MemoryViewer>, ModuleProblem> {
+        let key = (file_id, module.to_string(), memory_space.unwrap_or(0));
+        if let Some(hit) = self.viewers.entries.get(&key) {
+            return hit.clone();
+        }
+        let Some(f) = self.files.iter().find(|f| f.id == file_id) else {
+            return Err(ModuleProblem { message: format!("file #{file_id} is not open"), no_buffer_assignment: false });
+        };
+        let inputs = modules::module_inputs(&f.file.profile);
+        let result = modules::select(&inputs, module).map_err(|e| problem(&e)).and_then(|m| analyse(m, memory_space));
+        self.viewers.entries.insert(key, result.clone());
+        result
+    }
+
+    /// Every module of every open file with its peak, largest first (modules without one last), then
+    /// by file and name for a stable order. Analyses each module once (cached for the page's next ask).
+    pub fn memory_viewer_modules(&mut self) -> Vec<ModuleEntry> {
+        let mut out = Vec::new();
+        for f in &self.files {
+            for m in modules::module_inputs(&f.file.profile) {
+                let result = self
+                    .viewers
+                    .entries
+                    .entry((f.id, m.name.clone(), 0))
+                    .or_insert_with(|| analyse(&m, None))
+                    .clone();
+                out.push(ModuleEntry {
+                    file_id: f.id,
+                    file: f.file.name.clone(),
+                    memory_space: result.as_ref().map_or(0, |v| v.options.memory_space),
+                    memory_spaces: result.as_ref().map(|v| v.memory_spaces.clone()).unwrap_or_default(),
+                    peak_heap_bytes: result.as_ref().ok().map(|v| v.peak_heap_bytes),
+                    problem: result.err(),
+                    name: m.name,
+                    module_name: m.module_name,
+                });
+            }
+        }
+        out.sort_by(|a, b| {
+            b.peak_heap_bytes
+                .cmp(&a.peak_heap_bytes)
+                .then_with(|| a.file_id.cmp(&b.file_id))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        out
+    }
+}

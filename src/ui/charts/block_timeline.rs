@@ -1,0 +1,470 @@
+//! The allocation-block timeline: every buffer of the module's heap as a rectangle, x = program order
+//! (width = lifetime), y = offset in the heap (height = size), coloured by allocation group.
+//!
+//! It stays smooth with 100,000 blocks: a frame only touches blocks whose rectangle meets the view
+//! (the list is sorted by start, so the scan stops at the right edge), draws them in one path per
+//! colour, and folds blocks thinner than a couple of pixels into a coarse coverage grid drawn as one
+//! path per colour and density level, so the cost of a frame is bounded by the screen, not the module.
+
+use super::plot::{group_color, group_index, now_ms, prepare, x_axis, y_axis, Palette, BOTTOM, LEFT, RIGHT, TOP};
+use crate::analysis::memory_viewer::MemoryViewer;
+use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::state::AppState;
+use leptos::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What part of the timeline is shown, in data units: program steps (x) and heap bytes (y).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Viewport {
+    pub x0: f64,
+    pub x1: f64,
+    pub y0: f64,
+    pub y1: f64,
+}
+
+/// Blocks thinner or shorter than this (CSS px) are folded into the coverage grid.
+const MIN_BLOCK_PX: f64 = 1.5;
+/// Side of a coverage-grid cell (CSS px).
+const CELL_PX: f64 = 2.0;
+/// Blocks at least this large in both directions get a separating outline.
+const OUTLINE_PX: f64 = 4.0;
+/// Shades per group (see [`group_color`]) and density levels of the coverage grid.
+const SHADES: usize = 3;
+const DENSITY_ALPHA: [f64; 4] = [0.35, 0.55, 0.75, 0.95];
+
+/// One block, in data units, prepared once per module.
+struct Block {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+    group: usize,
+    shade: usize,
+    /// Index into `MemoryViewer::blocks`.
+    index: usize,
+}
+
+/// The module's blocks sorted by start, its allocation bands, and the full extent.
+pub struct TimelineData {
+    blocks: Vec<Block>,
+    bands: Vec<(f64, f64)>,
+    by_buffer: HashMap<i64, usize>,
+    pub full: Viewport,
+}
+
+impl TimelineData {
+    pub fn new(v: &MemoryViewer) -> TimelineData {
+        let mut blocks = Vec::new();
+        let mut bands = Vec::new();
+        let mut steps = (v.heap_bytes.len().max(2) - 1) as f64;
+        let mut top = 0f64;
+        for (index, b) in v.blocks.iter().enumerate() {
+            let y0 = b.offset_bytes as f64;
+            let y1 = y0 + b.size_bytes as f64;
+            top = top.max(y1);
+            steps = steps.max(b.end_step as f64);
+            match b.logical_buffer_id {
+                None => bands.push((y0, y1)),
+                Some(id) => blocks.push(Block {
+                    x0: b.start_step as f64,
+                    // A buffer freed at the step it was made still occupies that step.
+                    x1: (b.end_step.max(b.start_step + 1)) as f64,
+                    y0,
+                    y1,
+                    group: group_index(&b.category),
+                    shade: id.rem_euclid(SHADES as i64) as usize,
+                    index,
+                }),
+            }
+        }
+        blocks.sort_by(|a, b| a.x0.total_cmp(&b.x0));
+        let by_buffer = blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| v.blocks[b.index].logical_buffer_id.map(|id| (id, i)))
+            .collect();
+        TimelineData { blocks, bands, by_buffer, full: Viewport { x0: 0.0, x1: steps, y0: 0.0, y1: top.max(1.0) } }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// The index in `MemoryViewer::blocks` of buffer `id`'s block.
+    pub fn block_of(&self, id: i64) -> Option<usize> {
+        self.by_buffer.get(&id).and_then(|&i| self.blocks.get(i)).map(|b| b.index)
+    }
+
+    /// Keeps `v` inside the module and no smaller than a step by a byte.
+    pub fn clamp(&self, v: Viewport) -> Viewport {
+        let f = self.full;
+        let fit = |a: f64, b: f64, lo: f64, hi: f64, min: f64| {
+            let w = (b - a).clamp(min.min(hi - lo), hi - lo);
+            let a = a.clamp(lo, hi - w);
+            (a, a + w)
+        };
+        let (x0, x1) = fit(v.x0, v.x1, f.x0, f.x1, 1.0);
+        let (y0, y1) = fit(v.y0, v.y1, f.y0, f.y1, 16.0);
+        Viewport { x0, x1, y0, y1 }
+    }
+}
+
+/// Screen mapping of a viewport onto a canvas of `w` × `h` CSS px.
+#[derive(Clone, Copy)]
+struct Frame {
+    v: Viewport,
+    w: f64,
+    h: f64,
+}
+
+impl Frame {
+    fn plot_w(&self) -> f64 {
+        self.w - LEFT - RIGHT
+    }
+    fn plot_h(&self) -> f64 {
+        self.h - TOP - BOTTOM
+    }
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + (x - self.v.x0) / (self.v.x1 - self.v.x0) * self.plot_w()
+    }
+    fn sy(&self, y: f64) -> f64 {
+        TOP + self.plot_h() - (y - self.v.y0) / (self.v.y1 - self.v.y0) * self.plot_h()
+    }
+    fn dx(&self, px: f64) -> f64 {
+        self.v.x0 + (px - LEFT) / self.plot_w() * (self.v.x1 - self.v.x0)
+    }
+    fn dy(&self, py: f64) -> f64 {
+        self.v.y0 + (TOP + self.plot_h() - py) / self.plot_h() * (self.v.y1 - self.v.y0)
+    }
+}
+
+/// What a frame drew, for the page's own timing and the tests.
+struct FrameStats {
+    ms: f64,
+    drawn: usize,
+    folded: usize,
+}
+
+fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, highlight: Option<usize>) -> Option<FrameStats> {
+    let start = now_ms();
+    let (ctx, w, h) = prepare(canvas)?;
+    let p = Palette::read();
+    let f = Frame { v, w, h };
+    let (pw, ph) = (f.plot_w(), f.plot_h());
+    if pw <= 0.0 || ph <= 0.0 {
+        return None;
+    }
+    y_axis(&ctx, &p, v.y0, v.y1, w, h);
+    x_axis(&ctx, &p, v.x0, v.x1, w, h);
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(LEFT, TOP, pw, ph);
+    ctx.clip();
+    // Allocation bands: where each allocation's bytes start and end.
+    ctx.set_fill_style_str(&p.fg2);
+    for &(y0, y1) in &data.bands {
+        for y in [y0, y1] {
+            if y >= v.y0 && y <= v.y1 {
+                ctx.fill_rect(LEFT, f.sy(y).round() - 0.5, pw, 1.0);
+            }
+        }
+    }
+
+    let groups = super::plot::GROUPS.len() + 1;
+    let mut rects: Vec<Vec<[f64; 4]>> = vec![Vec::new(); groups * SHADES];
+    let mut outlines: Vec<[f64; 4]> = Vec::new();
+    let cols = (pw / CELL_PX).ceil() as usize;
+    let rows = (ph / CELL_PX).ceil() as usize;
+    let mut coverage = vec![0f32; cols * rows];
+    let mut cell_group = vec![0u8; cols * rows];
+    let mut cell_best = vec![0f32; cols * rows];
+    let (mut drawn, mut folded) = (0usize, 0usize);
+    let end = data.blocks.partition_point(|b| b.x0 < v.x1);
+    for b in &data.blocks[..end] {
+        if b.x1 <= v.x0 || b.y1 <= v.y0 || b.y0 >= v.y1 {
+            continue;
+        }
+        let (l, r) = (f.sx(b.x0).max(LEFT), f.sx(b.x1).min(LEFT + pw));
+        let (t, bot) = (f.sy(b.y1).max(TOP), f.sy(b.y0).min(TOP + ph));
+        let (bw, bh) = (r - l, bot - t);
+        if bw >= MIN_BLOCK_PX && bh >= MIN_BLOCK_PX {
+            rects[b.group * SHADES + b.shade].push([l, t, bw, bh]);
+            if bw >= OUTLINE_PX && bh >= OUTLINE_PX {
+                outlines.push([l, t, bw, bh]);
+            }
+            drawn += 1;
+            continue;
+        }
+        folded += 1;
+        let (c0, c1) = (((l - LEFT) / CELL_PX) as usize, (((r - LEFT) / CELL_PX) as usize).min(cols - 1));
+        let (r0, r1) = (((t - TOP) / CELL_PX) as usize, (((bot - TOP) / CELL_PX) as usize).min(rows - 1));
+        for row in r0..=r1.max(r0).min(rows - 1) {
+            let cy0 = TOP + row as f64 * CELL_PX;
+            let oy = (bot.min(cy0 + CELL_PX) - t.max(cy0)).max(0.0);
+            for col in c0..=c1.max(c0).min(cols - 1) {
+                let cx0 = LEFT + col as f64 * CELL_PX;
+                let ox = (r.min(cx0 + CELL_PX) - l.max(cx0)).max(0.0);
+                // Even an infinitely thin block is visible: count it as a tenth of a pixel.
+                let area = (ox * oy).max(0.1) as f32;
+                let k = row * cols + col;
+                coverage[k] += area;
+                if area > cell_best[k] {
+                    cell_best[k] = area;
+                    cell_group[k] = b.group as u8;
+                }
+            }
+        }
+    }
+    for (k, batch) in rects.iter().enumerate() {
+        if batch.is_empty() {
+            continue;
+        }
+        ctx.set_fill_style_str(group_color(super::plot::GROUPS.get(k / SHADES).copied().unwrap_or(""), k % SHADES));
+        ctx.begin_path();
+        for [x, y, bw, bh] in batch {
+            ctx.rect(*x, *y, *bw, *bh);
+        }
+        ctx.fill();
+    }
+    if !outlines.is_empty() {
+        ctx.set_stroke_style_str(&p.bg);
+        ctx.set_line_width(1.0);
+        ctx.begin_path();
+        for [x, y, bw, bh] in &outlines {
+            ctx.rect(x + 0.5, y + 0.5, bw - 1.0, bh - 1.0);
+        }
+        ctx.stroke();
+    }
+    // The coverage grid: one path per group and density level, each row's equal neighbours merged
+    // into one rectangle.
+    let cell_area = (CELL_PX * CELL_PX) as f32;
+    let levels = DENSITY_ALPHA.len();
+    let mut runs: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); groups * levels];
+    for row in 0..rows {
+        let mut open: Option<(usize, usize)> = None; // (batch, first column)
+        for col in 0..=cols {
+            let batch = (col < cols).then(|| row * cols + col).filter(|&k| coverage[k] > 0.0).map(|k| {
+                let level = ((coverage[k] / cell_area * levels as f32) as usize).min(levels - 1);
+                usize::from(cell_group[k]) * levels + level
+            });
+            if open.map(|(b, _)| Some(b)) != Some(batch) {
+                if let Some((b, c0)) = open {
+                    runs[b].push((c0, row, col - c0));
+                }
+                open = batch.map(|b| (b, col));
+            }
+        }
+    }
+    for (k, batch) in runs.iter().enumerate() {
+        if batch.is_empty() {
+            continue;
+        }
+        ctx.set_global_alpha(DENSITY_ALPHA[k % levels]);
+        ctx.set_fill_style_str(group_color(super::plot::GROUPS.get(k / levels).copied().unwrap_or(""), 0));
+        ctx.begin_path();
+        for &(c, r, n) in batch {
+            ctx.rect(LEFT + c as f64 * CELL_PX, TOP + r as f64 * CELL_PX, n as f64 * CELL_PX, CELL_PX);
+        }
+        ctx.fill();
+    }
+    ctx.set_global_alpha(1.0);
+    if let Some(b) = highlight.and_then(|i| data.blocks.get(i)) {
+        let (l, r) = (f.sx(b.x0), f.sx(b.x1));
+        let (t, bot) = (f.sy(b.y1), f.sy(b.y0));
+        // At least a few pixels, so a highlighted tiny buffer can still be found.
+        let (cx, cy) = ((l + r) / 2.0, (t + bot) / 2.0);
+        let (hw, hh) = (((r - l) / 2.0).max(3.0), ((bot - t) / 2.0).max(3.0));
+        ctx.set_stroke_style_str(&p.fg);
+        ctx.set_line_width(2.0);
+        ctx.stroke_rect(cx - hw, cy - hh, 2.0 * hw, 2.0 * hh);
+    }
+    ctx.restore();
+    ctx.set_stroke_style_str(&p.border);
+    ctx.set_line_width(1.0);
+    ctx.stroke_rect(LEFT + 0.5, TOP + 0.5, pw - 1.0, ph - 1.0);
+    Some(FrameStats { ms: now_ms() - start, drawn, folded })
+}
+
+/// The block under (`px`, `py`), the smallest when several are (a couple of pixels of slack, so thin
+/// blocks can be pointed at).
+fn hit(data: &TimelineData, f: Frame, px: f64, py: f64) -> Option<usize> {
+    let (x, y) = (f.dx(px), f.dy(py));
+    let sx = 2.0 * (f.v.x1 - f.v.x0) / f.plot_w();
+    let sy = 2.0 * (f.v.y1 - f.v.y0) / f.plot_h();
+    let end = data.blocks.partition_point(|b| b.x0 < x + sx);
+    let mut best: Option<(f64, usize)> = None;
+    for (i, b) in data.blocks[..end].iter().enumerate() {
+        if b.x1 + sx > x && b.y0 - sy < y && b.y1 + sy > y {
+            let inside = b.x0 <= x && x < b.x1 && b.y0 <= y && y < b.y1;
+            let area = (b.x1 - b.x0) * (b.y1 - b.y0) * if inside { 1.0 } else { 1e12 };
+            if best.is_none_or(|(a, _)| area < a) {
+                best = Some((area, i));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+#[component]
+pub fn BlockTimeline(
+    viewer: Arc<MemoryViewer>,
+    data: Arc<TimelineData>,
+    /// Shared with the working-space chart, whose x axis follows this one.
+    view: RwSignal<Viewport>,
+    /// The buffer hovered anywhere on the page (logical buffer id).
+    hovered: RwSignal<Option<i64>>,
+    /// Set on click: the buffer the details card keeps showing.
+    pinned: RwSignal<Option<i64>>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    // Bumped on window resize: the canvas is redrawn at its new size.
+    let resized = RwSignal::new(0u32);
+    // The block under the pointer, with the pointer's position in the canvas (for the card).
+    let hover = RwSignal::new(None::<(usize, f64, f64)>);
+    let drag = StoredValue::new(None::<(f64, f64, Viewport)>);
+    let d = data.clone();
+    Effect::new(move |_| {
+        let v = view.get();
+        state.theme.track();
+        resized.track();
+        let highlight = hovered.get().or(pinned.get()).and_then(|id| d.by_buffer.get(&id).copied());
+        let Some(c) = canvas.get() else { return };
+        if let Some(s) = draw(&c, &d, v, highlight) {
+            let _ = c.set_attribute("data-draw-ms", &format!("{:.3}", s.ms));
+            let _ = c.set_attribute("data-drawn-blocks", &s.drawn.to_string());
+            let _ = c.set_attribute("data-folded-blocks", &s.folded.to_string());
+        }
+    });
+    let resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n = n.wrapping_add(1)));
+    on_cleanup(move || resize.remove());
+
+    let frame = move || {
+        canvas.get_untracked().map(|c| Frame { v: view.get_untracked(), w: f64::from(c.client_width()), h: f64::from(c.client_height()) })
+    };
+    let d = data.clone();
+    let move_viewer = viewer.clone();
+    let on_move = move |ev: web_sys::MouseEvent| {
+        let (px, py) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+        let Some(f) = frame() else { return };
+        if let Some((sx, sy, v0)) = drag.get_value() {
+            let kx = (v0.x1 - v0.x0) / f.plot_w();
+            let ky = (v0.y1 - v0.y0) / f.plot_h();
+            let (dx, dy) = ((px - sx) * kx, (py - sy) * ky);
+            view.set(d.clamp(Viewport { x0: v0.x0 - dx, x1: v0.x1 - dx, y0: v0.y0 + dy, y1: v0.y1 + dy }));
+            return;
+        }
+        let found = hit(&d, f, px, py);
+        hover.set(found.map(|i| (i, px, py)));
+        let id = found.and_then(|i| move_viewer.blocks[d.blocks[i].index].logical_buffer_id);
+        if hovered.get_untracked() != id {
+            hovered.set(id);
+        }
+    };
+    let d = data.clone();
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        ev.prevent_default();
+        let Some(f) = frame() else { return };
+        let (x, y) = (f.dx(f64::from(ev.offset_x())), f.dy(f64::from(ev.offset_y())));
+        let v = f.v;
+        if ev.delta_x().abs() > ev.delta_y().abs() {
+            let dx = ev.delta_x() / f.plot_w() * (v.x1 - v.x0);
+            view.set(d.clamp(Viewport { x0: v.x0 + dx, x1: v.x1 + dx, ..v }));
+            return;
+        }
+        let k = (ev.delta_y() * 0.002).exp();
+        // Ctrl or Shift: program order only (a trackpad pinch arrives as Ctrl+wheel); Alt: offsets only.
+        let (zx, zy) = (!ev.alt_key(), !(ev.ctrl_key() || ev.shift_key()));
+        view.set(d.clamp(Viewport {
+            x0: if zx { x - (x - v.x0) * k } else { v.x0 },
+            x1: if zx { x + (v.x1 - x) * k } else { v.x1 },
+            y0: if zy { y - (y - v.y0) * k } else { v.y0 },
+            y1: if zy { y + (v.y1 - y) * k } else { v.y1 },
+        }));
+    };
+    let d = data.clone();
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let v = view.get_untracked();
+        let (w, hgt) = (v.x1 - v.x0, v.y1 - v.y0);
+        let zoom = |k: f64, x: bool, y: bool| {
+            let (cx, cy) = ((v.x0 + v.x1) / 2.0, (v.y0 + v.y1) / 2.0);
+            let (nw, nh) = (if x { w * k } else { w }, if y { hgt * k } else { hgt });
+            Viewport { x0: cx - nw / 2.0, x1: cx + nw / 2.0, y0: cy - nh / 2.0, y1: cy + nh / 2.0 }
+        };
+        let next = match ev.key().as_str() {
+            "w" | "W" | "+" | "=" => zoom(0.8, true, !ev.shift_key()),
+            "s" | "S" | "-" | "_" => zoom(1.25, true, !ev.shift_key()),
+            "a" | "A" | "ArrowLeft" => Viewport { x0: v.x0 - w * 0.1, x1: v.x1 - w * 0.1, ..v },
+            "d" | "D" | "ArrowRight" => Viewport { x0: v.x0 + w * 0.1, x1: v.x1 + w * 0.1, ..v },
+            "ArrowUp" => Viewport { y0: v.y0 + hgt * 0.1, y1: v.y1 + hgt * 0.1, ..v },
+            "ArrowDown" => Viewport { y0: v.y0 - hgt * 0.1, y1: v.y1 - hgt * 0.1, ..v },
+            "0" | "Escape" => d.full,
+            _ => return,
+        };
+        ev.prevent_default();
+        view.set(d.clamp(next));
+    };
+    let full = data.full;
+    let card_viewer = viewer.clone();
+    let card_data = data.clone();
+    let card = move || {
+        let (i, px, py) = hover.get()?;
+        let b = card_viewer.blocks.get(card_data.blocks.get(i)?.index)?.clone();
+        let key = b.logical_buffer_id.unwrap_or(-1).to_string();
+        // Keep the card inside the canvas: flip it left/up near the right/bottom edge.
+        let (cw, ch) = canvas.get_untracked().map_or((0.0, 0.0), |c| (f64::from(c.client_width()), f64::from(c.client_height())));
+        let left = if px > cw - 340.0 { px - 330.0 } else { px + 14.0 };
+        let top = if py > ch - 170.0 { (py - 170.0).max(0.0) } else { py + 14.0 };
+        let source = b.source.as_ref().map(|s| format!("{}:{}", s.file_name, s.line_number));
+        Some(view! {
+            <div class="hover-card" data-testid="block-card" data-buffer-id=key.clone() style=format!("left:{left:.0}px;top:{top:.0}px")>
+                <div class="hc-title"><code>{b.name.clone()}</code></div>
+                <table>
+                    <tr><td>"Size"</td><td><Bytes metric="block_size_bytes" value=b.size_bytes key=key.clone() /></td></tr>
+                    <tr><td>"Offset"</td><td><Bytes metric="block_offset_bytes" value=b.offset_bytes key=key.clone() /></td></tr>
+                    <tr><td>"Lifetime"</td><td>"steps " <Count metric="block_start_step" value=b.start_step.max(0) as u64 key=key.clone() /> " – " <Count metric="block_end_step" value=b.end_step.max(0) as u64 key=key.clone() /></td></tr>
+                    <tr><td>"Group"</td><td><Text metric="block_category" value=b.category.to_string() key=key.clone() /></td></tr>
+                    <tr><td>"Shape"</td><td><code>{b.shape.clone()}</code></td></tr>
+                    {(!b.op_name.is_empty()).then(|| view! { <tr><td>"Op"</td><td class="wrap">{b.op_name.clone()}</td></tr> })}
+                    {source.map(|s| view! { <tr><td>"Source"</td><td class="wrap"><code>{s}</code></td></tr> })}
+                </table>
+            </div>
+        })
+    };
+    view! {
+        <div class="chart-wrap timeline-wrap">
+            <canvas
+                class="chart timeline"
+                data-testid="block-timeline"
+                data-block-count=data.blocks.len().to_string()
+                tabindex="0"
+                aria-label="Allocation-block timeline: wheel to zoom, drag to pan, W/S zoom, A/D pan, double-click to reset"
+                node_ref=canvas
+                on:mousemove=on_move
+                on:mousedown=move |ev: web_sys::MouseEvent| {
+                    drag.set_value(Some((f64::from(ev.offset_x()), f64::from(ev.offset_y()), view.get_untracked())));
+                    hover.set(None);
+                }
+                on:mouseup=move |ev: web_sys::MouseEvent| {
+                    // A click without movement pins the buffer under the pointer.
+                    if let Some((sx, sy, _)) = drag.get_value() {
+                        if (f64::from(ev.offset_x()) - sx).abs() < 3.0 && (f64::from(ev.offset_y()) - sy).abs() < 3.0 {
+                            pinned.set(hovered.get_untracked());
+                        }
+                    }
+                    drag.set_value(None);
+                }
+                on:mouseleave=move |_| {
+                    drag.set_value(None);
+                    hover.set(None);
+                    hovered.set(None);
+                }
+                on:wheel=on_wheel
+                on:keydown=on_key
+                on:dblclick=move |_| view.set(full)
+            ></canvas>
+            {card}
+        </div>
+    }
+}
