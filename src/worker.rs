@@ -44,7 +44,7 @@ pub fn run() {
         let mut session = session.borrow_mut();
         let mut emit = |r: Response| post(&reply_scope, &r, None);
         let reply = protocol::handle(&mut session, &json, bytes, &mut emit);
-        post(&reply_scope, &reply, protocol::source_bytes(&session, &reply));
+        post(&reply_scope, &reply, protocol::source_bytes(&session, &reply).as_deref());
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();

@@ -253,3 +253,25 @@ fn protocol_round_trip() {
     let back: Response = serde_json::from_str(&json).unwrap();
     assert_eq!(back, r);
 }
+
+#[test]
+fn slim_copies_keep_what_the_memory_tools_read() {
+    use tidemark::engine::slim;
+    // A JAX trace: the Python tracer and host threads go, the nine HLO modules stay exactly.
+    let full = open("jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz");
+    let tidemark::decode::Profile::XSpace(space) = &full.profile else { panic!("xspace") };
+    let small = slim::xspace(space).expect("something to drop");
+    assert!(small.len() * 4 < space.bytes().len(), "{} vs {}", small.len(), space.bytes().len());
+    let slim_ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap()).unwrap();
+    let full_ov = overview(&full).unwrap();
+    assert_eq!(slim_ov.hlo_modules, full_ov.hlo_modules);
+    assert!(slim_ov.planes.iter().all(|p| p.event_count == 0));
+    assert!(slim_ov.notes.iter().any(|n| n.contains("slim copy")), "{:?}", slim_ov.notes);
+    // A TF trace with allocator events keeps its host plane whole: the memory profile is unchanged.
+    let tf = open("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz");
+    let tidemark::decode::Profile::XSpace(space) = &tf.profile else { panic!("xspace") };
+    if let Some(small) = slim::xspace(space) {
+        let ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap()).unwrap();
+        assert_eq!(ov.allocators, overview(&tf).unwrap().allocators);
+    }
+}

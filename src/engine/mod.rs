@@ -7,6 +7,7 @@ pub mod memory_profile;
 pub mod memory_viewer;
 pub mod overview;
 pub mod protocol;
+pub mod slim;
 
 use crate::decode::{self, DecodedFile, Progress};
 pub use overview::FileOverview;

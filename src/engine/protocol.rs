@@ -27,7 +27,12 @@ pub enum RequestBody {
     Close { file_id: u32 },
     /// The file's bytes as the user opened it, for an offline bundle. They travel back beside the
     /// reply as a transferred `ArrayBuffer` (see [`source_bytes`]).
-    Source { file_id: u32 },
+    /// With `slim`, an XSpace comes back without the lines no memory tool reads ([`super::slim`]).
+    Source {
+        file_id: u32,
+        #[serde(default)]
+        slim: bool,
+    },
     /// One JAX device memory profile: live bytes by function and by stack.
     DeviceMemoryProfile { file_id: u32, query: DeviceMemoryQuery },
     /// `target` minus `base`, stack by stack (`pprof --diff_base`).
@@ -58,7 +63,8 @@ pub enum ResponseBody {
     Opened { file_id: u32, overview: Box<FileOverview> },
     Failed { error: OpenError },
     Closed { file_id: u32 },
-    Source { file_id: u32, name: String },
+    /// `slim` says whether the bytes are a slim copy (false when nothing could be dropped).
+    Source { file_id: u32, name: String, slim: bool },
     DeviceMemoryProfile { view: Box<DeviceMemoryProfileView> },
     DeviceMemoryDiff { view: Box<DeviceMemoryDiffView> },
     DeviceMemorySeries { view: Box<DeviceMemorySeriesView> },
@@ -99,8 +105,11 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::Source { file_id } => match session.get(file_id) {
-            Some(f) => reply(ResponseBody::Source { file_id, name: f.file.name.clone() }),
+        RequestBody::Source { file_id, slim } => match session.get(file_id) {
+            Some(f) => {
+                let slim = slim && super::slim::possible(&f.file);
+                reply(ResponseBody::Source { file_id, name: f.file.name.clone(), slim })
+            }
             None => reply(ResponseBody::Rejected { message: format!("file {file_id} is not open") }),
         },
         RequestBody::Close { file_id } => {
@@ -139,10 +148,16 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
     }
 }
 
-/// The bytes that travel beside `response`: a `Source` reply carries its file.
-pub fn source_bytes<'s>(session: &'s Session, response: &Response) -> Option<&'s [u8]> {
+/// The bytes that travel beside `response`: a `Source` reply carries its file (or its slim copy).
+pub fn source_bytes<'s>(session: &'s Session, response: &Response) -> Option<std::borrow::Cow<'s, [u8]>> {
     match response.body {
-        ResponseBody::Source { file_id, .. } => session.get(file_id).map(|f| f.file.source_bytes()),
+        ResponseBody::Source { file_id, slim, .. } => session.get(file_id).and_then(|f| {
+            if slim {
+                super::slim::of(&f.file).map(std::borrow::Cow::Owned)
+            } else {
+                Some(std::borrow::Cow::Borrowed(f.file.source_bytes()))
+            }
+        }),
         _ => None,
     }
 }

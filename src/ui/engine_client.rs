@@ -311,17 +311,20 @@ pub fn open_bytes(state: AppState, name: &str, buffer: js_sys::ArrayBuffer) {
     decode(state, key, name, buffer);
 }
 
-/// The bytes of a loaded file as the user opened it, fetched back from the engine (for a bundle).
-pub async fn source(file_id: u32, label: String) -> Result<js_sys::ArrayBuffer, String> {
+/// The bytes of a loaded file as the user opened it — or its slim copy, when `slim` and one can be made
+/// (the returned flag says which) — fetched back from the engine, for a bundle.
+pub async fn source(file_id: u32, label: String, slim: bool) -> Result<(js_sys::ArrayBuffer, bool), String> {
     let (tx, rx) = futures_channel_oneshot();
     let mut tx = Some(tx);
     send(
-        RequestBody::Source { file_id },
+        RequestBody::Source { file_id, slim },
         None,
         label,
         Box::new(move |body| {
             let r = match body {
-                ResponseBody::Source { .. } => REPLY_BYTES.with(|b| b.borrow_mut().take()).ok_or_else(|| "the engine sent no bytes".to_string()),
+                ResponseBody::Source { slim, .. } => {
+                    REPLY_BYTES.with(|b| b.borrow_mut().take()).map(|b| (b, slim)).ok_or_else(|| "the engine sent no bytes".to_string())
+                }
                 ResponseBody::Failed { error } => Err(error.message),
                 ResponseBody::Rejected { message } => Err(message),
                 _ => return,

@@ -108,3 +108,33 @@ test('the CLI makes the same kind of bundle', async () => {
   assertOnlyLocal(page);
   assert.deepEqual(page.errors, []);
 });
+
+test('a JAX trace can be shared as a much smaller slim copy with the same memory figures', async () => {
+  const trace = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
+  const name = path.basename(trace);
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [trace]);
+  await waitForFile(page, name);
+  await selectFile(page, name);
+  const modules = await metric(page, 'total_allocation_bytes');
+  assert.equal(modules.length, 9);
+  await page.click('[data-testid="export-open"]');
+  await page.waitForSelector('[data-testid="export-slim"]');
+  const full = Number((await metric(page, 'bundle_bytes'))[0]);
+  const slim = Number((await metric(page, 'slim_bundle_bytes'))[0]);
+  assert.ok(slim * 2 < full, `slim ${slim} vs full ${full}`);
+  await page.check('[data-testid="export-slim"]');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-download"]')]);
+  const file = path.join(tmp, 'slim.html');
+  await download.saveAs(file);
+  assert.equal(statSync(file).size, slim);
+
+  const offline = await openOffline(file);
+  await waitForFile(offline, name);
+  await selectFile(offline, name);
+  assert.deepEqual(await metric(offline, 'total_allocation_bytes'), modules, 'every HLO module is intact');
+  assert.match(await offline.textContent('.notes'), /slim copy/);
+  assertOnlyLocal(offline);
+  assert.deepEqual(offline.errors, []);
+});

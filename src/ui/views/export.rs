@@ -19,6 +19,13 @@ struct Prepared {
     files: usize,
 }
 
+/// The full bundle, and the slim one when it is much smaller (see `engine::slim`).
+#[derive(Clone)]
+struct Choices {
+    full: Prepared,
+    slim: Option<Prepared>,
+}
+
 async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
     let window = web_sys::window().ok_or("no window")?;
     let resp: web_sys::Response = JsFuture::from(window.fetch_with_str(url)).await.map_err(|e| format!("{url}: {e:?}"))?.unchecked_into();
@@ -32,14 +39,13 @@ async fn fetch_bytes(url: &str) -> Result<Vec<u8>, String> {
 /// The app's own assets: from the server it was loaded from, or from the bundle it runs in.
 async fn own_assets() -> Result<Assets, String> {
     if let Some(boot) = engine_client::bundle() {
-        let glue = js_sys::Reflect::get(&boot, &"glue".into()).ok().and_then(|v| v.as_string()).ok_or("bundle without glue")?;
-        let wasm = js_sys::Reflect::get(&boot, &"wasm".into()).map_err(|e| format!("{e:?}"))?;
+        let get = |k: &str| js_sys::Reflect::get(&boot, &k.into()).map_err(|e| format!("{e:?}"));
         let css = web_sys::window()
             .and_then(|w| w.document())
             .and_then(|d| d.query_selector("style").ok().flatten())
             .and_then(|s| s.text_content())
             .unwrap_or_default();
-        return Ok(Assets { js: fetch_bytes(&glue).await?, wasm: js_sys::Uint8Array::new(&wasm).to_vec(), css: css.into_bytes() });
+        return Ok(Assets { js: js_sys::Uint8Array::new(&get("js")?).to_vec(), wasm: js_sys::Uint8Array::new(&get("wasm")?).to_vec(), css: css.into_bytes() });
     }
     Ok(Assets {
         js: fetch_bytes(&format!("./{}", bundle::JS_NAME)).await?,
@@ -48,7 +54,16 @@ async fn own_assets() -> Result<Assets, String> {
     })
 }
 
-async fn prepare(state: AppState) -> Result<Prepared, String> {
+fn assemble(assets: &Assets, sources: &[(String, Vec<u8>)], hash: &str) -> Prepared {
+    let profiles: Vec<bundle::Profile> = sources.iter().map(|(name, bytes)| bundle::Profile { name, bytes }).collect();
+    let html = bundle::build(assets, &profiles, hash);
+    // As embedded: base64 for the glue and wasm, CSS as text; the rest is the profiles (and a little markup).
+    let b64 = |n: usize| n.div_ceil(3) as u64 * 4;
+    let app_bytes = b64(assets.js.len()) + b64(assets.wasm.len()) + assets.css.len() as u64;
+    Prepared { app_bytes, profile_bytes: (html.len() as u64).saturating_sub(app_bytes), files: profiles.len(), html: std::rc::Rc::new(html) }
+}
+
+async fn prepare(state: AppState) -> Result<Choices, String> {
     let assets = own_assets().await?;
     let loaded: Vec<(u32, String)> = state.files.with_untracked(|fs| {
         fs.iter()
@@ -61,18 +76,19 @@ async fn prepare(state: AppState) -> Result<Prepared, String> {
     if loaded.is_empty() {
         return Err("no profile is loaded: open one first".into());
     }
-    let mut sources = Vec::new();
+    let (mut full, mut slim, mut any_slim) = (Vec::new(), Vec::new(), false);
     for (id, name) in &loaded {
-        let buf = engine_client::source(*id, name.clone()).await?;
-        sources.push((name.clone(), js_sys::Uint8Array::new(&buf).to_vec()));
+        let (buf, _) = engine_client::source(*id, name.clone(), false).await?;
+        full.push((name.clone(), js_sys::Uint8Array::new(&buf).to_vec()));
+        let (buf, slimmed) = engine_client::source(*id, name.clone(), true).await?;
+        any_slim |= slimmed;
+        slim.push((name.clone(), js_sys::Uint8Array::new(&buf).to_vec()));
     }
-    let profiles: Vec<bundle::Profile> = sources.iter().map(|(name, bytes)| bundle::Profile { name, bytes }).collect();
     let hash = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
-    let html = bundle::build(&assets, &profiles, &hash);
-    // As embedded: base64 for the glue and wasm, CSS as text; the rest is the profiles (and a little markup).
-    let b64 = |n: usize| n.div_ceil(3) as u64 * 4;
-    let app_bytes = b64(assets.js.len()) + b64(assets.wasm.len()) + assets.css.len() as u64;
-    Ok(Prepared { app_bytes, profile_bytes: (html.len() as u64).saturating_sub(app_bytes), files: profiles.len(), html: std::rc::Rc::new(html) })
+    let full = assemble(&assets, &full, &hash);
+    // Offered only when it is much smaller: otherwise the full profiles are the better thing to share.
+    let slim = any_slim.then(|| assemble(&assets, &slim, &hash)).filter(|s| s.html.len() * 2 < full.html.len());
+    Ok(Choices { full, slim })
 }
 
 fn download(html: &str, name: &str) -> Result<(), String> {
@@ -89,18 +105,25 @@ fn download(html: &str, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The export dialog: prepares the bundle, says its size (warning when it is large), downloads it.
+/// The export dialog: prepares the bundle, says its size (warning when it is large, offering the slim
+/// copy when that is much smaller), downloads it.
 #[component]
 pub fn ExportDialog(
     /// Whether the dialog is open.
     open: RwSignal<bool>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let prepared: RwSignal<Option<Result<Prepared, String>>, LocalStorage> = RwSignal::new_local(None);
+    let prepared: RwSignal<Option<Result<Choices, String>>, LocalStorage> = RwSignal::new_local(None);
+    let use_slim = RwSignal::new(false);
     Effect::new(move |_| {
         if open.get() {
             prepared.set(None);
-            wasm_bindgen_futures::spawn_local(async move { prepared.set(Some(prepare(state).await)) });
+            wasm_bindgen_futures::spawn_local(async move {
+                let p = prepare(state).await;
+                // Large and much smaller when slim: slim is the better default.
+                use_slim.set(matches!(&p, Ok(c) if c.slim.is_some() && c.full.html.len() as u64 > bundle::LARGE_BUNDLE_BYTES));
+                prepared.set(Some(p));
+            });
         }
     });
     let file_name = move || {
@@ -117,23 +140,34 @@ pub fn ExportDialog(
                 {move || match prepared.get() {
                     None => view! { <p class="muted">"Preparing…"</p> }.into_any(),
                     Some(Err(e)) => view! { <p class="banner error">{e}</p> }.into_any(),
-                    Some(Ok(p)) => {
-                        let size = p.html.len() as i64;
-                        let large = size as u64 > bundle::LARGE_BUNDLE_BYTES;
-                        let html = p.html.clone();
+                    Some(Ok(c)) => {
+                        let large = c.full.html.len() as u64 > bundle::LARGE_BUNDLE_BYTES;
+                        let (full_html, slim_html) = (c.full.html.clone(), c.slim.as_ref().map(|s| s.html.clone()));
                         view! {
                             <table class="grid">
-                                <tr><td>"Bundle size"</td><td class="r"><Bytes metric="bundle_bytes" value=size /></td></tr>
-                                <tr><td>"App (wasm, JS, CSS)"</td><td class="r"><Bytes metric="bundle_app_bytes" value=p.app_bytes as i64 /></td></tr>
-                                <tr><td>{format!("Profiles ({}, compressed)", p.files)}</td><td class="r"><Bytes metric="bundle_profile_bytes" value=p.profile_bytes as i64 /></td></tr>
+                                <tr><td>"Bundle size"</td><td class="r"><Bytes metric="bundle_bytes" value=c.full.html.len() as i64 /></td></tr>
+                                <tr><td>"App (wasm, JS, CSS)"</td><td class="r"><Bytes metric="bundle_app_bytes" value=c.full.app_bytes as i64 /></td></tr>
+                                <tr><td>{format!("Profiles ({}, compressed)", c.full.files)}</td><td class="r"><Bytes metric="bundle_profile_bytes" value=c.full.profile_bytes as i64 /></td></tr>
                             </table>
                             {large.then(|| view! {
                                 <p class="banner warn" data-testid="bundle-large">
-                                    "This bundle is large for e-mail. Remove files you do not need from the file list (×) before exporting, or share the profile files themselves."
+                                    "This bundle is large for e-mail. Remove files you do not need from the file list (×) before exporting, or share the slim copy."
                                 </p>
+                            })}
+                            {c.slim.as_ref().map(|s| view! {
+                                <label class="field check slim-choice">
+                                    <input type="checkbox" data-testid="export-slim" prop:checked=move || use_slim.get() on:change=move |ev| use_slim.set(event_target_checked(&ev)) />
+                                    "Slim copy: "
+                                    <Bytes metric="slim_bundle_bytes" value=s.html.len() as i64 />
+                                    " — drops the trace lines no memory tool reads (Python tracer, host threads without allocator events); every figure of the memory tools is kept"
+                                </label>
                             })}
                             <p class="actions">
                                 <button class="btn primary" data-testid="export-download" on:click=move |_| {
+                                    let html = match (&slim_html, use_slim.get_untracked()) {
+                                        (Some(s), true) => s.clone(),
+                                        _ => full_html.clone(),
+                                    };
                                     if let Err(e) = download(&html, &file_name()) {
                                         state.alerts.update(|a| a.push(format!("The bundle could not be saved: {e}")));
                                     }
