@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tidemark::engine::bundle::{self, Assets};
 use tidemark::engine::Session;
 
-const USAGE: &str = "usage: tidemark bundle FILE|DIR... -o OUT.html [--tool TOOL] [--file NAME] [--module NAME] [--memory-id ID] [--dist DIR]";
+const USAGE: &str = "usage: tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool TOOL] [--file NAME] [--module NAME] [--memory-id ID] [--dist DIR]";
 
 fn dist_dir(args: &Args) -> PathBuf {
     if let Some(d) = args.option("dist") {
@@ -28,7 +28,7 @@ fn read_assets(dist: &Path) -> Result<Assets, String> {
 }
 
 pub fn run(argv: &[String]) -> i32 {
-    let args = match Args::parse(argv, &["o", "tool", "file", "module", "memory-id", "dist"]).and_then(|a| a.check_flags(&[]).map(|_| a)) {
+    let args = match Args::parse(argv, &["o", "tool", "file", "module", "memory-id", "dist"]).and_then(|a| a.check_flags(&["slim"]).map(|_| a)) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("tidemark bundle: {e}\n{USAGE}");
@@ -68,8 +68,16 @@ pub fn run(argv: &[String]) -> i32 {
         }
         names.push(name);
     }
-    let profiles: Vec<bundle::Profile> =
-        session.files().iter().zip(&names).map(|(f, name)| bundle::Profile { name, bytes: f.file.source_bytes() }).collect();
+    // --slim: traces shed the lines no memory tool reads (see engine::slim); other files go as they are.
+    let slim: Vec<Option<Vec<u8>>> =
+        session.files().iter().map(|f| if args.flag("slim") { tidemark::engine::slim::of(&f.file) } else { None }).collect();
+    let profiles: Vec<bundle::Profile> = session
+        .files()
+        .iter()
+        .zip(&names)
+        .zip(&slim)
+        .map(|((f, name), s)| bundle::Profile { name, bytes: s.as_deref().unwrap_or_else(|| f.file.source_bytes()) })
+        .collect();
     let first = names.first().cloned().unwrap_or_default();
     let mut view: Vec<(&str, &str)> = vec![("tool", args.option("tool").unwrap_or("overview")), ("file", args.option("file").unwrap_or(&first))];
     for key in ["module", "memory-id"] {

@@ -673,7 +673,7 @@ fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<
                                 title=if selectable { "Click to draw this allocation's lifetime on the timeline" } else { "A computed row: no single allocation to draw" }
                                 on:click=move |_| selected_row.update(|s| *s = if *s == Some(i) { None } else { Some(i) })
                             >
-                                <td class="op" class:muted=m.tf_op_name.is_empty()><Text metric="row_op" value=m.tf_op_name.clone() key=k.clone() shown=if m.tf_op_name.is_empty() { "(no op)".to_string() } else { m.tf_op_name.clone() } /></td>
+                                <td class="op" class:muted=m.tf_op_name.is_empty() title=m.tf_op_name.clone()><Text metric="row_op" value=m.tf_op_name.clone() key=k.clone() shown=if m.tf_op_name.is_empty() { "(no op)".to_string() } else { m.tf_op_name.clone() } /></td>
                                 <td class="r"><Bytes metric="row_allocation_bytes" value=m.allocation_bytes key=k.clone() /></td>
                                 <td class="r"><Bytes metric="row_requested_bytes" value=m.requested_bytes key=k.clone() /></td>
                                 <td class="r"><Count metric="row_occurrences" value=r.occurrences key=k.clone() /></td>
