@@ -52,6 +52,8 @@ fn apply_hash(state: AppState, view: HashView) {
     }
     state.module.set(view.module);
     state.memory_space.set(view.memory_space);
+    state.memory_id.set(view.memory_id);
+    state.breakdown_row.set(view.row);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -82,6 +84,8 @@ pub fn App() -> impl IntoView {
             demo: state.demo.get(),
             module: state.module.get(),
             memory_space: state.memory_space.get(),
+            memory_id: state.memory_id.get(),
+            row: state.breakdown_row.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -89,6 +93,15 @@ pub fn App() -> impl IntoView {
                 let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&hash));
             }
         }
+    });
+    // A memory ID or breakdown row belongs to one file: forget them when another file is selected.
+    Effect::new(move |prev: Option<Option<String>>| {
+        let current = state.selected.get();
+        if prev.is_some_and(|p| p != current) {
+            state.memory_id.set(None);
+            state.breakdown_row.set(None);
+        }
+        current
     });
     // ... and the view follows a hash the user pasted or navigated to.
     let on_hash = Closure::<dyn FnMut()>::new(move || apply_hash(state, HashView::parse(&current_hash())));

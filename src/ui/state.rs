@@ -81,6 +81,9 @@ pub struct AppState {
     /// the file's largest module, in device memory.
     pub module: RwSignal<Option<String>>,
     pub memory_space: RwSignal<Option<i64>>,
+    /// The Memory Profile's memory ID (`None`: the file's first) and selected breakdown row.
+    pub memory_id: RwSignal<Option<String>>,
+    pub breakdown_row: RwSignal<Option<usize>>,
 }
 
 impl AppState {
@@ -95,6 +98,8 @@ impl AppState {
             alerts: RwSignal::new(Vec::new()),
             module: RwSignal::new(None),
             memory_space: RwSignal::new(None),
+            memory_id: RwSignal::new(None),
+            breakdown_row: RwSignal::new(None),
         }
     }
 
@@ -124,7 +129,8 @@ impl Default for AppState {
     }
 }
 
-/// The view encoded in the URL hash: `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&demo]`.
+/// The view encoded in the URL hash:
+/// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -132,6 +138,8 @@ pub struct HashView {
     pub demo: bool,
     pub module: Option<String>,
     pub memory_space: Option<i64>,
+    pub memory_id: Option<String>,
+    pub row: Option<usize>,
 }
 
 impl HashView {
@@ -146,6 +154,8 @@ impl HashView {
                 "demo" => v.demo = true,
                 "module" if !val.is_empty() => v.module = Some(val),
                 "space" => v.memory_space = val.parse().ok(),
+                "memory-id" if !val.is_empty() => v.memory_id = Some(val),
+                "row" => v.row = val.parse().ok(),
                 _ => {}
             }
         }
@@ -168,6 +178,12 @@ impl HashView {
         }
         if let Some(n) = self.memory_space {
             parts.push(format!("space={n}"));
+        }
+        if let Some(m) = &self.memory_id {
+            parts.push(format!("memory-id={}", String::from(js_sys::encode_uri_component(m))));
+        }
+        if let Some(r) = self.row {
+            parts.push(format!("row={r}"));
         }
         format!("#{}", parts.join("&"))
     }

@@ -138,3 +138,31 @@ test('a JAX trace can be shared as a much smaller slim copy with the same memory
   assertOnlyLocal(offline);
   assert.deepEqual(offline.errors, []);
 });
+
+test('a bundle restores the Memory Profile view: tool, file, memory ID and the selected row', async () => {
+  const trace = fixture('tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz');
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [trace]);
+  await waitForFile(page, path.basename(trace));
+  await page.click('[data-tool="memory-profile"]');
+  await page.waitForSelector('[data-testid="breakdown"] tbody tr');
+  await page.selectOption('[data-testid="memory-profile"] select', 'bfc_cpu_allocator_for_gpu');
+  await page.locator('[data-testid="breakdown"] tbody tr').nth(2).click();
+  await page.waitForSelector('[data-testid="breakdown"] tbody tr.selected');
+  assert.match(page.url(), /tool=memory-profile/);
+  assert.match(page.url(), /memory-id=bfc_cpu_allocator_for_gpu/);
+  assert.match(page.url(), /row=2/);
+  const op = await page.textContent('[data-testid="breakdown"] tbody tr.selected td.op');
+
+  await page.click('[data-testid="export-open"]');
+  await page.waitForSelector('[data-testid="export-download"]');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-download"]')]);
+  const file = path.join(tmp, 'memory-profile.html');
+  await download.saveAs(file);
+  const offline = await openOffline(file);
+  await offline.waitForSelector('[data-testid="breakdown"] tbody tr.selected');
+  assert.equal(await offline.textContent('[data-testid="breakdown"] tbody tr.selected td.op'), op);
+  assert.equal(await offline.getAttribute('.tab[data-tool="memory-profile"]', 'aria-selected'), 'true');
+  assertOnlyLocal(offline);
+});

@@ -48,7 +48,8 @@ fn percent(f: f64) -> String {
 
 #[component]
 pub fn MemoryProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
-    let memory_id = RwSignal::new(None::<String>);
+    // In the URL hash (with the selected row), so a reload, a shared link or a bundle restores them.
+    let memory_id = expect_context::<AppState>().memory_id;
     let load = RwSignal::new(Load::Loading);
     let elapsed_ms = RwSignal::new(None::<f64>);
     let generation = RwSignal::new(0u64);
@@ -69,6 +70,11 @@ pub fn MemoryProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
             elapsed_ms.try_set(Some(now_ms() - t0));
             let next = match body {
                 ResponseBody::MemoryProfile { view } => Load::Ready(Arc::new(*view)),
+                // A memory ID from a link that this file does not have: show the file's first instead.
+                ResponseBody::Failed { .. } if memory_id.get_untracked().is_some() => {
+                    memory_id.set(None);
+                    return;
+                }
                 ResponseBody::Failed { error } => Load::Failed(error.message),
                 ResponseBody::Rejected { message } => Load::Failed(message),
                 _ => return,
@@ -145,7 +151,7 @@ fn AllocatorPanel(
     memory_id: RwSignal<Option<String>>,
     elapsed_ms: RwSignal<Option<f64>>,
 ) -> impl IntoView {
-    let selected_row = RwSignal::new(None::<usize>);
+    let selected_row = expect_context::<AppState>().breakdown_row;
     let current = a.memory_id.clone();
     let s = &a.summary;
     let c = a.counts;
@@ -157,7 +163,10 @@ fn AllocatorPanel(
                 <select
                     data-testid="memory-id-select"
                     prop:value=current.clone()
-                    on:change=move |ev| memory_id.set(Some(event_target_value(&ev)))
+                    on:change=move |ev| {
+                        selected_row.set(None);
+                        memory_id.set(Some(event_target_value(&ev)));
+                    }
                 >
                     {memory_ids.into_iter().map(|id| view! { <option value=id.clone() selected=id == current>{id.clone()}</option> }).collect_view()}
                 </select>
