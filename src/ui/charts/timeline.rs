@@ -5,8 +5,8 @@
 
 use crate::analysis::memory_profile::Lifetime;
 use crate::engine::memory_profile::TimelineEvent;
-use super::{font, nice, ticks, Palette};
 use crate::units::ByteUnit;
+use super::{font, nice, ticks, Palette};
 use wasm_bindgen::JsValue;
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -89,22 +89,13 @@ fn decimals(step: f64) -> usize {
 /// for `Auto`, as the page's figures do).
 fn byte_axis(max_bytes: f64, unit: ByteUnit) -> (f64, f64, &'static str, f64) {
     let unit = match unit {
-        ByteUnit::Auto => [ByteUnit::GiB, ByteUnit::MiB, ByteUnit::KiB].into_iter().find(|u| max_bytes >= divisor(*u)).unwrap_or(ByteUnit::B),
+        ByteUnit::Auto => [ByteUnit::GiB, ByteUnit::MiB, ByteUnit::KiB].into_iter().find(|u| max_bytes >= u.divisor()).unwrap_or(ByteUnit::B),
         u => u,
     };
-    let div = divisor(unit);
+    let div = unit.divisor();
     let step = nice(max_bytes / div / 5.0, false);
     let top = ((max_bytes / div / step).ceil().max(1.0)) * step;
     (top * div, step * div, unit.label(), div)
-}
-
-fn divisor(u: ByteUnit) -> f64 {
-    match u {
-        ByteUnit::Auto | ByteUnit::B => 1.0,
-        ByteUnit::KiB => 1024.0,
-        ByteUnit::MiB => 1024.0 * 1024.0,
-        ByteUnit::GiB => 1024.0 * 1024.0 * 1024.0,
-    }
 }
 
 fn stroke(ctx: &Ctx, color: &str, width: f64) {
