@@ -1,7 +1,7 @@
 //! Shared plot frame of the Memory Viewer's charts: margins, axes and group colours. Canvas sizing,
 //! theme colours and tick steps are the ones every chart uses (`super`).
 
-use super::{font, nice, now_ms, ticks, Palette};
+use super::{font, nice, now_ms, observe_width, ticks, Palette};
 use crate::ui::state::AppState;
 use leptos::prelude::*;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
@@ -57,16 +57,23 @@ impl Frame {
 }
 
 /// Redraws a chart with `draw` whenever a signal `draw` reads changes, the theme switches (colours
-/// come from CSS) or the window is resized (the canvas follows its CSS box), and records how long the
+/// come from CSS) or the canvas's width changes (it follows its CSS box), and records how long the
 /// frame took in `data-draw-ms` for the page's timings and the tests. `draw` answers whether it drew.
 pub fn redraw(canvas: NodeRef<leptos::html::Canvas>, draw: impl Fn(&HtmlCanvasElement) -> bool + 'static) {
     let state = expect_context::<AppState>();
-    let resized = RwSignal::new(0u32);
-    let resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n = n.wrapping_add(1)));
-    on_cleanup(move || resize.remove());
+    let width = RwSignal::new(0.0f64);
+    Effect::new(move |_| {
+        if let Some(c) = canvas.get() {
+            observe_width(&c, move |w| {
+                if width.get_untracked() != w {
+                    width.set(w);
+                }
+            });
+        }
+    });
     Effect::new(move |_| {
         state.theme.track();
-        resized.track();
+        width.track();
         let Some(c) = canvas.get() else { return };
         let start = now_ms();
         if draw(&c) {

@@ -9,12 +9,11 @@ use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, MemoryProfile
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::charts::timeline::{self, Frame, Scene};
-use crate::ui::charts::{now_ms, prepare, Palette};
+use crate::ui::charts::{now_ms, observe_width, prepare, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::engine_client;
 use crate::ui::state::AppState;
 use crate::units::count as fmt_count;
-use leptos::ev;
 use leptos::prelude::*;
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
@@ -256,19 +255,12 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
     };
     let frame = move || Frame { width: width.get(), height: CHART_HEIGHT, start_ps: range().0, end_ps: range().1 };
 
-    // Measure on mount and on window resize.
-    let measure = move || {
-        if let Some(w) = wrap_ref.get_untracked() {
-            width.set(f64::from(w.client_width()));
-        }
-    };
+    // Follow the container's width, as every chart does.
     Effect::new(move |_| {
-        if wrap_ref.get().is_some() {
-            measure();
+        if let Some(el) = wrap_ref.get() {
+            observe_width(&el, move |w| width.set(w));
         }
     });
-    let resize = window_event_listener(ev::resize, move |_| measure());
-    on_cleanup(move || resize.remove());
 
     // Zoomed: ask for the full-resolution events of the range (about two per pixel).
     let memory_id = a.memory_id.clone();
