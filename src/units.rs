@@ -57,16 +57,23 @@ impl ByteUnit {
         Self::ALL.into_iter().find(|u| u.label().eq_ignore_ascii_case(s))
     }
 
+    /// Bytes in one of this unit (1 for `Auto`, which picks per figure).
+    pub fn divisor(self) -> f64 {
+        match self {
+            ByteUnit::Auto | ByteUnit::B => 1.0,
+            ByteUnit::KiB => 1024.0,
+            ByteUnit::MiB => 1024.0 * 1024.0,
+            ByteUnit::GiB => 1024.0 * 1024.0 * 1024.0,
+        }
+    }
+
     /// `n` bytes in this unit: exact integers for `B`, two decimals otherwise.
     pub fn format(self, n: i64) -> String {
-        let (div, name) = match self {
-            ByteUnit::Auto => return bytes(n),
-            ByteUnit::B => return format!("{} B", signed_count(n, false)),
-            ByteUnit::KiB => (1024f64, "KiB"),
-            ByteUnit::MiB => (1024f64 * 1024.0, "MiB"),
-            ByteUnit::GiB => (1024f64 * 1024.0 * 1024.0, "GiB"),
-        };
-        format!("{:.2} {name}", n as f64 / div)
+        match self {
+            ByteUnit::Auto => bytes(n),
+            ByteUnit::B => format!("{} B", signed_count(n, false)),
+            u => format!("{:.2} {}", n as f64 / u.divisor(), u.label()),
+        }
     }
 }
 

@@ -35,49 +35,37 @@ pub struct Labels {
     pub devices: Vec<String>,
 }
 
-/// A node of a stack tree in preorder, with its depth (root = 0). The page receives the tree flat
-/// because a nested tree as deep as a Python stack can exceed the JSON decoder's nesting limit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A node of a stack tree in preorder, with its depth (root = 0); `node` has no children. The page
+/// receives the tree flat because a nested tree as deep as a Python stack can exceed the JSON
+/// decoder's nesting limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlameNode {
     pub depth: u32,
-    pub function: String,
-    pub file: String,
-    pub lines: Vec<i64>,
-    pub library: bool,
-    pub self_bytes: i64,
-    pub total_bytes: i64,
-    pub self_count: i64,
-    pub total_count: i64,
+    #[serde(flatten)]
+    pub node: TreeNode,
+}
+
+/// A flame node reads as its tree node (`n.function`, `n.total_bytes`).
+impl std::ops::Deref for FlameNode {
+    type Target = TreeNode;
+    fn deref(&self) -> &TreeNode {
+        &self.node
+    }
 }
 
 /// Flattens `tree` in preorder, children in the tree's order (largest first).
 pub fn flatten(tree: &TreeNode) -> Vec<FlameNode> {
-    fn walk(n: &TreeNode, depth: u32, out: &mut Vec<FlameNode>) {
-        out.push(FlameNode {
-            depth,
-            function: n.function.clone(),
-            file: n.file.clone(),
-            lines: n.lines.clone(),
-            library: n.library,
-            self_bytes: n.self_bytes,
-            total_bytes: n.total_bytes,
-            self_count: n.self_count,
-            total_count: n.total_count,
-        });
-        for c in &n.children {
-            walk(c, depth + 1, out);
-        }
-    }
-    let mut out = Vec::new();
-    walk(tree, 0, &mut out);
-    out
+    flame(tree.clone())
+}
+
+fn flame(tree: TreeNode) -> Vec<FlameNode> {
+    tree.into_preorder().into_iter().map(|(depth, node)| FlameNode { depth, node }).collect()
 }
 
 /// Moves `tree`'s nodes into a flat list and leaves the root without children.
 fn take_tree(tree: &mut TreeNode) -> Vec<FlameNode> {
-    let flame = flatten(tree);
-    tree.children.clear();
-    flame
+    let children = std::mem::take(&mut tree.children);
+    flame(TreeNode { children, ..tree.clone() })
 }
 
 /// One profile for the page. `report.tree` has no children: the tree is in `flame`.

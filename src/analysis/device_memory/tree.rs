@@ -28,6 +28,24 @@ pub struct TreeNode {
     pub children: Vec<TreeNode>,
 }
 
+impl TreeNode {
+    /// The tree's nodes in preorder with their depth (root = 0), children in the tree's order
+    /// (largest first), each node without its children: a flat form for consumers that cannot take
+    /// a nesting as deep as a Python stack.
+    pub fn into_preorder(self) -> Vec<(u32, TreeNode)> {
+        fn walk(mut n: TreeNode, depth: u32, out: &mut Vec<(u32, TreeNode)>) {
+            let children = std::mem::take(&mut n.children);
+            out.push((depth, n));
+            for c in children {
+                walk(c, depth + 1, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, 0, &mut out);
+        out
+    }
+}
+
 #[derive(Default)]
 struct Building {
     lines: BTreeSet<i64>,

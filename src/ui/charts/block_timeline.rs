@@ -6,22 +6,13 @@
 //! colour, and folds blocks thinner than a couple of pixels into a coarse coverage grid drawn as one
 //! path per colour and density level, so the cost of a frame is bounded by the screen, not the module.
 
-use super::plot::{group_color, group_index, now_ms, prepare, x_axis, y_axis, Palette, BOTTOM, LEFT, RIGHT, TOP};
+use super::plot::{group_color, group_index, redraw, x_axis, y_axis, Frame, Viewport, GROUPS, LEFT, TOP};
+use super::{prepare_fit, Palette};
 use crate::analysis::memory_viewer::MemoryViewer;
 use crate::ui::components::metric::{Bytes, Count, Text};
-use crate::ui::state::AppState;
 use leptos::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// What part of the timeline is shown, in data units: program steps (x) and heap bytes (y).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Viewport {
-    pub x0: f64,
-    pub x1: f64,
-    pub y0: f64,
-    pub y1: f64,
-}
 
 /// Blocks thinner or shorter than this (CSS px) are folded into the coverage grid.
 const MIN_BLOCK_PX: f64 = 1.5;
@@ -110,45 +101,14 @@ impl TimelineData {
     }
 }
 
-/// Screen mapping of a viewport onto a canvas of `w` × `h` CSS px.
-#[derive(Clone, Copy)]
-struct Frame {
-    v: Viewport,
-    w: f64,
-    h: f64,
-}
-
-impl Frame {
-    fn plot_w(&self) -> f64 {
-        self.w - LEFT - RIGHT
-    }
-    fn plot_h(&self) -> f64 {
-        self.h - TOP - BOTTOM
-    }
-    fn sx(&self, x: f64) -> f64 {
-        LEFT + (x - self.v.x0) / (self.v.x1 - self.v.x0) * self.plot_w()
-    }
-    fn sy(&self, y: f64) -> f64 {
-        TOP + self.plot_h() - (y - self.v.y0) / (self.v.y1 - self.v.y0) * self.plot_h()
-    }
-    fn dx(&self, px: f64) -> f64 {
-        self.v.x0 + (px - LEFT) / self.plot_w() * (self.v.x1 - self.v.x0)
-    }
-    fn dy(&self, py: f64) -> f64 {
-        self.v.y0 + (TOP + self.plot_h() - py) / self.plot_h() * (self.v.y1 - self.v.y0)
-    }
-}
-
-/// What a frame drew, for the page's own timing and the tests.
+/// What a frame drew, for the tests.
 struct FrameStats {
-    ms: f64,
     drawn: usize,
     folded: usize,
 }
 
 fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, highlight: Option<usize>) -> Option<FrameStats> {
-    let start = now_ms();
-    let (ctx, w, h) = prepare(canvas)?;
+    let (ctx, w, h) = prepare_fit(canvas)?;
     let p = Palette::read();
     let f = Frame { v, w, h };
     let (pw, ph) = (f.plot_w(), f.plot_h());
@@ -162,7 +122,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
     ctx.rect(LEFT, TOP, pw, ph);
     ctx.clip();
     // Allocation bands: where each allocation's bytes start and end.
-    ctx.set_fill_style_str(&p.fg2);
+    ctx.set_fill_style_str(&p.fg_2);
     for &(y0, y1) in &data.bands {
         for y in [y0, y1] {
             if y >= v.y0 && y <= v.y1 {
@@ -171,7 +131,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
         }
     }
 
-    let groups = super::plot::GROUPS.len() + 1;
+    let groups = GROUPS.len() + 1;
     let mut rects: Vec<Vec<[f64; 4]>> = vec![Vec::new(); groups * SHADES];
     let mut outlines: Vec<[f64; 4]> = Vec::new();
     let cols = (pw / CELL_PX).ceil() as usize;
@@ -220,7 +180,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
         if batch.is_empty() {
             continue;
         }
-        ctx.set_fill_style_str(group_color(super::plot::GROUPS.get(k / SHADES).copied().unwrap_or(""), k % SHADES));
+        ctx.set_fill_style_str(group_color(GROUPS.get(k / SHADES).copied().unwrap_or(""), k % SHADES));
         ctx.begin_path();
         for [x, y, bw, bh] in batch {
             ctx.rect(*x, *y, *bw, *bh);
@@ -261,7 +221,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
             continue;
         }
         ctx.set_global_alpha(DENSITY_ALPHA[k % levels]);
-        ctx.set_fill_style_str(group_color(super::plot::GROUPS.get(k / levels).copied().unwrap_or(""), 0));
+        ctx.set_fill_style_str(group_color(GROUPS.get(k / levels).copied().unwrap_or(""), 0));
         ctx.begin_path();
         for &(c, r, n) in batch {
             ctx.rect(LEFT + c as f64 * CELL_PX, TOP + r as f64 * CELL_PX, n as f64 * CELL_PX, CELL_PX);
@@ -283,7 +243,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
     ctx.set_stroke_style_str(&p.border);
     ctx.set_line_width(1.0);
     ctx.stroke_rect(LEFT + 0.5, TOP + 0.5, pw - 1.0, ph - 1.0);
-    Some(FrameStats { ms: now_ms() - start, drawn, folded })
+    Some(FrameStats { drawn, folded })
 }
 
 /// The block under (`px`, `py`), the smallest when several are (a couple of pixels of slack, so thin
@@ -317,32 +277,20 @@ pub fn BlockTimeline(
     /// Set on click: the buffer the details card keeps showing.
     pinned: RwSignal<Option<i64>>,
 ) -> impl IntoView {
-    let state = expect_context::<AppState>();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
-    // Bumped on window resize: the canvas is redrawn at its new size.
-    let resized = RwSignal::new(0u32);
     // The block under the pointer, with the pointer's position in the canvas (for the card).
     let hover = RwSignal::new(None::<(usize, f64, f64)>);
     let drag = StoredValue::new(None::<(f64, f64, Viewport)>);
     let d = data.clone();
-    Effect::new(move |_| {
-        let v = view.get();
-        state.theme.track();
-        resized.track();
+    redraw(canvas, move |c| {
         let highlight = hovered.get().or(pinned.get()).and_then(|id| d.by_buffer.get(&id).copied());
-        let Some(c) = canvas.get() else { return };
-        if let Some(s) = draw(&c, &d, v, highlight) {
-            let _ = c.set_attribute("data-draw-ms", &format!("{:.3}", s.ms));
-            let _ = c.set_attribute("data-drawn-blocks", &s.drawn.to_string());
-            let _ = c.set_attribute("data-folded-blocks", &s.folded.to_string());
-        }
+        let Some(s) = draw(c, &d, view.get(), highlight) else { return false };
+        let _ = c.set_attribute("data-drawn-blocks", &s.drawn.to_string());
+        let _ = c.set_attribute("data-folded-blocks", &s.folded.to_string());
+        true
     });
-    let resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n = n.wrapping_add(1)));
-    on_cleanup(move || resize.remove());
 
-    let frame = move || {
-        canvas.get_untracked().map(|c| Frame { v: view.get_untracked(), w: f64::from(c.client_width()), h: f64::from(c.client_height()) })
-    };
+    let frame = move || canvas.get_untracked().map(|c| Frame::of(&c, view.get_untracked()));
     let d = data.clone();
     let move_viewer = viewer.clone();
     let on_move = move |ev: web_sys::MouseEvent| {

@@ -11,9 +11,27 @@ pub mod working_space;
 use wasm_bindgen::JsCast;
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
-/// Sizes `canvas`'s backing store to `css_w × css_h` CSS pixels at the screen's pixel ratio and
-/// returns its 2D context scaled so drawing code works in CSS pixels.
+/// Sizes `canvas`'s backing store to `css_w × css_h` CSS pixels at the screen's pixel ratio, fixes
+/// its CSS height to match, and returns its 2D context scaled so drawing code works in CSS pixels.
+/// For charts whose height the chart decides (a flame graph grows with its depth).
 pub fn prepare(canvas: &HtmlCanvasElement, css_w: f64, css_h: f64) -> Option<CanvasRenderingContext2d> {
+    let _ = canvas.style().set_property("height", &format!("{css_h}px"));
+    backing(canvas, css_w, css_h)
+}
+
+/// Like [`prepare`] for a canvas the stylesheet sizes: takes its current CSS box as the size and
+/// returns the context with that width and height; `None` while the canvas has no box (hidden).
+pub fn prepare_fit(canvas: &HtmlCanvasElement) -> Option<(CanvasRenderingContext2d, f64, f64)> {
+    let (w, h) = (f64::from(canvas.client_width()), f64::from(canvas.client_height()));
+    if w <= 0.0 || h <= 0.0 {
+        return None;
+    }
+    Some((backing(canvas, w, h)?, w, h))
+}
+
+/// The one place that knows devicePixelRatio: a backing store of `css × dpr` device pixels (resized
+/// only when it changed, as resizing clears it), a transform to CSS pixels, and a cleared surface.
+fn backing(canvas: &HtmlCanvasElement, css_w: f64, css_h: f64) -> Option<CanvasRenderingContext2d> {
     let dpr = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
     let (w, h) = ((css_w * dpr).round().max(1.0) as u32, (css_h * dpr).round().max(1.0) as u32);
     if canvas.width() != w {
@@ -22,7 +40,6 @@ pub fn prepare(canvas: &HtmlCanvasElement, css_w: f64, css_h: f64) -> Option<Can
     if canvas.height() != h {
         canvas.set_height(h);
     }
-    let _ = canvas.style().set_property("height", &format!("{css_h}px"));
     let ctx: CanvasRenderingContext2d = canvas.get_context("2d").ok().flatten()?.dyn_into().ok()?;
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     ctx.clear_rect(0.0, 0.0, css_w, css_h);
@@ -30,11 +47,13 @@ pub fn prepare(canvas: &HtmlCanvasElement, css_w: f64, css_h: f64) -> Option<Can
 }
 
 /// The theme's colours as the stylesheet defines them (`--fg`, `--accent`, ...), read from the
-/// document so a chart follows the light/dark switch without its own palette.
+/// document so every chart follows the light/dark switch without a palette of its own. The colours
+/// most charts use are fields; a chart's own (`--peak`, `--chart-frag`) come from [`Palette::var`].
 pub struct Palette {
     style: Option<web_sys::CssStyleDeclaration>,
     pub fg: String,
     pub fg_2: String,
+    pub bg: String,
     pub bg_3: String,
     pub border: String,
     pub accent: String,
@@ -46,8 +65,8 @@ impl Palette {
         let root = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element());
         let style = root.as_ref().and_then(|r| web_sys::window()?.get_computed_style(r).ok().flatten());
         let dark = root.and_then(|r| r.get_attribute("data-theme")).as_deref() == Some("dark");
-        let mut p = Palette { style, fg: String::new(), fg_2: String::new(), bg_3: String::new(), border: String::new(), accent: String::new(), dark };
-        (p.fg, p.fg_2, p.bg_3, p.border, p.accent) = (p.var("--fg"), p.var("--fg-2"), p.var("--bg-3"), p.var("--border"), p.var("--accent"));
+        let mut p = Palette { style, fg: String::new(), fg_2: String::new(), bg: String::new(), bg_3: String::new(), border: String::new(), accent: String::new(), dark };
+        (p.fg, p.fg_2, p.bg, p.bg_3, p.border, p.accent) = (p.var("--fg"), p.var("--fg-2"), p.var("--bg"), p.var("--bg-3"), p.var("--border"), p.var("--accent"));
         p
     }
 
@@ -60,6 +79,32 @@ impl Palette {
             .filter(|v| !v.is_empty())
             .unwrap_or_else(|| if self.dark { "#e3e5e8".into() } else { "#1f2328".into() })
     }
+}
+
+/// A round axis step of at least `x`: 1, 2 or 5 times a power of ten, or (`binary`, for byte axes
+/// whose labels are KiB/MiB) a power of two. 1 for a step that is not a positive number.
+pub fn nice(x: f64, binary: bool) -> f64 {
+    if !(x.is_finite() && x > 0.0) {
+        return 1.0;
+    }
+    let (base, mults): (f64, &[f64]) = if binary { (2.0, &[1.0, 2.0]) } else { (10.0, &[1.0, 2.0, 5.0, 10.0]) };
+    let unit = base.powf(x.log(base).floor());
+    mults.iter().map(|m| unit * m).find(|s| *s >= x * (1.0 - 1e-12)).unwrap_or(unit * base)
+}
+
+/// The multiples of `step` in `[lo, hi]` (tick positions), computed from the first one rather than
+/// accumulated, so long axes do not drift.
+pub fn ticks(lo: f64, hi: f64, step: f64) -> Vec<f64> {
+    if !(step.is_finite() && step > 0.0 && lo.is_finite() && hi.is_finite() && hi >= lo) {
+        return Vec::new();
+    }
+    let first = (lo / step).ceil() * step;
+    (0..).map(|i| first + f64::from(i) * step).take_while(|v| *v <= hi + step * 1e-9).collect()
+}
+
+/// Milliseconds since the page started, for load and frame timings.
+pub fn now_ms() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
 }
 
 /// The CSS font of chart labels: the page's sans-serif at `px`.

@@ -1,11 +1,12 @@
 //! The memory timeline: heap and stack stacked as step areas (memory holds its value until the next
 //! event), free memory as a dashed line, fragmentation on a second axis, the peak marked, and the
-//! lifetimes of a selected breakdown row as bars. Canvas 2D in CSS pixels; the caller sizes the backing
-//! store for devicePixelRatio and passes the scale.
+//! lifetimes of a selected breakdown row as bars. Canvas 2D in CSS pixels on a context from
+//! [`super::prepare`], which handles devicePixelRatio.
 
 use crate::analysis::memory_profile::Lifetime;
 use crate::engine::memory_profile::TimelineEvent;
 use crate::units::ByteUnit;
+use super::{font, nice, ticks, Palette};
 use wasm_bindgen::JsValue;
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -18,38 +19,6 @@ const BOTTOM: f64 = 28.0;
 const MAX_SHADED_LIFETIMES: usize = 12;
 /// Lanes the lifetime bars are spread over, so overlapping ones stay visible.
 const LIFETIME_LANES: usize = 6;
-
-/// Theme colours, read from the page's CSS variables so the chart follows the theme.
-pub struct Palette {
-    pub fg: String,
-    pub fg2: String,
-    pub border: String,
-    pub accent: String,
-    pub warn: String,
-}
-
-impl Palette {
-    pub fn from_css() -> Palette {
-        let style = web_sys::window()
-            .and_then(|w| Some((w.clone(), w.document()?.document_element()?)))
-            .and_then(|(w, el)| w.get_computed_style(&el).ok().flatten());
-        let var = |name: &str, fallback: &str| {
-            style
-                .as_ref()
-                .and_then(|s| s.get_property_value(name).ok())
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .unwrap_or_else(|| fallback.to_string())
-        };
-        Palette {
-            fg: var("--fg", "#1f2328"),
-            fg2: var("--fg-2", "#57606a"),
-            border: var("--border", "#d8dce2"),
-            accent: var("--accent", "#1a73e8"),
-            warn: var("--chart-frag", "#b06000"),
-        }
-    }
-}
 
 /// The chart's size and visible time range; maps between pixels and times.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,24 +80,6 @@ pub fn event_at(events: &[TimelineEvent], t_ps: i64) -> Option<usize> {
     Some(events.partition_point(|e| e.point.time_offset_ps <= t_ps).saturating_sub(1))
 }
 
-/// 1, 2 or 5 times a power of ten, at least `x`.
-fn nice(x: f64) -> f64 {
-    if !(x.is_finite() && x > 0.0) {
-        return 1.0;
-    }
-    let e = 10f64.powf(x.log10().floor());
-    let f = x / e;
-    e * if f <= 1.0 {
-        1.0
-    } else if f <= 2.0 {
-        2.0
-    } else if f <= 5.0 {
-        5.0
-    } else {
-        10.0
-    }
-}
-
 /// Decimals that tell ticks `step` apart.
 fn decimals(step: f64) -> usize {
     (-step.log10().floor()).clamp(0.0, 6.0) as usize
@@ -138,22 +89,13 @@ fn decimals(step: f64) -> usize {
 /// for `Auto`, as the page's figures do).
 fn byte_axis(max_bytes: f64, unit: ByteUnit) -> (f64, f64, &'static str, f64) {
     let unit = match unit {
-        ByteUnit::Auto => [ByteUnit::GiB, ByteUnit::MiB, ByteUnit::KiB].into_iter().find(|u| max_bytes >= divisor(*u)).unwrap_or(ByteUnit::B),
+        ByteUnit::Auto => [ByteUnit::GiB, ByteUnit::MiB, ByteUnit::KiB].into_iter().find(|u| max_bytes >= u.divisor()).unwrap_or(ByteUnit::B),
         u => u,
     };
-    let div = divisor(unit);
-    let step = nice(max_bytes / div / 5.0);
+    let div = unit.divisor();
+    let step = nice(max_bytes / div / 5.0, false);
     let top = ((max_bytes / div / step).ceil().max(1.0)) * step;
     (top * div, step * div, unit.label(), div)
-}
-
-fn divisor(u: ByteUnit) -> f64 {
-    match u {
-        ByteUnit::Auto | ByteUnit::B => 1.0,
-        ByteUnit::KiB => 1024.0,
-        ByteUnit::MiB => 1024.0 * 1024.0,
-        ByteUnit::GiB => 1024.0 * 1024.0 * 1024.0,
-    }
 }
 
 fn stroke(ctx: &Ctx, color: &str, width: f64) {
@@ -170,11 +112,10 @@ fn set_dash(ctx: &Ctx, dash: &[f64]) {
     let _ = ctx.set_line_dash(&a);
 }
 
-/// Draws the scene. `scale` is devicePixelRatio: the backing store is `scale` times the CSS size.
-pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette, scale: f64) {
-    let _ = ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0);
-    ctx.clear_rect(0.0, 0.0, frame.width, frame.height);
-    ctx.set_font("11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif");
+/// Draws the scene on a cleared context in CSS pixels.
+pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
+    let frag_colour = palette.var("--chart-frag");
+    ctx.set_font(&font(11));
     let (l, r, t, b) = (frame.plot_left(), frame.plot_right(), frame.plot_top(), frame.plot_bottom());
 
     // Visible events, plus one on each side so the steps reach the plot's edges.
@@ -194,40 +135,36 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette, scale: f
     ctx.set_text_align("right");
     ctx.set_text_baseline("middle");
     let dec = decimals(step / div);
-    let mut v = 0.0;
-    while v <= top + step * 0.01 {
+    for v in ticks(0.0, top, step) {
         let y = y_of(v).round() + 0.5;
         ctx.begin_path();
         ctx.move_to(l, y);
         ctx.line_to(r, y);
         stroke(ctx, &palette.border, 1.0);
-        ctx.set_fill_style_str(&palette.fg2);
+        ctx.set_fill_style_str(&palette.fg_2);
         let _ = ctx.fill_text(&format!("{:.dec$} {unit_label}", v / div), l - 6.0, y);
-        v += step;
     }
     // Fragmentation axis (0–100 %).
     ctx.set_text_align("left");
     for pct in [0, 25, 50, 75, 100] {
-        ctx.set_fill_style_str(&palette.warn);
+        ctx.set_fill_style_str(&frag_colour);
         let _ = ctx.fill_text(&format!("{pct}%"), r + 6.0, b - f64::from(pct) / 100.0 * (b - t));
     }
     // Time axis.
     let span_ms = frame.span_ps() / 1e9;
-    let tick_ms = nice(span_ms / ((r - l) / 110.0).max(1.0));
+    let tick_ms = nice(span_ms / ((r - l) / 110.0).max(1.0), false);
     let dec = decimals(tick_ms);
     ctx.set_text_align("center");
     ctx.set_text_baseline("top");
     let start_ms = frame.start_ps as f64 / 1e9;
-    let mut ms = (start_ms / tick_ms).ceil() * tick_ms;
-    while ms <= start_ms + span_ms + tick_ms * 1e-6 {
+    for ms in ticks(start_ms, start_ms + span_ms, tick_ms) {
         let x = frame.x_of((ms * 1e9) as i64).round() + 0.5;
         ctx.begin_path();
         ctx.move_to(x, b);
         ctx.line_to(x, b + 4.0);
-        stroke(ctx, &palette.fg2, 1.0);
-        ctx.set_fill_style_str(&palette.fg2);
+        stroke(ctx, &palette.fg_2, 1.0);
+        ctx.set_fill_style_str(&palette.fg_2);
         let _ = ctx.fill_text(&format!("{ms:.dec$}"), x, b + 6.0);
-        ms += tick_ms;
     }
     ctx.set_text_align("right");
     let _ = ctx.fill_text("ms", r + RIGHT - 4.0, b + 6.0);
@@ -290,7 +227,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette, scale: f
         trace(&steps(&total, &y_of));
         trace(&heap_pts.iter().rev().copied().collect::<Vec<_>>());
         ctx.close_path();
-        ctx.set_fill_style_str(&palette.fg2);
+        ctx.set_fill_style_str(&palette.fg_2);
         ctx.set_global_alpha(0.45);
         ctx.fill();
         ctx.set_global_alpha(1.0);
@@ -307,7 +244,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette, scale: f
         ctx.begin_path();
         step_path(&frag, &|f| b - f * (b - t));
         ctx.set_global_alpha(0.7);
-        stroke(ctx, &palette.warn, 1.0);
+        stroke(ctx, &frag_colour, 1.0);
         ctx.set_global_alpha(1.0);
     }
 
@@ -356,7 +293,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette, scale: f
             ctx.begin_path();
             ctx.move_to(x, t);
             ctx.line_to(x, b);
-            stroke(ctx, &palette.fg2, 1.0);
+            stroke(ctx, &palette.fg_2, 1.0);
             ctx.begin_path();
             let _ = ctx.arc(x, y_of(e.point.stats.in_use_bytes() as f64), 3.0, 0.0, std::f64::consts::TAU);
             ctx.set_fill_style_str(&palette.accent);
@@ -377,5 +314,5 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette, scale: f
     ctx.move_to(l + 0.5, t);
     ctx.line_to(l + 0.5, b + 0.5);
     ctx.line_to(r, b + 0.5);
-    stroke(ctx, &palette.fg2, 1.0);
+    stroke(ctx, &palette.fg_2, 1.0);
 }

@@ -2,20 +2,18 @@
 //! the peak as a vertical line, the hovered buffer's lifetime as a band; hovering names the HLO
 //! instruction at that point. Its x axis follows the block timeline's viewport.
 
-use super::block_timeline::Viewport;
-use super::plot::{now_ms, prepare, x_axis, y_axis, Palette, BOTTOM, LEFT, RIGHT, TOP};
+use super::plot::{redraw, x_axis, y_axis, Frame, Viewport, LEFT, TOP};
+use super::{font, prepare_fit, Palette};
 use crate::analysis::memory_viewer::MemoryViewer;
 use crate::ui::components::metric::{Bytes, Count, Text};
-use crate::ui::state::AppState;
 use leptos::prelude::*;
 use std::sync::Arc;
 use web_sys::CanvasRenderingContext2d;
 
 /// Draws `values` as a step line over the visible steps; with more steps than pixels, each pixel
 /// column gets one vertical stroke from its minimum to its maximum.
-fn series(ctx: &CanvasRenderingContext2d, values: &[i64], v: Viewport, w: f64, sy: &dyn Fn(f64) -> f64) {
-    let plot_w = w - LEFT - RIGHT;
-    let sx = |x: f64| LEFT + (x - v.x0) / (v.x1 - v.x0) * plot_w;
+fn series(ctx: &CanvasRenderingContext2d, values: &[i64], f: Frame) {
+    let (v, plot_w) = (f.v, f.plot_w());
     let first = (v.x0.floor().max(0.0)) as usize;
     let last = (v.x1.ceil() as usize).min(values.len().saturating_sub(1));
     if values.is_empty() || first > last {
@@ -26,11 +24,11 @@ fn series(ctx: &CanvasRenderingContext2d, values: &[i64], v: Viewport, w: f64, s
         let mut col = -1i64;
         let (mut lo, mut hi) = (0i64, 0i64);
         for (i, &y) in values.iter().enumerate().take(last + 1).skip(first) {
-            let c = sx(i as f64) as i64;
+            let c = f.sx(i as f64) as i64;
             if c != col {
                 if col >= 0 {
-                    ctx.move_to(col as f64 + 0.5, sy(lo as f64));
-                    ctx.line_to(col as f64 + 0.5, sy(hi as f64) - 0.5);
+                    ctx.move_to(col as f64 + 0.5, f.sy(lo as f64));
+                    ctx.line_to(col as f64 + 0.5, f.sy(hi as f64) - 0.5);
                 }
                 col = c;
                 lo = y;
@@ -39,27 +37,25 @@ fn series(ctx: &CanvasRenderingContext2d, values: &[i64], v: Viewport, w: f64, s
             lo = lo.min(y);
             hi = hi.max(y);
         }
-        ctx.move_to(col as f64 + 0.5, sy(lo as f64));
-        ctx.line_to(col as f64 + 0.5, sy(hi as f64) - 0.5);
+        ctx.move_to(col as f64 + 0.5, f.sy(lo as f64));
+        ctx.line_to(col as f64 + 0.5, f.sy(hi as f64) - 0.5);
     } else {
-        ctx.move_to(sx(first as f64), sy(values[first] as f64));
+        ctx.move_to(f.sx(first as f64), f.sy(values[first] as f64));
         for i in first + 1..=last {
-            ctx.line_to(sx(i as f64), sy(values[i - 1] as f64));
-            ctx.line_to(sx(i as f64), sy(values[i] as f64));
+            ctx.line_to(f.sx(i as f64), f.sy(values[i - 1] as f64));
+            ctx.line_to(f.sx(i as f64), f.sy(values[i] as f64));
         }
     }
     ctx.stroke();
 }
 
-fn draw(canvas: &web_sys::HtmlCanvasElement, viewer: &MemoryViewer, v: Viewport, span: Option<(i64, i64)>, cursor: Option<usize>) -> Option<f64> {
-    let start = now_ms();
-    let (ctx, w, h) = prepare(canvas)?;
+/// Draws the chart over program steps `v.x0..v.x1` (`v`'s y range is the block timeline's and unused).
+fn draw(canvas: &web_sys::HtmlCanvasElement, viewer: &MemoryViewer, v: Viewport, span: Option<(i64, i64)>, cursor: Option<usize>) -> Option<()> {
+    let (ctx, w, h) = prepare_fit(canvas)?;
     let p = Palette::read();
-    let plot_h = h - TOP - BOTTOM;
-    let plot_w = w - LEFT - RIGHT;
     let top = (viewer.peak_heap_bytes as f64 * 1.08).max(1.0);
-    let sy = |y: f64| TOP + plot_h - y / top * plot_h;
-    let sx = |x: f64| LEFT + (x - v.x0) / (v.x1 - v.x0) * plot_w;
+    let f = Frame { v: Viewport { y0: 0.0, y1: top, ..v }, w, h };
+    let (plot_w, plot_h) = (f.plot_w(), f.plot_h());
     y_axis(&ctx, &p, 0.0, top, w, h);
     x_axis(&ctx, &p, v.x0, v.x1, w, h);
     ctx.save();
@@ -69,34 +65,35 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, viewer: &MemoryViewer, v: Viewport,
     if let Some((s, l)) = span {
         ctx.set_fill_style_str(&p.accent);
         ctx.set_global_alpha(0.16);
-        let (a, b) = (sx(s as f64), sx(l.max(s + 1) as f64));
+        let (a, b) = (f.sx(s as f64), f.sx(l.max(s + 1) as f64));
         ctx.fill_rect(a, TOP, (b - a).max(2.0), plot_h);
         ctx.set_global_alpha(1.0);
     }
     ctx.set_line_width(1.0);
-    ctx.set_stroke_style_str(&p.fg2);
+    ctx.set_stroke_style_str(&p.fg_2);
     let _ = ctx.set_line_dash(&js_sys::Array::of2(&4.into(), &3.into()));
-    series(&ctx, &viewer.unpadded_heap_bytes, v, w, &sy);
+    series(&ctx, &viewer.unpadded_heap_bytes, f);
     let _ = ctx.set_line_dash(&js_sys::Array::new());
     ctx.set_line_width(1.5);
     ctx.set_stroke_style_str(&p.accent);
-    series(&ctx, &viewer.heap_bytes, v, w, &sy);
-    let peak_x = sx(viewer.peak_position as f64).round() + 0.5;
-    ctx.set_stroke_style_str(&p.peak);
+    series(&ctx, &viewer.heap_bytes, f);
+    let peak_x = f.sx(viewer.peak_position as f64).round() + 0.5;
+    let peak = p.var("--peak");
+    ctx.set_stroke_style_str(&peak);
     ctx.set_line_width(1.0);
     ctx.begin_path();
     ctx.move_to(peak_x, TOP);
     ctx.line_to(peak_x, TOP + plot_h);
     ctx.stroke();
-    ctx.set_fill_style_str(&p.peak);
-    ctx.set_font("600 11px system-ui, sans-serif");
+    ctx.set_fill_style_str(&peak);
+    ctx.set_font(&format!("600 {}", font(11)));
     ctx.set_text_baseline("top");
     let label = format!("peak {}", crate::units::bytes(viewer.peak_heap_bytes));
     let right_room = peak_x + 4.0 + 110.0 < LEFT + plot_w;
     ctx.set_text_align(if right_room { "left" } else { "right" });
     let _ = ctx.fill_text(&label, if right_room { peak_x + 4.0 } else { peak_x - 4.0 }, TOP + 2.0);
     if let Some(i) = cursor {
-        let x = sx(i as f64).round() + 0.5;
+        let x = f.sx(i as f64).round() + 0.5;
         ctx.set_stroke_style_str(&p.fg);
         ctx.begin_path();
         ctx.move_to(x, TOP);
@@ -105,7 +102,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, viewer: &MemoryViewer, v: Viewport,
         if let Some(&y) = viewer.heap_bytes.get(i) {
             ctx.set_fill_style_str(&p.accent);
             ctx.begin_path();
-            let _ = ctx.arc(x, sy(y as f64), 3.0, 0.0, std::f64::consts::TAU);
+            let _ = ctx.arc(x, f.sy(y as f64), 3.0, 0.0, std::f64::consts::TAU);
             ctx.fill();
         }
     }
@@ -113,7 +110,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, viewer: &MemoryViewer, v: Viewport,
     ctx.set_stroke_style_str(&p.border);
     ctx.set_line_width(1.0);
     ctx.stroke_rect(LEFT + 0.5, TOP + 0.5, plot_w - 1.0, plot_h - 1.0);
-    Some(now_ms() - start)
+    Some(())
 }
 
 #[component]
@@ -124,32 +121,21 @@ pub fn WorkingSpace(
     hovered: RwSignal<Option<i64>>,
     pinned: RwSignal<Option<i64>>,
 ) -> impl IntoView {
-    let state = expect_context::<AppState>();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let cursor = RwSignal::new(None::<(usize, f64)>);
-    let resized = RwSignal::new(0u32);
-    let resize = window_event_listener(leptos::ev::resize, move |_| resized.update(|n| *n = n.wrapping_add(1)));
-    on_cleanup(move || resize.remove());
     let v2 = viewer.clone();
-    Effect::new(move |_| {
-        let v = view.get();
-        state.theme.track();
-        resized.track();
+    redraw(canvas, move |c| {
         let span = hovered.get().or(pinned.get()).and_then(|id| v2.spans.get(&id)).map(|s| (s.start, s.limit));
         let at = cursor.get().map(|(i, _)| i);
-        let Some(c) = canvas.get() else { return };
-        if let Some(ms) = draw(&c, &v2, v, span, at) {
-            let _ = c.set_attribute("data-draw-ms", &format!("{ms:.3}"));
-        }
+        draw(c, &v2, view.get(), span, at).is_some()
     });
     let n = viewer.heap_bytes.len();
     let on_move = move |ev: web_sys::MouseEvent| {
         let Some(c) = canvas.get_untracked() else { return };
-        let v = view.get_untracked();
-        let plot_w = f64::from(c.client_width()) - LEFT - RIGHT;
+        let f = Frame::of(&c, view.get_untracked());
         let px = f64::from(ev.offset_x());
-        let x = v.x0 + (px - LEFT) / plot_w * (v.x1 - v.x0);
-        let inside = px >= LEFT && px <= LEFT + plot_w && n > 0;
+        let x = f.dx(px);
+        let inside = px >= LEFT && px <= LEFT + f.plot_w() && n > 0;
         let i = x.round().clamp(0.0, n.saturating_sub(1) as f64) as usize;
         cursor.set(inside.then_some((i, px)));
     };

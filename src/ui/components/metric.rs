@@ -5,6 +5,20 @@ use crate::ui::state::AppState;
 use crate::units::count as fmt_count;
 use leptos::prelude::*;
 
+/// The one markup of every figure: a span with `data-metric`, the raw `data-value`, `data-key` when
+/// there are several, and the optional class, sign (for the stylesheet) and tooltip.
+fn figure(
+    metric: &'static str,
+    value: String,
+    key: Option<String>,
+    class: Option<&'static str>,
+    sign: Option<&'static str>,
+    title: Option<String>,
+    shown: impl IntoView + 'static,
+) -> impl IntoView {
+    view! { <span class=class data-sign=sign data-metric=metric data-value=value data-key=key title=title>{shown}</span> }
+}
+
 /// A byte figure, shown in the page's chosen unit; the exact byte count is in `data-value` and the
 /// tooltip.
 #[component]
@@ -17,11 +31,8 @@ pub fn Bytes(
     key: Option<String>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    view! {
-        <span class="num" data-metric=metric data-value=value.to_string() data-key=key title=format!("{} bytes", fmt_count(value.unsigned_abs()))>
-            {move || state.unit.get().format(value)}
-        </span>
-    }
+    let title = format!("{} bytes", fmt_count(value.unsigned_abs()));
+    figure(metric, value.to_string(), key, Some("num"), None, Some(title), move || state.unit.get().format(value))
 }
 
 /// A count, with thousands separators.
@@ -32,7 +43,7 @@ pub fn Count(
     #[prop(optional, into)]
     key: Option<String>,
 ) -> impl IntoView {
-    view! { <span class="num" data-metric=metric data-value=value.to_string() data-key=key>{fmt_count(value)}</span> }
+    figure(metric, value.to_string(), key, Some("num"), None, None, fmt_count(value))
 }
 
 /// A text figure (a format, a host name, a yes/no).
@@ -48,7 +59,7 @@ pub fn Text(
     shown: Option<String>,
 ) -> impl IntoView {
     let shown = shown.unwrap_or_else(|| value.clone());
-    view! { <span data-metric=metric data-value=value data-key=key>{shown}</span> }
+    figure(metric, value, key, None, None, None, shown)
 }
 
 /// A byte change (a diff, a growth): `+` on growth, and `data-sign` (`grow`, `shrink`, `zero`) so the
@@ -66,9 +77,8 @@ pub fn SignedBytes(
         -1 => "shrink",
         _ => "zero",
     };
-    view! {
-        <span class="num signed" data-sign=sign data-metric=metric data-value=value.to_string() data-key=key title=format!("{} bytes", crate::units::signed_count(value, true))>
-            {move || format!("{}{}", if value > 0 { "+" } else { "" }, state.unit.get().format(value))}
-        </span>
-    }
+    let title = format!("{} bytes", crate::units::signed_count(value, true));
+    figure(metric, value.to_string(), key, Some("num signed"), Some(sign), Some(title), move || {
+        format!("{}{}", if value > 0 { "+" } else { "" }, state.unit.get().format(value))
+    })
 }

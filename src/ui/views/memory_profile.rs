@@ -8,12 +8,12 @@ use crate::decode::Format;
 use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, MemoryProfileView, TimelineEvent, TimelineWindow};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
-use crate::ui::charts::timeline::{self, Frame, Palette, Scene};
+use crate::ui::charts::timeline::{self, Frame, Scene};
+use crate::ui::charts::{now_ms, observe_width, prepare, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::engine_client;
 use crate::ui::state::AppState;
 use crate::units::count as fmt_count;
-use leptos::ev;
 use leptos::prelude::*;
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
@@ -32,10 +32,6 @@ enum Load {
     Loading,
     Ready(Arc<MemoryProfileView>),
     Failed(String),
-}
-
-fn now_ms() -> f64 {
-    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
 }
 
 fn ms(ps: i64) -> String {
@@ -268,19 +264,12 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
     };
     let frame = move || Frame { width: width.get(), height: CHART_HEIGHT, start_ps: range().0, end_ps: range().1 };
 
-    // Measure on mount and on window resize.
-    let measure = move || {
-        if let Some(w) = wrap_ref.get_untracked() {
-            width.set(f64::from(w.client_width()));
-        }
-    };
+    // Follow the container's width, as every chart does.
     Effect::new(move |_| {
-        if wrap_ref.get().is_some() {
-            measure();
+        if let Some(el) = wrap_ref.get() {
+            observe_width(&el, move |w| width.set(w));
         }
     });
-    let resize = window_event_listener(ev::resize, move |_| measure());
-    on_cleanup(move || resize.remove());
 
     // Zoomed: ask for the full-resolution events of the range (about two per pixel).
     let memory_id = a.memory_id.clone();
@@ -308,19 +297,9 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         if f.width <= 0.0 {
             return;
         }
-        let scale = web_sys::window().map_or(1.0, |w| w.device_pixel_ratio()).max(1.0);
-        canvas.set_width((f.width * scale).round() as u32);
-        canvas.set_height((f.height * scale).round() as u32);
-        let Some(ctx) = canvas
-            .get_context("2d")
-            .ok()
-            .flatten()
-            .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
-        else {
-            return;
-        };
+        let Some(ctx) = prepare(&canvas, f.width, f.height) else { return };
         let lifetimes = selected_row.get().and_then(|i| a3.breakdown.get(i)).map(|r| r.lifetimes.as_slice()).unwrap_or(&[]);
-        let palette = Palette::from_css();
+        let palette = Palette::read();
         let (hover, drag, show_free) = (hover.get(), drag.get(), show_free.get());
         with_events(&mut |events| {
             let scene = Scene {
@@ -333,7 +312,7 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
                 show_free,
                 unit,
             };
-            timeline::draw(&ctx, &f, &scene, &palette, scale);
+            timeline::draw(&ctx, &f, &scene, &palette);
         });
     });
 

@@ -7,9 +7,10 @@
 use crate::analysis::memory_viewer::{HeapObject, MemoryViewer};
 use crate::engine::memory_viewer::{ModuleEntry, ModuleProblem};
 use crate::engine::protocol::{RequestBody, ResponseBody};
-use crate::ui::charts::block_timeline::{BlockTimeline, TimelineData, Viewport};
+use crate::ui::charts::block_timeline::{BlockTimeline, TimelineData};
 use crate::ui::charts::working_space::WorkingSpace;
-use crate::ui::charts::plot::{group_color, now_ms, GROUPS};
+use crate::ui::charts::now_ms;
+use crate::ui::charts::plot::{group_color, Viewport, GROUPS};
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::engine_client;
 use crate::ui::state::{AppState, FileStatus};
