@@ -1,9 +1,10 @@
 //! The allocator's `MemoryAllocation` / `MemoryDeallocation` events of an XSpace, typed
 //! (shared/FORMATS.md §2). The input of the Memory Profile and of the overview's per-allocator counts.
 
-use crate::decode::xplane::{Plane, StatValue, XSpace};
+use crate::decode::xplane::{Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 pub const ALLOCATION: &str = "MemoryAllocation";
 pub const DEALLOCATION: &str = "MemoryDeallocation";
@@ -15,9 +16,10 @@ pub enum Activity {
 }
 
 /// One allocator event with its stats. Integer stats are read only from their integer fields and
-/// `fragmentation` only from its double field, as XProf does; a missing stat is 0 / "".
+/// `fragmentation` only from its double field, as XProf does; a missing stat is 0 / "". Strings borrow
+/// from the file (or its stat metadata), so reading an event allocates nothing.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MemoryEvent {
+pub struct MemoryEvent<'a> {
     pub activity: Activity,
     /// Index of the plane in the file; with `line_index`, the file (visit) order XProf uses for its peak.
     pub plane_index: usize,
@@ -30,7 +32,7 @@ pub struct MemoryEvent {
     /// The event's raw `offset_ps`: XProf reports the peak time with this.
     pub offset_ps: i64,
     /// The memory ID: the allocator name (or `index_on_host` / `device_ordinal` when absent).
-    pub memory_id: String,
+    pub memory_id: Cow<'a, str>,
     pub stack_reserved_bytes: i64,
     pub heap_allocated_bytes: i64,
     pub free_memory_bytes: i64,
@@ -39,11 +41,11 @@ pub struct MemoryEvent {
     pub requested_bytes: i64,
     pub allocation_bytes: i64,
     pub address: u64,
-    pub tf_op_name: String,
+    pub tf_op_name: Cow<'a, str>,
     pub step_id: i64,
-    pub region_type: String,
+    pub region_type: Cow<'a, str>,
     pub data_type: i64,
-    pub tensor_shape: String,
+    pub tensor_shape: Cow<'a, str>,
 }
 
 /// Stat ids of one plane, looked up once.
@@ -79,97 +81,116 @@ impl StatIds {
     }
 }
 
-/// Visits every memory event of `space` in file order (planes → lines → events).
-pub fn for_each(space: &XSpace, mut visit: impl FnMut(MemoryEvent)) -> Result<(), DecodeError> {
-    for (plane_index, plane) in space.planes.iter().enumerate() {
+/// Reads the memory events of one plane out of its raw events, so a caller scanning the plane's lines
+/// for other reasons too (step grouping) reads each event once.
+pub struct Reader<'a> {
+    plane: &'a Plane,
+    plane_index: usize,
+    alloc_ids: Vec<i64>,
+    dealloc_ids: Vec<i64>,
+    ids: StatIds,
+}
+
+impl<'a> Reader<'a> {
+    /// `None` when the plane has no memory event kinds at all (nothing to read).
+    pub fn new(plane_index: usize, plane: &'a Plane) -> Option<Self> {
         let alloc_ids = plane.event_metadata_ids(ALLOCATION);
         let dealloc_ids = plane.event_metadata_ids(DEALLOCATION);
         if alloc_ids.is_empty() && dealloc_ids.is_empty() {
-            continue;
+            return None;
         }
-        let ids = StatIds::new(plane);
+        Some(Reader { plane, plane_index, alloc_ids, dealloc_ids, ids: StatIds::new(plane) })
+    }
+
+    /// Whether events with this metadata id are memory events.
+    pub fn wants(&self, metadata_id: i64) -> bool {
+        self.alloc_ids.contains(&metadata_id) || self.dealloc_ids.contains(&metadata_id)
+    }
+
+    /// The memory event `ev` (event `event_index` of line `line_index`), or `None` for other events.
+    pub fn read(&self, line: &Line, line_index: usize, event_index: usize, ev: &RawEvent<'a, '_>) -> Result<Option<MemoryEvent<'a>>, DecodeError> {
+        let h = &ev.header;
+        let activity = if self.alloc_ids.contains(&h.metadata_id) {
+            Activity::Allocation
+        } else if self.dealloc_ids.contains(&h.metadata_id) {
+            Activity::Deallocation
+        } else {
+            return Ok(None);
+        };
+        let base_ps = line.header.timestamp_ns.saturating_mul(1000);
+        let mut e = MemoryEvent {
+            activity,
+            plane_index: self.plane_index,
+            line_index,
+            event_index,
+            time_ps: base_ps.saturating_add(h.offset_ps),
+            offset_ps: h.offset_ps,
+            memory_id: Cow::Borrowed(""),
+            stack_reserved_bytes: 0,
+            heap_allocated_bytes: 0,
+            free_memory_bytes: 0,
+            fragmentation: 0.0,
+            peak_bytes_in_use: 0,
+            requested_bytes: 0,
+            allocation_bytes: 0,
+            address: 0,
+            tf_op_name: Cow::Borrowed(""),
+            step_id: 0,
+            region_type: Cow::Borrowed(""),
+            data_type: 0,
+            tensor_shape: Cow::Borrowed(""),
+        };
+        let mut fallback_id = None;
+        for stat in ev.stats {
+            let Some(which) = self.ids.index(stat.metadata_id) else { continue };
+            let Some(v) = self.plane.raw_stat_value(stat)? else { continue };
+            let int = match v {
+                StatValue::Int(i) => i,
+                _ => 0,
+            };
+            let text = |v: StatValue<'a>| match v {
+                StatValue::Str(s) => s,
+                _ => Cow::Borrowed(""),
+            };
+            match which {
+                0 => e.memory_id = text(v),
+                1 => e.stack_reserved_bytes = int,
+                2 => e.heap_allocated_bytes = int,
+                3 => e.free_memory_bytes = int,
+                4 => e.fragmentation = if let StatValue::Double(d) = v { d } else { 0.0 },
+                5 => e.peak_bytes_in_use = int,
+                6 => e.requested_bytes = int,
+                7 => e.allocation_bytes = int,
+                8 => e.address = v.as_i64().map_or(0, |a| a as u64),
+                9 => e.tf_op_name = text(v),
+                10 => e.step_id = int,
+                11 => e.region_type = text(v),
+                12 => e.data_type = int,
+                13 => e.tensor_shape = text(v),
+                _ => fallback_id = fallback_id.or(v.as_i64()),
+            }
+        }
+        if e.memory_id.is_empty() {
+            if let Some(id) = fallback_id {
+                e.memory_id = Cow::Owned(id.to_string());
+            }
+        }
+        Ok(Some(e))
+    }
+}
+
+/// Visits every memory event of `space` in file order (planes → lines → events).
+pub fn for_each<'a>(space: &'a XSpace, mut visit: impl FnMut(MemoryEvent<'a>)) -> Result<(), DecodeError> {
+    for (plane_index, plane) in space.planes.iter().enumerate() {
+        let Some(reader) = Reader::new(plane_index, plane) else { continue };
         for (line_index, line) in plane.lines.iter().enumerate() {
-            let base_ps = line.header.timestamp_ns.saturating_mul(1000);
-            // `wanted` is asked once per event, in order, so it can number them.
-            let next_index = std::cell::Cell::new(0usize);
-            space.for_each_event(
-                line,
-                |m| {
-                    next_index.set(next_index.get() + 1);
-                    alloc_ids.contains(&m) || dealloc_ids.contains(&m)
-                },
-                |ev| {
-                    let event_index = next_index.get() - 1;
-                    let activity = if alloc_ids.contains(&ev.metadata_id) { Activity::Allocation } else { Activity::Deallocation };
-                    let offset_ps = match ev.data {
-                        Some(crate::proto::xplane::x_event::Data::OffsetPs(o)) => o,
-                        _ => 0,
-                    };
-                    let mut e = MemoryEvent {
-                        activity,
-                        plane_index,
-                        line_index,
-                        event_index,
-                        time_ps: base_ps.saturating_add(offset_ps),
-                        offset_ps,
-                        memory_id: String::new(),
-                        stack_reserved_bytes: 0,
-                        heap_allocated_bytes: 0,
-                        free_memory_bytes: 0,
-                        fragmentation: 0.0,
-                        peak_bytes_in_use: 0,
-                        requested_bytes: 0,
-                        allocation_bytes: 0,
-                        address: 0,
-                        tf_op_name: String::new(),
-                        step_id: 0,
-                        region_type: String::new(),
-                        data_type: 0,
-                        tensor_shape: String::new(),
-                    };
-                    let mut fallback_id = None;
-                    for stat in &ev.stats {
-                        let Some(which) = ids.index(stat.metadata_id) else { continue };
-                        let Some(v) = plane.stat_value(stat) else { continue };
-                        let int = match v {
-                            StatValue::Int(i) => i,
-                            _ => 0,
-                        };
-                        let text = || v.as_str().unwrap_or("").to_string();
-                        match which {
-                            0 => e.memory_id = text(),
-                            1 => e.stack_reserved_bytes = int,
-                            2 => e.heap_allocated_bytes = int,
-                            3 => e.free_memory_bytes = int,
-                            4 => e.fragmentation = if let StatValue::Double(d) = v { d } else { 0.0 },
-                            5 => e.peak_bytes_in_use = int,
-                            6 => e.requested_bytes = int,
-                            7 => e.allocation_bytes = int,
-                            8 => e.address = v.as_i64().map_or(0, |a| a as u64),
-                            9 => e.tf_op_name = text(),
-                            10 => e.step_id = int,
-                            11 => e.region_type = text(),
-                            12 => e.data_type = int,
-                            13 => e.tensor_shape = text(),
-                            _ => fallback_id = fallback_id.or(v.as_i64()),
-                        }
-                    }
-                    if e.memory_id.is_empty() {
-                        if let Some(id) = fallback_id {
-                            e.memory_id = id.to_string();
-                        }
-                    }
+            space.for_each_raw_event(line, |m| reader.wants(m), |event_index, ev| {
+                if let Some(e) = reader.read(line, line_index, event_index, ev)? {
                     visit(e);
-                },
-            )?;
+                }
+                Ok(())
+            })?;
         }
     }
     Ok(())
-}
-
-/// All memory events of `space`, in file order.
-pub fn collect(space: &XSpace) -> Result<Vec<MemoryEvent>, DecodeError> {
-    let mut out = Vec::new();
-    for_each(space, |e| out.push(e))?;
-    Ok(out)
 }

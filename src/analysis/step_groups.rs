@@ -14,24 +14,30 @@
 //! 3. Group ids count up over the roots in that order; each root's id spreads breadth-first to every
 //!    descendant not yet grouped. Traces with TensorFlow loop ops (`WhileOp-EvalCond`, ...) are not grouped.
 //!
+//! Cost: linear in the host plane's events (millions in a long trace). Each event is read once from the
+//! wire by the caller's scan ([`Grouper::push`]); a node is a few integers, the edges live in flat
+//! arrays (compressed sparse rows), and only the few events that can be roots or loop members keep their
+//! stats, in side lists.
+//!
 //! Differences: only the host plane is grouped (XProf also adds device planes, whose events connect
 //! through correlation ids but carry no roots of their own in the traces we know); roots with equal
 //! start times are taken in file order (XProf's sort is unstable there).
 
-use crate::decode::xplane::{Plane, StatValue, XSpace};
+use crate::analysis::fast_hash::FastMap;
+use crate::decode::xplane::{Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
-use crate::proto::xplane as pb;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
-/// Group id per event of the host plane, indexed by line and event position.
+/// Group id per event of the host plane, by the event's position among all the plane's events in file
+/// order (lines in order), as returned by [`Grouper::push`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StepGroups {
-    per_line: Vec<Vec<Option<i64>>>,
+    groups: Vec<Option<i64>>,
 }
 
 impl StepGroups {
-    pub fn group_id(&self, line_index: usize, event_index: usize) -> Option<i64> {
-        self.per_line.get(line_index).and_then(|l| l.get(event_index)).copied().flatten()
+    pub fn group_id(&self, event: usize) -> Option<i64> {
+        self.groups.get(event).copied().flatten()
     }
 }
 
@@ -48,8 +54,10 @@ const TF_DATA_FUNCTION_RUNS: [&str; 4] = [
 const LEGACY_ROOT: &str = "TraceContext";
 /// XProf skips a context with at least this many producers and consumers (a runaway fan-out).
 const MAX_CONTEXT_FAN: usize = 64;
+/// "No group yet" in [`Forest::group`].
+const UNGROUPED: u32 = u32::MAX;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     Other,
     Executor,
@@ -57,20 +65,9 @@ enum Kind {
     TfDataFunctionRun,
 }
 
-struct Node {
-    begin_ps: i64,
-    kind: Kind,
-    root_level: i64,
-    step_id: Option<i64>,
-    iter_num: Option<i64>,
-    children: Vec<usize>,
-    parents: Vec<usize>,
-    group: Option<i64>,
-}
-
 /// The grouping stats of one event: metadata stats first, then the event's own (later wins, as
 /// XProf's `ForEachStat` visits them).
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct GroupingStats {
     producer: (Option<i64>, Option<u64>),
     consumer: (Option<i64>, Option<u64>),
@@ -91,6 +88,14 @@ struct StatIds {
     iter_num: Option<i64>,
 }
 
+impl StatIds {
+    fn wants(&self, metadata_id: i64) -> bool {
+        let id = Some(metadata_id);
+        [self.producer_type, self.producer_id, self.consumer_type, self.consumer_id, self.is_root, self.is_async, self.step_id, self.iter_num]
+            .contains(&id)
+    }
+}
+
 fn int(v: &StatValue) -> Option<i64> {
     match v {
         StatValue::Int(i) => Some(*i),
@@ -100,58 +105,106 @@ fn int(v: &StatValue) -> Option<i64> {
 }
 
 impl GroupingStats {
-    fn read(plane: &Plane, ids: &StatIds, meta_stats: &[pb::XStat], event_stats: &[pb::XStat]) -> Self {
-        let mut s = GroupingStats::default();
-        for stat in meta_stats.iter().chain(event_stats) {
-            let Some(v) = plane.stat_value(stat) else { continue };
-            let id = Some(stat.metadata_id);
-            let i = int(&v);
-            if id == ids.producer_type {
-                s.producer.0 = i;
-            } else if id == ids.producer_id {
-                s.producer.1 = i.map(|x| x as u64);
-            } else if id == ids.consumer_type {
-                s.consumer.0 = i;
-            } else if id == ids.consumer_id {
-                s.consumer.1 = i.map(|x| x as u64);
-            } else if id == ids.is_root {
-                s.root_level = i;
-            } else if id == ids.is_async {
-                s.is_async = i.is_some_and(|x| x != 0);
-            } else if id == ids.step_id {
-                s.step_id = i;
-            } else if id == ids.iter_num {
-                s.iter_num = i;
-            }
+    /// Applies one stat (a stat without a value changes nothing, as in XProf).
+    fn apply(&mut self, ids: &StatIds, metadata_id: i64, v: Option<StatValue>) {
+        let Some(v) = v else { return };
+        let id = Some(metadata_id);
+        let i = int(&v);
+        if id == ids.producer_type {
+            self.producer.0 = i;
+        } else if id == ids.producer_id {
+            self.producer.1 = i.map(|x| x as u64);
+        } else if id == ids.consumer_type {
+            self.consumer.0 = i;
+        } else if id == ids.consumer_id {
+            self.consumer.1 = i.map(|x| x as u64);
+        } else if id == ids.is_root {
+            self.root_level = i;
+        } else if id == ids.is_async {
+            self.is_async = i.is_some_and(|x| x != 0);
+        } else if id == ids.step_id {
+            self.step_id = i;
+        } else if id == ids.iter_num {
+            self.iter_num = i;
         }
-        s
     }
 }
 
-/// Groups the events of `plane` (the host plane of `space`).
-pub fn group(space: &XSpace, plane: &Plane) -> Result<StepGroups, DecodeError> {
-    let has_loop_ops =
-        space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
-    let mut forest = Forest::build(space, plane)?;
-    if !has_loop_ops {
-        forest.assign_groups();
-    }
-    let mut per_line = Vec::with_capacity(forest.line_starts.len());
-    for (l, &start) in forest.line_starts.iter().enumerate() {
-        let end = forest.line_starts.get(l + 1).copied().unwrap_or(forest.nodes.len());
-        per_line.push(forest.nodes[start..end].iter().map(|n| n.group).collect());
-    }
-    Ok(StepGroups { per_line })
+/// What an event's metadata alone says: its kind, whether its name makes it a legacy root, and the
+/// grouping stats of the metadata (the event's own stats are applied on top).
+#[derive(Clone, Copy)]
+struct MetaInfo {
+    kind: Kind,
+    legacy_root: bool,
+    stats: GroupingStats,
 }
 
-struct Forest {
-    nodes: Vec<Node>,
-    /// Index of each line's first node.
-    line_starts: Vec<usize>,
+/// [`MetaInfo`] by event metadata id, looked up once per host event: a vector indexed by id when the
+/// ids are small (profilers number metadata 1, 2, 3, ...), else a map.
+enum MetaTable {
+    Dense(Vec<Option<MetaInfo>>),
+    Sparse(FastMap<i64, MetaInfo>),
 }
 
-impl Forest {
-    fn build(space: &XSpace, plane: &Plane) -> Result<Self, DecodeError> {
+impl MetaTable {
+    fn new(entries: impl Iterator<Item = (i64, MetaInfo)>) -> Self {
+        let entries: Vec<(i64, MetaInfo)> = entries.collect();
+        let dense_len = entries.len().saturating_mul(4).saturating_add(1024);
+        if entries.iter().all(|&(id, _)| usize::try_from(id).is_ok_and(|i| i < dense_len)) {
+            let len = entries.iter().map(|&(id, _)| id as usize + 1).max().unwrap_or(0);
+            let mut v = vec![None; len];
+            for (id, m) in entries {
+                v[id as usize] = Some(m);
+            }
+            MetaTable::Dense(v)
+        } else {
+            MetaTable::Sparse(entries.into_iter().collect())
+        }
+    }
+
+    fn get(&self, id: i64) -> Option<MetaInfo> {
+        match self {
+            MetaTable::Dense(v) => usize::try_from(id).ok().and_then(|i| v.get(i).copied().flatten()),
+            MetaTable::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+}
+
+/// An event that may matter beyond nesting: a root candidate, or an executor / iterator / tf.data run.
+#[derive(Clone, Copy)]
+struct Keyed {
+    node: u32,
+    kind: Kind,
+    root_level: i64,
+    begin_ps: i64,
+    step_id: Option<i64>,
+    iter_num: Option<i64>,
+}
+
+/// Builds the host plane's step groups from its events, fed one by one in file order (lines in order,
+/// [`Grouper::start_line`] before each line's events).
+pub struct Grouper<'a> {
+    plane: &'a Plane,
+    ids: StatIds,
+    meta: MetaTable,
+    /// The plane has TensorFlow loop ops (anywhere in the file): then nothing is grouped.
+    has_loop_ops: bool,
+    nodes: u32,
+    base_ps: i64,
+    /// Events of the current line still open (node, begin, end): the nesting stack.
+    open: Vec<(u32, i64, i64)>,
+    edges: Vec<(u32, u32)>,
+    keyed: Vec<Keyed>,
+    /// Producer (side 0) and consumer (side 1) ends of inter-thread contexts: (type, id, side, node).
+    /// A flat list sorted once at the end, rather than a map of lists: millions of events may carry one.
+    context_ends: Vec<(i64, u64, u8, u32)>,
+}
+
+impl<'a> Grouper<'a> {
+    /// A grouper for `plane`, the host plane of `space`.
+    pub fn new(space: &XSpace, plane: &'a Plane) -> Self {
+        let has_loop_ops =
+            space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
         let ids = StatIds {
             producer_type: plane.stat_id("_pt"),
             producer_id: plane.stat_id("_p"),
@@ -162,25 +215,8 @@ impl Forest {
             step_id: plane.stat_id("id"),
             iter_num: plane.stat_id("iter_num"),
         };
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut line_starts = Vec::with_capacity(plane.lines.len());
-        let mut contexts: HashMap<(i64, u64), (Vec<usize>, Vec<usize>)> = HashMap::new();
-        let mut edges: Vec<(usize, usize)> = Vec::new();
-        for line in &plane.lines {
-            line_starts.push(nodes.len());
-            let base_ps = line.header.timestamp_ns.saturating_mul(1000);
-            let mut open: Vec<(usize, i64, i64)> = Vec::new(); // (node, begin, end)
-            for ev in space.events(line)? {
-                let meta = plane.meta.event_metadata.get(&ev.metadata_id);
-                let name = meta.map_or("", |m| m.name.as_str());
-                let meta_stats = meta.map_or(&[][..], |m| &m.stats[..]);
-                let s = GroupingStats::read(plane, &ids, meta_stats, &ev.stats);
-                let offset_ps = match ev.data {
-                    Some(pb::x_event::Data::OffsetPs(o)) => o,
-                    _ => 0,
-                };
-                let begin_ps = base_ps.saturating_add(offset_ps);
-                let end_ps = begin_ps.saturating_add(ev.duration_ps);
+        let meta = MetaTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {
+                let name = m.name.as_str();
                 let kind = if name == EXECUTOR {
                     Kind::Executor
                 } else if ITERATOR_GET_NEXT.contains(&name) {
@@ -190,181 +226,299 @@ impl Forest {
                 } else {
                     Kind::Other
                 };
-                let root_level = s.root_level.unwrap_or(if name == LEGACY_ROOT { 1 } else { 0 });
-                let me = nodes.len();
-                nodes.push(Node {
-                    begin_ps,
-                    kind,
-                    root_level,
-                    step_id: s.step_id,
-                    iter_num: s.iter_num,
-                    children: Vec::new(),
-                    parents: Vec::new(),
-                    group: None,
-                });
-                if let (Some(t), Some(id)) = s.producer {
-                    contexts.entry((t, id)).or_default().0.push(me);
+                let mut stats = GroupingStats::default();
+                for stat in &m.stats {
+                    stats.apply(&ids, stat.metadata_id, plane.stat_value(stat));
                 }
-                if let (Some(t), Some(id)) = s.consumer {
-                    contexts.entry((t, id)).or_default().1.push(me);
-                }
-                if !s.is_async {
-                    while let Some(&(parent, b, e)) = open.last() {
-                        if b <= begin_ps && end_ps <= e {
-                            edges.push((parent, me));
-                            break;
-                        }
-                        open.pop();
-                    }
-                    open.push((me, begin_ps, end_ps));
-                }
+                (id, MetaInfo { kind, legacy_root: name == LEGACY_ROOT, stats })
+            }));
+        Grouper {
+            plane,
+            ids,
+            meta,
+            has_loop_ops,
+            nodes: 0,
+            base_ps: 0,
+            open: Vec::new(),
+            edges: Vec::new(),
+            keyed: Vec::new(),
+            context_ends: Vec::new(),
+        }
+    }
+
+    /// Starts the next line of the plane.
+    pub fn start_line(&mut self, line: &Line) {
+        self.base_ps = line.header.timestamp_ns.saturating_mul(1000);
+        self.open.clear();
+    }
+
+    /// Adds the next event of the current line; returns its position among all events pushed.
+    pub fn push(&mut self, ev: &RawEvent<'a, '_>) -> Result<usize, DecodeError> {
+        const NO_META: MetaInfo = MetaInfo {
+            kind: Kind::Other,
+            legacy_root: false,
+            stats: GroupingStats {
+                producer: (None, None),
+                consumer: (None, None),
+                root_level: None,
+                is_async: false,
+                step_id: None,
+                iter_num: None,
+            },
+        };
+        let h = &ev.header;
+        let info = self.meta.get(h.metadata_id).unwrap_or(NO_META);
+        let mut s = info.stats;
+        for stat in ev.stats {
+            if self.ids.wants(stat.metadata_id) {
+                s.apply(&self.ids, stat.metadata_id, self.plane.raw_stat_value(stat)?);
             }
         }
-        let mut forest = Forest { nodes, line_starts };
-        for (p, c) in edges {
-            forest.add_child(p, c);
+        let begin_ps = self.base_ps.saturating_add(h.offset_ps);
+        let end_ps = begin_ps.saturating_add(h.duration_ps);
+        let root_level = s.root_level.unwrap_or(if info.legacy_root { 1 } else { 0 });
+        let me = self.nodes;
+        self.nodes = self.nodes.checked_add(1).filter(|&n| n != UNGROUPED).ok_or_else(|| DecodeError::Corrupt {
+            format: crate::decode::Format::XSpace,
+            detail: "too many events on the host plane to group".into(),
+        })?;
+        if root_level > 0 || info.kind != Kind::Other {
+            self.keyed.push(Keyed { node: me, kind: info.kind, root_level, begin_ps, step_id: s.step_id, iter_num: s.iter_num });
         }
-        forest.connect_executors_to_iterators();
-        // Contexts in a fixed order, so children lists (and nothing else) do not depend on hashing.
-        let mut contexts: Vec<_> = contexts.into_iter().collect();
-        contexts.sort_by_key(|(k, _)| *k);
-        for (_, (producers, consumers)) in contexts {
+        if let (Some(t), Some(id)) = s.producer {
+            self.context_ends.push((t, id, 0, me));
+        }
+        if let (Some(t), Some(id)) = s.consumer {
+            self.context_ends.push((t, id, 1, me));
+        }
+        if !s.is_async {
+            while let Some(&(parent, b, e)) = self.open.last() {
+                if b <= begin_ps && end_ps <= e {
+                    self.edges.push((parent, me));
+                    break;
+                }
+                self.open.pop();
+            }
+            self.open.push((me, begin_ps, end_ps));
+        }
+        Ok(me as usize)
+    }
+
+    /// The groups of every event pushed.
+    pub fn finish(self) -> StepGroups {
+        let Grouper { has_loop_ops, nodes, mut edges, keyed, mut context_ends, .. } = self;
+        connect_executors_to_iterators(&keyed, &mut edges);
+        // Each context's producers, then its consumers (all entries are distinct, so the order is total).
+        // XProf makes every producer a parent of every consumer. A context with several of both goes
+        // through one extra node instead (producers → it → consumers): p + c edges, not p · c, and the
+        // same events reachable from any event, so the same groups (the extra node has no root level).
+        context_ends.sort_unstable();
+        let mut n = nodes as usize;
+        for context in context_ends.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+            let consumers_from = context.partition_point(|e| e.2 == 0);
+            let (producers, consumers) = context.split_at(consumers_from);
             if producers.len() >= MAX_CONTEXT_FAN && consumers.len() >= MAX_CONTEXT_FAN {
                 continue;
             }
-            for &p in &producers {
-                for &c in &consumers {
-                    forest.add_child(p, c);
+            let hub = (producers.len() > 1 && consumers.len() > 1)
+                .then(|| u32::try_from(n).ok().filter(|&h| h != UNGROUPED))
+                .flatten();
+            if let Some(hub) = hub {
+                n += 1;
+                edges.extend(producers.iter().map(|p| (p.3, hub)));
+                edges.extend(consumers.iter().map(|c| (hub, c.3)));
+            } else {
+                for p in producers {
+                    edges.extend(consumers.iter().map(|c| (p.3, c.3)));
                 }
             }
         }
-        Ok(forest)
-    }
-
-    fn add_child(&mut self, parent: usize, child: usize) {
-        self.nodes[parent].children.push(child);
-        self.nodes[child].parents.push(parent);
-    }
-
-    /// XProf's inter-thread rule: the last executor event with a given (`id`, `iter_num`) adopts the
-    /// iterator `GetNext` events with the same pair.
-    fn connect_executors_to_iterators(&mut self) {
-        let key = |n: &Node| n.step_id.zip(n.iter_num);
-        let mut parent_of: HashMap<(i64, i64), usize> = HashMap::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if let (Kind::Executor, Some(k)) = (n.kind, key(n)) {
-                parent_of.insert(k, i);
-            }
+        let mut group = vec![UNGROUPED; n];
+        if !has_loop_ops {
+            assign_groups(n, &keyed, &mut edges, &mut group);
         }
-        let links: Vec<(usize, usize)> = (0..self.nodes.len())
-            .filter(|&i| self.nodes[i].kind == Kind::IteratorGetNext)
-            .filter_map(|i| key(&self.nodes[i]).and_then(|k| parent_of.get(&k)).map(|&p| (p, i)))
-            .collect();
-        for (p, c) in links {
-            self.add_child(p, c);
+        group.truncate(nodes as usize);
+        StepGroups {
+            groups: group.into_iter().map(|g| (g != UNGROUPED).then_some(i64::from(g))).collect(),
         }
     }
+}
 
-    fn assign_groups(&mut self) {
-        let tf_data_steps: HashSet<i64> =
-            self.nodes.iter().filter(|n| n.kind == Kind::TfDataFunctionRun).filter_map(|n| n.step_id).collect();
-        let loop_roots = self.tf_loop_roots(&tf_data_steps);
-        let mut next_group = 0i64;
-        if !loop_roots.is_empty() {
-            for root in loop_roots {
-                self.propagate(root, next_group);
-                next_group += 1;
-            }
-            return;
-        }
-        let mut roots: Vec<usize> = (0..self.nodes.len())
-            .filter(|&i| {
-                let n = &self.nodes[i];
-                n.root_level > 0 && !n.step_id.is_some_and(|s| tf_data_steps.contains(&s))
-            })
-            .collect();
-        roots.sort_by_key(|&i| (std::cmp::Reverse(self.nodes[i].root_level), self.nodes[i].begin_ps, i));
-        for root in roots {
-            if self.nodes[root].group.is_none() && !self.has_ancestor_root_of_same_level(root) {
-                self.propagate(root, next_group);
-                next_group += 1;
-            }
+/// XProf's inter-thread rule: the last executor event with a given (`id`, `iter_num`) adopts the
+/// iterator `GetNext` events with the same pair.
+fn connect_executors_to_iterators(keyed: &[Keyed], edges: &mut Vec<(u32, u32)>) {
+    let key = |k: &Keyed| k.step_id.zip(k.iter_num);
+    let mut parent_of: FastMap<(i64, i64), u32> = FastMap::default();
+    for k in keyed {
+        if let (Kind::Executor, Some(pair)) = (k.kind, key(k)) {
+            parent_of.insert(pair, k.node);
         }
     }
+    for k in keyed.iter().filter(|k| k.kind == Kind::IteratorGetNext) {
+        if let Some(&p) = key(k).and_then(|pair| parent_of.get(&pair)) {
+            edges.push((p, k.node));
+        }
+    }
+}
 
-    /// TensorFlow while-loops: executor events grouped by (`id`, `iter_num`); each iteration of a
-    /// function that has more than the single iteration 0 becomes a root, adopting its other events.
-    fn tf_loop_roots(&mut self, tf_data_steps: &HashSet<i64>) -> Vec<usize> {
-        // step id → iter num → events (in node order).
-        let mut loops: HashMap<i64, HashMap<i64, Vec<usize>>> = HashMap::new();
-        for (i, n) in self.nodes.iter().enumerate() {
-            if n.kind != Kind::Executor {
-                continue;
-            }
-            let (Some(step), Some(iter)) = (n.step_id, n.iter_num) else { continue };
-            if tf_data_steps.contains(&step) {
-                continue;
-            }
-            loops.entry(step).or_default().entry(iter).or_default().push(i);
+/// Adjacency in compressed sparse rows: the neighbours of node `i` are `targets[starts[i]..starts[i + 1]]`.
+struct Csr {
+    starts: Vec<u32>,
+    targets: Vec<u32>,
+}
+
+impl Csr {
+    /// From `edges` as (from, to) pairs, or reversed.
+    fn new(n: usize, edges: &[(u32, u32)], reversed: bool) -> Self {
+        let ends = |&(a, b): &(u32, u32)| if reversed { (b, a) } else { (a, b) };
+        let mut starts = vec![0u32; n + 1];
+        for e in edges {
+            starts[ends(e).0 as usize + 1] += 1;
         }
-        let mut iterations: Vec<Vec<usize>> = Vec::new();
-        for iters in loops.into_values() {
-            if iters.len() == 1 && iters.contains_key(&0) {
-                continue;
-            }
-            iterations.extend(iters.into_values());
+        for i in 0..n {
+            starts[i + 1] += starts[i];
         }
-        // First event of an iteration: the earliest (first in node order on ties).
-        let first = |events: &[usize], nodes: &[Node]| events.iter().copied().min_by_key(|&i| (nodes[i].begin_ps, i));
-        let mut roots: Vec<(usize, Vec<usize>)> =
-            iterations.into_iter().filter_map(|ev| first(&ev, &self.nodes).map(|r| (r, ev))).collect();
-        roots.sort_by_key(|(r, _)| (self.nodes[*r].begin_ps, *r));
-        for (root, events) in &roots {
-            for &e in events.iter().filter(|&&e| e != *root) {
-                self.add_child(*root, e);
-            }
+        let mut fill = starts.clone();
+        let mut targets = vec![0u32; edges.len()];
+        for e in edges {
+            let (from, to) = ends(e);
+            targets[fill[from as usize] as usize] = to;
+            fill[from as usize] += 1;
         }
-        roots.into_iter().map(|(r, _)| r).collect()
+        Csr { starts, targets }
     }
 
-    /// Whether some ancestor (breadth-first over all parents) is a root of `node`'s root level.
-    fn has_ancestor_root_of_same_level(&self, node: usize) -> bool {
-        let level = self.nodes[node].root_level;
-        let mut seen: HashSet<usize> = HashSet::from([node]);
-        let mut queue: VecDeque<usize> = VecDeque::new();
-        for &p in &self.nodes[node].parents {
-            if seen.insert(p) {
-                queue.push_back(p);
-            }
-        }
-        while let Some(n) = queue.pop_front() {
-            if self.nodes[n].root_level > 0 && self.nodes[n].root_level == level {
-                return true;
-            }
-            for &p in &self.nodes[n].parents {
-                if seen.insert(p) {
-                    queue.push_back(p);
-                }
-            }
-        }
-        false
+    fn of(&self, node: u32) -> &[u32] {
+        &self.targets[self.starts[node as usize] as usize..self.starts[node as usize + 1] as usize]
+    }
+}
+
+/// Breadth-first search scratch space reused across searches: a node is seen when its mark equals the
+/// current search's number, so starting a search costs nothing.
+struct Bfs {
+    mark: Vec<u32>,
+    search: u32,
+    queue: VecDeque<u32>,
+}
+
+impl Bfs {
+    fn new(n: usize) -> Self {
+        Bfs { mark: vec![0; n], search: 0, queue: VecDeque::new() }
     }
 
-    /// Gives `group` to `root` and, breadth-first, to every descendant reached through ungrouped nodes.
-    fn propagate(&mut self, root: usize, group: i64) {
-        let mut seen: HashSet<usize> = HashSet::from([root]);
-        let mut queue = VecDeque::from([root]);
-        while let Some(n) = queue.pop_front() {
-            if self.nodes[n].group.is_some() {
-                continue;
-            }
-            self.nodes[n].group = Some(group);
-            for k in 0..self.nodes[n].children.len() {
-                let c = self.nodes[n].children[k];
-                if seen.insert(c) {
-                    queue.push_back(c);
-                }
-            }
+    fn start(&mut self) {
+        self.search += 1;
+        self.queue.clear();
+    }
+
+    /// Marks `node` seen in this search and queues it, unless it was seen already.
+    fn visit(&mut self, node: u32) {
+        let m = &mut self.mark[node as usize];
+        if *m != self.search {
+            *m = self.search;
+            self.queue.push_back(node);
+        }
+    }
+}
+
+fn assign_groups(n: usize, keyed: &[Keyed], edges: &mut Vec<(u32, u32)>, group: &mut [u32]) {
+    let tf_data_steps: HashSet<i64> =
+        keyed.iter().filter(|k| k.kind == Kind::TfDataFunctionRun).filter_map(|k| k.step_id).collect();
+    let loop_roots = tf_loop_roots(keyed, &tf_data_steps, edges);
+    let children = Csr::new(n, edges, false);
+    let mut bfs = Bfs::new(n);
+    let mut next_group = 0u32;
+    if !loop_roots.is_empty() {
+        for root in loop_roots {
+            propagate(&children, &mut bfs, group, root, next_group);
+            next_group += 1;
+        }
+        return;
+    }
+    let mut roots: Vec<&Keyed> =
+        keyed.iter().filter(|k| k.root_level > 0 && !k.step_id.is_some_and(|s| tf_data_steps.contains(&s))).collect();
+    roots.sort_by_key(|k| (std::cmp::Reverse(k.root_level), k.begin_ps, k.node));
+    if roots.is_empty() {
+        return;
+    }
+    let parents = Csr::new(n, edges, true);
+    // Root level of every event with a positive one (the only levels an ancestor check can match).
+    let level_of: FastMap<u32, i64> = keyed.iter().filter(|k| k.root_level > 0).map(|k| (k.node, k.root_level)).collect();
+    let mut ancestors = Bfs::new(n);
+    for root in roots {
+        if group[root.node as usize] == UNGROUPED
+            && !has_ancestor_root_of_level(&parents, &mut ancestors, &level_of, root.node, root.root_level)
+        {
+            propagate(&children, &mut bfs, group, root.node, next_group);
+            next_group += 1;
+        }
+    }
+}
+
+/// TensorFlow while-loops: executor events grouped by (`id`, `iter_num`); each iteration of a
+/// function that has more than the single iteration 0 becomes a root, adopting its other events
+/// (added to `edges`). Returns the roots in group order.
+fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<(u32, u32)>) -> Vec<u32> {
+    // step id → iter num → events (in node order, with their start).
+    let mut loops: FastMap<i64, FastMap<i64, Vec<(u32, i64)>>> = FastMap::default();
+    for k in keyed {
+        if k.kind != Kind::Executor {
+            continue;
+        }
+        let (Some(step), Some(iter)) = (k.step_id, k.iter_num) else { continue };
+        if tf_data_steps.contains(&step) {
+            continue;
+        }
+        loops.entry(step).or_default().entry(iter).or_default().push((k.node, k.begin_ps));
+    }
+    let mut iterations: Vec<Vec<(u32, i64)>> = Vec::new();
+    for iters in loops.into_values() {
+        if iters.len() == 1 && iters.contains_key(&0) {
+            continue;
+        }
+        iterations.extend(iters.into_values());
+    }
+    // First event of an iteration: the earliest (first in node order on ties).
+    let mut roots: Vec<((u32, i64), Vec<(u32, i64)>)> = iterations
+        .into_iter()
+        .filter_map(|ev| ev.iter().copied().min_by_key(|&(node, begin)| (begin, node)).map(|r| (r, ev)))
+        .collect();
+    roots.sort_by_key(|&((node, begin), _)| (begin, node));
+    for ((root, _), events) in &roots {
+        edges.extend(events.iter().filter(|&&(e, _)| e != *root).map(|&(e, _)| (*root, e)));
+    }
+    roots.into_iter().map(|((r, _), _)| r).collect()
+}
+
+/// Whether some ancestor (breadth-first over all parents) is a root of level `level`.
+fn has_ancestor_root_of_level(parents: &Csr, bfs: &mut Bfs, level_of: &FastMap<u32, i64>, node: u32, level: i64) -> bool {
+    bfs.start();
+    bfs.mark[node as usize] = bfs.search;
+    for &p in parents.of(node) {
+        bfs.visit(p);
+    }
+    while let Some(n) = bfs.queue.pop_front() {
+        if level_of.get(&n) == Some(&level) {
+            return true;
+        }
+        for &p in parents.of(n) {
+            bfs.visit(p);
+        }
+    }
+    false
+}
+
+/// Gives `id` to `root` and, breadth-first, to every descendant reached through ungrouped nodes.
+fn propagate(children: &Csr, bfs: &mut Bfs, group: &mut [u32], root: u32, id: u32) {
+    bfs.start();
+    bfs.visit(root);
+    while let Some(n) = bfs.queue.pop_front() {
+        if group[n as usize] != UNGROUPED {
+            continue;
+        }
+        group[n as usize] = id;
+        for &c in children.of(n) {
+            bfs.visit(c);
         }
     }
 }

@@ -50,7 +50,20 @@ impl<'a> Fields<'a> {
         Fields { buf, pos: range.start.min(end), end, failed: false }
     }
 
+    /// One-byte varints (field keys, small lengths and ids: most of a trace) take the inlined fast path.
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
+        if let Some(&b) = self.buf[..self.end].get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Result<u64, WireError> {
         let start = self.pos;
         let mut v: u64 = 0;
         for i in 0..10 {
@@ -67,6 +80,7 @@ impl<'a> Fields<'a> {
         Err(WireError::Malformed { at: start, what: "varint longer than 10 bytes" })
     }
 
+    #[inline(always)]
     fn take(&mut self, at: usize, n: u64) -> Result<Range<usize>, WireError> {
         let needed_end = self.pos as u64 + n;
         if needed_end > self.end as u64 {
@@ -77,6 +91,7 @@ impl<'a> Fields<'a> {
         Ok(r)
     }
 
+    #[inline(always)]
     fn next_field(&mut self) -> Result<Field, WireError> {
         let at = self.pos;
         let key = self.varint()?;
@@ -107,6 +122,7 @@ impl<'a> Fields<'a> {
 impl Iterator for Fields<'_> {
     type Item = Result<Field, WireError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.end {
             return None;

@@ -110,38 +110,164 @@ impl XSpace {
         self.planes.iter().find(|p| p.meta.name == name)
     }
 
-    /// Visits the events of `line` whose metadata id satisfies `wanted`, decoding only those.
-    pub fn for_each_event(
-        &self,
+    /// Visits the events of `line` whose metadata id satisfies `wanted` (a pure predicate), in order,
+    /// with their position among all events of the line, read straight from the wire ([`RawEvent`]).
+    /// Nothing is allocated per event (the stats go to one buffer reused for the whole line), each
+    /// event is read in one pass, and the stats of unwanted events are skipped unread. One scan of a
+    /// line can so serve several analyses at once (the Memory Profile reads allocator events and
+    /// groups steps over all host events in the same pass).
+    pub fn for_each_raw_event<'a>(
+        &'a self,
         line: &Line,
         mut wanted: impl FnMut(i64) -> bool,
-        mut visit: impl FnMut(pb::XEvent),
+        mut visit: impl FnMut(usize, &RawEvent<'a, '_>) -> Result<(), DecodeError>,
     ) -> Result<(), DecodeError> {
-        let events = wire::len_fields(&self.bytes, line.range.clone(), 4).map_err(|e| DecodeError::from_wire(FORMAT, e))?;
-        for r in events {
-            let metadata_id = Fields::new(&self.bytes, r.clone())
-                .find_map(|f| match f {
-                    Ok(Field { number: 1, value: Value::Varint(v), .. }) => Some(v as i64),
-                    _ => None,
-                })
-                .unwrap_or(0);
-            if wanted(metadata_id) {
-                let ev = pb::XEvent::decode(&self.bytes[r]).map_err(|e| DecodeError::from_prost(FORMAT, "event", e))?;
-                visit(ev);
+        let wire_err = |e| DecodeError::from_wire(FORMAT, e);
+        let mut index = 0;
+        let mut stats = Vec::new();
+        for f in Fields::new(&self.bytes, line.range.clone()) {
+            let f = f.map_err(wire_err)?;
+            match (f.number, f.value) {
+                (4, Value::Len(r)) => {
+                    if let Some(header) = EventHeader::read(&self.bytes, r, &mut wanted, &mut stats).map_err(wire_err)? {
+                        visit(index, &RawEvent { header, stats: &stats })?;
+                    }
+                    index += 1;
+                }
+                (4, _) => return Err(wire_err(wrong_wire_type(f.at))),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn wrong_wire_type(at: usize) -> wire::WireError {
+    wire::WireError::Malformed { at, what: "unexpected wire type for a known field" }
+}
+
+/// One `XEvent`, read from the wire without allocating: the header fields decoded, the stats as they lie
+/// in the file. Fields are read as prost would (the last occurrence of a field wins, unknown fields are
+/// skipped, a known field with the wrong wire type is an error); string stats are checked for UTF-8
+/// only when resolved ([`Plane::raw_stat_value`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RawEvent<'a, 's> {
+    pub header: EventHeader,
+    /// The event's own stats, in file order.
+    pub stats: &'s [RawStat<'a>],
+}
+
+/// The scalar fields of an `XEvent`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventHeader {
+    pub metadata_id: i64,
+    /// `offset_ps`, or 0 when the `data` oneof holds `num_occurrences` instead.
+    pub offset_ps: i64,
+    pub duration_ps: i64,
+}
+
+impl EventHeader {
+    /// Reads the event in `bytes[range]` if `wanted(metadata_id)`, its stats replacing the contents of
+    /// `stats`. Whether to read the stats is decided at the first stat with the metadata id seen so far
+    /// (profilers write the id first); an id that comes after the stats makes the stats be read again.
+    fn read<'a>(
+        bytes: &'a [u8],
+        range: Range<usize>,
+        wanted: &mut impl FnMut(i64) -> bool,
+        stats: &mut Vec<RawStat<'a>>,
+    ) -> Result<Option<Self>, wire::WireError> {
+        stats.clear();
+        let mut e = EventHeader::default();
+        // (metadata id the decision was made with, whether the event is wanted)
+        let mut decided: Option<(i64, bool)> = None;
+        for f in Fields::new(bytes, range.clone()) {
+            let f = f?;
+            match (f.number, f.value) {
+                (1, Value::Varint(v)) => e.metadata_id = v as i64,
+                (2, Value::Varint(v)) => e.offset_ps = v as i64,
+                (5, Value::Varint(_)) => e.offset_ps = 0,
+                (3, Value::Varint(v)) => e.duration_ps = v as i64,
+                (4, Value::Len(r)) => {
+                    let (_, want) = *decided.get_or_insert_with(|| (e.metadata_id, wanted(e.metadata_id)));
+                    if want {
+                        stats.push(RawStat::read(bytes, r)?);
+                    }
+                }
+                (1..=5, _) => return Err(wrong_wire_type(f.at)),
+                _ => {}
+            }
+        }
+        let want = match decided {
+            Some((id, want)) if id == e.metadata_id => want,
+            Some(_) => {
+                let want = wanted(e.metadata_id);
+                stats.clear();
+                if want {
+                    RawStat::read_all(bytes, range, stats)?;
+                }
+                want
+            }
+            None => wanted(e.metadata_id),
+        };
+        Ok(want.then_some(e))
+    }
+}
+
+/// One `XStat` as it lies on the wire (see [`RawEvent`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RawStat<'a> {
+    pub metadata_id: i64,
+    value: Option<RawValue<'a>>,
+}
+
+/// The `value` oneof of an `XStat`, borrowed.
+#[derive(Debug, Clone, Copy)]
+enum RawValue<'a> {
+    Double(f64),
+    Uint(u64),
+    Int(i64),
+    Str(&'a [u8]),
+    Bytes(&'a [u8]),
+    Ref(u64),
+    Compressed(&'a [u8]),
+}
+
+impl<'a> RawStat<'a> {
+    /// Appends the stats (field 4) among the event fields in `bytes[range]` to `out`.
+    fn read_all(bytes: &'a [u8], range: Range<usize>, out: &mut Vec<Self>) -> Result<(), wire::WireError> {
+        for f in Fields::new(bytes, range) {
+            if let wire::Field { number: 4, value: Value::Len(r), .. } = f? {
+                out.push(RawStat::read(bytes, r)?);
             }
         }
         Ok(())
     }
 
-    /// All events of `line`, decoded.
-    pub fn events(&self, line: &Line) -> Result<Vec<pb::XEvent>, DecodeError> {
-        let mut out = Vec::with_capacity(line.event_count);
-        self.for_each_event(line, |_| true, |e| out.push(e))?;
-        Ok(out)
+    #[inline]
+    fn read(bytes: &'a [u8], range: Range<usize>) -> Result<Self, wire::WireError> {
+        let mut s = RawStat { metadata_id: 0, value: None };
+        for f in Fields::new(bytes, range) {
+            let f = f?;
+            let value = match (f.number, f.value) {
+                (1, Value::Varint(v)) => {
+                    s.metadata_id = v as i64;
+                    continue;
+                }
+                (2, Value::Fixed64(v)) => RawValue::Double(f64::from_bits(v)),
+                (3, Value::Varint(v)) => RawValue::Uint(v),
+                (4, Value::Varint(v)) => RawValue::Int(v as i64),
+                (5, Value::Len(r)) => RawValue::Str(&bytes[r]),
+                (6, Value::Len(r)) => RawValue::Bytes(&bytes[r]),
+                (7, Value::Varint(v)) => RawValue::Ref(v),
+                (8, Value::Len(r)) => RawValue::Compressed(&bytes[r]),
+                (1..=8, _) => return Err(wrong_wire_type(f.at)),
+                _ => continue,
+            };
+            s.value = Some(value);
+        }
+        Ok(s)
     }
 }
-
-use wire::Field;
 
 impl Plane {
     fn index(bytes: &[u8], range: Range<usize>) -> Result<Self, DecodeError> {
@@ -186,18 +312,42 @@ impl Plane {
     /// `compressed_str_value` inflated (bounded).
     pub fn stat_value<'a>(&'a self, stat: &'a pb::XStat) -> Option<StatValue<'a>> {
         use pb::x_stat::Value as V;
-        Some(match stat.value.as_ref()? {
-            V::DoubleValue(v) => StatValue::Double(*v),
-            V::Uint64Value(v) => StatValue::Uint(*v),
-            V::Int64Value(v) => StatValue::Int(*v),
-            V::StrValue(s) => StatValue::Str(Cow::Borrowed(s)),
-            V::BytesValue(b) => StatValue::Bytes(b),
-            V::RefValue(r) => StatValue::Str(Cow::Borrowed(self.stat_name(*r as i64))),
-            V::CompressedStrValue(b) => {
-                let s = gzip::inflate(b).ok()?;
+        // Strings of a decoded stat are valid UTF-8 already (prost checked them).
+        self.resolve(match stat.value.as_ref()? {
+            V::DoubleValue(v) => RawValue::Double(*v),
+            V::Uint64Value(v) => RawValue::Uint(*v),
+            V::Int64Value(v) => RawValue::Int(*v),
+            V::StrValue(s) => RawValue::Str(s.as_bytes()),
+            V::BytesValue(b) => RawValue::Bytes(b),
+            V::RefValue(r) => RawValue::Ref(*r),
+            V::CompressedStrValue(b) => RawValue::Compressed(b),
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// [`Plane::stat_value`] for a stat read from the wire. A string stat that is not UTF-8 is an error,
+    /// as it is when prost decodes the event.
+    pub fn raw_stat_value<'a>(&'a self, stat: &RawStat<'a>) -> Result<Option<StatValue<'a>>, DecodeError> {
+        stat.value.map_or(Ok(None), |v| self.resolve(v))
+    }
+
+    fn resolve<'a>(&'a self, value: RawValue<'a>) -> Result<Option<StatValue<'a>>, DecodeError> {
+        Ok(Some(match value {
+            RawValue::Double(v) => StatValue::Double(v),
+            RawValue::Uint(v) => StatValue::Uint(v),
+            RawValue::Int(v) => StatValue::Int(v),
+            RawValue::Str(b) => StatValue::Str(Cow::Borrowed(
+                std::str::from_utf8(b)
+                    .map_err(|_| DecodeError::Corrupt { format: FORMAT, detail: "a string stat is not UTF-8".into() })?,
+            )),
+            RawValue::Bytes(b) => StatValue::Bytes(b),
+            RawValue::Ref(r) => StatValue::Str(Cow::Borrowed(self.stat_name(r as i64))),
+            RawValue::Compressed(b) => {
+                let Ok(s) = gzip::inflate(b) else { return Ok(None) };
                 StatValue::Str(Cow::Owned(String::from_utf8_lossy(&s).into_owned()))
             }
-        })
+        }))
     }
 
     /// The plane-level stat named `name`.

@@ -151,7 +151,7 @@ fn no_such_memory_id(profile: &MemoryProfile, file_id: u32, id: &str) -> OpenErr
 fn events(a: &AllocatorProfile, points: Vec<TimelinePoint>) -> Vec<TimelineEvent> {
     points
         .into_iter()
-        .filter_map(|point| a.snapshots.get(point.snapshot_index).map(|s| TimelineEvent { point, activity: s.activity.clone() }))
+        .filter_map(|point| a.snapshots.get(point.snapshot_index).map(|s| TimelineEvent { point, activity: a.activity(&s.activity).to_metadata() }))
         .collect()
 }
 
@@ -174,7 +174,7 @@ fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
             .iter()
             .filter_map(|row| {
                 Some(BreakdownEntry {
-                    metadata: a.row_metadata(row)?.clone(),
+                    metadata: a.row_metadata(row)?.to_metadata(),
                     occurrences: row.occurrences,
                     freed_before_peak: row.freed_before_peak,
                     lifetimes: a.row_lifetimes(row),

@@ -104,12 +104,12 @@ pub fn overview(file: &DecodedFile) -> Result<FileOverview, DecodeError> {
                 .collect();
             let mut by_id: BTreeMap<String, AllocatorOverview> = BTreeMap::new();
             memory_events::for_each(space, |e| {
-                let a = by_id.entry(e.memory_id.clone()).or_insert_with(|| AllocatorOverview {
-                    memory_id: e.memory_id.clone(),
-                    allocations: 0,
-                    deallocations: 0,
-                    max_peak_bytes_in_use: 0,
-                });
+                if !by_id.contains_key(&*e.memory_id) {
+                    let id = e.memory_id.to_string();
+                    let a = AllocatorOverview { memory_id: id.clone(), allocations: 0, deallocations: 0, max_peak_bytes_in_use: 0 };
+                    by_id.insert(id, a);
+                }
+                let Some(a) = by_id.get_mut(&*e.memory_id) else { return };
                 match e.activity {
                     Activity::Allocation => a.allocations += 1,
                     Activity::Deallocation => a.deallocations += 1,

@@ -1,10 +1,10 @@
 //! The breakdown of memory in use at the peak (XProf's `ProcessActiveAllocations`).
 
-use super::{ActivityMetadata, Snapshot, Summary};
+use super::{ActivityMetadata, ActivityRef, Snapshot, Summary};
 use crate::analysis::memory_events::Activity;
 use serde::Serialize;
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use crate::analysis::fast_hash::FastMap;
 
 const UNUSED_PREALLOCATED: &str = "unused preallocated device memory";
 
@@ -40,10 +40,10 @@ pub struct BreakdownRow {
 /// explain becomes `unused preallocated device memory` (if positive); a non-zero stack at the peak becomes
 /// `stack`. Deallocations of allocations made before the step are subtracted from that unexplained heap
 /// once more, as XProf does, to separate persistent memory from last step's frees.
-pub(super) fn at_peak(snapshots: &[Snapshot], summary: &Summary) -> (Vec<BreakdownRow>, Vec<ActivityMetadata>) {
+pub(super) fn at_peak(snapshots: &[Snapshot], strings: &[String], summary: &Summary) -> (Vec<BreakdownRow>, Vec<ActivityMetadata>) {
     let mut unexplained_heap_bytes = summary.peak_stats.heap_allocated_bytes;
     let mut freed_from_earlier_steps_bytes = 0i64;
-    let mut live: HashMap<u64, usize> = HashMap::new();
+    let mut live: FastMap<u64, usize> = FastMap::default();
     for (i, s) in snapshots.iter().enumerate() {
         if s.time_offset_ps > summary.peak_stats_time_ps {
             break;
@@ -77,17 +77,17 @@ pub(super) fn at_peak(snapshots: &[Snapshot], summary: &Summary) -> (Vec<Breakdo
     }
 
     // (XProf's snapshot index: special k is −(k+1); metadata).
-    let mut items: Vec<(i64, &ActivityMetadata)> = live
+    let mut items: Vec<(i64, ActivityRef)> = live
         .values()
-        .map(|&i| (i as i64, &snapshots[i].activity))
-        .chain(specials.iter().enumerate().map(|(k, m)| (-(k as i64) - 1, m)))
+        .map(|&i| (i as i64, snapshots[i].activity.resolve(strings)))
+        .chain(specials.iter().enumerate().map(|(k, m)| (-(k as i64) - 1, m.as_activity_ref())))
         .collect();
-    items.sort_by(|a, b| row_order(a.1, b.1).then(a.0.cmp(&b.0)));
+    items.sort_by(|a, b| row_order(&a.1, &b.1).then(a.0.cmp(&b.0)));
 
     let mut rows: Vec<BreakdownRow> = Vec::new();
-    let mut row_meta: Option<&ActivityMetadata> = None;
+    let mut row_meta: Option<ActivityRef> = None;
     for (index, meta) in items {
-        let same = row_meta.is_some_and(|m| row_order(m, meta) == Ordering::Equal);
+        let same = row_meta.is_some_and(|m| row_order(&m, &meta) == Ordering::Equal);
         if !same {
             rows.push(BreakdownRow { special_index: None, snapshot_indices: Vec::new(), occurrences: 0, freed_before_peak: 0 });
             row_meta = Some(meta);
@@ -106,11 +106,11 @@ pub(super) fn at_peak(snapshots: &[Snapshot], summary: &Summary) -> (Vec<Breakdo
 /// Fills [`BreakdownRow::freed_before_peak`] in one pass: an allocation is freed before the peak when the
 /// next event at its address (in any step) is a deallocation before the peak time.
 fn count_freed_before_peak(snapshots: &[Snapshot], peak_time_ps: i64, rows: &mut [BreakdownRow]) {
-    let mut row_of: HashMap<usize, usize> = HashMap::new();
+    let mut row_of: FastMap<usize, usize> = FastMap::default();
     for (r, row) in rows.iter().enumerate() {
         row_of.extend(row.snapshot_indices.iter().map(|&i| (i, r)));
     }
-    let mut pending: HashMap<u64, usize> = HashMap::new(); // address → row
+    let mut pending: FastMap<u64, usize> = FastMap::default(); // address → row
     for (i, s) in snapshots.iter().enumerate() {
         if s.time_offset_ps >= peak_time_ps || (pending.is_empty() && row_of.is_empty()) {
             break;
@@ -129,7 +129,7 @@ fn count_freed_before_peak(snapshots: &[Snapshot], peak_time_ps: i64, rows: &mut
 
 /// XProf's row order: allocation bytes and requested bytes descending, then op, region, dtype and shape
 /// ascending (byte-wise, as `std::string` compares). Rows equal under it are merged.
-fn row_order(a: &ActivityMetadata, b: &ActivityMetadata) -> Ordering {
+fn row_order(a: &ActivityRef, b: &ActivityRef) -> Ordering {
     b.allocation_bytes
         .cmp(&a.allocation_bytes)
         .then(b.requested_bytes.cmp(&a.requested_bytes))

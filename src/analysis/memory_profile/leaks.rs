@@ -2,9 +2,10 @@
 //! allocations over the ≤1000 sampled points only, which undercounts any longer profile).
 
 use super::Snapshot;
+use crate::analysis::fast_hash::FastMap;
 use crate::analysis::memory_events::Activity;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Allocation and deallocation counts: exact (every event) and as XProf's page shows them (sampled).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -71,11 +72,11 @@ pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize]) -> Event
 
 /// Walks the time-sorted snapshots once. A live address re-allocated without a deallocation in between
 /// replaces the older allocation (its free was not recorded), as XProf's breakdown does.
-pub(super) fn hints(snapshots: &[Snapshot]) -> LeakHints {
+pub(super) fn hints(snapshots: &[Snapshot], strings: &[String]) -> LeakHints {
     let mut h = LeakHints::default();
-    let mut live: HashMap<u64, usize> = HashMap::new();
+    let mut live: FastMap<u64, usize> = FastMap::default();
     let mut floors: Vec<StepFloor> = Vec::new();
-    let mut floor_of_step: HashMap<i64, usize> = HashMap::new();
+    let mut floor_of_step: FastMap<i64, usize> = FastMap::default();
     for (i, s) in snapshots.iter().enumerate() {
         let a = &s.activity;
         match a.activity {
@@ -102,9 +103,9 @@ pub(super) fn hints(snapshots: &[Snapshot]) -> LeakHints {
 
     let mut by_op: BTreeMap<&str, LiveOpGroup> = BTreeMap::new();
     for &i in live.values() {
-        let a = &snapshots[i].activity;
-        let g = by_op.entry(&a.tf_op_name).or_insert_with(|| LiveOpGroup {
-            tf_op_name: a.tf_op_name.clone(),
+        let a = snapshots[i].activity.resolve(strings);
+        let g = by_op.entry(a.tf_op_name).or_insert_with(|| LiveOpGroup {
+            tf_op_name: a.tf_op_name.to_string(),
             allocations: 0,
             allocation_bytes: 0,
         });

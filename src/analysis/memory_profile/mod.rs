@@ -22,12 +22,14 @@ mod leaks;
 pub mod sampling;
 pub mod xprof_json;
 
+use crate::analysis::fast_hash::FastMap;
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 pub use breakdown::BreakdownRow;
 pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
@@ -72,12 +74,98 @@ pub struct ActivityMetadata {
     pub tensor_shape: String,
 }
 
-/// One event after post-processing (XProf's `MemoryProfileSnapshot`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+impl ActivityMetadata {
+    pub fn as_activity_ref(&self) -> ActivityRef<'_> {
+        ActivityRef {
+            activity: self.activity,
+            requested_bytes: self.requested_bytes,
+            allocation_bytes: self.allocation_bytes,
+            address: self.address,
+            tf_op_name: &self.tf_op_name,
+            step_id: self.step_id,
+            region_type: &self.region_type,
+            data_type: &self.data_type,
+            tensor_shape: &self.tensor_shape,
+        }
+    }
+}
+
+/// [`ActivityMetadata`] borrowed: a snapshot's strings resolved in its profile's string table, or a
+/// special row's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ActivityRef<'a> {
+    pub activity: Activity,
+    pub requested_bytes: i64,
+    pub allocation_bytes: i64,
+    pub address: u64,
+    pub tf_op_name: &'a str,
+    pub step_id: i64,
+    pub region_type: &'a str,
+    pub data_type: &'a str,
+    pub tensor_shape: &'a str,
+}
+
+impl ActivityRef<'_> {
+    pub fn to_metadata(&self) -> ActivityMetadata {
+        ActivityMetadata {
+            activity: self.activity,
+            requested_bytes: self.requested_bytes,
+            allocation_bytes: self.allocation_bytes,
+            address: self.address,
+            tf_op_name: self.tf_op_name.to_string(),
+            step_id: self.step_id,
+            region_type: self.region_type.to_string(),
+            data_type: self.data_type.to_string(),
+            tensor_shape: self.tensor_shape.to_string(),
+        }
+    }
+}
+
+/// Index of a string in [`AllocatorProfile::strings`].
+pub type StrId = u32;
+
+/// What one event did, compactly: [`ActivityMetadata`] with its strings interned, since a profile keeps
+/// every event (millions) and most share a handful of op names, regions, dtypes and shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SnapshotActivity {
+    pub activity: Activity,
+    pub requested_bytes: i64,
+    pub allocation_bytes: i64,
+    pub address: u64,
+    pub step_id: i64,
+    pub tf_op_name: StrId,
+    pub region_type: StrId,
+    /// XProf's name for the TensorFlow dtype ([`dtype::name`]).
+    pub data_type: StrId,
+    pub tensor_shape: StrId,
+}
+
+impl SnapshotActivity {
+    /// With its strings looked up in `strings` (the profile's [`AllocatorProfile::strings`]; an id
+    /// not in it reads as "").
+    pub fn resolve<'a>(&self, strings: &'a [String]) -> ActivityRef<'a> {
+        let str = |id: StrId| strings.get(id as usize).map_or("", String::as_str);
+        ActivityRef {
+            activity: self.activity,
+            requested_bytes: self.requested_bytes,
+            allocation_bytes: self.allocation_bytes,
+            address: self.address,
+            tf_op_name: str(self.tf_op_name),
+            step_id: self.step_id,
+            region_type: str(self.region_type),
+            data_type: str(self.data_type),
+            tensor_shape: str(self.tensor_shape),
+        }
+    }
+}
+
+/// One event after post-processing (XProf's `MemoryProfileSnapshot`); resolve its activity with
+/// [`AllocatorProfile::activity`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Snapshot {
     pub time_offset_ps: i64,
     pub stats: AggregationStats,
-    pub activity: ActivityMetadata,
+    pub activity: SnapshotActivity,
 }
 
 /// The peak within the profiling window, and the allocator's own lifetime peak.
@@ -99,6 +187,8 @@ pub struct Summary {
 pub struct AllocatorProfile {
     pub memory_id: String,
     pub summary: Summary,
+    /// The distinct strings of the snapshots' activities, in order of first use.
+    pub strings: Vec<String>,
     /// Full-resolution timeline: every event, sorted by time (ties keep file order).
     pub snapshots: Vec<Snapshot>,
     /// Indices into `snapshots` of XProf's ≤1000-point timeline.
@@ -144,19 +234,60 @@ pub fn analyze(space: &XSpace) -> Result<MemoryProfile, DecodeError> {
     let Some(host_index) = space.planes.iter().position(|p| p.name() == HOST_PLANE) else {
         return Ok(MemoryProfile::default());
     };
-    let mut by_id: BTreeMap<String, Vec<MemoryEvent>> = BTreeMap::new();
-    memory_events::for_each(space, |e| {
-        if e.plane_index == host_index {
-            by_id.entry(e.memory_id.clone()).or_default().push(e);
-        }
-    })?;
+    let plane = &space.planes[host_index];
+    let Some(reader) = memory_events::Reader::new(host_index, plane) else {
+        return Ok(MemoryProfile::default());
+    };
+    // One scan of the host plane serves both the memory events and XProf's step grouping, which needs
+    // every host event (a memory event's step is its group id; ungrouped events get filled in later).
+    // Each memory event becomes its compact snapshot right away; its step is set once grouping is done.
+    let mut grouper = step_groups::Grouper::new(space, plane);
+    let mut by_id: BTreeMap<Cow<str>, Collected> = BTreeMap::new();
+    for (line_index, line) in plane.lines.iter().enumerate() {
+        grouper.start_line(line);
+        space.for_each_raw_event(
+            line,
+            |_| true,
+            |event_index, ev| {
+                let position = grouper.push(ev)?;
+                if let Some(e) = reader.read(line, line_index, event_index, ev)? {
+                    if !by_id.contains_key(&e.memory_id) {
+                        by_id.insert(e.memory_id.clone(), Collected::default());
+                    }
+                    if let Some(c) = by_id.get_mut(&e.memory_id) {
+                        c.snapshots.push(snapshot(&e, INVALID_STEP_ID, &mut c.strings));
+                        c.positions.push(position);
+                    }
+                }
+                Ok(())
+            },
+        )?;
+    }
     if by_id.is_empty() {
         return Ok(MemoryProfile::default());
     }
-    // XProf's step of an event is its group id from step grouping; ungrouped events get filled in.
-    let groups = step_groups::group(space, &space.planes[host_index])?;
-    let step_of = |e: &MemoryEvent| groups.group_id(e.line_index, e.event_index).unwrap_or(INVALID_STEP_ID);
-    Ok(MemoryProfile { allocators: by_id.into_iter().map(|(id, events)| allocator_profile(id, &events, &step_of)).collect() })
+    let groups = grouper.finish();
+    Ok(MemoryProfile {
+        allocators: by_id
+            .into_iter()
+            .map(|(id, mut c)| {
+                for (s, &p) in c.snapshots.iter_mut().zip(&c.positions) {
+                    s.activity.step_id = groups.group_id(p).unwrap_or(INVALID_STEP_ID);
+                }
+                allocator_profile(id.into_owned(), c.snapshots, c.strings.strings)
+            })
+            .collect(),
+    })
+}
+
+/// One memory ID's events as the scan collects them.
+#[derive(Default)]
+struct Collected {
+    /// In file order.
+    snapshots: Vec<Snapshot>,
+    /// Each snapshot's event position among the host plane's events (for its step group).
+    positions: Vec<usize>,
+    strings: Interner,
 }
 
 impl MemoryProfile {
@@ -187,11 +318,16 @@ impl AllocatorProfile {
             .collect()
     }
 
+    /// A snapshot's activity with its strings resolved.
+    pub fn activity(&self, a: &SnapshotActivity) -> ActivityRef<'_> {
+        a.resolve(&self.strings)
+    }
+
     /// The metadata a breakdown row shows: its special allocation, or its first allocation's.
-    pub fn row_metadata(&self, row: &BreakdownRow) -> Option<&ActivityMetadata> {
+    pub fn row_metadata(&self, row: &BreakdownRow) -> Option<ActivityRef<'_>> {
         match row.special_index {
-            Some(k) => self.special_allocations.get(k),
-            None => row.snapshot_indices.first().and_then(|&i| self.snapshots.get(i)).map(|s| &s.activity),
+            Some(k) => self.special_allocations.get(k).map(ActivityMetadata::as_activity_ref),
+            None => row.snapshot_indices.first().and_then(|&i| self.snapshots.get(i)).map(|s| self.activity(&s.activity)),
         }
     }
 
@@ -225,11 +361,10 @@ impl AllocatorProfile {
     }
 }
 
-/// The whole per-ID pipeline; `events` are this ID's events in file order, `step_of` gives an event's
-/// step (group id), or [`INVALID_STEP_ID`].
-fn allocator_profile(memory_id: String, events: &[MemoryEvent], step_of: &dyn Fn(&MemoryEvent) -> i64) -> AllocatorProfile {
-    let mut summary = summary_in_file_order(events);
-    let mut snapshots: Vec<Snapshot> = events.iter().map(|e| snapshot(e, step_of(e))).collect();
+/// The whole per-ID pipeline; `snapshots` are this ID's events in file order, with their step (group
+/// id) or [`INVALID_STEP_ID`]; `strings` is the table their activities index.
+fn allocator_profile(memory_id: String, mut snapshots: Vec<Snapshot>, strings: Vec<String>) -> AllocatorProfile {
+    let mut summary = summary_in_file_order(&snapshots);
     // Stable, so events at the same time keep file order. XProf's `absl::c_sort` is not stable: its
     // order among equal times is whatever its std::sort does, which we cannot (and need not) copy.
     snapshots.sort_by_key(|s| s.time_offset_ps);
@@ -241,53 +376,83 @@ fn allocator_profile(memory_id: String, events: &[MemoryEvent], step_of: &dyn Fn
         .rev()
         .find(|s| s.stats.in_use_bytes() == summary.peak_stats.peak_bytes_in_use)
         .map_or(0, |s| s.activity.step_id);
-    let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &summary);
+    let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary);
     let counts = leaks::counts(&snapshots, &sampled_indices);
-    let leaks = leaks::hints(&snapshots);
-    AllocatorProfile { memory_id, summary, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
+    let leaks = leaks::hints(&snapshots, &strings);
+    AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
+}
+
+/// Gives each distinct string one [`StrId`], in order of first use (so the table is deterministic).
+/// Dtype names have their own ids (a dtype name may also appear as, say, a shape: harmless).
+#[derive(Default)]
+struct Interner {
+    ids: FastMap<Box<str>, StrId>,
+    dtypes: FastMap<i64, StrId>,
+    strings: Vec<String>,
+}
+
+impl Interner {
+    fn id(&mut self, s: &str) -> StrId {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.push(s.to_string());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    /// The id of a dtype's XProf name (names are made once per distinct dtype, not per event).
+    fn dtype(&mut self, dtype: i64) -> StrId {
+        if let Some(&id) = self.dtypes.get(&dtype) {
+            return id;
+        }
+        let id = self.push(dtype::name(dtype));
+        self.dtypes.insert(dtype, id);
+        id
+    }
+
+    fn push(&mut self, s: String) -> StrId {
+        self.strings.push(s);
+        (self.strings.len() - 1) as StrId
+    }
 }
 
 /// XProf's `UpdateProfileSummary` over the events in file order: the last event whose heap + stack is
 /// at least the peak so far becomes the peak (so with all-zero stats the last event is the peak).
-fn summary_in_file_order(events: &[MemoryEvent]) -> Summary {
+fn summary_in_file_order(snapshots: &[Snapshot]) -> Summary {
     let mut s = Summary::default();
-    for e in events {
-        s.peak_bytes_usage_lifetime = e.peak_bytes_in_use;
-        let stats = stats(e);
-        let in_use = stats.in_use_bytes();
+    for e in snapshots {
+        s.peak_bytes_usage_lifetime = e.stats.peak_bytes_in_use;
+        let in_use = e.stats.in_use_bytes();
         if in_use >= s.peak_stats.peak_bytes_in_use {
-            s.peak_stats = AggregationStats { peak_bytes_in_use: in_use, ..stats };
-            s.peak_stats_time_ps = e.offset_ps;
-            s.memory_capacity_bytes = in_use.wrapping_add(stats.free_memory_bytes);
+            s.peak_stats = AggregationStats { peak_bytes_in_use: in_use, ..e.stats };
+            s.peak_stats_time_ps = e.time_offset_ps;
+            s.memory_capacity_bytes = in_use.wrapping_add(e.stats.free_memory_bytes);
         }
     }
     s
 }
 
-fn stats(e: &MemoryEvent) -> AggregationStats {
-    AggregationStats {
-        stack_reserved_bytes: e.stack_reserved_bytes,
-        heap_allocated_bytes: e.heap_allocated_bytes,
-        free_memory_bytes: e.free_memory_bytes,
-        fragmentation: e.fragmentation,
-        peak_bytes_in_use: e.peak_bytes_in_use,
-    }
-}
-
-fn snapshot(e: &MemoryEvent, step_id: i64) -> Snapshot {
+fn snapshot(e: &MemoryEvent, step_id: i64, strings: &mut Interner) -> Snapshot {
     Snapshot {
         time_offset_ps: e.offset_ps,
-        stats: stats(e),
-        activity: ActivityMetadata {
+        stats: AggregationStats {
+            stack_reserved_bytes: e.stack_reserved_bytes,
+            heap_allocated_bytes: e.heap_allocated_bytes,
+            free_memory_bytes: e.free_memory_bytes,
+            fragmentation: e.fragmentation,
+            peak_bytes_in_use: e.peak_bytes_in_use,
+        },
+        activity: SnapshotActivity {
             activity: e.activity,
             requested_bytes: e.requested_bytes,
             allocation_bytes: e.allocation_bytes,
             address: e.address,
-            tf_op_name: e.tf_op_name.clone(),
             step_id,
-            region_type: e.region_type.clone(),
-            data_type: dtype::name(e.data_type),
-            tensor_shape: e.tensor_shape.clone(),
+            tf_op_name: strings.id(&e.tf_op_name),
+            region_type: strings.id(&e.region_type),
+            data_type: strings.dtype(e.data_type),
+            tensor_shape: strings.id(&e.tensor_shape),
         },
     }
 }
@@ -307,7 +472,7 @@ fn fill_step_ids(snapshots: &mut [Snapshot]) {
 /// XProf's `UpdateDeallocation`: a deallocation takes op, region, dtype and shape from the oldest
 /// unmatched allocation at its address (a repeated allocation at a pending address is ignored).
 fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) {
-    let mut pending: HashMap<u64, usize> = HashMap::new();
+    let mut pending: FastMap<u64, usize> = FastMap::default();
     for i in 0..snapshots.len() {
         let address = snapshots[i].activity.address;
         match snapshots[i].activity.activity {
@@ -316,7 +481,7 @@ fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) {
             }
             Activity::Deallocation => {
                 if let Some(j) = pending.remove(&address) {
-                    let a = snapshots[j].activity.clone();
+                    let a = snapshots[j].activity;
                     let d = &mut snapshots[i].activity;
                     d.tf_op_name = a.tf_op_name;
                     d.region_type = a.region_type;

@@ -3,7 +3,7 @@
 //! Tidemark's own figures go under one extra top-level key, `tidemark`, in our snake_case structs;
 //! XProf's fields are never changed, so XProf's frontend can read the document as is.
 
-use super::{ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, MemoryProfile, Snapshot};
+use super::{ActivityRef, AggregationStats, AllocatorProfile, EventCounts, LeakHints, MemoryProfile, Snapshot};
 use crate::analysis::memory_events::Activity;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -92,7 +92,7 @@ fn per_allocator(a: &AllocatorProfile) -> PerAllocator<'_> {
             (Some(k), _) => (-(k as i64) - 1, k as i64),
             (None, Some(&i)) => {
                 let Some(s) = a.snapshots.get(i) else { continue };
-                memory_profile_snapshots.push(snapshot_json(s));
+                memory_profile_snapshots.push(snapshot_json(a, s));
                 ((memory_profile_snapshots.len() - 1) as i64, -1)
             }
             (None, None) => continue,
@@ -113,8 +113,8 @@ fn per_allocator(a: &AllocatorProfile) -> PerAllocator<'_> {
             memory_capacity: Int64(s.memory_capacity_bytes),
         },
         active_allocations,
-        special_allocations: a.special_allocations.iter().map(metadata_json).collect(),
-        sampled_timeline_snapshots: a.sampled_indices.iter().filter_map(|&i| a.snapshots.get(i)).map(snapshot_json).collect(),
+        special_allocations: a.special_allocations.iter().map(|m| metadata_json(m.as_activity_ref())).collect(),
+        sampled_timeline_snapshots: a.sampled_indices.iter().filter_map(|&i| a.snapshots.get(i)).map(|s| snapshot_json(a, s)).collect(),
     }
 }
 
@@ -167,11 +167,11 @@ struct ActiveAllocationJson {
     num_occurrences: Int64,
 }
 
-fn snapshot_json(s: &Snapshot) -> SnapshotJson<'_> {
+fn snapshot_json<'a>(a: &'a AllocatorProfile, s: &Snapshot) -> SnapshotJson<'a> {
     SnapshotJson {
         time_offset_ps: Int64(s.time_offset_ps),
         aggregation_stats: stats_json(&s.stats),
-        activity_metadata: metadata_json(&s.activity),
+        activity_metadata: metadata_json(a.activity(&s.activity)),
     }
 }
 
@@ -185,7 +185,7 @@ fn stats_json(s: &AggregationStats) -> StatsJson {
     }
 }
 
-fn metadata_json(m: &ActivityMetadata) -> MetadataJson<'_> {
+fn metadata_json(m: ActivityRef<'_>) -> MetadataJson<'_> {
     MetadataJson {
         memory_activity: match m.activity {
             Activity::Allocation => "ALLOCATION",
@@ -194,11 +194,11 @@ fn metadata_json(m: &ActivityMetadata) -> MetadataJson<'_> {
         requested_bytes: Int64(m.requested_bytes),
         allocation_bytes: Int64(m.allocation_bytes),
         address: Uint64(m.address),
-        tf_op_name: &m.tf_op_name,
+        tf_op_name: m.tf_op_name,
         step_id: Int64(m.step_id),
-        region_type: &m.region_type,
-        data_type: &m.data_type,
-        tensor_shape: &m.tensor_shape,
+        region_type: m.region_type,
+        data_type: m.data_type,
+        tensor_shape: m.tensor_shape,
     }
 }
 
