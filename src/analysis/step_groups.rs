@@ -48,6 +48,10 @@ const TF_DATA_FUNCTION_RUNS: [&str; 4] = [
 const LEGACY_ROOT: &str = "TraceContext";
 /// XProf skips a context with at least this many producers and consumers (a runaway fan-out).
 const MAX_CONTEXT_FAN: usize = 64;
+/// Ancestor visits allowed over all roots, per event plus a constant: real traces nest roots a few
+/// levels deep and use a tiny fraction of it (see `has_ancestor_root_of_same_level`).
+const ANCESTOR_VISITS_PER_NODE: usize = 64;
+const ANCESTOR_VISITS_SLACK: usize = 1 << 20;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -284,8 +288,9 @@ impl Forest {
             })
             .collect();
         roots.sort_by_key(|&i| (std::cmp::Reverse(self.nodes[i].root_level), self.nodes[i].begin_ps, i));
+        let mut budget = ANCESTOR_VISITS_PER_NODE.saturating_mul(self.nodes.len()).saturating_add(ANCESTOR_VISITS_SLACK);
         for root in roots {
-            if self.nodes[root].group.is_none() && !self.has_ancestor_root_of_same_level(root) {
+            if self.nodes[root].group.is_none() && !self.has_ancestor_root_of_same_level(root, &mut budget) {
                 self.propagate(root, next_group);
                 next_group += 1;
             }
@@ -327,8 +332,10 @@ impl Forest {
         roots.into_iter().map(|(r, _)| r).collect()
     }
 
-    /// Whether some ancestor (breadth-first over all parents) is a root of `node`'s root level.
-    fn has_ancestor_root_of_same_level(&self, node: usize) -> bool {
+    /// Whether some ancestor (breadth-first over all parents) is a root of `node`'s root level. Each
+    /// visit spends one unit of `budget`; once it is spent the answer is "no" (the root keeps its own
+    /// group), so the check stays linear on a crafted trace of deeply nested roots of many levels.
+    fn has_ancestor_root_of_same_level(&self, node: usize, budget: &mut usize) -> bool {
         let level = self.nodes[node].root_level;
         let mut seen: HashSet<usize> = HashSet::from([node]);
         let mut queue: VecDeque<usize> = VecDeque::new();
@@ -338,6 +345,10 @@ impl Forest {
             }
         }
         while let Some(n) = queue.pop_front() {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
             if self.nodes[n].root_level > 0 && self.nodes[n].root_level == level {
                 return true;
             }
