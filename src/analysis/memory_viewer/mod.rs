@@ -235,6 +235,7 @@ pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, Memor
     if !memory_spaces.contains(&color) {
         return Err(MemoryViewerError::NoSuchMemorySpace { memory_space: color, present: memory_spaces });
     }
+    check_output_size(&assignment, color, proto)?;
     let trace_index = assignment.trace_for(color);
     let replay = match trace_index {
         Some(i) => heap_simulation::replay(&assignment, i)?,
@@ -244,7 +245,12 @@ pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, Memor
     let blocks = blocks::blocks(&assignment, color, &replay, &peak);
     let indefinite = peak.indefinite_bytes;
     let add = |v: &[i64]| v.iter().map(|b| b.saturating_add(indefinite)).collect::<Vec<_>>();
-    let figures = figures(&assignment, color, replay.peak_bytes + indefinite, replay.peak_unpadded_bytes + indefinite);
+    let figures = figures(
+        &assignment,
+        color,
+        replay.peak_bytes.saturating_add(indefinite),
+        replay.peak_unpadded_bytes.saturating_add(indefinite),
+    );
 
     let mut notes = assignment.skip_notes();
     if replay.skipped_events > 0 {
@@ -279,13 +285,54 @@ pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, Memor
     })
 }
 
+/// Output text (labels, shapes, source stacks) allowed per byte of the proto, plus a constant. Each
+/// buffer copies its instruction's text, so a crafted module of many buffers sharing one instruction
+/// with a huge shape or stack would otherwise multiply into memory. Real modules need a few bytes per
+/// byte.
+const OUTPUT_BYTES_PER_PROTO_BYTE: usize = 64;
+const OUTPUT_BYTES_SLACK: usize = 256 << 20;
+
+/// Refuses a module whose text output would exceed its budget, before building any of it.
+fn check_output_size(assignment: &Assignment, color: i64, proto: &HloProto) -> Result<(), MemoryViewerError> {
+    use prost::Message;
+    let mut instruction_text: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut shape_text: std::collections::HashMap<*const crate::proto::hlo::ShapeProto, usize> =
+        std::collections::HashMap::new();
+    let mut total = 0usize;
+    for allocation in assignment.allocations_of(color) {
+        for assigned in &allocation.proto.assigned {
+            let Some(buffer) = assignment.buffer(assigned.logical_buffer_id) else { continue };
+            let text = *instruction_text.entry(buffer.instruction.id).or_insert_with(|| {
+                let source = peak::buffer_source(assignment, buffer).map_or(0, |s| s.file_name.len() + s.stack_frame.len());
+                buffer.instruction.name.len() + buffer.instruction.opcode.len() + buffer.op_name().len() + source
+            });
+            let shape = *shape_text.entry(buffer.shape).or_insert_with(|| buffer.shape_text().len());
+            // A buffer can be in the peak list, the blocks and an indefinite allocation, each with its
+            // own copy of the text (and the shape twice in a label).
+            total = total.saturating_add(3 * (text + 2 * shape + 128));
+        }
+    }
+    let budget = proto.encoded_len().saturating_mul(OUTPUT_BYTES_PER_PROTO_BYTE).saturating_add(OUTPUT_BYTES_SLACK);
+    if total > budget {
+        let module = proto.hlo_module.as_ref().map_or("", |m| m.name.as_str());
+        return Err(MemoryViewerError::Module(format!(
+            "module `{module}` is too large for the Memory Viewer: the labels, shapes and source stacks of its buffers would take {} (more than {} for a {} module). Only a malformed HloProto does this (many buffers repeating one huge shape or stack)",
+            crate::units::bytes(total as i64),
+            crate::units::bytes(budget as i64),
+            crate::units::bytes(proto.encoded_len() as i64)
+        )));
+    }
+    Ok(())
+}
+
 fn figures(assignment: &Assignment, color: i64, peak_heap_bytes: i64, peak_unpadded_heap_bytes: i64) -> Figures {
     let sum = |keep: &dyn Fn(&assignment::Allocation) -> bool| {
         assignment.allocations_of(color).filter(|a| keep(a)).map(|a| a.proto.size).fold(0i64, i64::saturating_add)
     };
     let total_allocation_bytes = sum(&|a| !a.proto.is_thread_local);
     let indefinite_allocation_bytes = sum(&|a| a.is_indefinite());
-    let temporary_bytes = total_allocation_bytes - indefinite_allocation_bytes;
+    // Saturating: a malformed file can carry sizes near i64's limits.
+    let temporary_bytes = total_allocation_bytes.saturating_sub(indefinite_allocation_bytes);
     Figures {
         peak_heap_bytes,
         peak_unpadded_heap_bytes,
@@ -295,9 +342,9 @@ fn figures(assignment: &Assignment, color: i64, peak_heap_bytes: i64, peak_unpad
         total_allocation_bytes,
         indefinite_allocation_bytes,
         temporary_allocation_bytes: temporary_bytes,
-        padding_overhead_bytes: peak_heap_bytes - peak_unpadded_heap_bytes,
+        padding_overhead_bytes: peak_heap_bytes.saturating_sub(peak_unpadded_heap_bytes),
         fragmentation: (temporary_bytes > 0)
-            .then(|| (total_allocation_bytes - peak_heap_bytes) as f64 / temporary_bytes as f64),
+            .then(|| total_allocation_bytes.saturating_sub(peak_heap_bytes) as f64 / temporary_bytes as f64),
     }
 }
 
