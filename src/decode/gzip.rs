@@ -6,12 +6,20 @@ use std::io::Read;
 /// Magic bytes of a gzip member.
 pub const MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// The most a gzip stream may expand to, whatever its ratio (well under the 4 GiB wasm address space).
-pub const MAX_OUTPUT_BYTES: u64 = 2 << 30;
+/// The most a gzip stream may expand to, whatever its ratio. In the page it is what the wasm heap (at
+/// most 4 GiB, the compressed file included) can hold next to the decoded index; the native CLI has
+/// the machine's memory and reads larger traces.
+#[cfg(target_arch = "wasm32")]
+pub const MAX_OUTPUT_BYTES: u64 = 1536 << 20;
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_OUTPUT_BYTES: u64 = 4 << 30;
 /// Real profiles compress 5–30×; 1000× is a decompression bomb.
 pub const MAX_RATIO: u64 = 1000;
 /// Below this output size the ratio is not checked (tiny inputs legitimately have large ratios).
 const RATIO_FREE_BYTES: u64 = 64 << 20;
+/// The output buffer starts at this size and then doubles; it never grows past the limit (+1 byte, to
+/// tell "exactly the limit" from "more").
+const FIRST_CHUNK_BYTES: usize = 64 << 10;
 
 pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&MAGIC)
@@ -26,6 +34,8 @@ pub enum GzipError {
     Corrupt(String),
     #[error("the gzip stream inflates past {limit} bytes (from {compressed_len} compressed bytes); refusing it as a likely decompression bomb")]
     TooLarge { limit: u64, compressed_len: usize },
+    #[error("there is not enough memory to inflate the gzip stream past {inflated} bytes; decompress it with `gunzip` and open it with the `tidemark` CLI")]
+    OutOfMemory { inflated: u64 },
 }
 
 /// The output limit for `compressed_len` input bytes.
@@ -38,18 +48,39 @@ pub fn inflate(bytes: &[u8]) -> Result<Vec<u8>, GzipError> {
     inflate_with_limit(bytes, limit_for(bytes.len()))
 }
 
+/// Inflates `bytes`, refusing output past `limit`. The buffer grows by doubling with fallible
+/// reservations, so neither the limit nor a failed allocation (the wasm heap is small) can abort the
+/// process: both come back as errors.
 pub fn inflate_with_limit(bytes: &[u8], limit: u64) -> Result<Vec<u8>, GzipError> {
-    let mut out = Vec::with_capacity(bytes.len().saturating_mul(4).min(limit as usize));
-    let reader = flate2::read::MultiGzDecoder::new(bytes);
-    let read = reader.take(limit + 1).read_to_end(&mut out);
-    match read {
-        Ok(_) if out.len() as u64 > limit => Err(GzipError::TooLarge { limit, compressed_len: bytes.len() }),
-        Ok(_) => Ok(out),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            Err(GzipError::Truncated { compressed_len: bytes.len(), inflated: out.len() as u64 })
+    let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
+    let mut out: Vec<u8> = Vec::new();
+    let mut filled = 0usize;
+    let mut reader = flate2::read::MultiGzDecoder::new(bytes);
+    loop {
+        if filled == out.len() {
+            if out.len() >= cap {
+                return Err(GzipError::TooLarge { limit, compressed_len: bytes.len() });
+            }
+            let grow = out.len().max(FIRST_CHUNK_BYTES).min(cap - out.len());
+            out.try_reserve_exact(grow).map_err(|_| GzipError::OutOfMemory { inflated: filled as u64 })?;
+            out.resize(out.len() + grow, 0);
         }
-        Err(e) => Err(GzipError::Corrupt(e.to_string())),
+        match reader.read(&mut out[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(GzipError::Truncated { compressed_len: bytes.len(), inflated: filled as u64 })
+            }
+            Err(e) => return Err(GzipError::Corrupt(e.to_string())),
+        }
     }
+    if filled as u64 > limit {
+        return Err(GzipError::TooLarge { limit, compressed_len: bytes.len() });
+    }
+    out.truncate(filled);
+    out.shrink_to_fit();
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -70,5 +101,24 @@ mod tests {
         assert_eq!(inflate(&z).unwrap(), data);
         assert!(matches!(inflate_with_limit(&z, 1000), Err(GzipError::TooLarge { limit: 1000, .. })));
         assert!(matches!(inflate(&z[..z.len() / 2]), Err(GzipError::Truncated { .. })));
+        // Exactly at the limit is fine; one byte over is not.
+        assert_eq!(inflate_with_limit(&z, 100_000).unwrap().len(), 100_000);
+        assert!(matches!(inflate_with_limit(&z, 99_999), Err(GzipError::TooLarge { .. })));
+        // Several members are one stream.
+        assert_eq!(inflate(&[z.clone(), z].concat()).unwrap().len(), 200_000);
+    }
+
+    #[test]
+    fn a_bomb_stops_at_the_ratio_limit() {
+        // 200 MiB of zeros compress to ~200 KiB (ratio ~1000): refused without inflating it all.
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let chunk = vec![0u8; 1 << 20];
+        for _ in 0..200 {
+            e.write_all(&chunk).unwrap();
+        }
+        let z = e.finish().unwrap();
+        let limit = limit_for(z.len());
+        assert!(limit < 200 << 20, "ratio limit {limit} for {} bytes", z.len());
+        assert!(matches!(inflate(&z), Err(GzipError::TooLarge { .. })));
     }
 }

@@ -63,12 +63,31 @@ pub enum DecodeError {
     NotAProfile { what: String },
     #[error("file is truncated at byte {end} of {format}: {detail}. The writer was probably stopped mid-write; re-capture the profile")]
     Truncated { format: Format, end: u64, detail: String },
-    #[error("the {format} data is corrupt: {detail}")]
+    #[error("this looks like {format}, but it is corrupt: {detail}")]
     Corrupt { format: Format, detail: String },
     #[error("{detail}")]
     Gzip { detail: String },
-    #[error("the file is {size_bytes} bytes, more than the {limit_bytes} bytes this page can hold in memory; use the `tidemark` CLI for files this large")]
+    #[error("{}", too_large(*.size_bytes, *.limit_bytes))]
     TooLarge { size_bytes: u64, limit_bytes: u64 },
+}
+
+/// The largest file the engine takes. In the page (wasm32) the whole engine lives in at most 4 GiB of
+/// address space, which must hold the file, its inflated bytes and the decoded index; the page refuses
+/// larger files before reading them. The native CLI refuses only what no machine we target could index.
+#[cfg(target_arch = "wasm32")]
+pub const MAX_INPUT_BYTES: u64 = 1536 << 20;
+#[cfg(not(target_arch = "wasm32"))]
+pub const MAX_INPUT_BYTES: u64 = 64 << 30;
+
+/// What to do about a file over [`MAX_INPUT_BYTES`] depends on where it was opened.
+fn too_large(size_bytes: u64, limit_bytes: u64) -> String {
+    let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let (size, limit) = (crate::units::bytes(as_i64(size_bytes)), crate::units::bytes(as_i64(limit_bytes)));
+    if cfg!(target_arch = "wasm32") {
+        format!("the file is {size}, more than the {limit} this page can hold in memory; open it with the `tidemark` command-line tool (same analyses, no such limit), e.g. `tidemark inspect FILE`")
+    } else {
+        format!("the file is {size}, more than the {limit} Tidemark reads; capture fewer steps or hosts per trace")
+    }
 }
 
 impl From<gzip::GzipError> for DecodeError {
@@ -91,8 +110,23 @@ impl DecodeError {
     }
 
     pub(crate) fn from_prost(format: Format, what: &str, e: prost::DecodeError) -> Self {
-        DecodeError::Corrupt { format, detail: format!("{what}: {e}") }
+        DecodeError::Corrupt { format, detail: format!("{what}: {}", compact_path(&e.to_string())) }
     }
+}
+
+/// prost names every message it was inside when decoding failed (`ShapeProto.tuple_shapes: ` once per
+/// level, a hundred times for a nesting bomb); runs of the same step are written once with a count.
+fn compact_path(message: &str) -> String {
+    let mut parts: Vec<(&str, usize)> = Vec::new();
+    for part in message.split(": ") {
+        match parts.last_mut() {
+            Some((last, n)) if *last == part => *n += 1,
+            _ => parts.push((part, 1)),
+        }
+    }
+    let parts: Vec<String> =
+        parts.into_iter().map(|(p, n)| if n == 1 { p.to_string() } else { format!("{p} (×{n})") }).collect();
+    parts.join(": ")
 }
 
 /// Progress of a decode, for the page's progress bar: `done` of `total` units (bytes or items).
@@ -103,6 +137,9 @@ pub fn decode(name: &str, bytes: Vec<u8>, progress: Progress) -> Result<DecodedF
     let size_bytes = bytes.len() as u64;
     if bytes.is_empty() {
         return Err(DecodeError::Empty);
+    }
+    if size_bytes > MAX_INPUT_BYTES {
+        return Err(DecodeError::TooLarge { size_bytes, limit_bytes: MAX_INPUT_BYTES });
     }
     let gzipped = gzip::is_gzip(&bytes);
     let (raw, mut original) = if gzipped { (gzip::inflate(&bytes)?, Some(bytes)) } else { (bytes, None) };

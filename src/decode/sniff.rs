@@ -70,9 +70,17 @@ fn describe_foreign(bytes: &[u8]) -> Option<&'static str> {
             return Some(what);
         }
     }
+    // Text: printable UTF-8 (a cut multi-byte character at the end is fine). Protobuf is not, even when
+    // every byte is below 0x80: its tags and lengths are control characters (0x08, 0x12, 0x1a, ...).
     let head = &bytes[..bytes.len().min(512)];
+    let valid = match std::str::from_utf8(head) {
+        Ok(s) => s,
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or(""),
+        Err(_) => "",
+    };
+    let printable = |c: char| !c.is_control() || matches!(c, '\t' | '\n' | '\r' | '\x0c');
     let trimmed = head.iter().skip_while(|b| b.is_ascii_whitespace()).copied().next();
-    if std::str::from_utf8(head).is_ok() || head.iter().all(|b| b.is_ascii()) {
+    if !valid.is_empty() && valid.len() + 4 > head.len() && valid.chars().all(printable) {
         return Some(match trimmed {
             Some(b'{') | Some(b'[') => "it is JSON text (XProf's converted tool output?); drop the .xplane.pb it came from instead",
             Some(b'<') => "it is HTML/XML text",
@@ -98,10 +106,20 @@ fn classify(bytes: &[u8]) -> Option<Format> {
             _ => None,
         };
     }
-    // Peek at the rest of the top level (bounded): pprof has a string table (6) and int fields 9–14.
-    for f in top.take(64) {
+    // Scan the rest of the top level for a field only pprof has (string table 6, int fields 9–14; an
+    // XSpace has fields 1–4 only). Its samples (field 2) come first, any number of them, so the scan
+    // cannot stop early; it skips every payload unread, so it is one cheap pass over the tags.
+    for f in top {
         match f {
-            Ok(f) => top_numbers.push(f.number),
+            Ok(f) if (5..=14).contains(&f.number) => {
+                top_numbers.push(f.number);
+                break;
+            }
+            Ok(f) => {
+                if top_numbers.len() < 64 {
+                    top_numbers.push(f.number);
+                }
+            }
             Err(_) => break,
         }
     }
@@ -149,6 +167,27 @@ mod tests {
         assert!(e.to_string().contains("PNG image"), "{e}");
         let e = sniff(b"{\"a\": 1}", "x.json").unwrap_err();
         assert!(e.to_string().contains("JSON"), "{e}");
+    }
+
+    #[test]
+    fn small_protobufs_are_not_text() {
+        // Every byte below 0x80 is valid UTF-8, but tags and lengths are control characters.
+        let hostnames_only = [0x22, 0x04, b'h', b'o', b's', b't'];
+        assert_eq!(sniff(&hostnames_only, "x.bin").unwrap(), Format::XSpace);
+        assert!(describe_foreign(b"plain text\nwith lines\n").is_some());
+    }
+
+    #[test]
+    fn pprof_with_many_samples_is_pprof() {
+        use crate::proto::pprof as pb;
+        use prost::Message;
+        let p = pb::Profile {
+            sample_type: vec![pb::ValueType { r#type: 1, unit: 2 }],
+            sample: vec![pb::Sample { location_id: vec![1], value: vec![8], label: Vec::new() }; 500],
+            string_table: vec!["".into(), "space".into(), "bytes".into()],
+            ..Default::default()
+        };
+        assert_eq!(sniff(&p.encode_to_vec(), "renamed.bin").unwrap(), Format::Pprof);
     }
 
     #[test]

@@ -344,7 +344,7 @@ impl Plane {
             RawValue::Bytes(b) => StatValue::Bytes(b),
             RawValue::Ref(r) => StatValue::Str(Cow::Borrowed(self.stat_name(r as i64))),
             RawValue::Compressed(b) => {
-                let Ok(s) = gzip::inflate(b) else { return Ok(None) };
+                let Ok(s) = gzip::inflate_with_limit(b, compressed_stat_limit(b.len())) else { return Ok(None) };
                 StatValue::Str(Cow::Owned(String::from_utf8_lossy(&s).into_owned()))
             }
         }))
@@ -357,9 +357,34 @@ impl Plane {
     }
 }
 
+/// The most a `compressed_str_value` may inflate to. Stats are inflated on every read and their text
+/// kept (op names, shapes), so a file of many small bombs must not multiply into memory: a string may
+/// be 256× its compressed size (text compresses 5–10×) plus 64 KiB, and never more than 16 MiB. A
+/// stat over the limit reads as absent.
+fn compressed_stat_limit(compressed_len: usize) -> u64 {
+    (compressed_len as u64).saturating_mul(256).saturating_add(64 << 10).min(16 << 20)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compressed_stats_are_bounded() {
+        use std::io::Write;
+        let gz = |data: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        };
+        let plane = Plane { meta: pb::XPlane::default(), lines: Vec::new() };
+        let stat = |b: Vec<u8>| pb::XStat { metadata_id: 1, value: Some(pb::x_stat::Value::CompressedStrValue(b)) };
+        let small = stat(gz(b"jit(train_step)/dot_general"));
+        assert_eq!(plane.stat_value(&small), Some(StatValue::Str(Cow::Owned("jit(train_step)/dot_general".into()))));
+        // 8 MiB of one letter compresses ~1000×: far past 256× + 64 KiB.
+        let bomb = stat(gz(&vec![b'a'; 8 << 20]));
+        assert_eq!(plane.stat_value(&bomb), None);
+    }
 
     #[test]
     fn empty_space_indexes() {

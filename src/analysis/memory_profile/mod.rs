@@ -331,9 +331,37 @@ impl AllocatorProfile {
         }
     }
 
-    /// Lifetimes of every allocation merged into `row` (none for a special row), in time order.
+    /// Lifetimes of every allocation merged into `row` (none for a special row), in time order; the
+    /// same as [`Self::lifetime`] of each, in one pass over the snapshots (a row can merge thousands of
+    /// allocations, and looking each one's end up separately would be quadratic).
     pub fn row_lifetimes(&self, row: &BreakdownRow) -> Vec<Lifetime> {
-        row.snapshot_indices.iter().filter_map(|&i| self.lifetime(i)).collect()
+        let mut ends: HashMap<usize, Option<usize>> = HashMap::new();
+        let Some(&first) = row.snapshot_indices.iter().min() else { return Vec::new() };
+        let wanted: std::collections::HashSet<usize> = row.snapshot_indices.iter().copied().collect();
+        // Allocations of the row waiting for the next event at their address.
+        let mut waiting: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (k, s) in self.snapshots.iter().enumerate().skip(first) {
+            if let Some(pending) = waiting.remove(&s.activity.address) {
+                let end = (s.activity.activity == Activity::Deallocation).then_some(k);
+                ends.extend(pending.into_iter().map(|i| (i, end)));
+            }
+            if wanted.contains(&k) && s.activity.activity == Activity::Allocation {
+                waiting.entry(s.activity.address).or_default().push(k);
+            }
+        }
+        ends.extend(waiting.into_values().flatten().map(|i| (i, None)));
+        row.snapshot_indices
+            .iter()
+            .filter_map(|&i| {
+                let end = *ends.get(&i)?;
+                Some(Lifetime {
+                    allocation_index: i,
+                    allocated_at_ps: self.snapshots[i].time_offset_ps,
+                    deallocation_index: end,
+                    deallocated_at_ps: end.map(|k| self.snapshots[k].time_offset_ps),
+                })
+            })
+            .collect()
     }
 
     /// The lifetime of the allocation at `snapshots[allocation_index]`: it ends at the next event at

@@ -235,6 +235,7 @@ pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, Memor
     if !memory_spaces.contains(&color) {
         return Err(MemoryViewerError::NoSuchMemorySpace { memory_space: color, present: memory_spaces });
     }
+    check_output_size(&assignment, color, proto)?;
     let trace_index = assignment.trace_for(color);
     let replay = match trace_index {
         Some(i) => heap_simulation::replay(&assignment, i)?,
@@ -277,6 +278,46 @@ pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, Memor
         memory_spaces,
         notes,
     })
+}
+
+/// Output text (labels, shapes, source stacks) allowed per byte of the proto, plus a constant. Each
+/// buffer copies its instruction's text, so a crafted module of many buffers sharing one instruction
+/// with a huge shape or stack would otherwise multiply into memory. Real modules need a few bytes per
+/// byte.
+const OUTPUT_BYTES_PER_PROTO_BYTE: usize = 64;
+const OUTPUT_BYTES_SLACK: usize = 256 << 20;
+
+/// Refuses a module whose text output would exceed its budget, before building any of it.
+fn check_output_size(assignment: &Assignment, color: i64, proto: &HloProto) -> Result<(), MemoryViewerError> {
+    use prost::Message;
+    let mut instruction_text: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+    let mut shape_text: std::collections::HashMap<*const crate::proto::hlo::ShapeProto, usize> =
+        std::collections::HashMap::new();
+    let mut total = 0usize;
+    for allocation in assignment.allocations_of(color) {
+        for assigned in &allocation.proto.assigned {
+            let Some(buffer) = assignment.buffer(assigned.logical_buffer_id) else { continue };
+            let text = *instruction_text.entry(buffer.instruction.id).or_insert_with(|| {
+                let source = peak::buffer_source(assignment, buffer).map_or(0, |s| s.file_name.len() + s.stack_frame.len());
+                buffer.instruction.name.len() + buffer.instruction.opcode.len() + buffer.op_name().len() + source
+            });
+            let shape = *shape_text.entry(buffer.shape).or_insert_with(|| buffer.shape_text().len());
+            // A buffer can be in the peak list, the blocks and an indefinite allocation, each with its
+            // own copy of the text (and the shape twice in a label).
+            total = total.saturating_add(3 * (text + 2 * shape + 128));
+        }
+    }
+    let budget = proto.encoded_len().saturating_mul(OUTPUT_BYTES_PER_PROTO_BYTE).saturating_add(OUTPUT_BYTES_SLACK);
+    if total > budget {
+        let module = proto.hlo_module.as_ref().map_or("", |m| m.name.as_str());
+        return Err(MemoryViewerError::Module(format!(
+            "module `{module}` is too large for the Memory Viewer: the labels, shapes and source stacks of its buffers would take {} (more than {} for a {} module). Only a malformed HloProto does this (many buffers repeating one huge shape or stack)",
+            crate::units::bytes(total as i64),
+            crate::units::bytes(budget as i64),
+            crate::units::bytes(proto.encoded_len() as i64)
+        )));
+    }
+    Ok(())
 }
 
 fn figures(assignment: &Assignment, color: i64, peak_heap_bytes: i64, peak_unpadded_heap_bytes: i64) -> Figures {

@@ -95,20 +95,36 @@ pub fn unpadded_bytes(shape: &ShapeProto) -> i64 {
 
 /// `ShapeUtil::HumanStringWithLayout`: `f32[100,1000]{1,0}`, `(s32[], u32[4]{0})`. Scalars print no
 /// `{}`; every fifth tuple element is prefixed with an `/*index=N*/` comment, as XLA does.
+///
+/// The text stops at [`MAX_SHAPE_TEXT_BYTES`] with `…`: every buffer of an instruction repeats its
+/// shape, so one huge tuple shared by many buffers would otherwise multiply into memory.
 pub fn human_string_with_layout(shape: &ShapeProto) -> String {
     let mut s = String::new();
     write_shape(&mut s, shape, 0);
+    if s.len() > MAX_SHAPE_TEXT_BYTES {
+        let mut end = MAX_SHAPE_TEXT_BYTES;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
     s
 }
 
 /// Nesting limit for tuple shapes: a hostile file could nest deeply enough to overflow the stack.
 const MAX_TUPLE_DEPTH: usize = 64;
+/// Longest shape text kept. Real shapes are far shorter (the largest fixture tuple is 331 bytes).
+pub const MAX_SHAPE_TEXT_BYTES: usize = 4096;
 
 fn write_shape(s: &mut String, shape: &ShapeProto, depth: usize) {
     if shape.element_type == TUPLE {
         s.push('(');
         if depth < MAX_TUPLE_DEPTH {
             for (i, t) in shape.tuple_shapes.iter().enumerate() {
+                if s.len() > MAX_SHAPE_TEXT_BYTES {
+                    break; // the caller cuts the text here; writing the rest would only be thrown away
+                }
                 if i > 0 {
                     s.push_str(", ");
                 }
@@ -126,6 +142,9 @@ fn write_shape(s: &mut String, shape: &ShapeProto, depth: usize) {
     s.push_str(type_name(shape.element_type));
     s.push('[');
     for (i, &d) in shape.dimensions.iter().enumerate() {
+        if s.len() > MAX_SHAPE_TEXT_BYTES {
+            break;
+        }
         if i > 0 {
             s.push(',');
         }
@@ -156,8 +175,14 @@ fn layout_string(layout: &LayoutProto) -> String {
     if !layout.tiles.is_empty() {
         attributes.push('T');
         for tile in &layout.tiles {
+            if attributes.len() > MAX_SHAPE_TEXT_BYTES {
+                break;
+            }
             attributes.push('(');
             for (i, &d) in tile.dimensions.iter().enumerate() {
+                if attributes.len() > MAX_SHAPE_TEXT_BYTES {
+                    break;
+                }
                 if i > 0 {
                     attributes.push(',');
                 }
@@ -186,6 +211,9 @@ fn layout_string(layout: &LayoutProto) -> String {
 
 fn join(s: &mut String, values: &[i64]) {
     for (i, v) in values.iter().enumerate() {
+        if s.len() > MAX_SHAPE_TEXT_BYTES {
+            break;
+        }
         if i > 0 {
             s.push(',');
         }
@@ -231,5 +259,25 @@ mod tests {
         assert_eq!(unpadded_bytes(&array(11, &[100, 1000], Some(&[1, 0]))), 400_000);
         assert_eq!(unpadded_bytes(&array(21, &[3], None)), 3);
         assert_eq!(unpadded_bytes(&array(11, &[-1, 4], None)), 0);
+    }
+
+    #[test]
+    fn huge_and_deep_shapes_stay_short() {
+        let wide = ShapeProto {
+            element_type: TUPLE,
+            tuple_shapes: (0..100_000).map(|_| array(11, &[1, 2, 3], Some(&[2, 1, 0]))).collect(),
+            ..Default::default()
+        };
+        let text = human_string_with_layout(&wide);
+        assert!(text.len() <= MAX_SHAPE_TEXT_BYTES + '…'.len_utf8() && text.ends_with('…'), "{}", text.len());
+        assert!(text.starts_with("(f32[1,2,3]{2,1,0}, "));
+        let mut deep = array(11, &[], None);
+        for _ in 0..1000 {
+            deep = ShapeProto { element_type: TUPLE, tuple_shapes: vec![deep], ..Default::default() };
+        }
+        let text = human_string_with_layout(&deep);
+        assert!(text.contains("(...)") && text.len() < 200, "{text}");
+        let many_dims = array(11, &vec![7; 100_000], None);
+        assert!(human_string_with_layout(&many_dims).len() <= MAX_SHAPE_TEXT_BYTES + 3);
     }
 }

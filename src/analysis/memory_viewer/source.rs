@@ -37,26 +37,49 @@ fn first_frame(stack: &str) -> Option<(&str, i32)> {
     Some((file, line.parse().unwrap_or(0)))
 }
 
+/// Most frames of one stack text. Every buffer of an instruction carries its stack, so a malformed
+/// index (a cycle, or one absurdly deep chain shared by many instructions) must not multiply into
+/// memory; real JAX and TensorFlow stacks are a few dozen frames.
+const MAX_STACK_FRAMES: usize = 256;
+/// Longest file name kept in a stack line (real ones are paths of a few hundred bytes).
+const MAX_FILE_NAME_BYTES: usize = 1024;
+/// The stack text ends after the line that reaches this length (the largest fixture stack is 484
+/// bytes; deep framework stacks stay under a few KiB).
+const MAX_STACK_TEXT_BYTES: usize = 16 << 10;
+
 /// The frames from `frame_id` (1-based) up through its parents. Frames with unknown locations still
-/// count (file "" and line/column -1); the walk stops at an invalid id, and after as many frames as the
-/// index holds so a cycle in a malformed file cannot loop forever.
+/// count (file "" and line/column -1); the walk stops at an invalid id, after as many frames as the
+/// index holds (so a cycle cannot loop forever), and after [`MAX_STACK_FRAMES`] or
+/// [`MAX_STACK_TEXT_BYTES`].
 fn stack_text(index: &StackFrameIndexProto, frame_id: i64) -> String {
     let mut lines = Vec::new();
     let mut id = frame_id;
-    while id > 0 && lines.len() < index.stack_frames.len() {
+    let mut text_bytes = 0;
+    while id > 0 && lines.len() < index.stack_frames.len().min(MAX_STACK_FRAMES) && text_bytes < MAX_STACK_TEXT_BYTES {
         let Some(frame) = usize::try_from(id - 1).ok().and_then(|i| index.stack_frames.get(i)) else { break };
         id = i64::from(frame.parent_frame_id);
         let location = one_based(frame.file_location_id).and_then(|i| index.file_locations.get(i));
         let (file, line, column) = match location {
             Some(l) => {
                 let file = one_based(l.file_name_id).and_then(|i| index.file_names.get(i));
-                (file.map_or("", String::as_str), l.line, l.column)
+                (file.map_or("", |f| prefix(f, MAX_FILE_NAME_BYTES)), l.line, l.column)
             }
             None => ("", -1, -1),
         };
-        lines.push(format!("{file}:{line}:{column}"));
+        let line = format!("{file}:{line}:{column}");
+        text_bytes += line.len() + 1;
+        lines.push(line);
     }
     lines.join("\n")
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn prefix(s: &str, max: usize) -> &str {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// The vector index of a 1-based id; 0 and negative ids mean "none".
