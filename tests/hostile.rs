@@ -345,6 +345,9 @@ struct Plan {
 /// embedded HloProto) get extra cuts, flips and zeroed ranges of their own.
 fn mutations(data: &[u8], plan: Plan, hot: &[std::ops::Range<usize>], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
     let n = data.len();
+    if n == 0 {
+        return vec![("the empty file as is".to_string(), Vec::new())];
+    }
     let mut out = Vec::new();
     let mut cuts: Vec<usize> = vec![0, 1, 2, 3, 5, 8, 13, 21, 40, 100, n.saturating_sub(1)];
     cuts.extend((1..=plan.cuts).map(|k| n * k / (plan.cuts + 1)));
@@ -506,44 +509,74 @@ fn sweep(tally: &mut Tally, failures: &mut Vec<String>, rel: &str, plan: Plan, s
     }
 }
 
+/// Every fixture whose name ends with one of `suffixes`, relative to `tests/fixtures`, sorted.
+fn fixtures(suffixes: &[&str]) -> Vec<String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("fixtures dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let root = common::fixture("");
+    let mut all = Vec::new();
+    walk(&root, &mut all);
+    let mut out: Vec<String> = all
+        .iter()
+        .filter_map(|p| p.strip_prefix(&root).ok()?.to_str().map(str::to_string))
+        .filter(|rel| suffixes.iter().any(|s| rel.ends_with(s)))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Sweeps every fixture of a kind: `heavy` ones (by file name) with `heavy_plan`, the rest with `plan`.
+fn sweep_all(what: &str, suffixes: &[&str], plan: Plan, heavy: &[&str], heavy_plan: Plan) {
+    let (mut tally, mut failures) = (Tally::default(), Vec::new());
+    let rels = fixtures(suffixes);
+    assert!(!rels.is_empty(), "no {what} fixtures");
+    for (k, rel) in rels.iter().enumerate() {
+        let plan = if heavy.iter().any(|h| rel.contains(h)) { heavy_plan } else { plan };
+        sweep(&mut tally, &mut failures, rel, plan, 1000 + k as u64);
+    }
+    finish(what, &tally, &failures);
+}
+
 #[test]
 fn xspace_traces_survive_mutation() {
-    let (mut tally, mut failures) = (Tally::default(), Vec::new());
-    let small = Plan { cuts: 6, flips: 10, zeroed: 5 };
-    // The two traces with allocator events and HLO modules, and the JAX trace with six modules.
-    sweep(&mut tally, &mut failures, "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz", small, 1);
-    sweep(&mut tally, &mut failures, "jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz", small, 2);
-    sweep(&mut tally, &mut failures, "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz", Plan { cuts: 3, flips: 4, zeroed: 2 }, 3);
-    finish("XSpace", &tally, &failures);
+    // Full-pipeline cases cost ~0.1–0.6 s each on the large traces: those get fewer flips.
+    sweep_all(
+        "XSpace",
+        &[".xplane.pb.gz"],
+        Plan { cuts: 3, flips: 3, zeroed: 2 },
+        &["d1_tf_keras_bfc", "a1_docs_seed"],
+        Plan { cuts: 6, flips: 10, zeroed: 5 },
+    );
 }
 
 #[test]
 fn hlo_protos_survive_mutation() {
-    let (mut tally, mut failures) = (Tally::default(), Vec::new());
-    let plan = Plan { cuts: 12, flips: 60, zeroed: 20 };
-    for (k, rel) in [
-        "hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb",
-        "hlo/module_0008.jit_tiny.before_optimizations.hlo.pb",
-        "jax/a2_mlp_train/jit_train_step(14).hlo_proto.pb",
-        "jax/a2_mlp_train/jit_batch(12).hlo_proto.pb.gz",
-        "tf/d2_tf_cnn/a_inference_xla_eval_1243__XlaMustCompile_true_config_proto_13561319589895757934_executor_type_11160318154034397263_.9(0).hlo_proto.pb",
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        sweep(&mut tally, &mut failures, rel, plan, 100 + k as u64);
-    }
-    finish("HloProto", &tally, &failures);
+    sweep_all(
+        "HloProto",
+        &[".hlo.pb", ".hlo_proto.pb", ".hlo_proto.pb.gz"],
+        Plan { cuts: 6, flips: 16, zeroed: 6 },
+        &["module_0042.jit_mlp_train_step.cpu_after", "jit_train_step(14)", "a_inference_xla_eval"],
+        Plan { cuts: 12, flips: 60, zeroed: 20 },
+    );
 }
 
 #[test]
 fn pprof_profiles_survive_mutation() {
-    let (mut tally, mut failures) = (Tally::default(), Vec::new());
-    let plan = Plan { cuts: 16, flips: 120, zeroed: 30 };
-    for (k, rel) in ["pprof/docs_seed_memory.prof", "pprof/docs_leak/memory9.prof"].into_iter().enumerate() {
-        sweep(&mut tally, &mut failures, rel, plan, 200 + k as u64);
-    }
-    finish("pprof", &tally, &failures);
+    sweep_all(
+        "pprof",
+        &[".prof"],
+        Plan { cuts: 8, flips: 30, zeroed: 8 },
+        &["docs_seed_memory", "memory9"],
+        Plan { cuts: 16, flips: 120, zeroed: 30 },
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -32,10 +32,14 @@ pub enum GzipError {
     Truncated { compressed_len: usize, inflated: u64 },
     #[error("the gzip stream is corrupt ({0})")]
     Corrupt(String),
-    #[error("the gzip stream inflates past {limit} bytes (from {compressed_len} compressed bytes); refusing it as a likely decompression bomb")]
+    #[error("the gzip stream inflates past {} (from {} compressed); refusing it as a likely decompression bomb. Real profiles compress at most ~30×; if this one is real, decompress it with `gunzip` and open it with the `tidemark` CLI", size(*.limit), size(*.compressed_len as u64))]
     TooLarge { limit: u64, compressed_len: usize },
-    #[error("there is not enough memory to inflate the gzip stream past {inflated} bytes; decompress it with `gunzip` and open it with the `tidemark` CLI")]
+    #[error("there is not enough memory to inflate the gzip stream past {}; decompress it with `gunzip` and open it with the `tidemark` CLI", size(*.inflated))]
     OutOfMemory { inflated: u64 },
+}
+
+fn size(n: u64) -> String {
+    crate::units::bytes(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
 /// The output limit for `compressed_len` input bytes.

@@ -82,7 +82,9 @@ impl<'a> Fields<'a> {
 
     #[inline(always)]
     fn take(&mut self, at: usize, n: u64) -> Result<Range<usize>, WireError> {
-        let needed_end = self.pos as u64 + n;
+        // A length prefix can be any 64-bit number: add without overflowing (a wrapped sum would pass
+        // the check and make an inverted range).
+        let needed_end = (self.pos as u64).saturating_add(n);
         if needed_end > self.end as u64 {
             return Err(WireError::Truncated { at, needed_end, end: self.end });
         }
@@ -177,6 +179,21 @@ mod tests {
         let buf = [0x12, 0x05, b'h', b'i'];
         let err = Fields::new(&buf, 0..4).next().unwrap().unwrap_err();
         assert_eq!(err, WireError::Truncated { at: 0, needed_end: 7, end: 4 });
+    }
+
+    #[test]
+    fn huge_length_prefixes_are_truncation() {
+        // Found by the `sniff` fuzz target: a length of 2^64 − 1 overflowed `pos + len`.
+        let mut buf = vec![0x61, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        buf.extend([0u8; 8]);
+        for start in [0, 1] {
+            for f in Fields::new(&buf, start..buf.len()) {
+                if let Err(e) = f {
+                    assert!(matches!(e, WireError::Truncated { needed_end: u64::MAX, .. } | WireError::Malformed { .. }), "{e:?}");
+                }
+            }
+        }
+        assert!(matches!(Fields::new(&buf, 1..buf.len()).next(), Some(Err(WireError::Truncated { needed_end: u64::MAX, .. }))));
     }
 
     #[test]

@@ -12,8 +12,8 @@ use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 
 /// The largest file the page accepts: the wasm heap is at most 4 GiB and decoding needs the file plus
-/// its index (and twice the file while a gzip stream inflates).
-pub const MAX_FILE_BYTES: u64 = 1536 << 20;
+/// its index (and twice the file while a gzip stream inflates). The engine refuses the same.
+pub const MAX_FILE_BYTES: u64 = crate::decode::MAX_INPUT_BYTES;
 
 pub(crate) type Handler = Box<dyn FnMut(ResponseBody)>;
 
@@ -22,7 +22,8 @@ struct Client {
     ready: bool,
     queue: Vec<(String, Option<js_sys::ArrayBuffer>)>,
     handlers: HashMap<u64, (String, Handler)>,
-    seq: u64,
+    /// Which start of the worker this is: replies and errors of a replaced worker are ignored.
+    generation: u64,
     /// Kept alive as long as the worker: dropping them would detach the handlers.
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(web_sys::Event)>,
@@ -34,6 +35,14 @@ thread_local! {
     static NEXT_KEY: RefCell<u64> = const { RefCell::new(1) };
     /// Bytes that came beside the reply being handled (a `Source` reply's file).
     static REPLY_BYTES: RefCell<Option<js_sys::ArrayBuffer>> = const { RefCell::new(None) };
+    /// Request sequence numbers, never reused across worker restarts (a late reply of a dead worker
+    /// must not be taken for a new request's).
+    static NEXT_SEQ: RefCell<u64> = const { RefCell::new(0) };
+    static GENERATION: RefCell<u64> = const { RefCell::new(0) };
+}
+
+fn is_current(generation: u64) -> bool {
+    CLIENT.with(|c| c.borrow().as_ref().is_some_and(|c| c.generation == generation))
 }
 
 fn post(worker: &Worker, json: &str, bytes: Option<&js_sys::ArrayBuffer>) {
@@ -55,7 +64,10 @@ fn report_alert(msg: String) {
     });
 }
 
-fn on_message(ev: MessageEvent) {
+fn on_message(generation: u64, ev: MessageEvent) {
+    if !is_current(generation) {
+        return;
+    }
     let data = ev.data();
     let (text, bytes) = match data.as_string() {
         Some(t) => (t, None),
@@ -104,13 +116,22 @@ fn on_message(ev: MessageEvent) {
 
 /// The worker died (a trap, out of memory): fail what it was doing, say so, and start a fresh one —
 /// unless it never became ready, in which case a restart would fail the same way.
-fn on_error(ev: web_sys::Event) {
+fn on_error(generation: u64, ev: web_sys::Event) {
     ev.prevent_default();
+    if !is_current(generation) {
+        return;
+    }
     // A script that fails to load fires a plain Event, a runtime failure an ErrorEvent.
     let reason = ev.dyn_ref::<ErrorEvent>().map(ErrorEvent::message).filter(|m| !m.is_empty()).unwrap_or_else(|| "it failed to start".into());
-    let (pending, was_ready): (Vec<(String, Handler)>, bool) = CLIENT.with(|c| {
-        c.borrow_mut().take().map(|c| (c.handlers.into_values().collect(), c.ready)).unwrap_or_default()
-    });
+    let (pending, was_ready): (Vec<(String, Handler)>, bool) = match CLIENT.with(|c| c.borrow_mut().take()) {
+        Some(c) => {
+            // A trapped instance may still hold its memory (and, after an uncaught exception, even
+            // run): end it for good before a replacement starts.
+            c.worker.terminate();
+            (c.handlers.into_values().collect(), c.ready)
+        }
+        None => (Vec::new(), false),
+    };
     let restart = was_ready;
     let what = if restart { "it has been restarted" } else { "this browser could not start it" };
     for (label, mut handler) in pending {
@@ -169,8 +190,12 @@ fn start_worker() {
             return;
         }
     };
-    let on_msg = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
-    let on_err = Closure::<dyn FnMut(web_sys::Event)>::new(on_error);
+    let generation = GENERATION.with(|g| {
+        *g.borrow_mut() += 1;
+        *g.borrow()
+    });
+    let on_msg = Closure::<dyn FnMut(MessageEvent)>::new(move |ev| on_message(generation, ev));
+    let on_err = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev| on_error(generation, ev));
     worker.set_onmessage(Some(on_msg.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_err.as_ref().unchecked_ref()));
     CLIENT.with(|c| {
@@ -179,7 +204,7 @@ fn start_worker() {
             ready: false,
             queue: Vec::new(),
             handlers: HashMap::new(),
-            seq: 0,
+            generation,
             _on_message: on_msg,
             _on_error: on_err,
         })
@@ -198,9 +223,12 @@ pub(crate) fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label:
     CLIENT.with(|c| {
         let mut c = c.borrow_mut();
         let Some(c) = c.as_mut() else { return };
-        c.seq += 1;
-        let json = serde_json::to_string(&Request { v: VERSION, seq: c.seq, body }).expect("requests serialize");
-        c.handlers.insert(c.seq, (label, handler));
+        let seq = NEXT_SEQ.with(|s| {
+            *s.borrow_mut() += 1;
+            *s.borrow()
+        });
+        let json = serde_json::to_string(&Request { v: VERSION, seq, body }).expect("requests serialize");
+        c.handlers.insert(seq, (label, handler));
         if c.ready {
             post(&c.worker, &json, bytes.as_ref());
         } else {

@@ -20,8 +20,30 @@ pub fn start() {
         crate::worker::run();
         return;
     }
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(on_page_panic));
     leptos::mount::mount_to_body(App);
+}
+
+/// A panic in the page's own code leaves the app unusable (the wasm instance traps after the hook),
+/// so the hook says so in a banner built with plain DOM calls, outside the reactive tree, and as text
+/// only. Engine failures do not come here: they happen in the worker and are reported per file.
+fn on_page_panic(info: &std::panic::PanicHookInfo) {
+    console_error_panic_hook::hook(info);
+    let what = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
+    let (Ok(banner), Some(body)) = (doc.create_element("div"), doc.body()) else { return };
+    banner.set_class_name("banner error fatal");
+    let _ = banner.set_attribute("role", "alert");
+    let _ = banner.set_attribute("data-testid", "page-panic");
+    banner.set_text_content(Some(&format!(
+        "Tidemark hit an internal error and stopped ({what}). Reload the page to continue; your files never left this machine. Please report this bug."
+    )));
+    let _ = body.prepend_with_node_1(&banner);
 }
 
 fn stored_theme() -> Theme {

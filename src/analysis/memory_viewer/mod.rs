@@ -245,7 +245,12 @@ pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, Memor
     let blocks = blocks::blocks(&assignment, color, &replay, &peak);
     let indefinite = peak.indefinite_bytes;
     let add = |v: &[i64]| v.iter().map(|b| b.saturating_add(indefinite)).collect::<Vec<_>>();
-    let figures = figures(&assignment, color, replay.peak_bytes + indefinite, replay.peak_unpadded_bytes + indefinite);
+    let figures = figures(
+        &assignment,
+        color,
+        replay.peak_bytes.saturating_add(indefinite),
+        replay.peak_unpadded_bytes.saturating_add(indefinite),
+    );
 
     let mut notes = assignment.skip_notes();
     if replay.skipped_events > 0 {
@@ -326,7 +331,8 @@ fn figures(assignment: &Assignment, color: i64, peak_heap_bytes: i64, peak_unpad
     };
     let total_allocation_bytes = sum(&|a| !a.proto.is_thread_local);
     let indefinite_allocation_bytes = sum(&|a| a.is_indefinite());
-    let temporary_bytes = total_allocation_bytes - indefinite_allocation_bytes;
+    // Saturating: a malformed file can carry sizes near i64's limits.
+    let temporary_bytes = total_allocation_bytes.saturating_sub(indefinite_allocation_bytes);
     Figures {
         peak_heap_bytes,
         peak_unpadded_heap_bytes,
@@ -336,9 +342,9 @@ fn figures(assignment: &Assignment, color: i64, peak_heap_bytes: i64, peak_unpad
         total_allocation_bytes,
         indefinite_allocation_bytes,
         temporary_allocation_bytes: temporary_bytes,
-        padding_overhead_bytes: peak_heap_bytes - peak_unpadded_heap_bytes,
+        padding_overhead_bytes: peak_heap_bytes.saturating_sub(peak_unpadded_heap_bytes),
         fragmentation: (temporary_bytes > 0)
-            .then(|| (total_allocation_bytes - peak_heap_bytes) as f64 / temporary_bytes as f64),
+            .then(|| total_allocation_bytes.saturating_sub(peak_heap_bytes) as f64 / temporary_bytes as f64),
     }
 }
 

@@ -1,0 +1,23 @@
+//! The lazy XSpace index, then every event of every line decoded and every stat resolved.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use tidemark::decode::xplane::XSpace;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(space) = XSpace::index(data.to_vec(), &mut |done, total| assert!(done <= total)) else { return };
+    for plane in &space.planes {
+        for stat in &plane.meta.stats {
+            let _ = plane.stat_value(stat);
+        }
+        for line in &plane.lines {
+            let _ = space.for_each_event(line, |_| true, |ev| {
+                for stat in &ev.stats {
+                    let _ = plane.stat_value(stat);
+                }
+            });
+        }
+    }
+    for m in tidemark::decode::hlo::embedded_modules(&space) {
+        let _ = tidemark::decode::hlo::decode_proto(m.proto_bytes);
+    }
+});
