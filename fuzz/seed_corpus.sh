@@ -13,11 +13,12 @@ shopt -s nullglob globstar
 for f in "$fx"/**/*.xplane.pb.gz; do
   # The XSpace targets get the small traces whole; big ones are slow per run and add little.
   if [[ $(stat -c %s "$f") -lt 1000000 ]]; then put xplane "$f" inflate; put memory_profile "$f" inflate; fi
-  put gzip "$f"
 done
 for f in "$fx"/**/*.hlo.pb "$fx"/**/*.hlo_proto.pb "$fx"/**/*.hlo_proto.pb.gz; do
   [[ -s "$f" ]] || continue
   put hlo "$f" inflate; put memory_viewer "$f" inflate; put engine "$f"
+  # gzip gets the small gzipped files only: a multi-MB trace makes each run slow and adds little.
+  [[ "$f" == *.gz ]] && put gzip "$f"
 done
 for f in "$fx"/pprof/**/*.prof; do
   put pprof "$f" inflate; put device_memory "$f" inflate; put gzip "$f"; put engine "$f"
@@ -27,7 +28,8 @@ mkdir -p corpus/sniff && cp corpus/hlo/* corpus/pprof/* corpus/xplane/* corpus/s
 if [[ -d crafted ]]; then
   for f in crafted/*; do
     case "$f" in
-      *.prof) put device_memory "$f" ;;
+      # The big pprof bombs sit at the frame budget (seconds per run): they would starve the fuzzer.
+      *.prof) [[ $(stat -c %s "$f") -lt 65536 ]] && put device_memory "$f" ;;
       *.hlo.pb) put memory_viewer "$f" ;;
       *.xplane.pb) put memory_profile "$f" ;;
     esac

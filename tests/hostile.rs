@@ -624,6 +624,25 @@ fn buffer_sample(location_id: Vec<u64>, bytes: i64) -> pp::Sample {
     pp::Sample { location_id, value: vec![bytes], label: vec![pp::Label { key: 3, str: 4, ..Default::default() }] }
 }
 
+/// Inputs the fuzz targets found, kept as regressions (each panicked before its fix).
+#[test]
+fn fuzz_findings_stay_fixed() {
+    // `sniff` target: a length prefix of 2^64 − 1 overflowed the wire scanner's `pos + len` (a panic
+    // with overflow checks; in the release page, an inverted range and a slice panic).
+    let mut wire_overflow = vec![0x61, 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x41];
+    wire_overflow.extend([0xff; 108]);
+    wire_overflow.extend([0x3b, 0x28]);
+    wire_overflow.extend([0; 11]);
+    wire_overflow.push(0x0a);
+    wire_overflow.extend([0; 41]);
+    let cases = ["x.bin", "trace.xplane.pb", "m.hlo.pb", "memory.prof"]
+        .into_iter()
+        .map(|name| ("fuzz finding: length prefix 2^64 − 1", name, wire_overflow.clone()))
+        .chain(std::iter::once(("fuzz finding: length prefix 2^64 − 1, without its first byte", "x.bin", wire_overflow[1..].to_vec())))
+        .collect();
+    run_crafted(cases);
+}
+
 #[test]
 fn crafted_pprof_profiles_stay_bounded() {
     // One sample a million frames deep: recursion over the stack tree (building, serializing,
