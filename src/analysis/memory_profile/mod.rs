@@ -335,17 +335,17 @@ impl AllocatorProfile {
     /// same as [`Self::lifetime`] of each, in one pass over the snapshots (a row can merge thousands of
     /// allocations, and looking each one's end up separately would be quadratic).
     pub fn row_lifetimes(&self, row: &BreakdownRow) -> Vec<Lifetime> {
-        let mut ends: HashMap<usize, Option<usize>> = HashMap::new();
+        let mut ends: FastMap<usize, Option<usize>> = FastMap::default();
         let Some(&first) = row.snapshot_indices.iter().min() else { return Vec::new() };
-        let wanted: std::collections::HashSet<usize> = row.snapshot_indices.iter().copied().collect();
+        let wanted: FastMap<usize, ()> = row.snapshot_indices.iter().map(|&i| (i, ())).collect();
         // Allocations of the row waiting for the next event at their address.
-        let mut waiting: HashMap<u64, Vec<usize>> = HashMap::new();
+        let mut waiting: FastMap<u64, Vec<usize>> = FastMap::default();
         for (k, s) in self.snapshots.iter().enumerate().skip(first) {
             if let Some(pending) = waiting.remove(&s.activity.address) {
                 let end = (s.activity.activity == Activity::Deallocation).then_some(k);
                 ends.extend(pending.into_iter().map(|i| (i, end)));
             }
-            if wanted.contains(&k) && s.activity.activity == Activity::Allocation {
+            if wanted.contains_key(&k) && s.activity.activity == Activity::Allocation {
                 waiting.entry(s.activity.address).or_default().push(k);
             }
         }
