@@ -71,6 +71,10 @@ fn on_panic(info: &std::panic::PanicHookInfo) {
 /// Installs the message handler; the worker then lives as long as the page keeps it.
 pub fn run() {
     std::panic::set_hook(Box::new(on_panic));
+    // The analyses' hash maps need a secret the file's author cannot know (see `fast_hash`); wasm32
+    // has no randomness of its own.
+    let word = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
+    crate::analysis::fast_hash::set_key(word() << 32 | word());
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let session = RefCell::new(Session::new());
     let reply_scope = scope.clone();

@@ -54,14 +54,12 @@ const TF_DATA_FUNCTION_RUNS: [&str; 4] = [
 const LEGACY_ROOT: &str = "TraceContext";
 /// XProf skips a context with at least this many producers and consumers (a runaway fan-out).
 const MAX_CONTEXT_FAN: usize = 64;
-/// Ancestor visits allowed over all roots' searches, per event plus a constant: real traces nest roots a
-/// few levels deep and use a tiny fraction of it, while a crafted file with many roots over one long
-/// parent chain would otherwise make the searches quadratic. Past the budget a search answers "no
-/// ancestor" (the root starts its own group).
+/// "No group yet" in [`Forest::group`].
+const UNGROUPED: u32 = u32::MAX;
+/// Ancestor visits allowed over all roots, per event plus a constant: real traces nest roots a few
+/// levels deep and use a tiny fraction of it (see [`has_ancestor_root_of_level`]).
 const ANCESTOR_VISITS_PER_NODE: usize = 64;
 const ANCESTOR_VISITS_SLACK: usize = 1 << 20;
-/// "No group yet" in the per-node group array.
-const UNGROUPED: u32 = u32::MAX;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
@@ -451,7 +449,7 @@ fn assign_groups(n: usize, keyed: &[Keyed], edges: &mut Vec<(u32, u32)>, group: 
     // Root level of every event with a positive one (the only levels an ancestor check can match).
     let level_of: FastMap<u32, i64> = keyed.iter().filter(|k| k.root_level > 0).map(|k| (k.node, k.root_level)).collect();
     let mut ancestors = Bfs::new(n);
-    let mut budget = n.saturating_mul(ANCESTOR_VISITS_PER_NODE).saturating_add(ANCESTOR_VISITS_SLACK);
+    let mut budget = ANCESTOR_VISITS_PER_NODE.saturating_mul(n).saturating_add(ANCESTOR_VISITS_SLACK);
     for root in roots {
         if group[root.node as usize] == UNGROUPED
             && !has_ancestor_root_of_level(&parents, &mut ancestors, &level_of, root.node, root.root_level, &mut budget)
@@ -497,8 +495,9 @@ fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<
     roots.into_iter().map(|((r, _), _)| r).collect()
 }
 
-/// Whether some ancestor (breadth-first over all parents) is a root of level `level`; every node
-/// visited spends one of `budget` (see [`ANCESTOR_VISITS_PER_NODE`]).
+/// Whether some ancestor (breadth-first over all parents) is a root of level `level`. Each visit
+/// spends one unit of `budget`; once it is spent the answer is "no" (the root keeps its own group), so
+/// the checks stay linear on a crafted trace of deeply nested roots of many different levels.
 fn has_ancestor_root_of_level(
     parents: &Csr,
     bfs: &mut Bfs,
@@ -513,8 +512,10 @@ fn has_ancestor_root_of_level(
         bfs.visit(p);
     }
     while let Some(n) = bfs.queue.pop_front() {
-        let Some(left) = budget.checked_sub(1) else { return false };
-        *budget = left;
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
         if level_of.get(&n) == Some(&level) {
             return true;
         }

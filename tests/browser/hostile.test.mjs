@@ -120,6 +120,12 @@ test('markup in profiles is shown as text and runs nothing', async () => {
   await selectFile(page, `${IMG}.prof`);
   assert.deepEqual(await metric(page, 'live_bytes'), ['4096']);
   assert.ok((await page.textContent('.files')).includes(`${IMG}.prof`));
+  // The Device memory tab draws the same names in its tables (and on a canvas, which cannot run them).
+  await page.click('[data-tool="device-memory"]');
+  await page.waitForSelector('[data-testid="device-memory"][data-state="ready"]', { timeout: 30_000 });
+  const dm = await page.textContent('[data-testid="device-memory"]');
+  for (const s of [IMG, SCRIPT]) assert.ok(dm.includes(s), `device memory shows literally: ${s}`);
+  await shot(page, 'hostile-markup-device-memory');
 
   // Nothing was parsed as markup, nothing ran, nothing was fetched.
   assert.equal(await page.$$eval('script', (s) => s.length), scriptsBefore);

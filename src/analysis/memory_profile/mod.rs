@@ -337,7 +337,7 @@ impl AllocatorProfile {
     pub fn row_lifetimes(&self, row: &BreakdownRow) -> Vec<Lifetime> {
         let mut ends: FastMap<usize, Option<usize>> = FastMap::default();
         let Some(&first) = row.snapshot_indices.iter().min() else { return Vec::new() };
-        let wanted: std::collections::BTreeSet<usize> = row.snapshot_indices.iter().copied().collect();
+        let wanted: FastMap<usize, ()> = row.snapshot_indices.iter().map(|&i| (i, ())).collect();
         // Allocations of the row waiting for the next event at their address.
         let mut waiting: FastMap<u64, Vec<usize>> = FastMap::default();
         for (k, s) in self.snapshots.iter().enumerate().skip(first) {
@@ -345,7 +345,7 @@ impl AllocatorProfile {
                 let end = (s.activity.activity == Activity::Deallocation).then_some(k);
                 ends.extend(pending.into_iter().map(|i| (i, end)));
             }
-            if wanted.contains(&k) && s.activity.activity == Activity::Allocation {
+            if wanted.contains_key(&k) && s.activity.activity == Activity::Allocation {
                 waiting.entry(s.activity.address).or_default().push(k);
             }
         }
