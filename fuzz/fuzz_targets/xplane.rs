@@ -1,4 +1,4 @@
-//! The lazy XSpace index, then every event of every line decoded and every stat resolved.
+//! The lazy XSpace index, then every event of every line read from the wire and every stat resolved.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use tidemark::decode::xplane::XSpace;
@@ -10,10 +10,11 @@ fuzz_target!(|data: &[u8]| {
             let _ = plane.stat_value(stat);
         }
         for line in &plane.lines {
-            let _ = space.for_each_event(line, |_| true, |ev| {
-                for stat in &ev.stats {
-                    let _ = plane.stat_value(stat);
+            let _ = space.for_each_raw_event(line, |_| true, |_, ev| {
+                for stat in ev.stats {
+                    let _ = plane.raw_stat_value(stat);
                 }
+                Ok(())
             });
         }
     }
