@@ -50,16 +50,20 @@ fn subject(json: &str) -> Option<(u64, String)> {
     Some((req.seq, subject))
 }
 
+/// A panic's message, for the page's banners (the page's own hook uses it too).
+pub fn panic_message(info: &std::panic::PanicHookInfo) -> String {
+    info.payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// Logs the panic to the console (with its stack) and fails the request being served with it.
 fn on_panic(info: &std::panic::PanicHookInfo) {
     console_error_panic_hook::hook(info);
     let Some((seq, file)) = CURRENT.with(|c| c.try_borrow().ok().and_then(|c| c.clone())) else { return };
-    let what = info
-        .payload()
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| info.payload().downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
+    let what = panic_message(info);
     let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
     let message = format!(
         "the engine failed on this file ({what}{place}). This is a bug in Tidemark: please report it, with the file if you can. The engine has been restarted; other files are unaffected"

@@ -29,12 +29,7 @@ pub fn start() {
 /// only. Engine failures do not come here: they happen in the worker and are reported per file.
 fn on_page_panic(info: &std::panic::PanicHookInfo) {
     console_error_panic_hook::hook(info);
-    let what = info
-        .payload()
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| info.payload().downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
+    let what = crate::worker::panic_message(info);
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
     let (Ok(banner), Some(body)) = (doc.create_element("div"), doc.body()) else { return };
     banner.set_class_name("banner error fatal");
