@@ -16,6 +16,7 @@
 pub mod analysis;
 pub mod decode;
 pub mod engine;
+pub(crate) mod fast_hash;
 pub mod proto;
 pub mod units;
 

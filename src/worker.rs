@@ -78,7 +78,7 @@ pub fn run() {
     // The analyses' hash maps need a secret the file's author cannot know (see `fast_hash`); wasm32
     // has no randomness of its own.
     let word = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
-    crate::analysis::fast_hash::set_key(word() << 32 | word());
+    crate::fast_hash::set_key(word() << 32 | word());
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let session = RefCell::new(Session::new());
     let reply_scope = scope.clone();

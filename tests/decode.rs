@@ -7,8 +7,16 @@ use common::{bytes, fixture, json, open};
 use tidemark::decode::{self, DecodeError, Format};
 use tidemark::engine::overview::{overview, FileOverview};
 
+/// The overview, checked to be the same whether the host plane's allocator events are counted by the
+/// overview's own scan or taken from the Memory Profile (as `Session::open` does).
 fn ov(rel: &str) -> FileOverview {
-    overview(&open(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    let file = open(rel);
+    let scanned = overview(&file, None).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    if let decode::Profile::XSpace(space) = &file.profile {
+        let profile = tidemark::analysis::memory_profile::analyze(space).unwrap();
+        assert_eq!(overview(&file, Some(&profile)).unwrap(), scanned, "{rel}: counted from the Memory Profile");
+    }
+    scanned
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -179,7 +187,7 @@ fn pprof_profiles() {
 fn format_is_sniffed_from_content_not_name() {
     for rel in ["jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz", "hlo/module_0008.jit_tiny.cpu_after_optimizations.hlo.pb", "pprof/docs_seed_memory.prof"] {
         let named = ov(rel);
-        let renamed = overview(&decode::decode("unknown", bytes(rel), &mut |_, _| {}).unwrap()).unwrap();
+        let renamed = overview(&decode::decode("unknown", bytes(rel), &mut |_, _| {}).unwrap(), None).unwrap();
         assert_eq!(renamed.format, named.format, "{rel}");
         assert_eq!(renamed.planes, named.planes);
         assert_eq!(renamed.hlo_modules, named.hlo_modules);
@@ -187,7 +195,7 @@ fn format_is_sniffed_from_content_not_name() {
     }
     // Gzipped or not, the same trace.
     let raw = tidemark::decode::gzip::inflate(&bytes("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz")).unwrap();
-    let plain = overview(&decode::decode("a1.xplane.pb", raw, &mut |_, _| {}).unwrap()).unwrap();
+    let plain = overview(&decode::decode("a1.xplane.pb", raw, &mut |_, _| {}).unwrap(), None).unwrap();
     assert_eq!(plain.planes, ov("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz").planes);
 }
 
@@ -262,8 +270,8 @@ fn slim_copies_keep_what_the_memory_tools_read() {
     let tidemark::decode::Profile::XSpace(space) = &full.profile else { panic!("xspace") };
     let small = slim::xspace(space).expect("something to drop");
     assert!(small.len() * 4 < space.bytes().len(), "{} vs {}", small.len(), space.bytes().len());
-    let slim_ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap()).unwrap();
-    let full_ov = overview(&full).unwrap();
+    let slim_ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap(), None).unwrap();
+    let full_ov = overview(&full, None).unwrap();
     assert_eq!(slim_ov.hlo_modules, full_ov.hlo_modules);
     assert!(slim_ov.planes.iter().all(|p| p.event_count == 0));
     assert!(slim_ov.notes.iter().any(|n| n.contains("slim copy")), "{:?}", slim_ov.notes);
@@ -271,7 +279,123 @@ fn slim_copies_keep_what_the_memory_tools_read() {
     let tf = open("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz");
     let tidemark::decode::Profile::XSpace(space) = &tf.profile else { panic!("xspace") };
     if let Some(small) = slim::xspace(space) {
-        let ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap()).unwrap();
-        assert_eq!(ov.allocators, overview(&tf).unwrap().allocators);
+        let ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap(), None).unwrap();
+        assert_eq!(ov.allocators, overview(&tf, None).unwrap().allocators);
     }
+}
+
+/// Every event of every line of `space`, as the raw reader gives it (fast path or general scanner),
+/// equals prost's decoding of the line: header fields, and each stat's id and resolved value.
+fn raw_events_equal_prost(space: &tidemark::decode::xplane::XSpace) -> usize {
+    use prost::Message;
+    use tidemark::decode::xplane::IdTable;
+    use tidemark::proto::xplane::{x_event::Data, XLineEvents};
+    let mut total = 0;
+    for plane in &space.planes {
+        let all = IdTable::new(plane.meta.stat_metadata.keys().map(|&id| (id, true)));
+        for line in &plane.lines {
+            let decoded = XLineEvents::decode(&space.bytes()[line.range()]).unwrap().events;
+            let mut seen = 0;
+            space
+                .for_each_raw_event(line, &all, |_| true, |i, ev| {
+                    let want = &decoded[i];
+                    assert_eq!(ev.header.metadata_id, want.metadata_id, "event {i}");
+                    let offset = match want.data {
+                        Some(Data::OffsetPs(o)) => o,
+                        _ => 0,
+                    };
+                    assert_eq!((ev.header.offset_ps, ev.header.duration_ps), (offset, want.duration_ps), "event {i}");
+                    let stats: Vec<_> = want.stats.iter().filter(|s| plane.meta.stat_metadata.contains_key(&s.metadata_id)).collect();
+                    assert_eq!(ev.stats.len(), stats.len(), "event {i}");
+                    for (a, b) in ev.stats.iter().zip(stats) {
+                        assert_eq!(a.metadata_id, b.metadata_id);
+                        assert_eq!(plane.raw_stat_value(a).unwrap(), plane.stat_value(b), "event {i}");
+                    }
+                    seen += 1;
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(seen, decoded.len());
+            total += seen;
+        }
+    }
+    total
+}
+
+#[test]
+fn raw_event_reader_equals_prost_on_every_trace() {
+    for rel in [
+        "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz",
+        "tf/d1_tf_keras_stats/d1_tf_keras_stats.xplane.pb.gz",
+        "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz",
+        "jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz",
+    ] {
+        let decode::Profile::XSpace(space) = open(rel).profile else { panic!("{rel} is an XSpace") };
+        assert!(raw_events_equal_prost(&space) > 10_000, "{rel}");
+    }
+}
+
+/// Layouts no profiler writes but protobuf allows (fields in another order, repeated, unknown ones,
+/// a message split in two): the raw reader leaves its fast path for them and still equals prost.
+#[test]
+fn raw_event_reader_equals_prost_on_unusual_layouts() {
+    use prost::Message;
+    use tidemark::proto::xplane as pb;
+    fn len_field(field: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![field << 3 | 2];
+        let mut n = payload.len();
+        while n >= 0x80 {
+            out.push(n as u8 | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
+        out.extend_from_slice(payload);
+        out
+    }
+    let stat = |id: i64, v: pb::x_stat::Value| pb::XStat { metadata_id: id, value: Some(v) };
+    let int_stat = stat(1, pb::x_stat::Value::Int64Value(-5));
+    let str_stat = stat(2, pb::x_stat::Value::StrValue("conv2d/Conv2D".into()));
+    let canonical = pb::XEvent {
+        metadata_id: 7,
+        data: Some(pb::x_event::Data::OffsetPs(1 << 40)),
+        duration_ps: 300,
+        stats: vec![int_stat.clone(), str_stat.clone(), stat(3, pb::x_stat::Value::DoubleValue(0.25))],
+    }
+    .encode_to_vec();
+    let only = |e: pb::XEvent| e.encode_to_vec();
+    let stats_only = |stats: Vec<pb::XStat>| only(pb::XEvent { stats, ..Default::default() });
+    let events: Vec<Vec<u8>> = vec![
+        canonical.clone(),
+        // The metadata id after the stats.
+        [stats_only(vec![int_stat.clone()]), only(pb::XEvent { metadata_id: 9, ..Default::default() })].concat(),
+        // An unknown field, and the id given twice.
+        [vec![0x48, 0x01], canonical.clone(), vec![0x08, 0x0b]].concat(),
+        // num_occurrences instead of an offset.
+        only(pb::XEvent { metadata_id: 7, data: Some(pb::x_event::Data::NumOccurrences(4)), ..Default::default() }),
+        // A stat with its value before its id, one with two values, one with neither, one with an unknown field.
+        [
+            len_field(4, &[stat(0, pb::x_stat::Value::Uint64Value(77)).encode_to_vec(), vec![0x08, 0x01]].concat()),
+            len_field(4, &[int_stat.encode_to_vec(), vec![0x18, 0x05]].concat()),
+            len_field(4, &[]),
+            len_field(4, &[str_stat.encode_to_vec(), vec![0x50, 0x01]].concat()),
+            len_field(4, &stat(2, pb::x_stat::Value::RefValue(3)).encode_to_vec()),
+        ]
+        .concat(),
+        // An empty event.
+        Vec::new(),
+    ];
+    let mut line = pb::XLine { id: 1, name: "thread".into(), timestamp_ns: 5, ..Default::default() }.encode_to_vec();
+    for (i, e) in events.iter().enumerate() {
+        line.extend(len_field(4, e));
+        if i == 2 {
+            // An unknown field between events.
+            line.extend([0x60, 0x02]);
+        }
+    }
+    let stat_metadata = (1..=3)
+        .map(|id| (id, pb::XStatMetadata { id, name: format!("s{id}"), ..Default::default() }))
+        .collect();
+    let plane = [pb::XPlane { id: 1, name: "/host:CPU".into(), stat_metadata, ..Default::default() }.encode_to_vec(), len_field(3, &line)].concat();
+    let space = tidemark::decode::xplane::XSpace::index(len_field(1, &plane), &mut |_, _| {}).unwrap();
+    assert_eq!(raw_events_equal_prost(&space), events.len());
 }

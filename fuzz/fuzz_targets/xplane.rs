@@ -10,7 +10,8 @@ fuzz_target!(|data: &[u8]| {
             let _ = plane.stat_value(stat);
         }
         for line in &plane.lines {
-            let _ = space.for_each_raw_event(line, |_| true, |_, ev| {
+            let all = tidemark::decode::xplane::IdTable::new(plane.meta.stat_metadata.keys().map(|&id| (id, true)));
+            let _ = space.for_each_raw_event(line, &all, |_| true, |_, ev| {
                 for stat in ev.stats {
                     let _ = plane.raw_stat_value(stat);
                 }

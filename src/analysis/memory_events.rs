@@ -1,7 +1,7 @@
 //! The allocator's `MemoryAllocation` / `MemoryDeallocation` events of an XSpace, typed
 //! (shared/FORMATS.md §2). The input of the Memory Profile and of the overview's per-allocator counts.
 
-use crate::decode::xplane::{Line, Plane, RawEvent, StatValue, XSpace};
+use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -48,12 +48,8 @@ pub struct MemoryEvent<'a> {
     pub tensor_shape: Cow<'a, str>,
 }
 
-/// Stat ids of one plane, looked up once.
-struct StatIds {
-    ids: [Option<i64>; 16],
-}
-
-const STATS: [&str; 16] = [
+/// The stats [`Reader::read`] reads (a scan must select them), by name.
+pub const STATS: [&str; 16] = [
     "allocator_name",
     "bytes_reserved",
     "bytes_allocated",
@@ -72,12 +68,17 @@ const STATS: [&str; 16] = [
     "device_ordinal",
 ];
 
+/// Position + 1 in [`STATS`] of the stat metadata ids of one plane (0: a stat the reader ignores),
+/// looked up once per stat of each memory event.
+struct StatIds(IdTable<u8>);
+
 impl StatIds {
     fn new(plane: &Plane) -> Self {
-        StatIds { ids: STATS.map(|n| plane.stat_id(n)) }
+        StatIds(IdTable::new(STATS.iter().enumerate().filter_map(|(i, n)| plane.stat_id(n).map(|id| (id, i as u8 + 1)))))
     }
+    #[inline]
     fn index(&self, metadata_id: i64) -> Option<usize> {
-        self.ids.iter().position(|id| *id == Some(metadata_id))
+        (self.0.get(metadata_id) as usize).checked_sub(1)
     }
 }
 
@@ -86,8 +87,8 @@ impl StatIds {
 pub struct Reader<'a> {
     plane: &'a Plane,
     plane_index: usize,
-    alloc_ids: Vec<i64>,
-    dealloc_ids: Vec<i64>,
+    /// By event metadata id: 1 for allocations, 2 for deallocations, 0 for other events.
+    kinds: IdTable<u8>,
     ids: StatIds,
 }
 
@@ -99,23 +100,22 @@ impl<'a> Reader<'a> {
         if alloc_ids.is_empty() && dealloc_ids.is_empty() {
             return None;
         }
-        Some(Reader { plane, plane_index, alloc_ids, dealloc_ids, ids: StatIds::new(plane) })
+        let kinds = IdTable::new(alloc_ids.into_iter().map(|id| (id, 1)).chain(dealloc_ids.into_iter().map(|id| (id, 2))));
+        Some(Reader { plane, plane_index, kinds, ids: StatIds::new(plane) })
     }
 
     /// Whether events with this metadata id are memory events.
     pub fn wants(&self, metadata_id: i64) -> bool {
-        self.alloc_ids.contains(&metadata_id) || self.dealloc_ids.contains(&metadata_id)
+        self.kinds.get(metadata_id) != 0
     }
 
     /// The memory event `ev` (event `event_index` of line `line_index`), or `None` for other events.
     pub fn read(&self, line: &Line, line_index: usize, event_index: usize, ev: &RawEvent<'a, '_>) -> Result<Option<MemoryEvent<'a>>, DecodeError> {
         let h = &ev.header;
-        let activity = if self.alloc_ids.contains(&h.metadata_id) {
-            Activity::Allocation
-        } else if self.dealloc_ids.contains(&h.metadata_id) {
-            Activity::Deallocation
-        } else {
-            return Ok(None);
+        let activity = match self.kinds.get(h.metadata_id) {
+            1 => Activity::Allocation,
+            2 => Activity::Deallocation,
+            _ => return Ok(None),
         };
         let base_ps = line.header.timestamp_ns.saturating_mul(1000);
         let mut e = MemoryEvent {
@@ -179,12 +179,14 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Visits every memory event of `space` in file order (planes → lines → events).
-pub fn for_each<'a>(space: &'a XSpace, mut visit: impl FnMut(MemoryEvent<'a>)) -> Result<(), DecodeError> {
-    for (plane_index, plane) in space.planes.iter().enumerate() {
+/// Visits every memory event of `space` in file order (planes → lines → events), except those of
+/// plane `skip_plane`.
+pub fn for_each<'a>(space: &'a XSpace, skip_plane: Option<usize>, mut visit: impl FnMut(MemoryEvent<'a>)) -> Result<(), DecodeError> {
+    for (plane_index, plane) in space.planes.iter().enumerate().filter(|&(i, _)| Some(i) != skip_plane) {
         let Some(reader) = Reader::new(plane_index, plane) else { continue };
+        let stats = plane.stat_selection(&STATS);
         for (line_index, line) in plane.lines.iter().enumerate() {
-            space.for_each_raw_event(line, |m| reader.wants(m), |event_index, ev| {
+            space.for_each_raw_event(line, &stats, |m| reader.wants(m), |event_index, ev| {
                 if let Some(e) = reader.read(line, line_index, event_index, ev)? {
                     visit(e);
                 }

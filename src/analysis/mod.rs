@@ -1,7 +1,6 @@
 //! Analyses: one module per tool, each turning decoded files into plain output structs.
 
 pub mod device_memory;
-pub(crate) mod fast_hash;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;

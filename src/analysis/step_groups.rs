@@ -23,8 +23,8 @@
 //! through correlation ids but carry no roots of their own in the traces we know); roots with equal
 //! start times are taken in file order (XProf's sort is unstable there).
 
-use crate::analysis::fast_hash::FastMap;
-use crate::decode::xplane::{Line, Plane, RawEvent, StatValue, XSpace};
+use crate::fast_hash::FastMap;
+use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{HashSet, VecDeque};
 
@@ -32,12 +32,13 @@ use std::collections::{HashSet, VecDeque};
 /// order (lines in order), as returned by [`Grouper::push`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StepGroups {
-    groups: Vec<Option<i64>>,
+    /// [`UNGROUPED`] for an event without a group.
+    groups: Vec<u32>,
 }
 
 impl StepGroups {
     pub fn group_id(&self, event: usize) -> Option<i64> {
-        self.groups.get(event).copied().flatten()
+        self.groups.get(event).filter(|&&g| g != UNGROUPED).map(|&g| i64::from(g))
     }
 }
 
@@ -81,22 +82,21 @@ struct GroupingStats {
     iter_num: Option<i64>,
 }
 
-struct StatIds {
-    producer_type: Option<i64>,
-    producer_id: Option<i64>,
-    consumer_type: Option<i64>,
-    consumer_id: Option<i64>,
-    is_root: Option<i64>,
-    is_async: Option<i64>,
-    step_id: Option<i64>,
-    iter_num: Option<i64>,
-}
+/// The stats grouping reads ([`Grouper::push`] needs them selected), by name; a stat's role is its
+/// position here + 1 (0: not read).
+pub const STATS: [&str; 8] = ["_pt", "_p", "_ct", "_c", "_r", "_a", "id", "iter_num"];
+
+/// The role of each stat metadata id of the plane (the first id of each name, as XProf looks them up).
+struct StatIds(IdTable<u8>);
 
 impl StatIds {
-    fn wants(&self, metadata_id: i64) -> bool {
-        let id = Some(metadata_id);
-        [self.producer_type, self.producer_id, self.consumer_type, self.consumer_id, self.is_root, self.is_async, self.step_id, self.iter_num]
-            .contains(&id)
+    fn new(plane: &Plane) -> Self {
+        StatIds(IdTable::new(STATS.iter().enumerate().filter_map(|(i, n)| plane.stat_id(n).map(|id| (id, i as u8 + 1)))))
+    }
+
+    #[inline]
+    fn role(&self, metadata_id: i64) -> u8 {
+        self.0.get(metadata_id)
     }
 }
 
@@ -109,27 +109,20 @@ fn int(v: &StatValue) -> Option<i64> {
 }
 
 impl GroupingStats {
-    /// Applies one stat (a stat without a value changes nothing, as in XProf).
-    fn apply(&mut self, ids: &StatIds, metadata_id: i64, v: Option<StatValue>) {
+    /// Applies one stat of `role` (a stat without a value changes nothing, as in XProf).
+    fn apply(&mut self, role: u8, v: Option<StatValue>) {
         let Some(v) = v else { return };
-        let id = Some(metadata_id);
         let i = int(&v);
-        if id == ids.producer_type {
-            self.producer.0 = i;
-        } else if id == ids.producer_id {
-            self.producer.1 = i.map(|x| x as u64);
-        } else if id == ids.consumer_type {
-            self.consumer.0 = i;
-        } else if id == ids.consumer_id {
-            self.consumer.1 = i.map(|x| x as u64);
-        } else if id == ids.is_root {
-            self.root_level = i;
-        } else if id == ids.is_async {
-            self.is_async = i.is_some_and(|x| x != 0);
-        } else if id == ids.step_id {
-            self.step_id = i;
-        } else if id == ids.iter_num {
-            self.iter_num = i;
+        match role {
+            1 => self.producer.0 = i,
+            2 => self.producer.1 = i.map(|x| x as u64),
+            3 => self.consumer.0 = i,
+            4 => self.consumer.1 = i.map(|x| x as u64),
+            5 => self.root_level = i,
+            6 => self.is_async = i.is_some_and(|x| x != 0),
+            7 => self.step_id = i,
+            8 => self.iter_num = i,
+            _ => {}
         }
     }
 }
@@ -141,37 +134,6 @@ struct MetaInfo {
     kind: Kind,
     legacy_root: bool,
     stats: GroupingStats,
-}
-
-/// [`MetaInfo`] by event metadata id, looked up once per host event: a vector indexed by id when the
-/// ids are small (profilers number metadata 1, 2, 3, ...), else a map.
-enum MetaTable {
-    Dense(Vec<Option<MetaInfo>>),
-    Sparse(FastMap<i64, MetaInfo>),
-}
-
-impl MetaTable {
-    fn new(entries: impl Iterator<Item = (i64, MetaInfo)>) -> Self {
-        let entries: Vec<(i64, MetaInfo)> = entries.collect();
-        let dense_len = entries.len().saturating_mul(4).saturating_add(1024);
-        if entries.iter().all(|&(id, _)| usize::try_from(id).is_ok_and(|i| i < dense_len)) {
-            let len = entries.iter().map(|&(id, _)| id as usize + 1).max().unwrap_or(0);
-            let mut v = vec![None; len];
-            for (id, m) in entries {
-                v[id as usize] = Some(m);
-            }
-            MetaTable::Dense(v)
-        } else {
-            MetaTable::Sparse(entries.into_iter().collect())
-        }
-    }
-
-    fn get(&self, id: i64) -> Option<MetaInfo> {
-        match self {
-            MetaTable::Dense(v) => usize::try_from(id).ok().and_then(|i| v.get(i).copied().flatten()),
-            MetaTable::Sparse(m) => m.get(&id).copied(),
-        }
-    }
 }
 
 /// An event that may matter beyond nesting: a root candidate, or an executor / iterator / tf.data run.
@@ -190,7 +152,10 @@ struct Keyed {
 pub struct Grouper<'a> {
     plane: &'a Plane,
     ids: StatIds,
-    meta: MetaTable,
+    /// Index in `metas` by event metadata id, looked up once per host event.
+    meta: IdTable<u32>,
+    /// What each event metadata says; the first entry stands for events without metadata.
+    metas: Vec<MetaInfo>,
     /// The plane has TensorFlow loop ops (anywhere in the file): then nothing is grouped.
     has_loop_ops: bool,
     nodes: u32,
@@ -199,9 +164,11 @@ pub struct Grouper<'a> {
     open: Vec<(u32, i64, i64)>,
     edges: Vec<(u32, u32)>,
     keyed: Vec<Keyed>,
-    /// Producer (side 0) and consumer (side 1) ends of inter-thread contexts: (type, id, side, node).
-    /// A flat list sorted once at the end, rather than a map of lists: millions of events may carry one.
-    context_ends: Vec<(i64, u64, u8, u32)>,
+    /// Producer and consumer ends of inter-thread contexts, packed by [`Grouper::context_end`]. A flat
+    /// list sorted once at the end, rather than a map of lists: millions of events may carry one.
+    context_ends: Vec<u128>,
+    /// Each context type seen, numbered in order of appearance.
+    context_types: FastMap<i64, u32>,
 }
 
 impl<'a> Grouper<'a> {
@@ -209,17 +176,9 @@ impl<'a> Grouper<'a> {
     pub fn new(space: &XSpace, plane: &'a Plane) -> Self {
         let has_loop_ops =
             space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
-        let ids = StatIds {
-            producer_type: plane.stat_id("_pt"),
-            producer_id: plane.stat_id("_p"),
-            consumer_type: plane.stat_id("_ct"),
-            consumer_id: plane.stat_id("_c"),
-            is_root: plane.stat_id("_r"),
-            is_async: plane.stat_id("_a"),
-            step_id: plane.stat_id("id"),
-            iter_num: plane.stat_id("iter_num"),
-        };
-        let meta = MetaTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {
+        let ids = StatIds::new(plane);
+        let mut metas = vec![MetaInfo { kind: Kind::Other, legacy_root: false, stats: GroupingStats::default() }];
+        let meta = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {
                 let name = m.name.as_str();
                 let kind = if name == EXECUTOR {
                     Kind::Executor
@@ -232,21 +191,25 @@ impl<'a> Grouper<'a> {
                 };
                 let mut stats = GroupingStats::default();
                 for stat in &m.stats {
-                    stats.apply(&ids, stat.metadata_id, plane.stat_value(stat));
+                    stats.apply(ids.role(stat.metadata_id), plane.stat_value(stat));
                 }
-                (id, MetaInfo { kind, legacy_root: name == LEGACY_ROOT, stats })
+                metas.push(MetaInfo { kind, legacy_root: name == LEGACY_ROOT, stats });
+                (id, metas.len() as u32 - 1)
             }));
         Grouper {
             plane,
             ids,
             meta,
+            metas,
             has_loop_ops,
             nodes: 0,
             base_ps: 0,
             open: Vec::new(),
-            edges: Vec::new(),
+            // Nearly every event nests in another: one edge each.
+            edges: Vec::with_capacity(plane.event_count()),
             keyed: Vec::new(),
             context_ends: Vec::new(),
+            context_types: FastMap::default(),
         }
     }
 
@@ -258,69 +221,75 @@ impl<'a> Grouper<'a> {
 
     /// Adds the next event of the current line; returns its position among all events pushed.
     pub fn push(&mut self, ev: &RawEvent<'a, '_>) -> Result<usize, DecodeError> {
-        const NO_META: MetaInfo = MetaInfo {
-            kind: Kind::Other,
-            legacy_root: false,
-            stats: GroupingStats {
-                producer: (None, None),
-                consumer: (None, None),
-                root_level: None,
-                is_async: false,
-                step_id: None,
-                iter_num: None,
-            },
-        };
+        let Grouper { plane, ids, meta, metas, nodes, base_ps, open, edges, keyed, context_ends, context_types, .. } = self;
         let h = &ev.header;
-        let info = self.meta.get(h.metadata_id).unwrap_or(NO_META);
-        let mut s = info.stats;
+        let info = &metas[meta.get(h.metadata_id) as usize];
+        // Most events have no grouping stats of their own: then the metadata's are used as they are.
+        let mut own: Option<GroupingStats> = None;
         for stat in ev.stats {
-            if self.ids.wants(stat.metadata_id) {
-                s.apply(&self.ids, stat.metadata_id, self.plane.raw_stat_value(stat)?);
+            let role = ids.role(stat.metadata_id);
+            if role != 0 {
+                let v = match stat.number() {
+                    Some(v) => Some(v),
+                    None => plane.raw_stat_value(stat)?,
+                };
+                own.get_or_insert(info.stats).apply(role, v);
             }
         }
-        let begin_ps = self.base_ps.saturating_add(h.offset_ps);
+        let s = own.as_ref().unwrap_or(&info.stats);
+        let begin_ps = base_ps.saturating_add(h.offset_ps);
         let end_ps = begin_ps.saturating_add(h.duration_ps);
         let root_level = s.root_level.unwrap_or(if info.legacy_root { 1 } else { 0 });
-        let me = self.nodes;
-        self.nodes = self.nodes.checked_add(1).filter(|&n| n != UNGROUPED).ok_or_else(|| DecodeError::Corrupt {
+        let me = *nodes;
+        *nodes = nodes.checked_add(1).filter(|&n| n != UNGROUPED).ok_or_else(|| DecodeError::Corrupt {
             format: crate::decode::Format::XSpace,
             detail: "too many events on the host plane to group".into(),
         })?;
         if root_level > 0 || info.kind != Kind::Other {
-            self.keyed.push(Keyed { node: me, kind: info.kind, root_level, begin_ps, step_id: s.step_id, iter_num: s.iter_num });
+            keyed.push(Keyed { node: me, kind: info.kind, root_level, begin_ps, step_id: s.step_id, iter_num: s.iter_num });
         }
+        let mut context_end = |(t, id): (i64, u64), consumer: bool| {
+            // One integer that sorts by context, then producers before consumers: the id, the type's
+            // number, the side and the node, from the high bits down.
+            let next = context_types.len() as u32;
+            let rank = *context_types.entry(t).or_insert(next);
+            context_ends.push(u128::from(id) << 64 | u128::from(rank) << 33 | u128::from(consumer) << 32 | u128::from(me));
+        };
         if let (Some(t), Some(id)) = s.producer {
-            self.context_ends.push((t, id, 0, me));
+            context_end((t, id), false);
         }
         if let (Some(t), Some(id)) = s.consumer {
-            self.context_ends.push((t, id, 1, me));
+            context_end((t, id), true);
         }
         if !s.is_async {
-            while let Some(&(parent, b, e)) = self.open.last() {
+            while let Some(&(parent, b, e)) = open.last() {
                 if b <= begin_ps && end_ps <= e {
-                    self.edges.push((parent, me));
+                    edges.push((parent, me));
                     break;
                 }
-                self.open.pop();
+                open.pop();
             }
-            self.open.push((me, begin_ps, end_ps));
+            open.push((me, begin_ps, end_ps));
         }
         Ok(me as usize)
     }
 
     /// The groups of every event pushed.
     pub fn finish(self) -> StepGroups {
-        let Grouper { has_loop_ops, nodes, mut edges, keyed, mut context_ends, .. } = self;
+        let Grouper { has_loop_ops, nodes, mut edges, keyed, context_ends, .. } = self;
         connect_executors_to_iterators(&keyed, &mut edges);
-        // Each context's producers, then its consumers (all entries are distinct, so the order is total).
-        // XProf makes every producer a parent of every consumer. A context with several of both goes
-        // through one extra node instead (producers → it → consumers): p + c edges, not p · c, and the
-        // same events reachable from any event, so the same groups (the extra node has no root level).
-        context_ends.sort_unstable();
+        // Each context's producers, then its consumers. XProf makes every producer a parent of every
+        // consumer. A context with several of both goes through one extra node instead (producers → it
+        // → consumers): p + c edges, not p · c, and the same events reachable from any event, so the
+        // same groups (the extra node has no root level). Which order the contexts come in changes
+        // no group, so the ends are sorted as plain integers ([`Grouper::context_end`]).
+        let ends = contexts_together(context_ends);
+        let context = |e: &u128| e >> 33;
+        let is_consumer = |e: &u128| (e >> 32) & 1 == 1;
+        let node = |e: &u128| *e as u32;
         let mut n = nodes as usize;
-        for context in context_ends.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-            let consumers_from = context.partition_point(|e| e.2 == 0);
-            let (producers, consumers) = context.split_at(consumers_from);
+        for context in ends.chunk_by(|a, b| context(a) == context(b)) {
+            let (producers, consumers) = context.split_at(context.partition_point(|e| !is_consumer(e)));
             if producers.len() >= MAX_CONTEXT_FAN && consumers.len() >= MAX_CONTEXT_FAN {
                 continue;
             }
@@ -329,11 +298,11 @@ impl<'a> Grouper<'a> {
                 .flatten();
             if let Some(hub) = hub {
                 n += 1;
-                edges.extend(producers.iter().map(|p| (p.3, hub)));
-                edges.extend(consumers.iter().map(|c| (hub, c.3)));
+                edges.extend(producers.iter().map(|p| (node(p), hub)));
+                edges.extend(consumers.iter().map(|c| (hub, node(c))));
             } else {
                 for p in producers {
-                    edges.extend(consumers.iter().map(|c| (p.3, c.3)));
+                    edges.extend(consumers.iter().map(|c| (node(p), node(c))));
                 }
             }
         }
@@ -342,10 +311,41 @@ impl<'a> Grouper<'a> {
             assign_groups(n, &keyed, &mut edges, &mut group);
         }
         group.truncate(nodes as usize);
-        StepGroups {
-            groups: group.into_iter().map(|g| (g != UNGROUPED).then_some(i64::from(g))).collect(),
-        }
+        StepGroups { groups: group }
     }
+}
+
+/// The context ends ([`Grouper::push`]'s packing) reordered so that each context's ends are adjacent,
+/// producers first. Contexts may come in any order, so instead of sorting a million ends outright they
+/// are spread over about one bucket per eight ends by a hash of their context, and each small bucket is
+/// sorted. The hash is fixed (the result must not vary between runs); a file crafted to put every
+/// context in one bucket only brings back the cost of one full sort.
+fn contexts_together(ends: Vec<u128>) -> Vec<u128> {
+    let n = ends.len();
+    let bits = (usize::BITS - n.leading_zeros()).saturating_sub(3).clamp(1, 24);
+    let bucket = |e: u128| {
+        let context = e >> 33;
+        let h = (context as u64 ^ ((context >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> (64 - bits)) as usize
+    };
+    let mut starts = vec![0usize; (1 << bits) + 1];
+    for &e in &ends {
+        starts[bucket(e) + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut fill = starts.clone();
+    let mut out = vec![0u128; n];
+    for &e in &ends {
+        let b = bucket(e);
+        out[fill[b]] = e;
+        fill[b] += 1;
+    }
+    for w in starts.windows(2) {
+        out[w[0]..w[1]].sort_unstable();
+    }
+    out
 }
 
 /// XProf's inter-thread rule: the last executor event with a given (`id`, `iter_num`) adopts the
@@ -448,11 +448,11 @@ fn assign_groups(n: usize, keyed: &[Keyed], edges: &mut Vec<(u32, u32)>, group: 
     let parents = Csr::new(n, edges, true);
     // Root level of every event with a positive one (the only levels an ancestor check can match).
     let level_of: FastMap<u32, i64> = keyed.iter().filter(|k| k.root_level > 0).map(|k| (k.node, k.root_level)).collect();
-    let mut ancestors = Bfs::new(n);
+
     let mut budget = ANCESTOR_VISITS_PER_NODE.saturating_mul(n).saturating_add(ANCESTOR_VISITS_SLACK);
     for root in roots {
         if group[root.node as usize] == UNGROUPED
-            && !has_ancestor_root_of_level(&parents, &mut ancestors, &level_of, root.node, root.root_level, &mut budget)
+            && !has_ancestor_root_of_level(&parents, &mut bfs, &level_of, root.node, root.root_level, &mut budget)
         {
             propagate(&children, &mut bfs, group, root.node, next_group);
             next_group += 1;

@@ -7,6 +7,7 @@ use super::wire::{self, Fields, Value};
 use super::{gzip, DecodeError, Progress};
 use crate::proto::xplane as pb;
 use prost::Message;
+use crate::fast_hash::FastMap;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -33,6 +34,13 @@ pub struct Line {
     /// Byte range of the whole XLine message in [`XSpace::bytes`].
     range: Range<usize>,
     pub event_count: usize,
+}
+
+impl Line {
+    /// Byte range of the whole XLine message in [`XSpace::bytes`].
+    pub fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
 }
 
 /// A stat's value with interned strings resolved.
@@ -111,34 +119,103 @@ impl XSpace {
     }
 
     /// Visits the events of `line` whose metadata id satisfies `wanted` (a pure predicate), in order,
-    /// with their position among all events of the line, read straight from the wire ([`RawEvent`]).
-    /// Nothing is allocated per event (the stats go to one buffer reused for the whole line), each
-    /// event is read in one pass, and the stats of unwanted events are skipped unread. One scan of a
-    /// line can so serve several analyses at once (the Memory Profile reads allocator events and
-    /// groups steps over all host events in the same pass).
+    /// with their position among all events of the line, read straight from the wire ([`RawEvent`])
+    /// with only the stats whose metadata ids `stats` selects. Nothing is allocated per event (the
+    /// stats go to one buffer reused for the whole line), each event is read in one pass, and the stats
+    /// of unwanted events are skipped unread. One scan of a line can so serve several analyses at once
+    /// (the Memory Profile reads allocator events and groups steps over all host events in one pass).
+    ///
+    /// Events laid out as profilers write them (known fields only, each stat its id then its value)
+    /// take a fast path ([`EventHeader::read_fast`]); any other layout, and any malformed event, is
+    /// re-read by the general scanner, which gives the same answer or the precise error.
     pub fn for_each_raw_event<'a>(
         &'a self,
         line: &Line,
+        stats: &IdTable<bool>,
         mut wanted: impl FnMut(i64) -> bool,
         mut visit: impl FnMut(usize, &RawEvent<'a, '_>) -> Result<(), DecodeError>,
     ) -> Result<(), DecodeError> {
         let wire_err = |e| DecodeError::from_wire(FORMAT, e);
+        let bytes = &self.bytes[..line.range.end];
         let mut index = 0;
-        let mut stats = Vec::new();
-        for f in Fields::new(&self.bytes, line.range.clone()) {
-            let f = f.map_err(wire_err)?;
-            match (f.number, f.value) {
-                (4, Value::Len(r)) => {
-                    if let Some(header) = EventHeader::read(&self.bytes, r, &mut wanted, &mut stats).map_err(wire_err)? {
-                        visit(index, &RawEvent { header, stats: &stats })?;
-                    }
-                    index += 1;
+        let mut buf = Vec::new();
+        let mut pos = line.range.start;
+        while pos < bytes.len() {
+            // An event is field 4, length-delimited: key byte 0x22.
+            let mut p = pos + 1;
+            let fast = (bytes[pos] == 0x22)
+                .then(|| wire::varint_at(bytes, &mut p))
+                .flatten()
+                .and_then(|n| usize::try_from(n).ok())
+                .and_then(|n| p.checked_add(n))
+                .filter(|&end| end <= bytes.len())
+                .map(|end| p..end);
+            let event = match fast {
+                Some(r) => {
+                    pos = r.end;
+                    r
                 }
-                (4, _) => return Err(wire_err(wrong_wire_type(f.at))),
-                _ => {}
+                None => {
+                    let mut fields = Fields::new(bytes, pos..bytes.len());
+                    let Some(f) = fields.next() else { break };
+                    let f = f.map_err(wire_err)?;
+                    pos = fields.position();
+                    match (f.number, f.value) {
+                        (4, Value::Len(r)) => r,
+                        (4, _) => return Err(wire_err(wrong_wire_type(f.at))),
+                        _ => continue,
+                    }
+                }
+            };
+            let header = match EventHeader::read_fast(bytes, event.clone(), &mut wanted, stats, &mut buf) {
+                Some(h) => h,
+                None => {
+                    let h = EventHeader::read(bytes, event, &mut wanted, &mut buf).map_err(wire_err)?;
+                    buf.retain(|s| stats.get(s.metadata_id));
+                    h
+                }
+            };
+            if let Some(header) = header {
+                visit(index, &RawEvent { header, stats: &buf })?;
             }
+            index += 1;
         }
         Ok(())
+    }
+}
+
+/// Values by metadata id, looked up once per event or stat over millions of them: a vector indexed by
+/// id when the ids are small (profilers number metadata 1, 2, 3, ...), else a map. An id not given
+/// reads as `T::default()`.
+#[derive(Debug, Clone)]
+pub enum IdTable<T> {
+    Dense(Vec<T>),
+    Sparse(FastMap<i64, T>),
+}
+
+impl<T: Copy + Default> IdTable<T> {
+    /// From (id, value) pairs; a repeated id keeps its last value.
+    pub fn new(entries: impl IntoIterator<Item = (i64, T)>) -> Self {
+        let entries: Vec<(i64, T)> = entries.into_iter().collect();
+        let dense_len = entries.len().saturating_mul(4).saturating_add(1024);
+        if entries.iter().all(|&(id, _)| usize::try_from(id).is_ok_and(|i| i < dense_len)) {
+            let len = entries.iter().map(|&(id, _)| id as usize + 1).max().unwrap_or(0);
+            let mut v = vec![T::default(); len];
+            for (id, x) in entries {
+                v[id as usize] = x;
+            }
+            IdTable::Dense(v)
+        } else {
+            IdTable::Sparse(entries.into_iter().collect())
+        }
+    }
+
+    #[inline(always)]
+    pub fn get(&self, id: i64) -> T {
+        match self {
+            IdTable::Dense(v) => usize::try_from(id).ok().and_then(|i| v.get(i)).copied().unwrap_or_default(),
+            IdTable::Sparse(m) => m.get(&id).copied().unwrap_or_default(),
+        }
     }
 }
 
@@ -167,6 +244,50 @@ pub struct EventHeader {
 }
 
 impl EventHeader {
+    /// [`EventHeader::read`] for an event laid out as profilers write it: only the fields `XEvent`
+    /// declares, each with its usual wire type, the metadata id before the stats, and every stat in
+    /// [`RawStat::read_fast`]'s layout; only the stats `select` picks are kept. `None` for any other
+    /// layout or a malformed event, which the caller re-reads with [`EventHeader::read`].
+    #[inline]
+    fn read_fast<'a>(
+        bytes: &'a [u8],
+        range: Range<usize>,
+        wanted: &mut impl FnMut(i64) -> bool,
+        select: &IdTable<bool>,
+        stats: &mut Vec<RawStat<'a>>,
+    ) -> Option<Option<Self>> {
+        stats.clear();
+        let msg = bytes.get(range)?;
+        let mut e = EventHeader::default();
+        let mut want = None;
+        let mut p = 0;
+        while let Some(&key) = msg.get(p) {
+            p += 1;
+            match key {
+                0x08 if want.is_none() => e.metadata_id = wire::varint_at(msg, &mut p)? as i64,
+                0x10 => e.offset_ps = wire::varint_at(msg, &mut p)? as i64,
+                0x18 => e.duration_ps = wire::varint_at(msg, &mut p)? as i64,
+                0x28 => {
+                    wire::varint_at(msg, &mut p)?;
+                    e.offset_ps = 0;
+                }
+                0x22 => {
+                    let n = usize::try_from(wire::varint_at(msg, &mut p)?).ok()?;
+                    let stat = msg.get(p..p.checked_add(n)?)?;
+                    p += n;
+                    if *want.get_or_insert_with(|| wanted(e.metadata_id)) {
+                        let s = RawStat::read_fast(stat)?;
+                        if select.get(s.metadata_id) {
+                            stats.push(s);
+                        }
+                    }
+                }
+                _ => return None,
+            }
+        }
+        Some(want.unwrap_or_else(|| wanted(e.metadata_id)).then_some(e))
+    }
+
     /// Reads the event in `bytes[range]` if `wanted(metadata_id)`, its stats replacing the contents of
     /// `stats`. Whether to read the stats is decided at the first stat with the metadata id seen so far
     /// (profilers write the id first); an id that comes after the stats makes the stats be read again.
@@ -233,6 +354,18 @@ enum RawValue<'a> {
 }
 
 impl<'a> RawStat<'a> {
+    /// The value if it is a number: resolved inline, for hot loops that mostly meet numbers (other
+    /// values go through [`Plane::raw_stat_value`]).
+    #[inline(always)]
+    pub fn number(&self) -> Option<StatValue<'static>> {
+        match self.value? {
+            RawValue::Int(v) => Some(StatValue::Int(v)),
+            RawValue::Uint(v) => Some(StatValue::Uint(v)),
+            RawValue::Double(v) => Some(StatValue::Double(v)),
+            _ => None,
+        }
+    }
+
     /// Appends the stats (field 4) among the event fields in `bytes[range]` to `out`.
     fn read_all(bytes: &'a [u8], range: Range<usize>, out: &mut Vec<Self>) -> Result<(), wire::WireError> {
         for f in Fields::new(bytes, range) {
@@ -241,6 +374,41 @@ impl<'a> RawStat<'a> {
             }
         }
         Ok(())
+    }
+
+    /// [`RawStat::read`] for a stat laid out as profilers write it: its metadata id, then at most one
+    /// value field, nothing else. `None` for any other layout (or a malformed stat).
+    #[inline(always)]
+    fn read_fast(s: &'a [u8]) -> Option<Self> {
+        if s.first() != Some(&0x08) {
+            return None;
+        }
+        let mut p = 1;
+        let metadata_id = wire::varint_at(s, &mut p)? as i64;
+        let Some(&key) = s.get(p) else { return Some(RawStat { metadata_id, value: None }) };
+        p += 1;
+        let value = match key {
+            0x11 => {
+                let b = s.get(p..p + 8)?;
+                p += 8;
+                RawValue::Double(f64::from_le_bytes(b.try_into().ok()?))
+            }
+            0x18 => RawValue::Uint(wire::varint_at(s, &mut p)?),
+            0x20 => RawValue::Int(wire::varint_at(s, &mut p)? as i64),
+            0x38 => RawValue::Ref(wire::varint_at(s, &mut p)?),
+            0x2a | 0x32 | 0x42 => {
+                let n = usize::try_from(wire::varint_at(s, &mut p)?).ok()?;
+                let b = s.get(p..p.checked_add(n)?)?;
+                p += n;
+                match key {
+                    0x2a => RawValue::Str(b),
+                    0x32 => RawValue::Bytes(b),
+                    _ => RawValue::Compressed(b),
+                }
+            }
+            _ => return None,
+        };
+        (p == s.len()).then_some(RawStat { metadata_id, value: Some(value) })
     }
 
     #[inline]
@@ -275,8 +443,23 @@ impl Plane {
         let line_ranges = wire::len_fields(bytes, range, 3).map_err(|e| DecodeError::from_wire(FORMAT, e))?;
         let mut lines = Vec::with_capacity(line_ranges.len());
         for r in line_ranges {
-            let header = pb::XLine::decode(&bytes[r.clone()]).map_err(|e| DecodeError::from_prost(FORMAT, "line header", e))?;
-            let event_count = wire::count_fields(bytes, r.clone(), 4).map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+            // One pass over the line: its events are counted, and its other fields merged into the
+            // header through prost one by one (decoding the whole line would walk the events again).
+            let mut header = pb::XLine::default();
+            let mut event_count = 0;
+            let mut fields = Fields::new(bytes, r.clone());
+            let mut at = r.start;
+            while let Some(f) = fields.next() {
+                let f = f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+                if f.number == 4 {
+                    event_count += 1;
+                } else {
+                    header
+                        .merge(&bytes[at..fields.position()])
+                        .map_err(|e| DecodeError::from_prost(FORMAT, "line header", e))?;
+                }
+                at = fields.position();
+            }
             lines.push(Line { header, range: r, event_count });
         }
         Ok(Plane { meta, lines })
@@ -284,6 +467,11 @@ impl Plane {
 
     pub fn name(&self) -> &str {
         &self.meta.name
+    }
+
+    /// The ids of the stat metadata named any of `names`: what a scan reading those stats selects.
+    pub fn stat_selection(&self, names: &[&str]) -> IdTable<bool> {
+        IdTable::new(self.meta.stat_metadata.iter().filter(|(_, m)| names.contains(&m.name.as_str())).map(|(&id, _)| (id, true)))
     }
 
     pub fn event_count(&self) -> usize {

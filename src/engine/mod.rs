@@ -45,12 +45,24 @@ impl Session {
     }
 
     /// Decodes and indexes `bytes` as file `name`, and computes its overview.
+    ///
+    /// A trace with allocator events gets its Memory Profile computed here too: the overview's
+    /// per-allocator counts come out of it, so the host plane (millions of events in a long trace) is
+    /// read once for both, and the Memory Profile tab then opens at once. Should the analysis fail, the
+    /// overview counts the events itself and the tab shows the analysis's error when asked.
     pub fn open(&mut self, name: &str, bytes: Vec<u8>, progress: Progress) -> Result<&OpenFile, OpenError> {
         let err = |message: String| OpenError { file: name.to_string(), message };
         let file = decode::decode(name, bytes, progress).map_err(|e| err(e.to_string()))?;
-        let overview = overview::overview(&file).map_err(|e| err(e.to_string()))?;
+        let memory = match &file.profile {
+            decode::Profile::XSpace(space) => crate::analysis::memory_profile::analyze(space).ok(),
+            _ => None,
+        };
+        let overview = overview::overview(&file, memory.as_ref()).map_err(|e| err(e.to_string()))?;
         let id = self.next_id;
         self.next_id += 1;
+        if let Some(m) = memory {
+            self.memory_profiles.insert(id, m);
+        }
         self.files.push(OpenFile { id, file, overview });
         Ok(self.files.last().expect("just pushed"))
     }

@@ -1,6 +1,7 @@
 //! The overview of one file: what it is and what the memory tools will find in it.
 
 use crate::analysis::memory_events::{self, Activity};
+use crate::analysis::memory_profile::{self, MemoryProfile};
 use crate::decode::hlo::{self, ModuleSummary};
 use crate::decode::{DecodeError, DecodedFile, Format, Profile};
 use serde::{Deserialize, Serialize};
@@ -66,7 +67,8 @@ fn host_from_name(name: &str) -> Option<String> {
     base.strip_suffix(".xplane.pb").filter(|h| !h.is_empty()).map(str::to_string)
 }
 
-pub fn overview(file: &DecodedFile) -> Result<FileOverview, DecodeError> {
+/// The overview of `file`; `host_memory` is its Memory Profile if the caller computed it already.
+pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Result<FileOverview, DecodeError> {
     let mut o = FileOverview {
         name: file.name.clone(),
         format: file.profile.format(),
@@ -103,19 +105,28 @@ pub fn overview(file: &DecodedFile) -> Result<FileOverview, DecodeError> {
                 })
                 .collect();
             let mut by_id: BTreeMap<String, AllocatorOverview> = BTreeMap::new();
-            memory_events::for_each(space, |e| {
-                if !by_id.contains_key(&*e.memory_id) {
-                    let id = e.memory_id.to_string();
-                    let a = AllocatorOverview { memory_id: id.clone(), allocations: 0, deallocations: 0, max_peak_bytes_in_use: 0 };
-                    by_id.insert(id, a);
+            let mut add = |memory_id: &str, activity: Activity, peak_bytes_in_use: i64, n: u64| {
+                let a = by_id.entry(memory_id.to_string()).or_insert_with(|| AllocatorOverview {
+                    memory_id: memory_id.to_string(),
+                    allocations: 0,
+                    deallocations: 0,
+                    max_peak_bytes_in_use: 0,
+                });
+                match activity {
+                    Activity::Allocation => a.allocations += n,
+                    Activity::Deallocation => a.deallocations += n,
                 }
-                let Some(a) = by_id.get_mut(&*e.memory_id) else { return };
-                match e.activity {
-                    Activity::Allocation => a.allocations += 1,
-                    Activity::Deallocation => a.deallocations += 1,
-                }
-                a.max_peak_bytes_in_use = a.max_peak_bytes_in_use.max(e.peak_bytes_in_use);
-            })?;
+                a.max_peak_bytes_in_use = a.max_peak_bytes_in_use.max(peak_bytes_in_use);
+            };
+            // The host plane's events are counted from its Memory Profile when the caller has it (one
+            // scan of a plane that may hold millions of events, not two); other planes are read here.
+            let skip_plane = host_memory.and_then(|_| space.planes.iter().position(|p| p.name() == memory_profile::HOST_PLANE));
+            for a in host_memory.map_or(&[][..], |m| &m.allocators[..]) {
+                let peak = a.snapshots.iter().map(|s| s.stats.peak_bytes_in_use).max().unwrap_or(0);
+                add(&a.memory_id, Activity::Allocation, peak, a.counts.allocations);
+                add(&a.memory_id, Activity::Deallocation, peak, a.counts.deallocations);
+            }
+            memory_events::for_each(space, skip_plane, |e| add(&e.memory_id, e.activity, e.peak_bytes_in_use, 1))?;
             o.allocators = by_id.into_values().collect();
             for m in hlo::embedded_modules(space) {
                 match hlo::decode_proto(m.proto_bytes) {

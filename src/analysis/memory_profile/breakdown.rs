@@ -4,7 +4,7 @@ use super::{ActivityMetadata, ActivityRef, Snapshot, Summary};
 use crate::analysis::memory_events::Activity;
 use serde::Serialize;
 use std::cmp::Ordering;
-use crate::analysis::fast_hash::FastMap;
+use crate::fast_hash::FastMap;
 
 const UNUSED_PREALLOCATED: &str = "unused preallocated device memory";
 

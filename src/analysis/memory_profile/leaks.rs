@@ -2,7 +2,7 @@
 //! allocations over the ≤1000 sampled points only, which undercounts any longer profile).
 
 use super::Snapshot;
-use crate::analysis::fast_hash::FastMap;
+use crate::fast_hash::FastMap;
 use crate::analysis::memory_events::Activity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

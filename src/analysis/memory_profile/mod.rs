@@ -22,14 +22,13 @@ mod leaks;
 pub mod sampling;
 pub mod xprof_json;
 
-use crate::analysis::fast_hash::FastMap;
+use crate::fast_hash::FastMap;
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 pub use breakdown::BreakdownRow;
 pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
@@ -242,33 +241,42 @@ pub fn analyze(space: &XSpace) -> Result<MemoryProfile, DecodeError> {
     // every host event (a memory event's step is its group id; ungrouped events get filled in later).
     // Each memory event becomes its compact snapshot right away; its step is set once grouping is done.
     let mut grouper = step_groups::Grouper::new(space, plane);
-    let mut by_id: BTreeMap<Cow<str>, Collected> = BTreeMap::new();
+    // Per memory ID, in order of appearance; `index` finds an ID's entry, and `recent` is the previous
+    // memory event's (nearly every event repeats it).
+    let mut collected: Vec<(Cow<str>, Collected)> = Vec::new();
+    let mut index: FastMap<Cow<str>, usize> = FastMap::default();
+    let mut recent = usize::MAX;
+    let stats = plane.stat_selection(&[&memory_events::STATS[..], &step_groups::STATS[..]].concat());
     for (line_index, line) in plane.lines.iter().enumerate() {
         grouper.start_line(line);
         space.for_each_raw_event(
             line,
+            &stats,
             |_| true,
             |event_index, ev| {
                 let position = grouper.push(ev)?;
                 if let Some(e) = reader.read(line, line_index, event_index, ev)? {
-                    if !by_id.contains_key(&e.memory_id) {
-                        by_id.insert(e.memory_id.clone(), Collected::default());
+                    if !collected.get(recent).is_some_and(|(id, _)| same_bytes(id.as_bytes(), e.memory_id.as_bytes())) {
+                        recent = *index.entry(e.memory_id.clone()).or_insert_with(|| {
+                            collected.push((e.memory_id.clone(), Collected::default()));
+                            collected.len() - 1
+                        });
                     }
-                    if let Some(c) = by_id.get_mut(&e.memory_id) {
-                        c.snapshots.push(snapshot(&e, INVALID_STEP_ID, &mut c.strings));
-                        c.positions.push(position);
-                    }
+                    let c = &mut collected[recent].1;
+                    c.snapshots.push(snapshot(&e, INVALID_STEP_ID, &mut c.strings));
+                    c.positions.push(position);
                 }
                 Ok(())
             },
         )?;
     }
-    if by_id.is_empty() {
+    if collected.is_empty() {
         return Ok(MemoryProfile::default());
     }
     let groups = grouper.finish();
+    collected.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(MemoryProfile {
-        allocators: by_id
+        allocators: collected
             .into_iter()
             .map(|(id, mut c)| {
                 for (s, &p) in c.snapshots.iter_mut().zip(&c.positions) {
@@ -282,12 +290,12 @@ pub fn analyze(space: &XSpace) -> Result<MemoryProfile, DecodeError> {
 
 /// One memory ID's events as the scan collects them.
 #[derive(Default)]
-struct Collected {
+struct Collected<'a> {
     /// In file order.
     snapshots: Vec<Snapshot>,
     /// Each snapshot's event position among the host plane's events (for its step group).
     positions: Vec<usize>,
-    strings: Interner,
+    strings: Interner<'a>,
 }
 
 impl MemoryProfile {
@@ -413,13 +421,31 @@ fn allocator_profile(memory_id: String, mut snapshots: Vec<Snapshot>, strings: V
 /// Gives each distinct string one [`StrId`], in order of first use (so the table is deterministic).
 /// Dtype names have their own ids (a dtype name may also appear as, say, a shape: harmless).
 #[derive(Default)]
-struct Interner {
+struct Interner<'a> {
     ids: FastMap<Box<str>, StrId>,
     dtypes: FastMap<i64, StrId>,
     strings: Vec<String>,
+    /// Per field (op, region, shape), the string of the last event that borrowed it from the file, and
+    /// its id. Events in a row often repeat them, and comparing with the copy in the file just read is
+    /// cheaper than a table lookup, whose own copies a long scan keeps pushing out of the cache.
+    recent: [Option<(&'a str, StrId)>; 3],
 }
 
-impl Interner {
+impl<'a> Interner<'a> {
+    /// [`Interner::id`] of a string of field `field` (see [`Interner::recent`]).
+    #[inline]
+    fn field_id(&mut self, field: usize, s: &Cow<'a, str>) -> StrId {
+        match (s, self.recent[field]) {
+            (Cow::Borrowed(s), Some((last, id))) if same_bytes(last.as_bytes(), s.as_bytes()) => id,
+            (Cow::Borrowed(s), _) => {
+                let id = self.id(s);
+                self.recent[field] = Some((s, id));
+                id
+            }
+            (Cow::Owned(s), _) => self.id(s),
+        }
+    }
+
     fn id(&mut self, s: &str) -> StrId {
         if let Some(&id) = self.ids.get(s) {
             return id;
@@ -445,6 +471,18 @@ impl Interner {
     }
 }
 
+/// `a == b`, word by word inline: op names and shapes are a few dozen bytes, for which a call to the
+/// C library's `memcmp` costs more than the comparison.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    let word = |c: &[u8]| u64::from_ne_bytes(c.try_into().expect("8 bytes"));
+    (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q)) && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+}
+
 /// XProf's `UpdateProfileSummary` over the events in file order: the last event whose heap + stack is
 /// at least the peak so far becomes the peak (so with all-zero stats the last event is the peak).
 fn summary_in_file_order(snapshots: &[Snapshot]) -> Summary {
@@ -461,7 +499,7 @@ fn summary_in_file_order(snapshots: &[Snapshot]) -> Summary {
     s
 }
 
-fn snapshot(e: &MemoryEvent, step_id: i64, strings: &mut Interner) -> Snapshot {
+fn snapshot<'a>(e: &MemoryEvent<'a>, step_id: i64, strings: &mut Interner<'a>) -> Snapshot {
     Snapshot {
         time_offset_ps: e.offset_ps,
         stats: AggregationStats {
@@ -477,10 +515,10 @@ fn snapshot(e: &MemoryEvent, step_id: i64, strings: &mut Interner) -> Snapshot {
             allocation_bytes: e.allocation_bytes,
             address: e.address,
             step_id,
-            tf_op_name: strings.id(&e.tf_op_name),
-            region_type: strings.id(&e.region_type),
+            tf_op_name: strings.field_id(0, &e.tf_op_name),
+            region_type: strings.field_id(1, &e.region_type),
             data_type: strings.dtype(e.data_type),
-            tensor_shape: strings.id(&e.tensor_shape),
+            tensor_shape: strings.field_id(2, &e.tensor_shape),
         },
     }
 }
