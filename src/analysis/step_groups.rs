@@ -15,9 +15,11 @@
 //!    descendant not yet grouped. Traces with TensorFlow loop ops (`WhileOp-EvalCond`, ...) are not grouped.
 //!
 //! Cost: linear in the host plane's events (millions in a long trace). Each event is read once from the
-//! wire by the caller's scan ([`Grouper::push`]); a node is a few integers, the edges live in flat
-//! arrays (compressed sparse rows), and only the few events that can be roots or loop members keep their
-//! stats, in side lists.
+//! wire by the caller's scan ([`Grouper::push`]); a node is a few integers. Nesting, the edge nearly
+//! every event has, is kept as two integers per event ([`Nesting`]: parent, and where the subtree
+//! ends); the other edges live in flat arrays (compressed sparse rows). Only the few events that can be
+//! roots or loop members keep their stats, in side lists. `tests/step_groups.rs` checks all of it
+//! against a plain transcription of XProf's algorithm on random traces.
 //!
 //! Differences: only the host plane is grouped (XProf also adds device planes, whose events connect
 //! through correlation ids but carry no roots of their own in the traces we know); roots with equal
@@ -162,6 +164,8 @@ pub struct Grouper<'a> {
     base_ps: i64,
     /// Events of the current line still open (node, begin, end): the nesting stack.
     open: Vec<(u32, i64, i64)>,
+    nesting: Nesting,
+    /// Edges other than nesting (contexts, executors to iterators, loop iterations): (from, to).
     edges: Vec<(u32, u32)>,
     keyed: Vec<Keyed>,
     /// Producer and consumer ends of inter-thread contexts, packed by [`Grouper::context_end`]. A flat
@@ -205,8 +209,8 @@ impl<'a> Grouper<'a> {
             nodes: 0,
             base_ps: 0,
             open: Vec::new(),
-            // Nearly every event nests in another: one edge each.
-            edges: Vec::with_capacity(plane.event_count()),
+            nesting: Nesting::with_capacity(plane.event_count()),
+            edges: Vec::new(),
             keyed: Vec::new(),
             context_ends: Vec::new(),
             context_types: FastMap::default(),
@@ -216,12 +220,19 @@ impl<'a> Grouper<'a> {
     /// Starts the next line of the plane.
     pub fn start_line(&mut self, line: &Line) {
         self.base_ps = line.header.timestamp_ns.saturating_mul(1000);
-        self.open.clear();
+        self.close_line();
+    }
+
+    /// Ends the events still open on the current line: their subtrees end with it.
+    fn close_line(&mut self) {
+        for (node, _, _) in self.open.drain(..) {
+            self.nesting.subtree_end[node as usize] = self.nodes;
+        }
     }
 
     /// Adds the next event of the current line; returns its position among all events pushed.
     pub fn push(&mut self, ev: &RawEvent<'a, '_>) -> Result<usize, DecodeError> {
-        let Grouper { plane, ids, meta, metas, nodes, base_ps, open, edges, keyed, context_ends, context_types, .. } = self;
+        let Grouper { plane, ids, meta, metas, nodes, base_ps, open, nesting, keyed, context_ends, context_types, .. } = self;
         let h = &ev.header;
         let info = &metas[meta.get(h.metadata_id) as usize];
         // Most events have no grouping stats of their own: then the metadata's are used as they are.
@@ -261,12 +272,15 @@ impl<'a> Grouper<'a> {
         if let (Some(t), Some(id)) = s.consumer {
             context_end((t, id), true);
         }
+        nesting.parent.push(NONE);
+        nesting.subtree_end.push(me + 1);
         if !s.is_async {
             while let Some(&(parent, b, e)) = open.last() {
                 if b <= begin_ps && end_ps <= e {
-                    edges.push((parent, me));
+                    nesting.parent[me as usize] = parent;
                     break;
                 }
+                nesting.subtree_end[parent as usize] = me;
                 open.pop();
             }
             open.push((me, begin_ps, end_ps));
@@ -275,8 +289,9 @@ impl<'a> Grouper<'a> {
     }
 
     /// The groups of every event pushed.
-    pub fn finish(self) -> StepGroups {
-        let Grouper { has_loop_ops, nodes, mut edges, keyed, context_ends, .. } = self;
+    pub fn finish(mut self) -> StepGroups {
+        self.close_line();
+        let Grouper { has_loop_ops, nodes, nesting, mut edges, keyed, context_ends, .. } = self;
         connect_executors_to_iterators(&keyed, &mut edges);
         // Each context's producers, then its consumers. XProf makes every producer a parent of every
         // consumer. A context with several of both goes through one extra node instead (producers → it
@@ -308,7 +323,7 @@ impl<'a> Grouper<'a> {
         }
         let mut group = vec![UNGROUPED; n];
         if !has_loop_ops {
-            assign_groups(n, &keyed, &mut edges, &mut group);
+            assign_groups(n, &keyed, nesting, &mut edges, &mut group);
         }
         group.truncate(nodes as usize);
         StepGroups { groups: group }
@@ -362,6 +377,65 @@ fn connect_executors_to_iterators(keyed: &[Keyed], edges: &mut Vec<(u32, u32)>) 
         if let Some(&p) = key(k).and_then(|pair| parent_of.get(&pair)) {
             edges.push((p, k.node));
         }
+    }
+}
+
+/// "No node" in [`Nesting::parent`].
+const NONE: u32 = u32::MAX;
+
+/// The nesting forest of the host plane's lines, without an edge list: each line's events arrive in
+/// start order and nest by a stack, so the descendants of an event are exactly the events that follow
+/// it on its line up to `subtree_end` (depth-first order). Two integers per event, where edge lists
+/// in both directions took five, for the one kind of edge nearly every event has.
+struct Nesting {
+    /// The enclosing event, or [`NONE`] (first level, and asynchronous events, which never nest).
+    parent: Vec<u32>,
+    /// One past the event's last descendant.
+    subtree_end: Vec<u32>,
+}
+
+impl Nesting {
+    fn with_capacity(n: usize) -> Self {
+        Nesting { parent: Vec::with_capacity(n), subtree_end: Vec::with_capacity(n) }
+    }
+
+    /// The events directly nested in `node`: its range, skipping over each child's own subtree (and
+    /// over asynchronous events, which lie in the range without being children).
+    #[inline]
+    fn for_each_child(&self, node: u32, mut f: impl FnMut(u32)) {
+        let Some(&end) = self.subtree_end.get(node as usize) else { return };
+        let mut c = node + 1;
+        while c < end {
+            if self.parent[c as usize] == node {
+                f(c);
+                c = self.subtree_end[c as usize];
+            } else {
+                c += 1;
+            }
+        }
+    }
+
+    fn parent_of(&self, node: u32) -> Option<u32> {
+        self.parent.get(node as usize).copied().filter(|&p| p != NONE)
+    }
+}
+
+/// All edges: nesting, and the others in compressed sparse rows both ways.
+struct Graph {
+    nesting: Nesting,
+    children: Csr,
+    parents: Csr,
+}
+
+impl Graph {
+    fn for_each_child(&self, node: u32, mut f: impl FnMut(u32)) {
+        self.nesting.for_each_child(node, &mut f);
+        self.children.of(node).iter().for_each(|&c| f(c));
+    }
+
+    fn for_each_parent(&self, node: u32, mut f: impl FnMut(u32)) {
+        self.nesting.parent_of(node).into_iter().for_each(&mut f);
+        self.parents.of(node).iter().for_each(|&p| f(p));
     }
 }
 
@@ -425,16 +499,16 @@ impl Bfs {
     }
 }
 
-fn assign_groups(n: usize, keyed: &[Keyed], edges: &mut Vec<(u32, u32)>, group: &mut [u32]) {
+fn assign_groups(n: usize, keyed: &[Keyed], nesting: Nesting, edges: &mut Vec<(u32, u32)>, group: &mut [u32]) {
     let tf_data_steps: HashSet<i64> =
         keyed.iter().filter(|k| k.kind == Kind::TfDataFunctionRun).filter_map(|k| k.step_id).collect();
     let loop_roots = tf_loop_roots(keyed, &tf_data_steps, edges);
-    let children = Csr::new(n, edges, false);
+    let graph = Graph { nesting, children: Csr::new(n, edges, false), parents: Csr::new(n, edges, true) };
     let mut bfs = Bfs::new(n);
     let mut next_group = 0u32;
     if !loop_roots.is_empty() {
         for root in loop_roots {
-            propagate(&children, &mut bfs, group, root, next_group);
+            propagate(&graph, &mut bfs, group, root, next_group);
             next_group += 1;
         }
         return;
@@ -445,16 +519,15 @@ fn assign_groups(n: usize, keyed: &[Keyed], edges: &mut Vec<(u32, u32)>, group: 
     if roots.is_empty() {
         return;
     }
-    let parents = Csr::new(n, edges, true);
     // Root level of every event with a positive one (the only levels an ancestor check can match).
     let level_of: FastMap<u32, i64> = keyed.iter().filter(|k| k.root_level > 0).map(|k| (k.node, k.root_level)).collect();
 
     let mut budget = ANCESTOR_VISITS_PER_NODE.saturating_mul(n).saturating_add(ANCESTOR_VISITS_SLACK);
     for root in roots {
         if group[root.node as usize] == UNGROUPED
-            && !has_ancestor_root_of_level(&parents, &mut bfs, &level_of, root.node, root.root_level, &mut budget)
+            && !has_ancestor_root_of_level(&graph, &mut bfs, &level_of, root.node, root.root_level, &mut budget)
         {
-            propagate(&children, &mut bfs, group, root.node, next_group);
+            propagate(&graph, &mut bfs, group, root.node, next_group);
             next_group += 1;
         }
     }
@@ -499,7 +572,7 @@ fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<
 /// spends one unit of `budget`; once it is spent the answer is "no" (the root keeps its own group), so
 /// the checks stay linear on a crafted trace of deeply nested roots of many different levels.
 fn has_ancestor_root_of_level(
-    parents: &Csr,
+    graph: &Graph,
     bfs: &mut Bfs,
     level_of: &FastMap<u32, i64>,
     node: u32,
@@ -508,9 +581,7 @@ fn has_ancestor_root_of_level(
 ) -> bool {
     bfs.start();
     bfs.mark[node as usize] = bfs.search;
-    for &p in parents.of(node) {
-        bfs.visit(p);
-    }
+    graph.for_each_parent(node, |p| bfs.visit(p));
     while let Some(n) = bfs.queue.pop_front() {
         if *budget == 0 {
             return false;
@@ -519,15 +590,13 @@ fn has_ancestor_root_of_level(
         if level_of.get(&n) == Some(&level) {
             return true;
         }
-        for &p in parents.of(n) {
-            bfs.visit(p);
-        }
+        graph.for_each_parent(n, |p| bfs.visit(p));
     }
     false
 }
 
 /// Gives `id` to `root` and, breadth-first, to every descendant reached through ungrouped nodes.
-fn propagate(children: &Csr, bfs: &mut Bfs, group: &mut [u32], root: u32, id: u32) {
+fn propagate(graph: &Graph, bfs: &mut Bfs, group: &mut [u32], root: u32, id: u32) {
     bfs.start();
     bfs.visit(root);
     while let Some(n) = bfs.queue.pop_front() {
@@ -535,8 +604,6 @@ fn propagate(children: &Csr, bfs: &mut Bfs, group: &mut [u32], root: u32, id: u3
             continue;
         }
         group[n as usize] = id;
-        for &c in children.of(n) {
-            bfs.visit(c);
-        }
+        graph.for_each_child(n, |c| bfs.visit(c));
     }
 }
