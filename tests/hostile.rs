@@ -155,15 +155,15 @@ fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Resul
         }
         other => return Err(format!("unexpected reply {other:?}")),
     };
+    if matches!(session.get(file_id).expect("opened file").file.profile, Profile::XSpace(_)) {
+        match session.take_memory_profile(file_id) {
+            Ok(p) => check_memory_profile(&p)?,
+            Err(e) => check_message(&e.message)?,
+        }
+    }
     let file = &session.get(file_id).expect("opened file").file;
     match &file.profile {
-        Profile::XSpace(_) => {
-            match session.memory_profile(file_id) {
-                Ok(p) => check_memory_profile(&p)?,
-                Err(e) => check_message(&e.message)?,
-            }
-            check_memory_viewer(&file.profile)?;
-        }
+        Profile::XSpace(_) => check_memory_viewer(&file.profile)?,
         Profile::Hlo(_) => check_memory_viewer(&file.profile)?,
         Profile::Pprof(p) => check_device_memory(p, base_pprof)?,
     }

@@ -7,7 +7,7 @@ use flate2::read::GzDecoder;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use tidemark::analysis::memory_profile::{self, xprof_json, MemoryProfile};
+use tidemark::analysis::memory_profile::{self, xprof_json, MemoryProfile, Scan};
 use tidemark::decode::{self, Profile};
 
 const FIXTURES: [&str; 6] = [
@@ -38,12 +38,16 @@ fn read_maybe_gz(path: &Path) -> Vec<u8> {
     }
 }
 
+/// The Memory Profile of fixture `name`, checked to be the same whether the host plane is read in
+/// one pass or by two threads.
 fn analyze(name: &str) -> MemoryProfile {
     let path = fixture_dir(name).join(format!("{}.xplane.pb.gz", base(name)));
     let bytes = std::fs::read(&path).expect("fixture");
     let file = decode::decode(&path.display().to_string(), bytes, &mut |_, _| {}).expect("decodes");
     let Profile::XSpace(space) = &file.profile else { panic!("{name} is not an XSpace") };
-    memory_profile::analyze(space).expect("analyzes")
+    let once = memory_profile::analyze_with(space, Scan::Once).expect("analyzes");
+    assert_eq!(memory_profile::analyze_with(space, Scan::Parallel).expect("analyzes"), once, "{name}: read by two threads");
+    once
 }
 
 fn oracle(name: &str) -> Value {

@@ -446,22 +446,25 @@ struct Csr {
 }
 
 impl Csr {
-    /// From `edges` as (from, to) pairs, or reversed.
+    /// From `edges` as (from, to) pairs, or reversed. Counts per node are summed into where each
+    /// node's run ends, then the edges are placed from the back (keeping their order), which leaves
+    /// each entry at its run's start: no second array of positions.
     fn new(n: usize, edges: &[(u32, u32)], reversed: bool) -> Self {
         let ends = |&(a, b): &(u32, u32)| if reversed { (b, a) } else { (a, b) };
         let mut starts = vec![0u32; n + 1];
         for e in edges {
-            starts[ends(e).0 as usize + 1] += 1;
+            starts[ends(e).0 as usize] += 1;
         }
-        for i in 0..n {
-            starts[i + 1] += starts[i];
+        let mut total = 0;
+        for s in &mut starts {
+            total += *s;
+            *s = total;
         }
-        let mut fill = starts.clone();
         let mut targets = vec![0u32; edges.len()];
-        for e in edges {
+        for e in edges.iter().rev() {
             let (from, to) = ends(e);
-            targets[fill[from as usize] as usize] = to;
-            fill[from as usize] += 1;
+            starts[from as usize] -= 1;
+            targets[starts[from as usize] as usize] = to;
         }
         Csr { starts, targets }
     }

@@ -77,8 +77,16 @@ pub struct TimelineWindow {
 }
 
 impl Session {
-    /// Computes the Memory Profile of file `file_id` (an XProf trace), without keeping it.
-    pub fn memory_profile(&self, file_id: u32) -> Result<MemoryProfile, OpenError> {
+    /// The Memory Profile of file `file_id` (an XProf trace), handed over: the one kept since the file
+    /// was opened (no longer kept), else computed now.
+    pub fn take_memory_profile(&mut self, file_id: u32) -> Result<MemoryProfile, OpenError> {
+        match self.memory_profiles.remove(&file_id) {
+            Some(p) => Ok(p),
+            None => self.compute_memory_profile(file_id),
+        }
+    }
+
+    fn compute_memory_profile(&self, file_id: u32) -> Result<MemoryProfile, OpenError> {
         let f = self.get(file_id).ok_or_else(|| no_such_file(file_id))?;
         let err = |message: String| OpenError { file: f.file.name.clone(), message };
         match &f.file.profile {
@@ -93,7 +101,7 @@ impl Session {
     /// The Memory Profile of `file_id`, computed on first use and kept until the file is closed.
     pub fn cached_memory_profile(&mut self, file_id: u32) -> Result<&MemoryProfile, OpenError> {
         if !self.memory_profiles.contains_key(&file_id) {
-            let profile = self.memory_profile(file_id)?;
+            let profile = self.compute_memory_profile(file_id)?;
             self.memory_profiles.insert(file_id, profile);
         }
         self.memory_profiles.get(&file_id).ok_or_else(|| no_such_file(file_id))

@@ -25,7 +25,7 @@ pub mod xprof_json;
 use crate::fast_hash::FastMap;
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
-use crate::decode::xplane::XSpace;
+use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -230,6 +230,35 @@ pub struct Lifetime {
 /// Only the first `/host:CPU` plane is read, as XProf does. XProf outputs nothing at all for a file with
 /// no such plane; we give the empty profile (the same as XProf's answer for a plane without events).
 pub fn analyze(space: &XSpace) -> Result<MemoryProfile, DecodeError> {
+    analyze_with(space, Scan::default())
+}
+
+/// How [`analyze`] reads the host plane. The memory events need XProf's step grouping, which needs
+/// every host event (a memory event's step is its group id; ungrouped events get filled in later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// One pass serves both: each event is read once. The only way in the browser (one thread).
+    Once,
+    /// The grouping's pass (and the building of its graph) on a second thread while this one reads
+    /// the memory events in a lighter pass of its own, which skips the stats of other events. The
+    /// default natively when there are two cores or more. A file that fails either pass is read
+    /// again by [`Scan::Once`], so its error is the same either way.
+    Parallel,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cfg!(target_arch = "wasm32") || cores < 2 {
+            Scan::Once
+        } else {
+            Scan::Parallel
+        }
+    }
+}
+
+/// [`analyze`], reading the host plane as `scan` says; the result does not depend on it.
+pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeError> {
     let Some(host_index) = space.planes.iter().position(|p| p.name() == HOST_PLANE) else {
         return Ok(MemoryProfile::default());
     };
@@ -237,55 +266,111 @@ pub fn analyze(space: &XSpace) -> Result<MemoryProfile, DecodeError> {
     let Some(reader) = memory_events::Reader::new(host_index, plane) else {
         return Ok(MemoryProfile::default());
     };
-    // One scan of the host plane serves both the memory events and XProf's step grouping, which needs
-    // every host event (a memory event's step is its group id; ungrouped events get filled in later).
-    // Each memory event becomes its compact snapshot right away; its step is set once grouping is done.
-    let mut grouper = step_groups::Grouper::new(space, plane);
-    // Per memory ID, in order of appearance; `index` finds an ID's entry, and `recent` is the previous
-    // memory event's (nearly every event repeats it).
-    let mut collected: Vec<(Cow<str>, Collected)> = Vec::new();
-    let mut index: FastMap<Cow<str>, usize> = FastMap::default();
-    let mut recent = usize::MAX;
-    let stats = plane.stat_selection(&[&memory_events::STATS[..], &step_groups::STATS[..]].concat());
-    for (line_index, line) in plane.lines.iter().enumerate() {
-        grouper.start_line(line);
-        space.for_each_raw_event(
-            line,
-            &stats,
-            |_| true,
-            |event_index, ev| {
-                let position = grouper.push(ev)?;
-                if let Some(e) = reader.read(line, line_index, event_index, ev)? {
-                    if !collected.get(recent).is_some_and(|(id, _)| same_bytes(id.as_bytes(), e.memory_id.as_bytes())) {
-                        recent = *index.entry(e.memory_id.clone()).or_insert_with(|| {
-                            collected.push((e.memory_id.clone(), Collected::default()));
-                            collected.len() - 1
-                        });
-                    }
-                    let c = &mut collected[recent].1;
-                    c.snapshots.push(snapshot(&e, INVALID_STEP_ID, &mut c.strings));
-                    c.positions.push(position);
-                }
-                Ok(())
-            },
-        )?;
-    }
-    if collected.is_empty() {
-        return Ok(MemoryProfile::default());
-    }
-    let groups = grouper.finish();
+    let scanned = match scan {
+        Scan::Once => scan_once(space, plane, &reader),
+        Scan::Parallel => scan_in_parallel(space, plane, &reader).or_else(|_| scan_once(space, plane, &reader)),
+    };
+    let (mut collected, groups) = scanned?;
     collected.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(MemoryProfile {
         allocators: collected
             .into_iter()
             .map(|(id, mut c)| {
                 for (s, &p) in c.snapshots.iter_mut().zip(&c.positions) {
-                    s.activity.step_id = groups.group_id(p).unwrap_or(INVALID_STEP_ID);
+                    s.activity.step_id = groups.as_ref().and_then(|g| g.group_id(p)).unwrap_or(INVALID_STEP_ID);
                 }
                 allocator_profile(id.into_owned(), c.snapshots, c.strings.strings)
             })
             .collect(),
     })
+}
+
+/// Each memory ID's events, by memory ID (in order of appearance), and the host plane's step groups
+/// (`None` when there were no memory events to give steps to).
+type Scanned<'a> = (Vec<(Cow<'a, str>, Collected<'a>)>, Option<step_groups::StepGroups>);
+
+fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned<'a>, DecodeError> {
+    let mut grouper = step_groups::Grouper::new(space, plane);
+    let mut collector = Collector::default();
+    let stats = plane.stat_selection(&[&memory_events::STATS[..], &step_groups::STATS[..]].concat());
+    for (line_index, line) in plane.lines.iter().enumerate() {
+        grouper.start_line(line);
+        space.for_each_raw_event(line, &stats, |_| true, |event_index, ev| {
+            let position = grouper.push(ev)?;
+            if let Some(e) = reader.read(line, line_index, event_index, ev)? {
+                collector.add(&e, position);
+            }
+            Ok(())
+        })?;
+    }
+    let groups = (!collector.ids.is_empty()).then(|| grouper.finish());
+    Ok((collector.ids, groups))
+}
+
+fn scan_in_parallel<'a>(
+    space: &'a XSpace,
+    plane: &'a Plane,
+    reader: &memory_events::Reader<'a>,
+) -> Result<Scanned<'a>, DecodeError> {
+    std::thread::scope(|scope| {
+        let grouping = scope.spawn(|| {
+            let mut grouper = step_groups::Grouper::new(space, plane);
+            let stats = plane.stat_selection(&step_groups::STATS);
+            for line in &plane.lines {
+                grouper.start_line(line);
+                space.for_each_raw_event(line, &stats, |_| true, |_, ev| grouper.push(ev).map(drop))?;
+            }
+            Ok::<_, DecodeError>(grouper.finish())
+        });
+        let mut collector = Collector::default();
+        let stats = plane.stat_selection(&memory_events::STATS);
+        // An event's position among the plane's events, as the grouper numbers them: lines in order.
+        let mut line_start = 0;
+        let memory: Result<(), DecodeError> = plane.lines.iter().enumerate().try_for_each(|(line_index, line)| {
+            space.for_each_raw_event(line, &stats, |m| reader.wants(m), |event_index, ev| {
+                if let Some(e) = reader.read(line, line_index, event_index, ev)? {
+                    collector.add(&e, line_start + event_index);
+                }
+                Ok(())
+            })?;
+            line_start += line.event_count;
+            Ok(())
+        });
+        let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        memory?;
+        Ok((collector.ids, Some(groups)))
+    })
+}
+
+/// Collects memory events per memory ID.
+#[derive(Default)]
+struct Collector<'a> {
+    /// Per memory ID, in order of appearance.
+    ids: Vec<(Cow<'a, str>, Collected<'a>)>,
+    /// Where each memory ID is in `ids`.
+    index: FastMap<Cow<'a, str>, usize>,
+    /// The previous event's entry in `ids`: nearly every event repeats it.
+    recent: Option<usize>,
+}
+
+impl<'a> Collector<'a> {
+    /// Adds `e`, the event at `position` among the host plane's events, as a snapshot without its step.
+    fn add(&mut self, e: &MemoryEvent<'a>, position: usize) {
+        let k = match self.recent {
+            Some(k) if same_bytes(self.ids[k].0.as_bytes(), e.memory_id.as_bytes()) => k,
+            _ => {
+                let ids = &mut self.ids;
+                *self.index.entry(e.memory_id.clone()).or_insert_with(|| {
+                    ids.push((e.memory_id.clone(), Collected::default()));
+                    ids.len() - 1
+                })
+            }
+        };
+        self.recent = Some(k);
+        let c = &mut self.ids[k].1;
+        c.snapshots.push(snapshot(e, INVALID_STEP_ID, &mut c.strings));
+        c.positions.push(position);
+    }
 }
 
 /// One memory ID's events as the scan collects them.

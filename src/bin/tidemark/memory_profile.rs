@@ -34,7 +34,7 @@ pub fn run(argv: &[String]) -> i32 {
         }
     };
     let mut session = Session::new();
-    let mut profile = match session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).and_then(|id| session.memory_profile(id)) {
+    let mut profile = match session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).and_then(|id| session.take_memory_profile(id)) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("tidemark: {e}");
