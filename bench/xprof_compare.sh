@@ -3,7 +3,7 @@
 #
 # Both sides start from the file on disk and end with XProf's memory_profile JSON: XProf via
 # xprof.convert.raw_to_tool_data.xspace_to_tool_data(..., "memory_profile", use_saved_result=False), as
-# its web server calls it (and as ../shared/fixtures/scripts/e_xprof_oracle.py times it); Tidemark via
+# its web server calls it (bench/xprof_time.py, which the in-browser bench uses too); Tidemark via
 # `cargo bench --bench memory_profile -- FILE...` (release build: read bytes, decode, analyse, JSON, and
 # the page's view). Medians of REPEAT runs.
 #
@@ -18,10 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${XPROF_PYTHON:-python3}"
 REPEAT="${REPEAT:-3}"
-if ! "$PY" -c 'import xprof.convert.raw_to_tool_data' 2>/dev/null; then
-  echo "xprof is not importable with $PY: set XPROF_PYTHON to a Python 3.12 with 'pip install xprof==2.24.2'" >&2
-  exit 2
-fi
+"$PY" bench/xprof_time.py --check
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
   files=(tests/fixtures/tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz tests/fixtures/tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz)
@@ -39,21 +36,12 @@ for f in "${files[@]}"; do
 done
 
 ours="$(TIDEMARK_BENCH_RUNS="$REPEAT" cargo bench --quiet --bench memory_profile -- "${plain[@]}" | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
+theirs="$(REPEAT="$REPEAT" "$PY" bench/xprof_time.py "${plain[@]}" 2>/dev/null | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
 
 printf '%-34s %12s %12s %8s\n' file xprof_ms tidemark_ms ratio
 for f in "${plain[@]}"; do
-  xprof_ms="$(REPEAT="$REPEAT" "$PY" - "$f" 2>/dev/null <<'PY'
-import statistics, sys, time, os
-from xprof.convert import raw_to_tool_data as r
-times = []
-for _ in range(int(os.environ.get("REPEAT", "3"))):
-    t = time.perf_counter()
-    data, _ = r.xspace_to_tool_data([sys.argv[1]], "memory_profile", {"use_saved_result": False, "memory_space": "0"})
-    times.append(time.perf_counter() - t)
-print(f"{statistics.median(times) * 1e3:.3f}")
-PY
-)"
+  xprof_ms="$(printf '%s\n' "$theirs" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
   ours_ms="$(printf '%s\n' "$ours" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
-  ratio="$(awk -v x="$xprof_ms" -v o="$ours_ms" 'BEGIN{ if (o > 0) printf "%.1fx", x / o; else print "n/a" }')"
+  ratio="$(awk -v x="$xprof_ms" -v o="$ours_ms" 'BEGIN{ if (o > 0 && x > 0) printf "%.1fx", x / o; else print "n/a" }')"
   printf '%-34s %12s %12s %8s\n' "$(basename "$f")" "$xprof_ms" "$ours_ms" "$ratio"
 done
