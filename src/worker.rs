@@ -98,4 +98,7 @@ pub fn run() {
     on_message.forget();
     // Tell the page the engine is ready to take requests.
     let _ = scope.post_message(&JsValue::from_str("{\"ready\":true}"));
+    // While the page is idle, get V8 to optimise the engine's hot code before the first real file
+    // (see `engine::warmup`); requests that arrive meanwhile wait for it.
+    crate::engine::warmup::run();
 }

@@ -8,6 +8,7 @@ pub mod memory_viewer;
 pub mod overview;
 pub mod protocol;
 pub mod slim;
+pub mod warmup;
 
 use crate::decode::{self, DecodedFile, Progress};
 pub use overview::FileOverview;
