@@ -12,6 +12,7 @@
 //! every stat, for two memory IDs.
 
 use super::Session;
+use crate::analysis::{memory_events, step_groups};
 use crate::proto::xplane as pb;
 use prost::Message;
 
@@ -20,30 +21,17 @@ use prost::Message;
 const STEPS: i64 = 32;
 const OPS_PER_STEP: i64 = 100;
 
-const STATS: [&str; 17] = [
-    "_r",
-    "_pt",
-    "_p",
-    "_ct",
-    "_c",
-    "allocator_name",
-    "bytes_reserved",
-    "bytes_allocated",
-    "bytes_available",
-    "fragmentation",
-    "peak_bytes_in_use",
-    "requested_bytes",
-    "allocation_bytes",
-    "addr",
-    "tf_op",
-    "region_type",
-    "shape",
-];
 const EVENTS: [&str; 5] = ["train_step", "ExecutorState::Process", "MatMul", "MemoryAllocation", "MemoryDeallocation"];
 
-/// Stat metadata id of `name` (1-based position in [`STATS`]).
+/// The stats the Memory Profile reads (the step grouping's, then the allocator's), named by their
+/// metadata ids 1, 2, ...
+fn stat_names() -> impl Iterator<Item = &'static str> {
+    step_groups::STATS.into_iter().chain(memory_events::STATS)
+}
+
+/// Stat metadata id of `name` (see [`stat_names`]).
 fn stat_id(name: &str) -> i64 {
-    STATS.iter().position(|s| *s == name).expect("a known stat") as i64 + 1
+    stat_names().position(|s| s == name).expect("a known stat") as i64 + 1
 }
 
 /// Event metadata id of `name` (1-based position in [`EVENTS`]).
@@ -105,15 +93,17 @@ pub fn trace() -> Vec<u8> {
             }
         }
     }
-    let metadata = |names: &[&str]| -> Vec<(i64, String)> { names.iter().enumerate().map(|(i, n)| (i as i64 + 1, n.to_string())).collect() };
+    let metadata = |names: &mut dyn Iterator<Item = &str>| -> Vec<(i64, String)> {
+        names.enumerate().map(|(i, n)| (i as i64 + 1, n.to_string())).collect()
+    };
     let plane = pb::XPlane {
         id: 1,
         name: crate::analysis::memory_profile::HOST_PLANE.into(),
-        event_metadata: metadata(&EVENTS)
+        event_metadata: metadata(&mut EVENTS.into_iter())
             .into_iter()
             .map(|(id, name)| (id, pb::XEventMetadata { id, name, ..Default::default() }))
             .collect(),
-        stat_metadata: metadata(&STATS)
+        stat_metadata: metadata(&mut stat_names())
             .into_iter()
             .map(|(id, name)| (id, pb::XStatMetadata { id, name, ..Default::default() }))
             .collect(),

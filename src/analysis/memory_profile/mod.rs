@@ -241,15 +241,17 @@ pub enum Scan {
     Once,
     /// The grouping's pass (and the building of its graph) on a second thread while this one reads
     /// the memory events in a lighter pass of its own, which skips the stats of other events. The
-    /// default natively when there are two cores or more. A file that fails either pass is read
-    /// again by [`Scan::Once`], so its error is the same either way.
+    /// default natively when there are two cores or more, unless the environment variable
+    /// `TIDEMARK_THREADS` is `1` (to measure the browser's way natively). A file that fails either
+    /// pass is read again by [`Scan::Once`], so its error is the same either way.
     Parallel,
 }
 
 impl Default for Scan {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cfg!(target_arch = "wasm32") || cores < 2 {
+        let one_thread = std::env::var("TIDEMARK_THREADS").is_ok_and(|v| v.trim() == "1");
+        if cfg!(target_arch = "wasm32") || cores < 2 || one_thread {
             Scan::Once
         } else {
             Scan::Parallel
