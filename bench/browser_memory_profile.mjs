@@ -37,7 +37,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile } from '../tests/browser/harness.mjs';
+import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, workerReady } from '../tests/browser/harness.mjs';
 
 const REPEAT = Number(process.env.REPEAT || 3);
 const WARM = process.env.WARM === '1';
@@ -90,18 +90,6 @@ async function waitMark(page, keys) {
   const marks = await handle.jsonValue();
   if ('failed' in marks) throw new Error(`the page could not show the Memory Profile: ${marks.failed}`);
   return marks;
-}
-
-/** Waits until the engine worker has started (its wasm instantiated and its message handler set). */
-async function workerReady(page) {
-  const deadline = Date.now() + TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    for (const w of page.workers()) {
-      if (await w.evaluate(() => self.onmessage !== null).catch(() => false)) return;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('the engine worker did not start');
 }
 
 /** Opens `file` and its Memory Profile once, untimed, then goes back to the Overview tab and removes it. */

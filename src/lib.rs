@@ -5,6 +5,7 @@
 //! | layer | role |
 //! |---|---|
 //! | [`proto`] | prost types generated from our own `proto/*.proto` (only the fields we read) |
+//! | `fast_hash` | the keyed Fx hasher of the hot maps, shared by decode and analysis |
 //! | [`decode`] | format sniffing by content, bounded gzip, lazy XSpace index, HloProto, pprof |
 //! | [`analysis`] | one module per tool; plain data out, no I/O |
 //! | [`engine`] | a session owning decoded files; the one API both front doors call (CLI, web worker) |

@@ -64,6 +64,18 @@ export async function openApp(page, url) {
   await page.waitForSelector('.toolbar');
 }
 
+/** Waits until the engine worker has started (its wasm instantiated and its message handler set). */
+export async function workerReady(page, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const w of page.workers()) {
+      if (await w.evaluate(() => self.onmessage !== null).catch(() => false)) return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the engine worker did not start');
+}
+
 /** Chooses files through the page's own file input, as a user with the file picker would. */
 export async function pickFiles(page, files) {
   await page.setInputFiles('[data-testid="file-input"]', files);

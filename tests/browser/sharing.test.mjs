@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import {
-  ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture,
+  ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture, workerReady,
 } from './harness.mjs';
 
 let server, browser;
@@ -56,6 +56,8 @@ test('the release build works from a sub-path of a static host', async () => {
 test('after its assets load, the page makes no network request', async () => {
   const page = await newPage(browser);
   await openApp(page, server.url);
+  // The engine worker loads the wasm too, after the page is up: its assets count as the page's.
+  await workerReady(page);
   const assets = page.requests.length;
   await pickFiles(page, FILES);
   for (const f of FILES) await waitForFile(page, path.basename(f));
