@@ -17,7 +17,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tidemark::analysis::memory_profile::xprof_json;
-use tidemark::decode::wire::{Field, Fields, Value};
+use tidemark::decode::wire::{put_varint, Field, Fields, Value};
 use tidemark::engine::Session;
 use tidemark::proto::xplane::{x_event, XLineEvents};
 
@@ -99,14 +99,6 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     GzDecoder::new(bytes).read_to_end(&mut out).expect("gunzip");
     out
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 /// Copies the message in `buf[range]`, replacing the payload of length-delimited fields for which

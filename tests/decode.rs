@@ -341,17 +341,11 @@ fn raw_event_reader_equals_prost_on_every_trace() {
 fn raw_event_reader_equals_prost_on_unusual_layouts() {
     use prost::Message;
     use tidemark::proto::xplane as pb;
-    fn len_field(field: u8, payload: &[u8]) -> Vec<u8> {
-        let mut out = vec![field << 3 | 2];
-        let mut n = payload.len();
-        while n >= 0x80 {
-            out.push(n as u8 | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-        out.extend_from_slice(payload);
+    let len_field = |field: u32, payload: &[u8]| {
+        let mut out = Vec::new();
+        tidemark::decode::wire::put_len_field(&mut out, field, payload);
         out
-    }
+    };
     let stat = |id: i64, v: pb::x_stat::Value| pb::XStat { metadata_id: id, value: Some(v) };
     let int_stat = stat(1, pb::x_stat::Value::Int64Value(-5));
     let str_stat = stat(2, pb::x_stat::Value::StrValue("conv2d/Conv2D".into()));

@@ -23,7 +23,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tidemark::analysis::{device_memory, memory_profile, memory_viewer};
 use tidemark::decode::hlo::{embedded_modules, HLO_PROTO_STAT};
-use tidemark::decode::wire::{Fields, Value};
+use tidemark::decode::wire::{put_len_field, Fields, Value};
 use tidemark::decode::{gzip, pprof::PprofFile, Profile};
 use tidemark::engine::protocol::{handle, Response, ResponseBody, VERSION};
 use tidemark::engine::Session;
@@ -746,17 +746,12 @@ fn crafted_hlo_protos_stay_bounded() {
 /// An XSpace of one `/host:CPU` plane with one line of `events`, hand-assembled (our XPlane and XLine
 /// types leave their children out, so they are appended as raw fields).
 fn xspace(meta: xp::XPlane, events: Vec<xp::XEvent>) -> Vec<u8> {
-    fn field(number: u32, payload: &[u8], out: &mut Vec<u8>) {
-        prost::encoding::encode_key(number, prost::encoding::WireType::LengthDelimited, out);
-        prost::encoding::encode_varint(payload.len() as u64, out);
-        out.extend_from_slice(payload);
-    }
     let mut line = xp::XLine { id: 1, name: "TensorFlow Ops".into(), ..Default::default() }.encode_to_vec();
     line.extend(xp::XLineEvents { events }.encode_to_vec());
     let mut plane = meta.encode_to_vec();
-    field(3, &line, &mut plane);
+    put_len_field(&mut plane, 3, &line);
     let mut space = Vec::new();
-    field(1, &plane, &mut space);
+    put_len_field(&mut space, 1, &plane);
     space.extend(xp::XSpaceHeader { hostnames: vec!["<b>host</b>".into()], ..Default::default() }.encode_to_vec());
     space
 }

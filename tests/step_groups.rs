@@ -7,6 +7,7 @@
 
 use prost::Message;
 use tidemark::analysis::step_groups::Grouper;
+use tidemark::decode::wire::put_len_field;
 use tidemark::decode::xplane::{IdTable, XSpace};
 use tidemark::proto::xplane as xp;
 
@@ -81,11 +82,6 @@ const STATS: [&str; 5] = ["_r", "_a", "_pt", "_p", "_c"];
 /// The trace as an XSpace: one `/host:CPU` plane, stat metadata ids 1..=5 for [`STATS`] plus `_ct`
 /// (6); producers and consumers of context type 7.
 fn encode(events: &[Ev], lines: usize) -> Vec<u8> {
-    fn field(number: u32, payload: &[u8], out: &mut Vec<u8>) {
-        prost::encoding::encode_key(number, prost::encoding::WireType::LengthDelimited, out);
-        prost::encoding::encode_varint(payload.len() as u64, out);
-        out.extend_from_slice(payload);
-    }
     let int = |id: i64, v: i64| xp::XStat { metadata_id: id, value: Some(xp::x_stat::Value::Int64Value(v)) };
     let mut stat_metadata: std::collections::BTreeMap<i64, xp::XStatMetadata> = STATS
         .iter()
@@ -125,10 +121,10 @@ fn encode(events: &[Ev], lines: usize) -> Vec<u8> {
             .collect();
         let mut line = xp::XLine { id: l as i64, name: format!("thread {l}"), ..Default::default() }.encode_to_vec();
         line.extend(xp::XLineEvents { events: evs }.encode_to_vec());
-        field(3, &line, &mut plane);
+        put_len_field(&mut plane, 3, &line);
     }
     let mut space = Vec::new();
-    field(1, &plane, &mut space);
+    put_len_field(&mut space, 1, &plane);
     space
 }
 

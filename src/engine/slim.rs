@@ -7,22 +7,8 @@
 //! the Overview shows, so nobody mistakes it for the full trace.
 
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
-use crate::decode::wire::{Fields, Value};
+use crate::decode::wire::{put_len_field, Fields, Value};
 use crate::decode::xplane::XSpace;
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_len_field(out: &mut Vec<u8>, number: u32, payload: &[u8]) {
-    put_varint(out, u64::from(number) << 3 | 2);
-    put_varint(out, payload.len() as u64);
-    out.extend_from_slice(payload);
-}
 
 /// The raw bytes of each field in `buf[range]` whose number is not `drop`, concatenated.
 fn without_field(buf: &[u8], range: std::ops::Range<usize>, drop: u32) -> Vec<u8> {
@@ -92,16 +78,4 @@ pub fn xspace(space: &XSpace) -> Option<Vec<u8>> {
     );
     put_len_field(&mut out, 3, note.as_bytes());
     Some(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn varints_encode_like_protobuf() {
-        let mut v = Vec::new();
-        put_varint(&mut v, 300);
-        assert_eq!(v, [0xac, 0x02]);
-    }
 }

@@ -13,6 +13,7 @@
 
 use super::Session;
 use crate::analysis::{memory_events, step_groups};
+use crate::decode::wire::put_len_field;
 use crate::proto::xplane as pb;
 use prost::Message;
 
@@ -113,19 +114,11 @@ pub fn trace() -> Vec<u8> {
     for (id, (name, events)) in [("steps", steps), ("executor", executor)].into_iter().enumerate() {
         let mut line = pb::XLine { id: id as i64, name: name.into(), ..Default::default() }.encode_to_vec();
         line.extend(pb::XLineEvents { events }.encode_to_vec());
-        length_delimited(3, &line, &mut plane_bytes);
+        put_len_field(&mut plane_bytes, 3, &line);
     }
     let mut space = Vec::new();
-    length_delimited(1, &plane_bytes, &mut space);
+    put_len_field(&mut space, 1, &plane_bytes);
     space
-}
-
-/// Appends field `number` with `payload` (our XSpace and XPlane types leave their children out, so
-/// planes and lines are appended as raw fields).
-fn length_delimited(number: u32, payload: &[u8], out: &mut Vec<u8>) {
-    prost::encoding::encode_key(number, prost::encoding::WireType::LengthDelimited, out);
-    prost::encoding::encode_varint(payload.len() as u64, out);
-    out.extend_from_slice(payload);
 }
 
 /// Opens the made-up trace in a session of its own and asks for what the page asks for on a first
