@@ -31,8 +31,8 @@
 //
 // usage: node bench/browser_memory_profile.mjs [FILE.xplane.pb[.gz] ...]
 //   e.g. REPEAT=3 XPROF_PYTHON=/tmp/xprof-venv/bin/python node bench/browser_memory_profile.mjs
-// default files: d2_tf_cnn and d1_tf_keras_bfc (gzipped, as users have them) and the generated 73 MB
-// target/bench/d2_tf_cnn_x10.xplane.pb (made by `cargo bench --bench memory_profile`). Needs dist/
+// default files: d2_tf_cnn and d1_tf_keras_bfc (gzipped, as users have them) and the larger real trace
+// bench/traces/d2_tf_cnn_600.xplane.pb.gz (43 MB inflated; the d2 fixture script run for 600 steps). Needs dist/
 // (`trunk build --release`); env CHROMIUM overrides /usr/bin/chromium.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -45,7 +45,7 @@ const TIMEOUT_MS = 300_000;
 const DEFAULT_FILES = [
   'tests/fixtures/tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz',
   'tests/fixtures/tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz',
-  'target/bench/d2_tf_cnn_x10.xplane.pb',
+  'bench/traces/d2_tf_cnn_600.xplane.pb.gz',
 ];
 const PHASES = ['read', 'decode', 'open', 'reply', 'render', 'tab', 'total'];
 
@@ -145,10 +145,7 @@ function xprofTimes(files) {
 async function main() {
   const files = (process.argv.length > 2 ? process.argv.slice(2) : DEFAULT_FILES).map((f) => path.resolve(ROOT, f));
   for (const f of files) {
-    if (!existsSync(f)) {
-      const hint = f.endsWith('d2_tf_cnn_x10.xplane.pb') ? ' (run `cargo bench --bench memory_profile` to make it)' : '';
-      throw new Error(`${f} does not exist${hint}`);
-    }
+    if (!existsSync(f)) throw new Error(`${f} does not exist`);
   }
   if (!existsSync(path.join(ROOT, 'dist/index.html'))) throw new Error('dist/ is missing: run `trunk build --release` first');
   if (process.env.XPROF_PYTHON) {

@@ -196,8 +196,8 @@ fn check_memory_profile(p: &memory_profile::MemoryProfile) -> Result<(), String>
                 return Err(format!("{}: breakdown row points outside", a.memory_id));
             }
             a.row_metadata(row).ok_or("breakdown row without metadata")?;
-            a.row_lifetimes(row);
         }
+        a.breakdown_lifetimes();
         let (first, last) = (a.snapshots.first().map_or(0, |s| s.time_offset_ps), a.snapshots.last().map_or(0, |s| s.time_offset_ps));
         if a.timeline_window(first, last, 100).len() > 100 || a.timeline_window(last, first, 10).len() > 10 {
             return Err("timeline window over budget".into());

@@ -183,13 +183,13 @@ fn ui_queries_are_consistent() {
     // Every allocation row has metadata and lifetimes that start at its allocation; those that end
     // before the peak are exactly the ones XProf wrongly lists as live (freed by another step's event).
     let mut freed = 0;
-    for row in &a.breakdown {
+    for (row, lifetimes) in a.breakdown.iter().zip(a.breakdown_lifetimes()) {
         let meta = a.row_metadata(row).expect("row metadata");
-        let lifetimes = a.row_lifetimes(row);
         assert_eq!(lifetimes.len(), row.snapshot_indices.len(), "{}", meta.tf_op_name);
         let early = lifetimes.iter().filter(|l| l.deallocated_at_ps.is_some_and(|d| d < a.summary.peak_stats_time_ps)).count();
         assert_eq!(early as u64, row.freed_before_peak, "{}", meta.tf_op_name);
         assert!(lifetimes.iter().all(|l| l.deallocated_at_ps.is_none_or(|d| d >= l.allocated_at_ps)));
+        assert!(lifetimes.iter().all(|l| a.lifetime(l.allocation_index).as_ref() == Some(l)), "{}", meta.tf_op_name);
         freed += early;
     }
     assert!(freed > 0, "d2_tf_cnn shows XProf's cross-step breakdown error");

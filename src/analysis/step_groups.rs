@@ -15,11 +15,16 @@
 //!    descendant not yet grouped. Traces with TensorFlow loop ops (`WhileOp-EvalCond`, ...) are not grouped.
 //!
 //! Cost: linear in the host plane's events (millions in a long trace). Each event is read once from the
-//! wire by the caller's scan ([`Grouper::push`]); a node is a few integers. Nesting, the edge nearly
-//! every event has, is kept as two integers per event ([`Nesting`]: parent, and where the subtree
-//! ends); the other edges live in flat arrays (compressed sparse rows). Only the few events that can be
-//! roots or loop members keep their stats, in side lists. `tests/step_groups.rs` checks all of it
-//! against a plain transcription of XProf's algorithm on random traces.
+//! wire by the caller's scan ([`Grouper::push`]). Only events that can start or pass on a group other
+//! than through nesting become nodes: roots, executor / iterator / tf.data events, and context ends.
+//! Any other event's only way in is its enclosing event, so its group is that of its innermost
+//! enclosing node (or none): it is not a node, and its nested events nest in that node instead (the
+//! same groups; see [`Grouper::push`]). The caller names the events whose groups it wants (the
+//! memory events); each keeps just its enclosing node. Among nodes, nesting, the edge nearly every
+//! node has, is kept as two integers per node ([`Nesting`]: parent, and where the subtree ends); the
+//! other edges live in flat arrays (compressed sparse rows). Only the few events that can be roots or
+//! loop members keep their stats, in side lists. `tests/step_groups.rs` checks all of it against a
+//! plain transcription of XProf's algorithm on random traces.
 //!
 //! Differences: only the host plane is grouped (XProf also adds device planes, whose events connect
 //! through correlation ids but carry no roots of their own in the traces we know); roots with equal
@@ -30,8 +35,8 @@ use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{HashSet, VecDeque};
 
-/// Group id per event of the host plane, by the event's position among all the plane's events in file
-/// order (lines in order), as returned by [`Grouper::push`].
+/// Group id of each tracked event of the host plane ([`Grouper::new`]), by its rank among the tracked
+/// events pushed (file order, lines in order).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StepGroups {
     /// [`UNGROUPED`] for an event without a group.
@@ -39,8 +44,8 @@ pub struct StepGroups {
 }
 
 impl StepGroups {
-    pub fn group_id(&self, event: usize) -> Option<i64> {
-        self.groups.get(event).filter(|&&g| g != UNGROUPED).map(|&g| i64::from(g))
+    pub fn group_id(&self, tracked: usize) -> Option<i64> {
+        self.groups.get(tracked).filter(|&&g| g != UNGROUPED).map(|&g| i64::from(g))
     }
 }
 
@@ -135,6 +140,8 @@ impl GroupingStats {
 struct MetaInfo {
     kind: Kind,
     legacy_root: bool,
+    /// The caller wants the groups of these events.
+    tracked: bool,
     stats: GroupingStats,
 }
 
@@ -162,8 +169,10 @@ pub struct Grouper<'a> {
     has_loop_ops: bool,
     nodes: u32,
     base_ps: i64,
-    /// Events of the current line still open (node, begin, end): the nesting stack.
+    /// Nodes of the current line still open (node, begin, end): the nesting stack.
     open: Vec<(u32, i64, i64)>,
+    /// The innermost enclosing node of each tracked event that is not a node itself ([`NONE`] if none).
+    tracked: Vec<u32>,
     nesting: Nesting,
     /// Edges other than nesting (contexts, executors to iterators, loop iterations): (from, to).
     edges: Vec<(u32, u32)>,
@@ -173,15 +182,20 @@ pub struct Grouper<'a> {
     context_ends: Vec<u128>,
     /// Each context type seen, numbered in order of appearance.
     context_types: FastMap<i64, u32>,
+    /// The last context type looked up and its number: there are a handful of types, and a long run
+    /// of events mostly repeats one.
+    last_context_type: Option<(i64, u32)>,
 }
 
 impl<'a> Grouper<'a> {
-    /// A grouper for `plane`, the host plane of `space`.
-    pub fn new(space: &XSpace, plane: &'a Plane) -> Self {
+    /// A grouper for `plane`, the host plane of `space`, that gives the groups of the events whose
+    /// event metadata id is `tracked`.
+    pub fn new(space: &XSpace, plane: &'a Plane, tracked: impl Fn(i64) -> bool) -> Self {
         let has_loop_ops =
             space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
         let ids = StatIds::new(plane);
-        let mut metas = vec![MetaInfo { kind: Kind::Other, legacy_root: false, stats: GroupingStats::default() }];
+        let mut metas =
+            vec![MetaInfo { kind: Kind::Other, legacy_root: false, tracked: false, stats: GroupingStats::default() }];
         let meta = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {
                 let name = m.name.as_str();
                 let kind = if name == EXECUTOR {
@@ -197,7 +211,7 @@ impl<'a> Grouper<'a> {
                 for stat in &m.stats {
                     stats.apply(ids.role(stat.metadata_id), plane.stat_value(stat));
                 }
-                metas.push(MetaInfo { kind, legacy_root: name == LEGACY_ROOT, stats });
+                metas.push(MetaInfo { kind, legacy_root: name == LEGACY_ROOT, tracked: tracked(id), stats });
                 (id, metas.len() as u32 - 1)
             }));
         Grouper {
@@ -209,11 +223,13 @@ impl<'a> Grouper<'a> {
             nodes: 0,
             base_ps: 0,
             open: Vec::new(),
-            nesting: Nesting::with_capacity(plane.event_count()),
+            tracked: Vec::new(),
+            nesting: Nesting::with_capacity(plane.event_count() / 4),
             edges: Vec::new(),
             keyed: Vec::new(),
             context_ends: Vec::new(),
             context_types: FastMap::default(),
+            last_context_type: None,
         }
     }
 
@@ -230,9 +246,16 @@ impl<'a> Grouper<'a> {
         }
     }
 
-    /// Adds the next event of the current line; returns its position among all events pushed.
-    pub fn push(&mut self, ev: &RawEvent<'a, '_>) -> Result<usize, DecodeError> {
-        let Grouper { plane, ids, meta, metas, nodes, base_ps, open, nesting, keyed, context_ends, context_types, .. } = self;
+    /// Adds the next event of the current line.
+    ///
+    /// An event that is not a node still ends, on the nesting stack, the nodes that do not enclose
+    /// it, as it would as a node: the stack then holds the nodes among the events XProf's stack would
+    /// hold, so each node's parent is its innermost enclosing node (a chain of enclosing events all
+    /// enclose one another, so none is skipped that XProf would have kept).
+    pub fn push(&mut self, ev: &RawEvent<'a, '_>) -> Result<(), DecodeError> {
+        let Grouper {
+            plane, ids, meta, metas, nodes, base_ps, open, tracked, nesting, keyed, context_ends, context_types, last_context_type, ..
+        } = self;
         let h = &ev.header;
         let info = &metas[meta.get(h.metadata_id) as usize];
         // Most events have no grouping stats of their own: then the metadata's are used as they are.
@@ -251,6 +274,15 @@ impl<'a> Grouper<'a> {
         let begin_ps = base_ps.saturating_add(h.offset_ps);
         let end_ps = begin_ps.saturating_add(h.duration_ps);
         let root_level = s.root_level.unwrap_or(if info.legacy_root { 1 } else { 0 });
+        let has_context = |(t, id): (Option<i64>, Option<u64>)| t.is_some() && id.is_some();
+        let node = root_level > 0 || info.kind != Kind::Other || has_context(s.producer) || has_context(s.consumer);
+        if !node {
+            let enclosing = if s.is_async { NONE } else { innermost_enclosing(open, nesting, *nodes, begin_ps, end_ps) };
+            if info.tracked {
+                tracked.push(enclosing);
+            }
+            return Ok(());
+        }
         let me = *nodes;
         *nodes = nodes.checked_add(1).filter(|&n| n != UNGROUPED).ok_or_else(|| DecodeError::Corrupt {
             format: crate::decode::Format::XSpace,
@@ -262,8 +294,15 @@ impl<'a> Grouper<'a> {
         let mut context_end = |(t, id): (i64, u64), consumer: bool| {
             // One integer that sorts by context, then producers before consumers: the id, the type's
             // number, the side and the node, from the high bits down.
-            let next = context_types.len() as u32;
-            let rank = *context_types.entry(t).or_insert(next);
+            let rank = match *last_context_type {
+                Some((last, rank)) if last == t => rank,
+                _ => {
+                    let next = context_types.len() as u32;
+                    let rank = *context_types.entry(t).or_insert(next);
+                    *last_context_type = Some((t, rank));
+                    rank
+                }
+            };
             context_ends.push(u128::from(id) << 64 | u128::from(rank) << 33 | u128::from(consumer) << 32 | u128::from(me));
         };
         if let (Some(t), Some(id)) = s.producer {
@@ -272,26 +311,22 @@ impl<'a> Grouper<'a> {
         if let (Some(t), Some(id)) = s.consumer {
             context_end((t, id), true);
         }
-        nesting.parent.push(NONE);
+        if info.tracked {
+            tracked.push(me);
+        }
+        let parent = if s.is_async { NONE } else { innermost_enclosing(open, nesting, me, begin_ps, end_ps) };
+        nesting.parent.push(parent);
         nesting.subtree_end.push(me + 1);
         if !s.is_async {
-            while let Some(&(parent, b, e)) = open.last() {
-                if b <= begin_ps && end_ps <= e {
-                    nesting.parent[me as usize] = parent;
-                    break;
-                }
-                nesting.subtree_end[parent as usize] = me;
-                open.pop();
-            }
             open.push((me, begin_ps, end_ps));
         }
-        Ok(me as usize)
+        Ok(())
     }
 
-    /// The groups of every event pushed.
+    /// The groups of the tracked events pushed.
     pub fn finish(mut self) -> StepGroups {
         self.close_line();
-        let Grouper { has_loop_ops, nodes, nesting, mut edges, keyed, context_ends, .. } = self;
+        let Grouper { has_loop_ops, nodes, nesting, mut edges, keyed, context_ends, tracked, .. } = self;
         connect_executors_to_iterators(&keyed, &mut edges);
         // Each context's producers, then its consumers. XProf makes every producer a parent of every
         // consumer. A context with several of both goes through one extra node instead (producers → it
@@ -325,9 +360,22 @@ impl<'a> Grouper<'a> {
         if !has_loop_ops {
             assign_groups(n, &keyed, nesting, &mut edges, &mut group);
         }
-        group.truncate(nodes as usize);
-        StepGroups { groups: group }
+        StepGroups { groups: tracked.iter().map(|&t| if t == NONE { UNGROUPED } else { group[t as usize] }).collect() }
     }
+}
+
+/// Pops the open nodes that do not enclose `begin..=end` (their subtrees end before node `next`, the
+/// next node to be numbered) and returns the innermost one that does, or [`NONE`].
+#[inline]
+fn innermost_enclosing(open: &mut Vec<(u32, i64, i64)>, nesting: &mut Nesting, next: u32, begin: i64, end: i64) -> u32 {
+    while let Some(&(node, b, e)) = open.last() {
+        if b <= begin && end <= e {
+            return node;
+        }
+        nesting.subtree_end[node as usize] = next;
+        open.pop();
+    }
+    NONE
 }
 
 /// The context ends ([`Grouper::push`]'s packing) reordered so that each context's ends are adjacent,

@@ -156,6 +156,29 @@ pub fn varint_at(buf: &[u8], pos: &mut usize) -> Option<u64> {
     varint_multi(buf, pos)
 }
 
+/// [`varint_at`] for a varint that must end by `end`, read from `buf` as a whole: a value at the end
+/// of a small message (a stat's value, an event's last field) is still decoded from one 8-byte
+/// word read past `end` where `buf` goes on, rather than byte by byte. `None` (and `pos` unchanged) if
+/// it runs past `end`.
+#[inline(always)]
+pub fn varint_in(buf: &[u8], pos: &mut usize, end: usize) -> Option<u64> {
+    let p = *pos;
+    if p >= end {
+        return None;
+    }
+    let b = *buf.get(p)?;
+    if b < 0x80 {
+        *pos = p + 1;
+        return Some(u64::from(b));
+    }
+    let mut q = p;
+    let v = varint_multi(buf, &mut q)?;
+    (q <= end).then(|| {
+        *pos = q;
+        v
+    })
+}
+
 /// The multi-byte case of [`varint_at`]: times, sizes and addresses, 3 to 8 bytes long. With 8 bytes
 /// at hand they are decoded from one little-endian word without a loop (the byte holding the end bit
 /// found with `trailing_zeros`, the 7-bit groups packed by three mask-and-shift steps).

@@ -126,8 +126,10 @@ impl XSpace {
     /// (the Memory Profile reads allocator events and groups steps over all host events in one pass).
     ///
     /// Events laid out as profilers write them (known fields only, each stat its id then its value)
-    /// take a fast path ([`EventHeader::read_fast`]); any other layout, and any malformed event, is
-    /// re-read by the general scanner, which gives the same answer or the precise error.
+    /// take a fast path ([`EventHeader::read_fast`]), where a stat not selected is passed over by its
+    /// length, its value unread (and so unchecked: what is not read cannot be wrong). Any other
+    /// layout, and any malformed event, is re-read by the general scanner, which gives the same answer
+    /// or the precise error.
     pub fn for_each_raw_event<'a>(
         &'a self,
         line: &Line,
@@ -139,6 +141,7 @@ impl XSpace {
         let bytes = &self.bytes[..line.range.end];
         let mut index = 0;
         let mut buf = Vec::new();
+        let any_stats = stats.any();
         let mut pos = line.range.start;
         while pos < bytes.len() {
             // An event is field 4, length-delimited: key byte 0x22.
@@ -167,16 +170,16 @@ impl XSpace {
                     }
                 }
             };
-            let header = match EventHeader::read_fast(bytes, event.clone(), &mut wanted, stats, &mut buf) {
+            let header = match EventHeader::read_fast(bytes, event.clone(), &mut wanted, stats, any_stats, &mut buf) {
                 Some(h) => h,
                 None => {
-                    let h = EventHeader::read(bytes, event, &mut wanted, &mut buf).map_err(wire_err)?;
+                    let h = EventHeader::read(bytes, event.clone(), &mut wanted, &mut buf).map_err(wire_err)?;
                     buf.retain(|s| stats.get(s.metadata_id));
                     h
                 }
             };
             if let Some(header) = header {
-                visit(index, &RawEvent { header, stats: &buf })?;
+                visit(index, &RawEvent { header, stats: &buf, file: bytes, start: event.start, end: event.end })?;
             }
             index += 1;
         }
@@ -191,6 +194,16 @@ impl XSpace {
 pub enum IdTable<T> {
     Dense(Vec<T>),
     Sparse(FastMap<i64, T>),
+}
+
+impl IdTable<bool> {
+    /// Whether any id is picked.
+    pub fn any(&self) -> bool {
+        match self {
+            IdTable::Dense(v) => v.iter().any(|&b| b),
+            IdTable::Sparse(m) => m.values().any(|&b| b),
+        }
+    }
 }
 
 impl<T: Copy + Default> IdTable<T> {
@@ -230,8 +243,66 @@ fn wrong_wire_type(at: usize) -> wire::WireError {
 #[derive(Debug, Clone, Copy)]
 pub struct RawEvent<'a, 's> {
     pub header: EventHeader,
-    /// The event's own stats, in file order.
+    /// The event's own stats that the scan selected, in file order.
     pub stats: &'s [RawStat<'a>],
+    /// The file, and where in it the event's message lies: for readers of many stats of a few events
+    /// ([`RawEvent::visit_stats_fast`]), which the scan then need not select.
+    file: &'a [u8],
+    start: usize,
+    end: usize,
+}
+
+impl<'a> RawEvent<'a, '_> {
+    /// Visits, in file order, the stats of the event to which `role` gives a role (not 0), with it,
+    /// read straight from the event's bytes in [`RawStat::read_value_fast`]'s layout. `false` if the
+    /// event is laid out otherwise: then what was visited is not to be trusted, and the caller reads
+    /// the stats with [`RawEvent::read_stats`] instead.
+    #[inline]
+    pub fn visit_stats_fast(&self, role: impl Fn(i64) -> u8, mut visit: impl FnMut(u8, RawStat<'a>)) -> bool {
+        let (file, end) = (self.file, self.end);
+        let mut p = self.start;
+        while p < end {
+            let key = file[p];
+            p += 1;
+            match key {
+                0x08 | 0x10 | 0x18 | 0x28 => {
+                    if wire::varint_in(file, &mut p, end).is_none() {
+                        return false;
+                    }
+                }
+                0x22 => {
+                    let Some(stat_end) = wire::varint_in(file, &mut p, end)
+                        .and_then(|n| usize::try_from(n).ok())
+                        .and_then(|n| p.checked_add(n))
+                        .filter(|&e| e <= end)
+                    else {
+                        return false;
+                    };
+                    let Some((id, at)) = RawStat::read_id_fast(file, p, stat_end) else { return false };
+                    let r = role(id);
+                    if r != 0 {
+                        match RawStat::read_value_fast(file, id, at, stat_end) {
+                            Some(s) => visit(r, s),
+                            None => return false,
+                        }
+                    }
+                    p = stat_end;
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+
+    /// The stats of the event whose metadata id `keep` picks, read as prost would (any layout;
+    /// an error for a malformed one).
+    pub fn read_stats(&self, keep: impl Fn(i64) -> bool) -> Result<Vec<RawStat<'a>>, DecodeError> {
+        let mut out = Vec::new();
+        RawStat::read_all(self.file, self.start..self.end, &mut out).map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+        out.retain(|s| keep(s.metadata_id));
+        Ok(out)
+    }
 }
 
 /// The scalar fields of an `XEvent`.
@@ -245,42 +316,49 @@ pub struct EventHeader {
 
 impl EventHeader {
     /// [`EventHeader::read`] for an event laid out as profilers write it: only the fields `XEvent`
-    /// declares, each with its usual wire type, the metadata id before the stats, and every stat in
-    /// [`RawStat::read_fast`]'s layout; only the stats `select` picks are kept. `None` for any other
-    /// layout or a malformed event, which the caller re-reads with [`EventHeader::read`].
+    /// declares, each with its usual wire type, the metadata id before the stats, and every stat
+    /// starting with its metadata id; the stats `select` picks are kept, and must be in
+    /// [`RawStat::read_value_fast`]'s layout. The others are passed over by their length, unread (none at
+    /// all when `any_selected` is false). `None` for any other layout or a malformed event, which the
+    /// caller re-reads with [`EventHeader::read`].
     #[inline]
     fn read_fast<'a>(
         bytes: &'a [u8],
         range: Range<usize>,
         wanted: &mut impl FnMut(i64) -> bool,
         select: &IdTable<bool>,
+        any_selected: bool,
         stats: &mut Vec<RawStat<'a>>,
     ) -> Option<Option<Self>> {
         stats.clear();
-        let msg = bytes.get(range)?;
+        let end = range.end;
+        if end > bytes.len() {
+            return None;
+        }
         let mut e = EventHeader::default();
         let mut want = None;
-        let mut p = 0;
-        while let Some(&key) = msg.get(p) {
+        let mut p = range.start;
+        while p < end {
+            let key = bytes[p];
             p += 1;
             match key {
-                0x08 if want.is_none() => e.metadata_id = wire::varint_at(msg, &mut p)? as i64,
-                0x10 => e.offset_ps = wire::varint_at(msg, &mut p)? as i64,
-                0x18 => e.duration_ps = wire::varint_at(msg, &mut p)? as i64,
+                0x08 if want.is_none() => e.metadata_id = wire::varint_in(bytes, &mut p, end)? as i64,
+                0x10 => e.offset_ps = wire::varint_in(bytes, &mut p, end)? as i64,
+                0x18 => e.duration_ps = wire::varint_in(bytes, &mut p, end)? as i64,
                 0x28 => {
-                    wire::varint_at(msg, &mut p)?;
+                    wire::varint_in(bytes, &mut p, end)?;
                     e.offset_ps = 0;
                 }
                 0x22 => {
-                    let n = usize::try_from(wire::varint_at(msg, &mut p)?).ok()?;
-                    let stat = msg.get(p..p.checked_add(n)?)?;
-                    p += n;
-                    if *want.get_or_insert_with(|| wanted(e.metadata_id)) {
-                        let s = RawStat::read_fast(stat)?;
-                        if select.get(s.metadata_id) {
-                            stats.push(s);
+                    let n = usize::try_from(wire::varint_in(bytes, &mut p, end)?).ok()?;
+                    let stat_end = p.checked_add(n).filter(|&e| e <= end)?;
+                    if *want.get_or_insert_with(|| wanted(e.metadata_id)) && any_selected {
+                        let (id, at) = RawStat::read_id_fast(bytes, p, stat_end)?;
+                        if select.get(id) {
+                            stats.push(RawStat::read_value_fast(bytes, id, at, stat_end)?);
                         }
                     }
+                    p = stat_end;
                 }
                 _ => return None,
             }
@@ -354,6 +432,20 @@ enum RawValue<'a> {
 }
 
 impl<'a> RawStat<'a> {
+    /// Whether the stat has a value at all (one without changes nothing).
+    pub fn has_value(&self) -> bool {
+        self.value.is_some()
+    }
+
+    /// The value if it is a reference to the plane's stat metadata (whose name is the string).
+    #[inline(always)]
+    pub fn ref_value(&self) -> Option<u64> {
+        match self.value? {
+            RawValue::Ref(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The value if it is a number: resolved inline, for hot loops that mostly meet numbers (other
     /// values go through [`Plane::raw_stat_value`]).
     #[inline(always)]
@@ -376,29 +468,41 @@ impl<'a> RawStat<'a> {
         Ok(())
     }
 
-    /// [`RawStat::read`] for a stat laid out as profilers write it: its metadata id, then at most one
-    /// value field, nothing else. `None` for any other layout (or a malformed stat).
+    /// The metadata id of the stat in `bytes[start..end]` laid out as [`RawStat::read_value_fast`]
+    /// reads it, and where its value starts. `None` if the stat does not start with its metadata id.
     #[inline(always)]
-    fn read_fast(s: &'a [u8]) -> Option<Self> {
-        if s.first() != Some(&0x08) {
+    fn read_id_fast(bytes: &[u8], start: usize, end: usize) -> Option<(i64, usize)> {
+        if start >= end || bytes[start] != 0x08 {
             return None;
         }
-        let mut p = 1;
-        let metadata_id = wire::varint_at(s, &mut p)? as i64;
-        let Some(&key) = s.get(p) else { return Some(RawStat { metadata_id, value: None }) };
+        let mut p = start + 1;
+        let metadata_id = wire::varint_in(bytes, &mut p, end)? as i64;
+        Some((metadata_id, p))
+    }
+
+    /// [`RawStat::read`] for a stat laid out as profilers write it: its metadata id (read by
+    /// [`RawStat::read_id_fast`]: `metadata_id`, the value at `at`), then at most one value field
+    /// ending at `end`, nothing else. `None` for any other layout (or a malformed stat).
+    #[inline(always)]
+    fn read_value_fast(bytes: &'a [u8], metadata_id: i64, at: usize, end: usize) -> Option<Self> {
+        let mut p = at;
+        if p == end {
+            return Some(RawStat { metadata_id, value: None });
+        }
+        let key = *bytes.get(p)?;
         p += 1;
         let value = match key {
             0x11 => {
-                let b = s.get(p..p + 8)?;
+                let b = bytes.get(p..p.checked_add(8).filter(|&e| e <= end)?)?;
                 p += 8;
                 RawValue::Double(f64::from_le_bytes(b.try_into().ok()?))
             }
-            0x18 => RawValue::Uint(wire::varint_at(s, &mut p)?),
-            0x20 => RawValue::Int(wire::varint_at(s, &mut p)? as i64),
-            0x38 => RawValue::Ref(wire::varint_at(s, &mut p)?),
+            0x18 => RawValue::Uint(wire::varint_in(bytes, &mut p, end)?),
+            0x20 => RawValue::Int(wire::varint_in(bytes, &mut p, end)? as i64),
+            0x38 => RawValue::Ref(wire::varint_in(bytes, &mut p, end)?),
             0x2a | 0x32 | 0x42 => {
-                let n = usize::try_from(wire::varint_at(s, &mut p)?).ok()?;
-                let b = s.get(p..p.checked_add(n)?)?;
+                let n = usize::try_from(wire::varint_in(bytes, &mut p, end)?).ok()?;
+                let b = bytes.get(p..p.checked_add(n).filter(|&e| e <= end)?)?;
                 p += n;
                 match key {
                     0x2a => RawValue::Str(b),
@@ -408,7 +512,7 @@ impl<'a> RawStat<'a> {
             }
             _ => return None,
         };
-        (p == s.len()).then_some(RawStat { metadata_id, value: Some(value) })
+        (p == end).then_some(RawStat { metadata_id, value: Some(value) })
     }
 
     #[inline]
@@ -447,9 +551,25 @@ impl Plane {
             // header through prost one by one (decoding the whole line would walk the events again).
             let mut header = pb::XLine::default();
             let mut event_count = 0;
-            let mut fields = Fields::new(bytes, r.clone());
+            let line = &bytes[..r.end];
             let mut at = r.start;
-            while let Some(f) = fields.next() {
+            while at < r.end {
+                // An event (field 4, key byte 0x22), nearly every field of a line, is counted and
+                // skipped without the general scanner, which reads every other field (and any error).
+                if line[at] == 0x22 {
+                    let mut p = at + 1;
+                    let end = wire::varint_at(line, &mut p)
+                        .and_then(|n| usize::try_from(n).ok())
+                        .and_then(|n| p.checked_add(n))
+                        .filter(|&end| end <= r.end);
+                    if let Some(end) = end {
+                        event_count += 1;
+                        at = end;
+                        continue;
+                    }
+                }
+                let mut fields = Fields::new(bytes, at..r.end);
+                let Some(f) = fields.next() else { break };
                 let f = f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
                 if f.number == 4 {
                     event_count += 1;

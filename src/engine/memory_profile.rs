@@ -180,12 +180,13 @@ fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
         breakdown: a
             .breakdown
             .iter()
-            .filter_map(|row| {
+            .zip(a.breakdown_lifetimes())
+            .filter_map(|(row, lifetimes)| {
                 Some(BreakdownEntry {
                     metadata: a.row_metadata(row)?.to_metadata(),
                     occurrences: row.occurrences,
                     freed_before_peak: row.freed_before_peak,
-                    lifetimes: a.row_lifetimes(row),
+                    lifetimes,
                 })
             })
             .collect(),

@@ -7,6 +7,8 @@ pub mod memory_profile;
 pub mod memory_viewer;
 pub mod overview;
 pub mod protocol;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod read_input;
 pub mod slim;
 pub mod warmup;
 

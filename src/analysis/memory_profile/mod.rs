@@ -278,8 +278,8 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
         allocators: collected
             .into_iter()
             .map(|(id, mut c)| {
-                for (s, &p) in c.snapshots.iter_mut().zip(&c.positions) {
-                    s.activity.step_id = groups.as_ref().and_then(|g| g.group_id(p)).unwrap_or(INVALID_STEP_ID);
+                for (s, &rank) in c.snapshots.iter_mut().zip(&c.ranks) {
+                    s.activity.step_id = groups.as_ref().and_then(|g| g.group_id(rank)).unwrap_or(INVALID_STEP_ID);
                 }
                 allocator_profile(id.into_owned(), c.snapshots, c.strings.strings)
             })
@@ -292,15 +292,16 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
 type Scanned<'a> = (Vec<(Cow<'a, str>, Collected<'a>)>, Option<step_groups::StepGroups>);
 
 fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned<'a>, DecodeError> {
-    let mut grouper = step_groups::Grouper::new(space, plane);
+    let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
     let mut collector = Collector::default();
-    let stats = plane.stat_selection(&[&memory_events::STATS[..], &step_groups::STATS[..]].concat());
+    let mut event = MemoryEvent::default();
+    let stats = plane.stat_selection(&step_groups::STATS);
     for (line_index, line) in plane.lines.iter().enumerate() {
         grouper.start_line(line);
         space.for_each_raw_event(line, &stats, |_| true, |event_index, ev| {
-            let position = grouper.push(ev)?;
-            if let Some(e) = reader.read(line, line_index, event_index, ev)? {
-                collector.add(&e, position);
+            grouper.push(ev)?;
+            if reader.read_into(line, line_index, event_index, ev, &mut event)? {
+                collector.add(&event);
             }
             Ok(())
         })?;
@@ -316,27 +317,24 @@ fn scan_in_parallel<'a>(
 ) -> Result<Scanned<'a>, DecodeError> {
     std::thread::scope(|scope| {
         let grouping = scope.spawn(|| {
-            let mut grouper = step_groups::Grouper::new(space, plane);
+            let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
             let stats = plane.stat_selection(&step_groups::STATS);
             for line in &plane.lines {
                 grouper.start_line(line);
-                space.for_each_raw_event(line, &stats, |_| true, |_, ev| grouper.push(ev).map(drop))?;
+                space.for_each_raw_event(line, &stats, |_| true, |_, ev| grouper.push(ev))?;
             }
             Ok::<_, DecodeError>(grouper.finish())
         });
         let mut collector = Collector::default();
-        let stats = plane.stat_selection(&memory_events::STATS);
-        // An event's position among the plane's events, as the grouper numbers them: lines in order.
-        let mut line_start = 0;
+        let mut event = MemoryEvent::default();
+        let no_stats = plane.stat_selection(&[]);
         let memory: Result<(), DecodeError> = plane.lines.iter().enumerate().try_for_each(|(line_index, line)| {
-            space.for_each_raw_event(line, &stats, |m| reader.wants(m), |event_index, ev| {
-                if let Some(e) = reader.read(line, line_index, event_index, ev)? {
-                    collector.add(&e, line_start + event_index);
+            space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), |event_index, ev| {
+                if reader.read_into(line, line_index, event_index, ev, &mut event)? {
+                    collector.add(&event);
                 }
                 Ok(())
-            })?;
-            line_start += line.event_count;
-            Ok(())
+            })
         });
         let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         memory?;
@@ -353,11 +351,13 @@ struct Collector<'a> {
     index: FastMap<Cow<'a, str>, usize>,
     /// The previous event's entry in `ids`: nearly every event repeats it.
     recent: Option<usize>,
+    /// Memory events added so far.
+    count: usize,
 }
 
 impl<'a> Collector<'a> {
-    /// Adds `e`, the event at `position` among the host plane's events, as a snapshot without its step.
-    fn add(&mut self, e: &MemoryEvent<'a>, position: usize) {
+    /// Adds `e`, the next memory event of the host plane in file order, as a snapshot without its step.
+    fn add(&mut self, e: &MemoryEvent<'a>) {
         let k = match self.recent {
             Some(k) if same_bytes(self.ids[k].0.as_bytes(), e.memory_id.as_bytes()) => k,
             _ => {
@@ -371,7 +371,8 @@ impl<'a> Collector<'a> {
         self.recent = Some(k);
         let c = &mut self.ids[k].1;
         c.snapshots.push(snapshot(e, INVALID_STEP_ID, &mut c.strings));
-        c.positions.push(position);
+        c.ranks.push(self.count);
+        self.count += 1;
     }
 }
 
@@ -380,8 +381,8 @@ impl<'a> Collector<'a> {
 struct Collected<'a> {
     /// In file order.
     snapshots: Vec<Snapshot>,
-    /// Each snapshot's event position among the host plane's events (for its step group).
-    positions: Vec<usize>,
+    /// Each snapshot's rank among the host plane's memory events (the grouper's tracked events).
+    ranks: Vec<usize>,
     strings: Interner<'a>,
 }
 
@@ -426,14 +427,16 @@ impl AllocatorProfile {
         }
     }
 
-    /// Lifetimes of every allocation merged into `row` (none for a special row), in time order; the
-    /// same as [`Self::lifetime`] of each, in one pass over the snapshots (a row can merge thousands of
-    /// allocations, and looking each one's end up separately would be quadratic).
-    pub fn row_lifetimes(&self, row: &BreakdownRow) -> Vec<Lifetime> {
+    /// Lifetimes of every allocation merged into each breakdown row (none for a special row), row by
+    /// row, each in the row's order; the same as [`Self::lifetime`] of each, in one pass over the
+    /// snapshots for all rows (a row can merge thousands of allocations and a view shows every row,
+    /// and looking each one's end up separately would be quadratic).
+    pub fn breakdown_lifetimes(&self) -> Vec<Vec<Lifetime>> {
+        let rows = || self.breakdown.iter().flat_map(|r| r.snapshot_indices.iter().copied());
         let mut ends: FastMap<usize, Option<usize>> = FastMap::default();
-        let Some(&first) = row.snapshot_indices.iter().min() else { return Vec::new() };
-        let wanted: FastMap<usize, ()> = row.snapshot_indices.iter().map(|&i| (i, ())).collect();
-        // Allocations of the row waiting for the next event at their address.
+        let Some(first) = rows().min() else { return vec![Vec::new(); self.breakdown.len()] };
+        let wanted: FastMap<usize, ()> = rows().map(|i| (i, ())).collect();
+        // Allocations of the rows waiting for the next event at their address.
         let mut waiting: FastMap<u64, Vec<usize>> = FastMap::default();
         for (k, s) in self.snapshots.iter().enumerate().skip(first) {
             if let Some(pending) = waiting.remove(&s.activity.address) {
@@ -445,16 +448,21 @@ impl AllocatorProfile {
             }
         }
         ends.extend(waiting.into_values().flatten().map(|i| (i, None)));
-        row.snapshot_indices
+        self.breakdown
             .iter()
-            .filter_map(|&i| {
-                let end = *ends.get(&i)?;
-                Some(Lifetime {
-                    allocation_index: i,
-                    allocated_at_ps: self.snapshots[i].time_offset_ps,
-                    deallocation_index: end,
-                    deallocated_at_ps: end.map(|k| self.snapshots[k].time_offset_ps),
-                })
+            .map(|row| {
+                row.snapshot_indices
+                    .iter()
+                    .filter_map(|&i| {
+                        let end = *ends.get(&i)?;
+                        Some(Lifetime {
+                            allocation_index: i,
+                            allocated_at_ps: self.snapshots[i].time_offset_ps,
+                            deallocation_index: end,
+                            deallocated_at_ps: end.map(|k| self.snapshots[k].time_offset_ps),
+                        })
+                    })
+                    .collect()
             })
             .collect()
     }
@@ -510,6 +518,10 @@ fn allocator_profile(memory_id: String, mut snapshots: Vec<Snapshot>, strings: V
 #[derive(Default)]
 struct Interner<'a> {
     ids: FastMap<Box<str>, StrId>,
+    /// The id of "" once used: most deallocations and many allocations have no op, region or shape.
+    empty: Option<StrId>,
+    /// Dtype name ids by dtype, for the small numbers TensorFlow's `DataType` uses; others in `dtypes`.
+    small_dtypes: [Option<StrId>; 32],
     dtypes: FastMap<i64, StrId>,
     strings: Vec<String>,
     /// Per field (op, region, shape), the string of the last event that borrowed it from the file, and
@@ -522,6 +534,11 @@ impl<'a> Interner<'a> {
     /// [`Interner::id`] of a string of field `field` (see [`Interner::recent`]).
     #[inline]
     fn field_id(&mut self, field: usize, s: &Cow<'a, str>) -> StrId {
+        if s.is_empty() {
+            if let Some(id) = self.empty {
+                return id;
+            }
+        }
         match (s, self.recent[field]) {
             (Cow::Borrowed(s), Some((last, id))) if same_bytes(last.as_bytes(), s.as_bytes()) => id,
             (Cow::Borrowed(s), _) => {
@@ -539,16 +556,30 @@ impl<'a> Interner<'a> {
         }
         let id = self.push(s.to_string());
         self.ids.insert(s.into(), id);
+        if s.is_empty() {
+            self.empty = Some(id);
+        }
         id
     }
 
     /// The id of a dtype's XProf name (names are made once per distinct dtype, not per event).
+    #[inline]
     fn dtype(&mut self, dtype: i64) -> StrId {
-        if let Some(&id) = self.dtypes.get(&dtype) {
+        let small = usize::try_from(dtype).ok().filter(|&d| d < self.small_dtypes.len());
+        if let Some(id) = small.and_then(|d| self.small_dtypes[d]) {
             return id;
         }
-        let id = self.push(dtype::name(dtype));
-        self.dtypes.insert(dtype, id);
+        let id = match self.dtypes.get(&dtype) {
+            Some(&id) => id,
+            None => {
+                let id = self.push(dtype::name(dtype));
+                self.dtypes.insert(dtype, id);
+                id
+            }
+        };
+        if let Some(d) = small {
+            self.small_dtypes[d] = Some(id);
+        }
         id
     }
 

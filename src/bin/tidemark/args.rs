@@ -82,15 +82,3 @@ fn is_profile_name(p: &Path) -> bool {
     p.file_name().and_then(|n| n.to_str()).is_some_and(tidemark::decode::sniff::is_profile_name)
 }
 
-/// Reads an input file whole, refusing one over the engine's [`MAX_INPUT_BYTES`] before reading it
-/// (rather than running out of memory halfway).
-///
-/// [`MAX_INPUT_BYTES`]: tidemark::decode::MAX_INPUT_BYTES
-pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
-    let size_bytes = std::fs::metadata(path)?.len();
-    let limit_bytes = tidemark::decode::MAX_INPUT_BYTES;
-    if size_bytes > limit_bytes {
-        return Err(std::io::Error::other(tidemark::decode::DecodeError::TooLarge { size_bytes, limit_bytes }));
-    }
-    std::fs::read(path)
-}

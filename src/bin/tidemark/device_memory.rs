@@ -78,7 +78,7 @@ fn fail(e: &str) -> i32 {
 /// Reads and decodes `path`, which must be a pprof profile. Errors name the file.
 fn load(path: &Path) -> Result<(String, PprofFile), String> {
     let name = path.display().to_string();
-    let data = crate::args::read_input(path).map_err(|e| format!("{name}: cannot read the file: {e}"))?;
+    let data = tidemark::engine::read_input::read_input(path).map_err(|e| format!("{name}: cannot read the file: {e}"))?;
     match decode::decode(&name, data, &mut |_, _| {}) {
         Ok(decode::DecodedFile { profile: Profile::Pprof(p), .. }) => Ok((name, p)),
         Ok(other) => Err(format!(

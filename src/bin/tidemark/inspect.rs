@@ -29,7 +29,7 @@ pub fn run(argv: &[String]) -> i32 {
     let mut errors = Vec::new();
     for path in &files {
         let name = path.display().to_string();
-        let bytes = match crate::args::read_input(path) {
+        let bytes = match tidemark::engine::read_input::read_input(path) {
             Ok(b) => b,
             Err(e) => {
                 errors.push(tidemark::engine::OpenError { file: name, message: format!("cannot read the file: {e}") });

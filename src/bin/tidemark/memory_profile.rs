@@ -26,7 +26,7 @@ pub fn run(argv: &[String]) -> i32 {
         return 2;
     };
     let name = path.display().to_string();
-    let bytes = match crate::args::read_input(path) {
+    let bytes = match tidemark::engine::read_input::read_input(path) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("tidemark: {name}: cannot read the file: {e}");

@@ -24,7 +24,7 @@ pub fn run(argv: &[String]) -> i32 {
     };
     let options = Options { memory_space, ..Options::default() };
     let name = path.display().to_string();
-    let file_bytes = match crate::args::read_input(path) {
+    let file_bytes = match tidemark::engine::read_input::read_input(path) {
         Ok(b) => b,
         Err(e) => return fail(&format!("{name}: cannot read the file: {e}")),
     };
