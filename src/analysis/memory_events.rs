@@ -1,7 +1,7 @@
 //! The allocator's `MemoryAllocation` / `MemoryDeallocation` events of an XSpace, typed
 //! (shared/FORMATS.md §2). The input of the Memory Profile and of the overview's per-allocator counts.
 
-use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, RawStat, StatValue, XSpace};
+use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, RoleValues, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -70,8 +70,9 @@ pub const STATS: [&str; 16] = [
     "device_ordinal",
 ];
 
-/// Where in [`STATS`] the two stats are that name the memory ID when `allocator_name` is missing.
-const FALLBACK_IDS: std::ops::Range<usize> = 14..16;
+/// The roles (position + 1 in [`STATS`]) of the two stats that name the memory ID when
+/// `allocator_name` is missing.
+const FALLBACK_ROLES: [u8; 2] = [15, 16];
 
 /// Position + 1 in [`STATS`] of the stat metadata ids of one plane (0: a stat the reader ignores),
 /// looked up once per stat of each memory event.
@@ -81,11 +82,6 @@ impl StatIds {
     fn new(plane: &Plane) -> Self {
         StatIds(IdTable::new(STATS.iter().enumerate().filter_map(|(i, n)| plane.stat_id(n).map(|id| (id, i as u8 + 1)))))
     }
-    #[inline]
-    fn index(&self, metadata_id: i64) -> Option<usize> {
-        (self.0.get(metadata_id) as usize).checked_sub(1)
-    }
-
     /// Position + 1 in [`STATS`], 0 for a stat the reader ignores.
     #[inline]
     fn role(&self, metadata_id: i64) -> u8 {
@@ -165,33 +161,38 @@ impl<'a> Reader<'a> {
             e.tensor_shape = Cow::Borrowed("");
         };
         reset(e);
-        let mut fallback_id = None;
-        // The last stat with a value of each kind, as the fast path finds them; then applied in the
-        // order of STATS, the same every event, where applying them in file order would jump to a
-        // different field at each stat.
-        let mut last: [Option<RawStat<'a>>; STATS.len()] = [None; STATS.len()];
-        let laid_out_as_usual = ev.visit_stats_fast(
-            |id| self.ids.role(id),
-            |role, stat| {
-                if stat.has_value() {
-                    last[usize::from(role) - 1] = Some(stat);
-                }
-            },
-        );
-        // The fallback memory ID is the first of two stats in file order, which `last` does not keep.
-        let fallbacks_both_given = last[FALLBACK_IDS].iter().all(Option::is_some);
-        if laid_out_as_usual && !fallbacks_both_given {
-            for (which, stat) in last.iter().enumerate() {
-                if let Some(stat) = stat {
-                    self.apply(e, &mut fallback_id, which, stat)?;
-                }
-            }
+        let role = |id| self.ids.role(id);
+        let mut values = RoleValues::<{ STATS.len() }>::default();
+        // XProf's fallback memory ID is the first integer of two stats in file order, which the roles
+        // do not keep: an event with both is read stat by stat, as is any unusual one.
+        let fallback_id = if ev.role_values(role, &mut values) && !FALLBACK_ROLES.iter().all(|&r| values.is_set(r)) {
+            FALLBACK_ROLES.iter().find_map(|&r| values.integer(r))
         } else {
-            for stat in ev.read_stats(|id| self.ids.role(id) != 0)? {
-                let Some(which) = self.ids.index(stat.metadata_id) else { continue };
-                self.apply(e, &mut fallback_id, which, &stat)?;
+            values = RoleValues::default();
+            let mut first = None;
+            for stat in ev.read_stats(|id| role(id) != 0)? {
+                let r = role(stat.metadata_id);
+                if FALLBACK_ROLES.contains(&r) && first.is_none() {
+                    first = self.plane.raw_stat_value(&stat)?.and_then(|v| v.as_i64());
+                }
+                values.set(r, &stat);
             }
-        }
+            first
+        };
+        e.memory_id = self.text(&values, 1)?;
+        e.stack_reserved_bytes = values.int(2);
+        e.heap_allocated_bytes = values.int(3);
+        e.free_memory_bytes = values.int(4);
+        e.fragmentation = values.double(5);
+        e.peak_bytes_in_use = values.int(6);
+        e.requested_bytes = values.int(7);
+        e.allocation_bytes = values.int(8);
+        e.address = values.integer(9).map_or(0, |a| a as u64);
+        e.tf_op_name = self.text(&values, 10)?;
+        e.step_id = values.int(11);
+        e.region_type = self.text(&values, 12)?;
+        e.data_type = values.int(13);
+        e.tensor_shape = self.text(&values, 14)?;
         if e.memory_id.is_empty() {
             if let Some(id) = fallback_id {
                 e.memory_id = Cow::Owned(id.to_string());
@@ -200,44 +201,14 @@ impl<'a> Reader<'a> {
         Ok(true)
     }
 
-    /// Sets the field of `e` that `stat`, of kind `which` (its position in [`STATS`]), gives (a stat
-    /// without a value changes nothing).
-    #[inline(always)]
-    fn apply(&self, e: &mut MemoryEvent<'a>, fallback_id: &mut Option<i64>, which: usize, stat: &RawStat<'a>) -> Result<(), DecodeError> {
-        let v = match (stat.number(), stat.ref_value()) {
-            (Some(v), _) => v,
-            (_, Some(r)) => StatValue::Str(Cow::Borrowed(self.names.get(r as i64))),
-            _ => match self.plane.raw_stat_value(stat)? {
-                Some(v) => v,
-                None => return Ok(()),
-            },
-        };
-        let int = match v {
-            StatValue::Int(i) => i,
-            _ => 0,
-        };
-        let text = |v: StatValue<'a>| match v {
-            StatValue::Str(s) => s,
-            _ => Cow::Borrowed(""),
-        };
-        match which {
-            0 => e.memory_id = text(v),
-            1 => e.stack_reserved_bytes = int,
-            2 => e.heap_allocated_bytes = int,
-            3 => e.free_memory_bytes = int,
-            4 => e.fragmentation = if let StatValue::Double(d) = v { d } else { 0.0 },
-            5 => e.peak_bytes_in_use = int,
-            6 => e.requested_bytes = int,
-            7 => e.allocation_bytes = int,
-            8 => e.address = v.as_i64().map_or(0, |a| a as u64),
-            9 => e.tf_op_name = text(v),
-            10 => e.step_id = int,
-            11 => e.region_type = text(v),
-            12 => e.data_type = int,
-            13 => e.tensor_shape = text(v),
-            _ => *fallback_id = fallback_id.or(v.as_i64()),
+    /// The string of `role`: stat metadata names (allocator names often are references) come from
+    /// the reader's table.
+    #[inline]
+    fn text(&self, values: &RoleValues<'a, { STATS.len() }>, role: u8) -> Result<Cow<'a, str>, DecodeError> {
+        match values.reference(role) {
+            Some(r) => Ok(Cow::Borrowed(self.names.get(r as i64))),
+            None => values.text(role, self.plane),
         }
-        Ok(())
     }
 }
 

@@ -246,19 +246,20 @@ pub struct RawEvent<'a, 's> {
     /// The event's own stats that the scan selected, in file order.
     pub stats: &'s [RawStat<'a>],
     /// The file, and where in it the event's message lies: for readers of many stats of a few events
-    /// ([`RawEvent::visit_stats_fast`]), which the scan then need not select.
+    /// ([`RawEvent::role_values`]), which the scan then need not select.
     file: &'a [u8],
     start: usize,
     end: usize,
 }
 
 impl<'a> RawEvent<'a, '_> {
-    /// Visits, in file order, the stats of the event to which `role` gives a role (not 0), with it,
-    /// read straight from the event's bytes in [`RawStat::read_value_fast`]'s layout. `false` if the
-    /// event is laid out otherwise: then what was visited is not to be trusted, and the caller reads
-    /// the stats with [`RawEvent::read_stats`] instead.
+    /// Sets each role of `out` that a stat of the event has (`role` of its metadata id, 1..=N; 0 for
+    /// a stat not read) to the last such stat's value, read straight from the event's bytes in
+    /// [`RawStat::read_value_fast`]'s layout, with numbers, strings and references only. `false` if
+    /// the event is laid out otherwise or holds another kind of value: then `out` is not to be
+    /// trusted, and the caller reads the stats with [`RawEvent::read_stats`] instead.
     #[inline]
-    pub fn visit_stats_fast(&self, role: impl Fn(i64) -> u8, mut visit: impl FnMut(u8, RawStat<'a>)) -> bool {
+    pub fn role_values<const N: usize>(&self, role: impl Fn(i64) -> u8, out: &mut RoleValues<'a, N>) -> bool {
         let (file, end) = (self.file, self.end);
         let mut p = self.start;
         while p < end {
@@ -279,11 +280,14 @@ impl<'a> RawEvent<'a, '_> {
                         return false;
                     };
                     let Some((id, at)) = RawStat::read_id_fast(file, p, stat_end) else { return false };
-                    let r = role(id);
-                    if r != 0 {
+                    let slot = usize::from(role(id)).wrapping_sub(1);
+                    if slot < N {
                         match RawStat::read_value_fast(file, id, at, stat_end) {
-                            Some(s) => visit(r, s),
-                            None => return false,
+                            Some(RawStat { value: None, .. }) => {}
+                            Some(RawStat { value: Some(v @ (RawValue::Int(_) | RawValue::Uint(_) | RawValue::Double(_) | RawValue::Str(_) | RawValue::Ref(_))), .. }) => {
+                                out.0[slot] = Some(v);
+                            }
+                            _ => return false,
                         }
                     }
                     p = stat_end;
@@ -293,7 +297,6 @@ impl<'a> RawEvent<'a, '_> {
         }
         true
     }
-
 
     /// The stats of the event whose metadata id `keep` picks, read as prost would (any layout;
     /// an error for a malformed one).
@@ -431,20 +434,86 @@ enum RawValue<'a> {
     Compressed(&'a [u8]),
 }
 
-impl<'a> RawStat<'a> {
-    /// Whether the stat has a value at all (one without changes nothing).
-    pub fn has_value(&self) -> bool {
-        self.value.is_some()
+/// The last value of each role among the stats of one event, for a reader of a dozen stats of each of
+/// many events (the allocator's): each stat metadata id it reads gets a role, 1..=N, and the values
+/// land by role in one array, read back in a fixed order ([`RawEvent::role_values`], or
+/// [`RoleValues::set`] stat by stat), where a value per stat resolved on its own and matched on its
+/// role costs more than the decoding. A stat without a value leaves its role as it was.
+#[derive(Debug, Clone, Copy)]
+pub struct RoleValues<'a, const N: usize>([Option<RawValue<'a>>; N]);
+
+impl<const N: usize> Default for RoleValues<'_, N> {
+    fn default() -> Self {
+        RoleValues([None; N])
+    }
+}
+
+impl<'a, const N: usize> RoleValues<'a, N> {
+    /// Sets `role` (1..=N; others are ignored) to the value of `stat`, if it has one.
+    pub fn set(&mut self, role: u8, stat: &RawStat<'a>) {
+        if let (Some(slot), Some(v)) = (self.0.get_mut(usize::from(role).wrapping_sub(1)), stat.value) {
+            *slot = Some(v);
+        }
     }
 
-    /// The value if it is a reference to the plane's stat metadata (whose name is the string).
-    #[inline(always)]
-    pub fn ref_value(&self) -> Option<u64> {
-        match self.value? {
+    fn get(&self, role: u8) -> Option<RawValue<'a>> {
+        self.0.get(usize::from(role).wrapping_sub(1)).copied().flatten()
+    }
+
+    pub fn is_set(&self, role: u8) -> bool {
+        self.get(role).is_some()
+    }
+
+    /// The value if it is an `int64_value`, else 0.
+    #[inline]
+    pub fn int(&self, role: u8) -> i64 {
+        match self.get(role) {
+            Some(RawValue::Int(v)) => v,
+            _ => 0,
+        }
+    }
+
+    /// The value if it is a `double_value`, else 0.
+    #[inline]
+    pub fn double(&self, role: u8) -> f64 {
+        match self.get(role) {
+            Some(RawValue::Double(v)) => v,
+            _ => 0.0,
+        }
+    }
+
+    /// The value as an integer however it is stored ([`StatValue::as_i64`]).
+    #[inline]
+    pub fn integer(&self, role: u8) -> Option<i64> {
+        match self.get(role)? {
+            RawValue::Int(v) => Some(v),
+            RawValue::Uint(v) => i64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The value if it is a reference to the plane's stat metadata (named by the string it stands for).
+    #[inline]
+    pub fn reference(&self, role: u8) -> Option<u64> {
+        match self.get(role)? {
             RawValue::Ref(r) => Some(r),
             _ => None,
         }
     }
+
+    /// The value as a string of `plane` ([`Plane::raw_stat_value`]); "" for a value of another kind.
+    pub fn text(&self, role: u8, plane: &'a Plane) -> Result<Cow<'a, str>, DecodeError> {
+        Ok(match self.get(role) {
+            Some(v) => match plane.resolve(v)? {
+                Some(StatValue::Str(s)) => s,
+                _ => Cow::Borrowed(""),
+            },
+            None => Cow::Borrowed(""),
+        })
+    }
+}
+
+impl<'a> RawStat<'a> {
 
     /// The value if it is a number: resolved inline, for hot loops that mostly meet numbers (other
     /// values go through [`Plane::raw_stat_value`]).

@@ -272,26 +272,16 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
         Scan::Once => scan_once(space, plane, &reader),
         Scan::Parallel => scan_in_parallel(space, plane, &reader).or_else(|_| scan_once(space, plane, &reader)),
     };
-    let (mut collected, groups) = scanned?;
-    collected.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(MemoryProfile {
-        allocators: collected
-            .into_iter()
-            .map(|(id, mut c)| {
-                for (s, &rank) in c.snapshots.iter_mut().zip(&c.ranks) {
-                    s.activity.step_id = groups.as_ref().and_then(|g| g.group_id(rank)).unwrap_or(INVALID_STEP_ID);
-                }
-                allocator_profile(id.into_owned(), c.snapshots, c.strings.strings)
-            })
-            .collect(),
-    })
+    let (mut pending, groups) = scanned?;
+    pending.sort_by(|a, b| a.memory_id.cmp(&b.memory_id));
+    Ok(MemoryProfile { allocators: pending.into_iter().map(|p| p.finish(groups.as_ref())).collect() })
 }
 
-/// Each memory ID's events, by memory ID (in order of appearance), and the host plane's step groups
-/// (`None` when there were no memory events to give steps to).
-type Scanned<'a> = (Vec<(Cow<'a, str>, Collected<'a>)>, Option<step_groups::StepGroups>);
+/// Each memory ID's profile up to its steps (in order of appearance), and the host plane's step
+/// groups (`None` when there were no memory events to give steps to).
+type Scanned = (Vec<Pending>, Option<step_groups::StepGroups>);
 
-fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned<'a>, DecodeError> {
+fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned, DecodeError> {
     let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
     let mut collector = Collector::default();
     let mut event = MemoryEvent::default();
@@ -306,15 +296,16 @@ fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Re
             Ok(())
         })?;
     }
-    let groups = (!collector.ids.is_empty()).then(|| grouper.finish());
-    Ok((collector.ids, groups))
+    let pending = collector.into_pending();
+    let groups = (!pending.is_empty()).then(|| grouper.finish());
+    Ok((pending, groups))
 }
 
 fn scan_in_parallel<'a>(
     space: &'a XSpace,
     plane: &'a Plane,
     reader: &memory_events::Reader<'a>,
-) -> Result<Scanned<'a>, DecodeError> {
+) -> Result<Scanned, DecodeError> {
     std::thread::scope(|scope| {
         let grouping = scope.spawn(|| {
             let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
@@ -336,9 +327,10 @@ fn scan_in_parallel<'a>(
                 Ok(())
             })
         });
+        // The work that needs no steps is done while the grouping thread may still be running.
+        let pending = memory.map(|()| collector.into_pending());
         let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        memory?;
-        Ok((collector.ids, Some(groups)))
+        Ok((pending?, Some(groups)))
     })
 }
 
@@ -370,19 +362,24 @@ impl<'a> Collector<'a> {
         };
         self.recent = Some(k);
         let c = &mut self.ids[k].1;
-        c.snapshots.push(snapshot(e, INVALID_STEP_ID, &mut c.strings));
-        c.ranks.push(self.count);
+        // Until the step grouping is done, the event's rank among the memory events stands in for its
+        // step ([`Pending::finish`]).
+        c.snapshots.push(snapshot(e, self.count as i64, &mut c.strings));
         self.count += 1;
+    }
+
+    /// Each memory ID's profile up to its steps, in order of appearance.
+    fn into_pending(self) -> Vec<Pending> {
+        self.ids.into_iter().map(|(id, c)| Pending::new(id.into_owned(), c.snapshots, c.strings.strings)).collect()
     }
 }
 
 /// One memory ID's events as the scan collects them.
 #[derive(Default)]
 struct Collected<'a> {
-    /// In file order.
+    /// In file order, each with its rank among the host plane's memory events (the grouper's tracked
+    /// events) as its step.
     snapshots: Vec<Snapshot>,
-    /// Each snapshot's rank among the host plane's memory events (the grouper's tracked events).
-    ranks: Vec<usize>,
     strings: Interner<'a>,
 }
 
@@ -492,25 +489,49 @@ impl AllocatorProfile {
     }
 }
 
-/// The whole per-ID pipeline; `snapshots` are this ID's events in file order, with their step (group
-/// id) or [`INVALID_STEP_ID`]; `strings` is the table their activities index.
-fn allocator_profile(memory_id: String, mut snapshots: Vec<Snapshot>, strings: Vec<String>) -> AllocatorProfile {
-    let mut summary = summary_in_file_order(&snapshots);
-    // Stable, so events at the same time keep file order. XProf's `absl::c_sort` is not stable: its
-    // order among equal times is whatever its std::sort does, which we cannot (and need not) copy.
-    snapshots.sort_by_key(|s| s.time_offset_ps);
-    fill_step_ids(&mut snapshots);
-    copy_allocation_metadata_to_deallocations(&mut snapshots);
-    let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots[i].stats.in_use_bytes());
-    summary.peak_step_id = snapshots
-        .iter()
-        .rev()
-        .find(|s| s.stats.in_use_bytes() == summary.peak_stats.peak_bytes_in_use)
-        .map_or(0, |s| s.activity.step_id);
-    let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary);
-    let counts = leaks::counts(&snapshots, &sampled_indices);
-    let leaks = leaks::hints(&snapshots, &strings);
-    AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
+/// One memory ID's profile as far as it goes without the step grouping, which may still be running on
+/// another thread: summary, time order, deallocation metadata, sampled timeline, counts.
+struct Pending {
+    memory_id: String,
+    /// In time order, each with its rank among the host plane's memory events as its step.
+    snapshots: Vec<Snapshot>,
+    strings: Vec<String>,
+    summary: Summary,
+    sampled_indices: Vec<usize>,
+    counts: leaks::EventCounts,
+}
+
+impl Pending {
+    /// `snapshots` are this ID's events in file order, each with its rank as its step; `strings` is
+    /// the table their activities index.
+    fn new(memory_id: String, mut snapshots: Vec<Snapshot>, strings: Vec<String>) -> Self {
+        let summary = summary_in_file_order(&snapshots);
+        // Stable, so events at the same time keep file order. XProf's `absl::c_sort` is not stable: its
+        // order among equal times is whatever its std::sort does, which we cannot (and need not) copy.
+        snapshots.sort_by_key(|s| s.time_offset_ps);
+        copy_allocation_metadata_to_deallocations(&mut snapshots);
+        let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots[i].stats.in_use_bytes());
+        let counts = leaks::counts(&snapshots, &sampled_indices);
+        Pending { memory_id, snapshots, strings, summary, sampled_indices, counts }
+    }
+
+    /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
+    fn finish(self, groups: Option<&step_groups::StepGroups>) -> AllocatorProfile {
+        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts } = self;
+        for s in &mut snapshots {
+            let rank = usize::try_from(s.activity.step_id).ok();
+            s.activity.step_id = groups.zip(rank).and_then(|(g, r)| g.group_id(r)).unwrap_or(INVALID_STEP_ID);
+        }
+        fill_step_ids(&mut snapshots);
+        summary.peak_step_id = snapshots
+            .iter()
+            .rev()
+            .find(|s| s.stats.in_use_bytes() == summary.peak_stats.peak_bytes_in_use)
+            .map_or(0, |s| s.activity.step_id);
+        let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary);
+        let leaks = leaks::hints(&snapshots, &strings);
+        AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
+    }
 }
 
 /// Gives each distinct string one [`StrId`], in order of first use (so the table is deterministic).
