@@ -3,9 +3,12 @@
 //! edge list, every producer joined to every consumer, breadth-first searches over lists), on many
 //! random traces: nested and overlapping events over several lines, asynchronous events, contexts of
 //! every fan-in and fan-out (past XProf's limit of 64 too), and roots of several levels nested in one
-//! another.
+//! another. Some events are allocator events (`MemoryAllocation`), some of them with grouping stats
+//! of their own: the groups of just those, as the Memory Profile asks for them, and its result read in
+//! one pass or by two threads, must agree too.
 
 use prost::Message;
+use tidemark::analysis::memory_profile::{self, Scan};
 use tidemark::analysis::step_groups::Grouper;
 use tidemark::decode::wire::put_len_field;
 use tidemark::decode::xplane::{IdTable, XSpace};
@@ -21,6 +24,8 @@ struct Ev {
     root_level: i64,
     producer: Option<u64>,
     consumer: Option<u64>,
+    /// A `MemoryAllocation` event (else an op).
+    memory: bool,
 }
 
 struct Rng(u64);
@@ -69,6 +74,14 @@ fn line_events(rng: &mut Rng, line: usize, count: usize, contexts: u64, out: &mu
             },
             producer: context(rng),
             consumer: context(rng),
+            memory: rng.below(4) == 0,
+        };
+        // Allocator events seldom have a grouping stat of their own (so that most traces have none,
+        // and the two-thread scan keeps its fast way).
+        let ev = if ev.memory && rng.below(16) != 0 {
+            Ev { is_async: false, root_level: 0, producer: None, consumer: None, ..ev }
+        } else {
+            ev
         };
         if !ev.is_async {
             stack.push(end);
@@ -80,7 +93,8 @@ fn line_events(rng: &mut Rng, line: usize, count: usize, contexts: u64, out: &mu
 const STATS: [&str; 5] = ["_r", "_a", "_pt", "_p", "_c"];
 
 /// The trace as an XSpace: one `/host:CPU` plane, stat metadata ids 1..=5 for [`STATS`] plus `_ct`
-/// (6); producers and consumers of context type 7.
+/// (6); producers and consumers of context type 7. Memory events (event metadata 2) carry an
+/// allocator name (stat 7) and their position in `events` as their heap size (stat 8).
 fn encode(events: &[Ev], lines: usize) -> Vec<u8> {
     let int = |id: i64, v: i64| xp::XStat { metadata_id: id, value: Some(xp::x_stat::Value::Int64Value(v)) };
     let mut stat_metadata: std::collections::BTreeMap<i64, xp::XStatMetadata> = STATS
@@ -88,17 +102,26 @@ fn encode(events: &[Ev], lines: usize) -> Vec<u8> {
         .enumerate()
         .map(|(i, n)| (i as i64 + 1, xp::XStatMetadata { id: i as i64 + 1, name: n.to_string(), ..Default::default() }))
         .collect();
-    stat_metadata.insert(6, xp::XStatMetadata { id: 6, name: "_ct".into(), ..Default::default() });
-    let event_metadata =
-        [(1, xp::XEventMetadata { id: 1, name: "op".into(), ..Default::default() })].into_iter().collect();
+    for (id, name) in [(6, "_ct"), (7, "allocator_name"), (8, "bytes_allocated")] {
+        stat_metadata.insert(id, xp::XStatMetadata { id, name: name.into(), ..Default::default() });
+    }
+    let event_metadata = [(1, "op"), (2, "MemoryAllocation")]
+        .into_iter()
+        .map(|(id, name)| (id, xp::XEventMetadata { id, name: name.into(), ..Default::default() }))
+        .collect();
     let mut plane = xp::XPlane { id: 1, name: "/host:CPU".into(), event_metadata, stat_metadata, ..Default::default() }
         .encode_to_vec();
     for l in 0..lines {
         let evs: Vec<xp::XEvent> = events
             .iter()
-            .filter(|e| e.line == l)
-            .map(|e| {
+            .enumerate()
+            .filter(|(_, e)| e.line == l)
+            .map(|(i, e)| {
                 let mut stats = Vec::new();
+                if e.memory {
+                    let name = xp::XStat { metadata_id: 7, value: Some(xp::x_stat::Value::StrValue("bfc".into())) };
+                    stats.extend([name, int(8, i as i64)]);
+                }
                 if e.root_level > 0 {
                     stats.push(int(1, e.root_level));
                 }
@@ -112,7 +135,7 @@ fn encode(events: &[Ev], lines: usize) -> Vec<u8> {
                     stats.extend([int(6, 7), int(5, c as i64)]);
                 }
                 xp::XEvent {
-                    metadata_id: 1,
+                    metadata_id: if e.memory { 2 } else { 1 },
                     data: Some(xp::x_event::Data::OffsetPs(e.begin)),
                     duration_ps: e.end - e.begin,
                     stats,
@@ -216,10 +239,11 @@ fn reference(events: &[Ev]) -> Vec<Option<i64>> {
     group
 }
 
-fn grouped_by_tidemark(bytes: Vec<u8>) -> Vec<Option<i64>> {
+/// The groups Tidemark gives the events that `tracked` picks by event metadata id, in file order.
+fn grouped_by_tidemark(bytes: Vec<u8>, tracked: impl Fn(i64) -> bool) -> Vec<Option<i64>> {
     let space = XSpace::index(bytes, &mut |_, _| {}).unwrap();
     let plane = &space.planes[0];
-    let mut grouper = Grouper::new(&space, plane, |_| true);
+    let mut grouper = Grouper::new(&space, plane, &tracked);
     let all = IdTable::new(plane.meta.stat_metadata.keys().map(|&id| (id, true)));
     let mut count = 0;
     for line in &plane.lines {
@@ -227,7 +251,7 @@ fn grouped_by_tidemark(bytes: Vec<u8>) -> Vec<Option<i64>> {
         space
             .for_each_raw_event(line, &all, |_| true, |_, ev| {
                 grouper.push(ev).unwrap();
-                count += 1;
+                count += usize::from(tracked(ev.header.metadata_id));
                 Ok(())
             })
             .unwrap();
@@ -239,7 +263,7 @@ fn grouped_by_tidemark(bytes: Vec<u8>) -> Vec<Option<i64>> {
 #[test]
 fn grouping_equals_xprofs_algorithm_on_random_traces() {
     let mut rng = Rng(0x5eed_cafe_f00d_1234);
-    let mut grouped = 0;
+    let (mut grouped, mut memory_grouped) = (0, 0);
     for trace in 0..300 {
         let lines = 1 + rng.below(4) as usize;
         // Few context ids make contexts with several producers and consumers (hub nodes).
@@ -257,9 +281,20 @@ fn grouping_equals_xprofs_algorithm_on_random_traces() {
             }
         }
         let want = reference(&events);
-        let got = grouped_by_tidemark(encode(&events, lines));
-        assert_eq!(got, want, "trace {trace}: {events:?}");
+        let bytes = encode(&events, lines);
+        assert_eq!(grouped_by_tidemark(bytes.clone(), |_| true), want, "trace {trace}: {events:?}");
+        // Only the memory events, as the Memory Profile asks: the other events are nodes only where
+        // they can pass a group on, and the memory events' groups must not change for it.
+        let memory_want: Vec<_> = want.iter().zip(&events).filter(|(_, e)| e.memory).map(|(g, _)| *g).collect();
+        assert_eq!(grouped_by_tidemark(bytes.clone(), |m| m == 2), memory_want, "trace {trace}: memory events");
+        // The two-thread scan skips the memory events' own stats in the grouping pass, and must fall
+        // back to one pass when one of them has a context or root stat.
+        let space = XSpace::index(bytes, &mut |_, _| {}).unwrap();
+        let once = memory_profile::analyze_with(&space, Scan::Once).unwrap();
+        assert_eq!(memory_profile::analyze_with(&space, Scan::Parallel).unwrap(), once, "trace {trace}: two threads");
         grouped += want.iter().filter(|g| g.is_some()).count();
+        memory_grouped += memory_want.iter().filter(|g| g.is_some()).count();
     }
     assert!(grouped > 5_000, "the traces group enough events to mean something: {grouped}");
+    assert!(memory_grouped > 1_000, "and enough memory events: {memory_grouped}");
 }

@@ -74,15 +74,21 @@ pub const STATS: [&str; 16] = [
 /// `allocator_name` is missing.
 const FALLBACK_ROLES: [u8; 2] = [15, 16];
 
-/// Position + 1 in [`STATS`] of the stat metadata ids of one plane (0: a stat the reader ignores),
-/// looked up once per stat of each memory event.
+/// The most stats a reader can watch for ([`Reader::watching`]).
+const MAX_WATCHED: usize = 8;
+/// Roles: [`STATS`], then the watched stats.
+const ROLES: usize = STATS.len() + MAX_WATCHED;
+
+/// The role of each stat metadata id of one plane: position + 1 in [`STATS`], then the watched stats
+/// (0: a stat the reader ignores), looked up once per stat of each memory event.
 struct StatIds(IdTable<u8>);
 
 impl StatIds {
-    fn new(plane: &Plane) -> Self {
-        StatIds(IdTable::new(STATS.iter().enumerate().filter_map(|(i, n)| plane.stat_id(n).map(|id| (id, i as u8 + 1)))))
+    fn new(plane: &Plane, watched: &[&str]) -> Self {
+        let names = STATS.iter().chain(watched.iter().take(MAX_WATCHED));
+        StatIds(IdTable::new(names.enumerate().filter_map(|(i, n)| plane.stat_id(n).map(|id| (id, i as u8 + 1)))))
     }
-    /// Position + 1 in [`STATS`], 0 for a stat the reader ignores.
+    /// The role of a stat, 0 for one the reader ignores.
     #[inline]
     fn role(&self, metadata_id: i64) -> u8 {
         self.0.get(metadata_id)
@@ -99,6 +105,8 @@ pub struct Reader<'a> {
     ids: StatIds,
     /// Stat metadata names by id: the strings of reference stats (allocator names often are).
     names: IdTable<&'a str>,
+    /// Whether a memory event read so far had one of the watched stats ([`Reader::watching`]).
+    watched_seen: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> Reader<'a> {
@@ -111,7 +119,26 @@ impl<'a> Reader<'a> {
         }
         let kinds = IdTable::new(alloc_ids.into_iter().map(|id| (id, 1)).chain(dealloc_ids.into_iter().map(|id| (id, 2))));
         let names = IdTable::new(plane.meta.stat_metadata.iter().map(|(&id, m)| (id, m.name.as_str())));
-        Some(Reader { plane, plane_index, kinds, ids: StatIds::new(plane), names })
+        Some(Reader { plane, plane_index, kinds, ids: StatIds::new(plane, &[]), names, watched_seen: false.into() })
+    }
+
+    /// A reader like this one that also notes whether any memory event it reads has one of the stats `names` (at
+    /// most eight; [`Reader::saw_watched`]): for a caller that assumes none has, and checks, rather
+    /// than have another scan read every memory event's stats to find out.
+    pub fn watching(&self, names: &[&str]) -> Self {
+        Reader {
+            plane: self.plane,
+            plane_index: self.plane_index,
+            kinds: self.kinds.clone(),
+            ids: StatIds::new(self.plane, names),
+            names: self.names.clone(),
+            watched_seen: false.into(),
+        }
+    }
+
+    /// Whether a memory event read so far had one of the watched stats.
+    pub fn saw_watched(&self) -> bool {
+        self.watched_seen.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether events with this metadata id are memory events.
@@ -162,7 +189,7 @@ impl<'a> Reader<'a> {
         };
         reset(e);
         let role = |id| self.ids.role(id);
-        let mut values = RoleValues::<{ STATS.len() }>::default();
+        let mut values = RoleValues::<ROLES>::default();
         // XProf's fallback memory ID is the first integer of two stats in file order, which the roles
         // do not keep: an event with both is read stat by stat, as is any unusual one.
         let fallback_id = if ev.role_values(role, &mut values) && !FALLBACK_ROLES.iter().all(|&r| values.is_set(r)) {
@@ -179,6 +206,9 @@ impl<'a> Reader<'a> {
             }
             first
         };
+        if (STATS.len() as u8 + 1..=ROLES as u8).any(|r| values.is_set(r)) {
+            self.watched_seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         e.memory_id = self.text(&values, 1)?;
         e.stack_reserved_bytes = values.int(2);
         e.heap_allocated_bytes = values.int(3);
@@ -204,7 +234,7 @@ impl<'a> Reader<'a> {
     /// The string of `role`: stat metadata names (allocator names often are references) come from
     /// the reader's table.
     #[inline]
-    fn text(&self, values: &RoleValues<'a, { STATS.len() }>, role: u8) -> Result<Cow<'a, str>, DecodeError> {
+    fn text(&self, values: &RoleValues<'a, ROLES>, role: u8) -> Result<Cow<'a, str>, DecodeError> {
         match values.reference(role) {
             Some(r) => Ok(Cow::Borrowed(self.names.get(r as i64))),
             None => values.text(role, self.plane),

@@ -79,7 +79,7 @@ enum Kind {
 
 /// The grouping stats of one event: metadata stats first, then the event's own (later wins, as
 /// XProf's `ForEachStat` visits them).
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone, Copy, PartialEq)]
 struct GroupingStats {
     producer: (Option<i64>, Option<u64>),
     consumer: (Option<i64>, Option<u64>),
@@ -92,6 +92,11 @@ struct GroupingStats {
 /// The stats grouping reads ([`Grouper::push`] needs them selected), by name; a stat's role is its
 /// position here + 1 (0: not read).
 pub const STATS: [&str; 8] = ["_pt", "_p", "_ct", "_c", "_r", "_a", "id", "iter_num"];
+
+/// The stats of an event's own that can make an event whose metadata gives it no part in grouping
+/// (no name XProf treats specially, no grouping stats) more than a leaf of its enclosing node: a
+/// context end, a root, or asynchronous. (`id` and `iter_num` count only for events that are one.)
+pub const NODE_MAKING_STATS: [&str; 6] = ["_pt", "_p", "_ct", "_c", "_r", "_a"];
 
 /// The role of each stat metadata id of the plane (the first id of each name, as XProf looks them up).
 struct StatIds(IdTable<u8>);
@@ -231,6 +236,16 @@ impl<'a> Grouper<'a> {
             context_types: FastMap::default(),
             last_context_type: None,
         }
+    }
+
+    /// The event metadata ids of tracked events whose own stats the grouping can do without, provided
+    /// none of them has one of [`NODE_MAKING_STATS`] (which a caller reading them anyway can check):
+    /// their metadata gives them no part in grouping, so they are leaves of their enclosing nodes.
+    pub fn plain_tracked(&self) -> IdTable<bool> {
+        IdTable::new(self.plane.meta.event_metadata.keys().map(|&id| {
+            let m = &self.metas[self.meta.get(id) as usize];
+            (id, m.tracked && m.kind == Kind::Other && !m.legacy_root && m.stats == GroupingStats::default())
+        }))
     }
 
     /// Starts the next line of the plane.

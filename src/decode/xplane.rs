@@ -118,11 +118,12 @@ impl XSpace {
         self.planes.iter().find(|p| p.meta.name == name)
     }
 
-    /// Visits the events of `line` whose metadata id satisfies `wanted` (a pure predicate), in order,
-    /// with their position among all events of the line, read straight from the wire ([`RawEvent`])
-    /// with only the stats whose metadata ids `stats` selects. Nothing is allocated per event (the
-    /// stats go to one buffer reused for the whole line), each event is read in one pass, and the stats
-    /// of unwanted events are skipped unread. One scan of a line can so serve several analyses at once
+    /// Visits the events of `line` that `wanted` (a pure function of the metadata id: a `bool`, or a
+    /// [`Want`]) wants, in order, with their position among all events of the line, read straight from
+    /// the wire ([`RawEvent`]) with only the stats whose metadata ids `stats` selects (none for an event
+    /// wanted for its [`Want::Header`] alone). Nothing is allocated per event (the stats go to one
+    /// buffer reused for the whole line), each event is read in one pass, and the stats of unwanted
+    /// events are skipped unread. One scan of a line can so serve several analyses at once
     /// (the Memory Profile reads allocator events and groups steps over all host events in one pass).
     ///
     /// Events laid out as profilers write them (known fields only, each stat its id then its value)
@@ -130,13 +131,14 @@ impl XSpace {
     /// length, its value unread (and so unchecked: what is not read cannot be wrong). Any other
     /// layout, and any malformed event, is re-read by the general scanner, which gives the same answer
     /// or the precise error.
-    pub fn for_each_raw_event<'a>(
+    pub fn for_each_raw_event<'a, W: Into<Want>>(
         &'a self,
         line: &Line,
         stats: &IdTable<bool>,
-        mut wanted: impl FnMut(i64) -> bool,
+        mut wanted: impl FnMut(i64) -> W,
         mut visit: impl FnMut(usize, &RawEvent<'a, '_>) -> Result<(), DecodeError>,
     ) -> Result<(), DecodeError> {
+        let mut wanted = |id| -> Want { wanted(id).into() };
         let wire_err = |e| DecodeError::from_wire(FORMAT, e);
         let bytes = &self.bytes[..line.range.end];
         let mut index = 0;
@@ -184,6 +186,26 @@ impl XSpace {
             index += 1;
         }
         Ok(())
+    }
+}
+
+/// What a scan wants of an event ([`XSpace::for_each_raw_event`]), by its metadata id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    Nothing,
+    /// The event, without its stats.
+    Header,
+    /// The event with its selected stats.
+    Stats,
+}
+
+impl From<bool> for Want {
+    fn from(wanted: bool) -> Self {
+        if wanted {
+            Want::Stats
+        } else {
+            Want::Nothing
+        }
     }
 }
 
@@ -328,7 +350,7 @@ impl EventHeader {
     fn read_fast<'a>(
         bytes: &'a [u8],
         range: Range<usize>,
-        wanted: &mut impl FnMut(i64) -> bool,
+        wanted: &mut impl FnMut(i64) -> Want,
         select: &IdTable<bool>,
         any_selected: bool,
         stats: &mut Vec<RawStat<'a>>,
@@ -355,7 +377,7 @@ impl EventHeader {
                 0x22 => {
                     let n = usize::try_from(wire::varint_in(bytes, &mut p, end)?).ok()?;
                     let stat_end = p.checked_add(n).filter(|&e| e <= end)?;
-                    if *want.get_or_insert_with(|| wanted(e.metadata_id)) && any_selected {
+                    if *want.get_or_insert_with(|| wanted(e.metadata_id)) == Want::Stats && any_selected {
                         let (id, at) = RawStat::read_id_fast(bytes, p, stat_end)?;
                         if select.get(id) {
                             stats.push(RawStat::read_value_fast(bytes, id, at, stat_end)?);
@@ -366,7 +388,7 @@ impl EventHeader {
                 _ => return None,
             }
         }
-        Some(want.unwrap_or_else(|| wanted(e.metadata_id)).then_some(e))
+        Some((want.unwrap_or_else(|| wanted(e.metadata_id)) != Want::Nothing).then_some(e))
     }
 
     /// Reads the event in `bytes[range]` if `wanted(metadata_id)`, its stats replacing the contents of
@@ -375,13 +397,13 @@ impl EventHeader {
     fn read<'a>(
         bytes: &'a [u8],
         range: Range<usize>,
-        wanted: &mut impl FnMut(i64) -> bool,
+        wanted: &mut impl FnMut(i64) -> Want,
         stats: &mut Vec<RawStat<'a>>,
     ) -> Result<Option<Self>, wire::WireError> {
         stats.clear();
         let mut e = EventHeader::default();
-        // (metadata id the decision was made with, whether the event is wanted)
-        let mut decided: Option<(i64, bool)> = None;
+        // (metadata id the decision was made with, what is wanted of the event)
+        let mut decided: Option<(i64, Want)> = None;
         for f in Fields::new(bytes, range.clone()) {
             let f = f?;
             match (f.number, f.value) {
@@ -391,7 +413,7 @@ impl EventHeader {
                 (3, Value::Varint(v)) => e.duration_ps = v as i64,
                 (4, Value::Len(r)) => {
                     let (_, want) = *decided.get_or_insert_with(|| (e.metadata_id, wanted(e.metadata_id)));
-                    if want {
+                    if want == Want::Stats {
                         stats.push(RawStat::read(bytes, r)?);
                     }
                 }
@@ -404,14 +426,14 @@ impl EventHeader {
             Some(_) => {
                 let want = wanted(e.metadata_id);
                 stats.clear();
-                if want {
+                if want == Want::Stats {
                     RawStat::read_all(bytes, range, stats)?;
                 }
                 want
             }
             None => wanted(e.metadata_id),
         };
-        Ok(want.then_some(e))
+        Ok((want != Want::Nothing).then_some(e))
     }
 }
 

@@ -25,7 +25,7 @@ pub mod xprof_json;
 use crate::fast_hash::FastMap;
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
-use crate::decode::xplane::{Plane, XSpace};
+use crate::decode::xplane::{Plane, Want, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -241,9 +241,12 @@ pub enum Scan {
     Once,
     /// The grouping's pass (and the building of its graph) on a second thread while this one reads
     /// the memory events in a lighter pass of its own, which skips the stats of other events. The
-    /// default natively when there are two cores or more, unless the environment variable
-    /// `TIDEMARK_THREADS` is `1` (to measure the browser's way natively). A file that fails either
-    /// pass is read again by [`Scan::Once`], so its error is the same either way.
+    /// grouping's pass skips the memory events' own stats in turn (a dozen each), taking them for
+    /// leaves of their enclosing nodes, which they are unless one has a stat that makes it a node
+    /// ([`step_groups::NODE_MAKING_STATS`]): the memory pass checks. The default natively when there
+    /// are two cores or more, unless the environment variable `TIDEMARK_THREADS` is `1` (to measure
+    /// the browser's way natively). A file that fails either pass, or fails the check, is read again
+    /// by [`Scan::Once`], so the result and any error are the same either way.
     Parallel,
 }
 
@@ -270,7 +273,10 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
     };
     let scanned = match scan {
         Scan::Once => scan_once(space, plane, &reader),
-        Scan::Parallel => scan_in_parallel(space, plane, &reader).or_else(|_| scan_once(space, plane, &reader)),
+        Scan::Parallel => match scan_in_parallel(space, plane, &reader.watching(&step_groups::NODE_MAKING_STATS)) {
+            Some(scanned) => Ok(scanned),
+            None => scan_once(space, plane, &reader),
+        },
     };
     let (mut pending, groups) = scanned?;
     pending.sort_by(|a, b| a.memory_id.cmp(&b.memory_id));
@@ -305,14 +311,16 @@ fn scan_in_parallel<'a>(
     space: &'a XSpace,
     plane: &'a Plane,
     reader: &memory_events::Reader<'a>,
-) -> Result<Scanned, DecodeError> {
+) -> Option<Scanned> {
     std::thread::scope(|scope| {
         let grouping = scope.spawn(|| {
             let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
             let stats = plane.stat_selection(&step_groups::STATS);
+            let plain = grouper.plain_tracked();
+            let want = |m| if plain.get(m) { Want::Header } else { Want::Stats };
             for line in &plane.lines {
                 grouper.start_line(line);
-                space.for_each_raw_event(line, &stats, |_| true, |_, ev| grouper.push(ev))?;
+                space.for_each_raw_event(line, &stats, want, |_, ev| grouper.push(ev))?;
             }
             Ok::<_, DecodeError>(grouper.finish())
         });
@@ -328,9 +336,9 @@ fn scan_in_parallel<'a>(
             })
         });
         // The work that needs no steps is done while the grouping thread may still be running.
-        let pending = memory.map(|()| collector.into_pending());
-        let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        Ok((pending?, Some(groups)))
+        let pending = memory.ok().filter(|()| !reader.saw_watched()).map(|()| collector.into_pending());
+        let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).ok()?;
+        Some((pending?, Some(groups)))
     })
 }
 
