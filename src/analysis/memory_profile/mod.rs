@@ -26,6 +26,7 @@ use crate::fast_hash::FastMap;
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
 use crate::decode::xplane::{Plane, Want, XSpace};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -289,11 +290,12 @@ type Scanned = (Vec<Pending>, Option<step_groups::StepGroups>);
 
 fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned, DecodeError> {
     let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
-    let mut collector = Collector::default();
+    let mut lines = Vec::with_capacity(plane.lines.len());
     let mut event = MemoryEvent::default();
     let stats = plane.stat_selection(&step_groups::STATS);
     for (line_index, line) in plane.lines.iter().enumerate() {
         grouper.start_line(line);
+        let mut collector = Collector::default();
         space.for_each_raw_event(line, &stats, |_| true, |event_index, ev| {
             grouper.push(ev)?;
             if reader.read_into(line, line_index, event_index, ev, &mut event)? {
@@ -301,8 +303,9 @@ fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Re
             }
             Ok(())
         })?;
+        lines.push(collector);
     }
-    let pending = collector.into_pending();
+    let pending = Pending::from_lines(lines);
     let groups = (!pending.is_empty()).then(|| grouper.finish());
     Ok((pending, groups))
 }
@@ -312,8 +315,28 @@ fn scan_in_parallel<'a>(
     plane: &'a Plane,
     reader: &memory_events::Reader<'a>,
 ) -> Option<Scanned> {
+    // Lines whose memory events nobody has read yet, the largest first: this thread takes them one
+    // by one, and so does the grouping thread once through its own pass. So the work shares itself
+    // out, whichever pass is the longer on the trace at hand, and the last line taken is a small one.
+    let mut by_size: Vec<usize> = (0..plane.lines.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(plane.lines[i].range().len()));
+    let taken = AtomicUsize::new(0);
+    let take = || by_size.get(taken.fetch_add(1, Ordering::Relaxed)).copied();
+    let no_stats = plane.stat_selection(&[]);
+    let read_line = |line_index: usize| {
+        let line = &plane.lines[line_index];
+        let (mut collector, mut event) = (Collector::default(), MemoryEvent::default());
+        space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), |event_index, ev| {
+            if reader.read_into(line, line_index, event_index, ev, &mut event)? {
+                collector.add(&event);
+            }
+            Ok(())
+        })?;
+        Ok::<_, DecodeError>((line_index, collector))
+    };
     std::thread::scope(|scope| {
-        let grouping = scope.spawn(|| {
+        let (lines_read, lines_to_merge) = std::sync::mpsc::channel();
+        let grouping = scope.spawn(move || {
             let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
             let stats = plane.stat_selection(&step_groups::STATS);
             let plain = grouper.plain_tracked();
@@ -322,27 +345,24 @@ fn scan_in_parallel<'a>(
                 grouper.start_line(line);
                 space.for_each_raw_event(line, &stats, want, |_, ev| grouper.push(ev))?;
             }
+            let mine: Vec<_> = std::iter::from_fn(take).map(read_line).collect::<Result<_, _>>()?;
+            // The other thread merges the lines while this one finishes the grouping.
+            let _ = lines_read.send(mine);
             Ok::<_, DecodeError>(grouper.finish())
         });
-        let mut collector = Collector::default();
-        let mut event = MemoryEvent::default();
-        let no_stats = plane.stat_selection(&[]);
-        let memory: Result<(), DecodeError> = plane.lines.iter().enumerate().try_for_each(|(line_index, line)| {
-            space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), |event_index, ev| {
-                if reader.read_into(line, line_index, event_index, ev, &mut event)? {
-                    collector.add(&event);
-                }
-                Ok(())
-            })
-        });
+        let memory: Result<Vec<_>, DecodeError> = std::iter::from_fn(take).map(read_line).collect();
         // The work that needs no steps is done while the grouping thread may still be running.
-        let pending = memory.ok().filter(|()| !reader.saw_watched()).map(|()| collector.into_pending());
+        let pending = lines_to_merge.recv().ok().zip(memory.ok()).filter(|_| !reader.saw_watched()).map(|(theirs, mut lines)| {
+            lines.extend(theirs);
+            lines.sort_by_key(|&(line_index, _)| line_index);
+            Pending::from_lines(lines.into_iter().map(|(_, c)| c).collect())
+        });
         let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).ok()?;
         Some((pending?, Some(groups)))
     })
 }
 
-/// Collects memory events per memory ID.
+/// Collects the memory events of one line per memory ID.
 #[derive(Default)]
 struct Collector<'a> {
     /// Per memory ID, in order of appearance.
@@ -356,7 +376,7 @@ struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    /// Adds `e`, the next memory event of the host plane in file order, as a snapshot without its step.
+    /// Adds `e`, the line's next memory event, as a snapshot without its step.
     fn add(&mut self, e: &MemoryEvent<'a>) {
         let k = match self.recent {
             Some(k) if same_bytes(self.ids[k].0.as_bytes(), e.memory_id.as_bytes()) => k,
@@ -370,23 +390,17 @@ impl<'a> Collector<'a> {
         };
         self.recent = Some(k);
         let c = &mut self.ids[k].1;
-        // Until the step grouping is done, the event's rank among the memory events stands in for its
-        // step ([`Pending::finish`]).
+        // Until the step grouping is done, the event's rank among the line's memory events stands in
+        // for its step ([`Pending::from_lines`], [`Pending::finish`]).
         c.snapshots.push(snapshot(e, self.count as i64, &mut c.strings));
         self.count += 1;
     }
-
-    /// Each memory ID's profile up to its steps, in order of appearance.
-    fn into_pending(self) -> Vec<Pending> {
-        self.ids.into_iter().map(|(id, c)| Pending::new(id.into_owned(), c.snapshots, c.strings.strings)).collect()
-    }
 }
 
-/// One memory ID's events as the scan collects them.
+/// One memory ID's events on one line as the scan collects them.
 #[derive(Default)]
 struct Collected<'a> {
-    /// In file order, each with its rank among the host plane's memory events (the grouper's tracked
-    /// events) as its step.
+    /// In file order, each with its rank among the line's memory events as its step.
     snapshots: Vec<Snapshot>,
     strings: Interner<'a>,
 }
@@ -510,17 +524,63 @@ struct Pending {
 }
 
 impl Pending {
-    /// `snapshots` are this ID's events in file order, each with its rank as its step; `strings` is
-    /// the table their activities index.
-    fn new(memory_id: String, mut snapshots: Vec<Snapshot>, strings: Vec<String>) -> Self {
-        let summary = summary_in_file_order(&snapshots);
+    /// Each memory ID's profile up to its steps, in order of appearance, from the memory events of
+    /// every line of the host plane, in order ([`Collector`]s).
+    fn from_lines(lines: Vec<Collector>) -> Vec<Pending> {
+        // Where each line's ranks start among the plane's memory events.
+        let starts: Vec<i64> = lines
+            .iter()
+            .scan(0i64, |next, c| {
+                let start = *next;
+                *next += c.count as i64;
+                Some(start)
+            })
+            .collect();
+        let mut order: Vec<String> = Vec::new();
+        let mut runs: FastMap<String, Vec<(i64, Collected)>> = FastMap::default();
+        for (c, start) in lines.into_iter().zip(starts) {
+            for (id, collected) in c.ids {
+                let id = id.into_owned();
+                if !runs.contains_key(&id) {
+                    order.push(id.clone());
+                }
+                runs.entry(id).or_default().push((start, collected));
+            }
+        }
+        order
+            .into_iter()
+            .map(|id| {
+                let lines = runs.remove(&id).unwrap_or_default();
+                Pending::new(id, lines)
+            })
+            .collect()
+    }
+
+    /// One memory ID's events, line by line in order, each line's with where its ranks start.
+    fn new(memory_id: String, lines: Vec<(i64, Collected)>) -> Self {
+        // One string table in order of first use, as one pass over the lines would make it; each
+        // line's events then index it, and carry their rank among the plane's memory events.
+        let mut strings = Interner::default();
+        let mut runs = Vec::with_capacity(lines.len());
+        for (start, mut c) in lines {
+            let ids = strings.merge(c.strings);
+            for s in &mut c.snapshots {
+                let a = &mut s.activity;
+                for id in [&mut a.tf_op_name, &mut a.region_type, &mut a.data_type, &mut a.tensor_shape] {
+                    *id = ids[*id as usize];
+                }
+                a.step_id += start;
+            }
+            runs.push(c.snapshots);
+        }
+        let summary = summary_in_file_order(runs.iter().flatten());
         // Stable, so events at the same time keep file order. XProf's `absl::c_sort` is not stable: its
         // order among equal times is whatever its std::sort does, which we cannot (and need not) copy.
-        snapshots.sort_by_key(|s| s.time_offset_ps);
+        let mut snapshots = merge_in_time_order(runs);
         copy_allocation_metadata_to_deallocations(&mut snapshots);
         let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots[i].stats.in_use_bytes());
         let counts = leaks::counts(&snapshots, &sampled_indices);
-        Pending { memory_id, snapshots, strings, summary, sampled_indices, counts }
+        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts }
     }
 
     /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
@@ -612,6 +672,24 @@ impl<'a> Interner<'a> {
         id
     }
 
+    /// Adds the strings of `other` (another line's table) that are new, in its order; returns the id
+    /// here of each of its ids.
+    fn merge(&mut self, other: Interner) -> Vec<StrId> {
+        let mut dtype_of: Vec<Option<i64>> = vec![None; other.strings.len()];
+        for (&dtype, &id) in &other.dtypes {
+            dtype_of[id as usize] = Some(dtype);
+        }
+        other
+            .strings
+            .into_iter()
+            .zip(dtype_of)
+            .map(|(s, dtype)| match dtype {
+                Some(d) => self.dtype(d),
+                None => self.id(&s),
+            })
+            .collect()
+    }
+
     fn push(&mut self, s: String) -> StrId {
         self.strings.push(s);
         (self.strings.len() - 1) as StrId
@@ -630,9 +708,44 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q)) && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
 }
 
+/// `runs` (each line's events) in one list by time, stably: events at the same time in the order of
+/// the runs, then of each run. A line's events are nearly always in time order already, so the runs
+/// are merged (one pass) rather than the whole list sorted.
+fn merge_in_time_order(mut runs: Vec<Vec<Snapshot>>) -> Vec<Snapshot> {
+    for run in &mut runs {
+        if !run.is_sorted_by_key(|s| s.time_offset_ps) {
+            run.sort_by_key(|s| s.time_offset_ps);
+        }
+    }
+    runs.retain(|r| !r.is_empty());
+    if runs.len() <= 1 {
+        return runs.pop().unwrap_or_default();
+    }
+    let mut out = Vec::with_capacity(runs.iter().map(Vec::len).sum());
+    let mut next = vec![0usize; runs.len()];
+    // The head of each run, smallest (time, run) first.
+    let mut heads: std::collections::BinaryHeap<std::cmp::Reverse<(i64, usize)>> =
+        runs.iter().enumerate().map(|(r, run)| std::cmp::Reverse((run[0].time_offset_ps, r))).collect();
+    while let Some(std::cmp::Reverse((_, r))) = heads.pop() {
+        let run = &runs[r];
+        // Take this run's events while they come before every other head.
+        let limit = heads.peek().map(|std::cmp::Reverse(h)| *h);
+        let mut i = next[r];
+        while i < run.len() && limit.is_none_or(|(t, other)| (run[i].time_offset_ps, r) < (t, other)) {
+            out.push(run[i]);
+            i += 1;
+        }
+        next[r] = i;
+        if let Some(s) = run.get(i) {
+            heads.push(std::cmp::Reverse((s.time_offset_ps, r)));
+        }
+    }
+    out
+}
+
 /// XProf's `UpdateProfileSummary` over the events in file order: the last event whose heap + stack is
 /// at least the peak so far becomes the peak (so with all-zero stats the last event is the peak).
-fn summary_in_file_order(snapshots: &[Snapshot]) -> Summary {
+fn summary_in_file_order<'s>(snapshots: impl Iterator<Item = &'s Snapshot>) -> Summary {
     let mut s = Summary::default();
     for e in snapshots {
         s.peak_bytes_usage_lifetime = e.stats.peak_bytes_in_use;
