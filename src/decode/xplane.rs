@@ -382,8 +382,18 @@ impl EventHeader {
                         if select.get(id) {
                             stats.push(RawStat::read_value_fast(bytes, id, at, stat_end)?);
                         }
+                        p = stat_end;
+                    } else {
+                        // No stat of this event is read: the rest are passed over in a tight loop (a key
+                        // byte and a one-byte length, nearly always), back to the loop above at anything else.
+                        p = stat_end;
+                        while p + 1 < end && bytes[p] == 0x22 && bytes[p + 1] < 0x80 {
+                            p += 2 + usize::from(bytes[p + 1]);
+                        }
+                        if p > end {
+                            return None;
+                        }
                     }
-                    p = stat_end;
                 }
                 _ => return None,
             }
