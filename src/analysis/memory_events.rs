@@ -165,29 +165,13 @@ impl<'a> Reader<'a> {
             _ => return Ok(false),
         };
         let base_ps = line.header.timestamp_ns.saturating_mul(1000);
-        let reset = |e: &mut MemoryEvent<'a>| {
-            e.activity = activity;
-            e.plane_index = self.plane_index;
-            e.line_index = line_index;
-            e.event_index = event_index;
-            e.time_ps = base_ps.saturating_add(h.offset_ps);
-            e.offset_ps = h.offset_ps;
-            e.memory_id = Cow::Borrowed("");
-            e.stack_reserved_bytes = 0;
-            e.heap_allocated_bytes = 0;
-            e.free_memory_bytes = 0;
-            e.fragmentation = 0.0;
-            e.peak_bytes_in_use = 0;
-            e.requested_bytes = 0;
-            e.allocation_bytes = 0;
-            e.address = 0;
-            e.tf_op_name = Cow::Borrowed("");
-            e.step_id = 0;
-            e.region_type = Cow::Borrowed("");
-            e.data_type = 0;
-            e.tensor_shape = Cow::Borrowed("");
-        };
-        reset(e);
+        // The value fields are all set below, from the stats.
+        e.activity = activity;
+        e.plane_index = self.plane_index;
+        e.line_index = line_index;
+        e.event_index = event_index;
+        e.time_ps = base_ps.saturating_add(h.offset_ps);
+        e.offset_ps = h.offset_ps;
         let role = |id| self.ids.role(id);
         let mut values = RoleValues::<ROLES>::default();
         // XProf's fallback memory ID is the first integer of two stats in file order, which the roles

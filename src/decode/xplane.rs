@@ -741,6 +741,7 @@ impl Plane {
         stat.value.map_or(Ok(None), |v| self.resolve(v))
     }
 
+    #[inline]
     fn resolve<'a>(&'a self, value: RawValue<'a>) -> Result<Option<StatValue<'a>>, DecodeError> {
         Ok(Some(match value {
             RawValue::Double(v) => StatValue::Double(v),
