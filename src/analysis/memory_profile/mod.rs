@@ -241,7 +241,9 @@ pub enum Scan {
     /// One pass serves both: each event is read once. The only way in the browser (one thread).
     Once,
     /// The grouping's pass (and the building of its graph) on a second thread while this one reads
-    /// the memory events in a lighter pass of its own, which skips the stats of other events. The
+    /// the memory events in a lighter pass of its own, which skips the stats of other events; the
+    /// lines' memory events are read largest line first, by this thread and, once through its own
+    /// pass, by the grouping thread too. The
     /// grouping's pass skips the memory events' own stats in turn (a dozen each), taking them for
     /// leaves of their enclosing nodes, which they are unless one has a stat that makes it a node
     /// ([`step_groups::NODE_MAKING_STATS`]): the memory pass checks. The default natively when there
