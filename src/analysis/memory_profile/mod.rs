@@ -609,10 +609,6 @@ impl Pending {
 #[derive(Default)]
 struct Interner<'a> {
     ids: FastMap<Box<str>, StrId>,
-    /// The id of "" once used: most deallocations and many allocations have no op, region or shape.
-    empty: Option<StrId>,
-    /// Dtype name ids by dtype, for the small numbers TensorFlow's `DataType` uses; others in `dtypes`.
-    small_dtypes: [Option<StrId>; 32],
     dtypes: FastMap<i64, StrId>,
     strings: Vec<String>,
     /// Per field (op, region, shape), the string of the last event that borrowed it from the file, and
@@ -625,11 +621,6 @@ impl<'a> Interner<'a> {
     /// [`Interner::id`] of a string of field `field` (see [`Interner::recent`]).
     #[inline]
     fn field_id(&mut self, field: usize, s: &Cow<'a, str>) -> StrId {
-        if s.is_empty() {
-            if let Some(id) = self.empty {
-                return id;
-            }
-        }
         match (s, self.recent[field]) {
             (Cow::Borrowed(s), Some((last, id))) if same_bytes(last.as_bytes(), s.as_bytes()) => id,
             (Cow::Borrowed(s), _) => {
@@ -647,30 +638,16 @@ impl<'a> Interner<'a> {
         }
         let id = self.push(s.to_string());
         self.ids.insert(s.into(), id);
-        if s.is_empty() {
-            self.empty = Some(id);
-        }
         id
     }
 
     /// The id of a dtype's XProf name (names are made once per distinct dtype, not per event).
-    #[inline]
     fn dtype(&mut self, dtype: i64) -> StrId {
-        let small = usize::try_from(dtype).ok().filter(|&d| d < self.small_dtypes.len());
-        if let Some(id) = small.and_then(|d| self.small_dtypes[d]) {
+        if let Some(&id) = self.dtypes.get(&dtype) {
             return id;
         }
-        let id = match self.dtypes.get(&dtype) {
-            Some(&id) => id,
-            None => {
-                let id = self.push(dtype::name(dtype));
-                self.dtypes.insert(dtype, id);
-                id
-            }
-        };
-        if let Some(d) = small {
-            self.small_dtypes[d] = Some(id);
-        }
+        let id = self.push(dtype::name(dtype));
+        self.dtypes.insert(dtype, id);
         id
     }
 
