@@ -32,7 +32,7 @@
 // usage: node bench/browser_memory_profile.mjs [FILE.xplane.pb[.gz] ...]
 //   e.g. REPEAT=3 XPROF_PYTHON=/tmp/xprof-venv/bin/python node bench/browser_memory_profile.mjs
 // default files: d2_tf_cnn and d1_tf_keras_bfc (gzipped, as users have them) and the larger real trace
-// bench/traces/d2_tf_cnn_600.xplane.pb.gz (43 MB inflated; the d2 fixture script run for 600 steps). Needs dist/
+// bench/traces/d2_tf_cnn_250.xplane.pb.gz (19 MB inflated; the d2 fixture script run for 250 steps). Needs dist/
 // (`trunk build --release`); env CHROMIUM overrides /usr/bin/chromium.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -45,7 +45,7 @@ const TIMEOUT_MS = 300_000;
 const DEFAULT_FILES = [
   'tests/fixtures/tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz',
   'tests/fixtures/tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz',
-  'bench/traces/d2_tf_cnn_600.xplane.pb.gz',
+  'bench/traces/d2_tf_cnn_250.xplane.pb.gz',
 ];
 const PHASES = ['read', 'decode', 'open', 'reply', 'render', 'tab', 'total'];
 

@@ -2,7 +2,8 @@
 # Makes a longer real TensorFlow trace for the benchmarks: the d2_tf_cnn fixture script
 # (../shared/fixtures/scripts/d2_tf_cnn_memory_trace.py) run for STEPS training steps instead of its 60,
 # on the CPU with the BFC allocator's memory events, written to target/bench/d2_tf_cnn_STEPS.xplane.pb.
-# bench/traces/d2_tf_cnn_600.xplane.pb.gz was made this way with STEPS=600 (TensorFlow 2.21.0).
+# bench/traces/d2_tf_cnn_250.xplane.pb.gz was made this way with STEPS=250 (TensorFlow 2.21.0); bench/RESULTS.md
+# also reports 600 and 1200 steps.
 #
 # Needs Python 3.12 (PYTHON, default python3.12); TensorFlow goes into a virtual environment of its own
 # (TF_VENV, default /tmp/tf-venv), installed from PyPI on first use (a few minutes; about 1.5 GB).

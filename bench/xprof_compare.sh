@@ -12,8 +12,8 @@
 # XProf reads uncompressed .xplane.pb only, so gzipped inputs are inflated to a temporary folder first.
 #
 # usage: XPROF_PYTHON=/tmp/xprof-venv/bin/python bench/xprof_compare.sh [FILE.xplane.pb[.gz] ...]
-# default files: d2_tf_cnn, d1_tf_keras_bfc and the larger real trace bench/traces/d2_tf_cnn_600.xplane.pb.gz
-# (the d2 fixture script run for 600 steps; bench/make_trace.sh makes longer ones).
+# default files: d2_tf_cnn, d1_tf_keras_bfc and the larger real trace bench/traces/d2_tf_cnn_250.xplane.pb.gz
+# (the d2 fixture script run for 250 steps; bench/make_trace.sh makes longer ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${XPROF_PYTHON:-python3}"
@@ -22,7 +22,7 @@ REPEAT="${REPEAT:-3}"
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
   files=(tests/fixtures/tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz tests/fixtures/tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz
-    bench/traces/d2_tf_cnn_600.xplane.pb.gz)
+    bench/traces/d2_tf_cnn_250.xplane.pb.gz)
 fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

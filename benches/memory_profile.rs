@@ -1,6 +1,6 @@
 //! Memory Profile benchmark: end to end from file bytes (decode, analysis, XProf's JSON — what XProf's
 //! converter produces — and the page's view), per XSpace fixture and for a larger real trace,
-//! `bench/traces/d2_tf_cnn_600.xplane.pb.gz` (the `d2_tf_cnn` fixture script run for 600 steps instead
+//! `bench/traces/d2_tf_cnn_250.xplane.pb.gz` (the `d2_tf_cnn` fixture script run for 250 steps instead
 //! of 60; `bench/make_trace.sh` makes longer ones). No criterion: medians over repeated runs with
 //! `std::time`, printed one line per file, so the numbers can sit next to XProf's converter time
 //! (`bench/xprof_compare.sh`). Timings are reported, never asserted.
@@ -123,13 +123,13 @@ fn main() {
         let name = rel.rsplit('/').next().unwrap_or(rel);
         bench(name, name, bytes.len(), &|| bytes.clone(), runs);
     }
-    let trace = root.join("bench/traces/d2_tf_cnn_600.xplane.pb.gz");
-    let name = "d2_tf_cnn_600.xplane.pb";
+    let trace = root.join("bench/traces/d2_tf_cnn_250.xplane.pb.gz");
+    let name = "d2_tf_cnn_250.xplane.pb";
     let path = root.join("target/bench").join(name);
     if !path.exists() {
-        let plain = gunzip(&std::fs::read(&trace).expect("bench/traces/d2_tf_cnn_600.xplane.pb.gz"));
+        let plain = gunzip(&std::fs::read(&trace).expect("bench/traces/d2_tf_cnn_250.xplane.pb.gz"));
         let _ = std::fs::create_dir_all(root.join("target/bench"));
-        std::fs::write(&path, plain).expect("writes target/bench/d2_tf_cnn_600.xplane.pb");
+        std::fs::write(&path, plain).expect("writes target/bench/d2_tf_cnn_250.xplane.pb");
     }
     let size = std::fs::metadata(&path).map_or(0, |m| m.len() as usize);
     let load = || read_input(&path).expect("reads the larger trace");
