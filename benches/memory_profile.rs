@@ -101,6 +101,8 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
 }
 
 fn main() {
+    // As the CLI does: repeated runs reuse the memory of the previous ones.
+    tidemark::engine::retain_memory::retain_freed_memory();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let runs = env_usize("TIDEMARK_BENCH_RUNS", 5);
     // Cargo passes `--bench` to a harness-less bench; everything else is a file to time.

@@ -71,6 +71,8 @@ fn report(name: &str, proto: &HloProto) {
 }
 
 fn main() {
+    // As the CLI does: repeated runs reuse the memory of the previous ones.
+    tidemark::engine::retain_memory::retain_freed_memory();
     println!("Memory Viewer analysis, median per module (HloProto already decoded):");
     for (name, proto) in fixture_modules() {
         report(&name, &proto);

@@ -9,6 +9,8 @@ pub mod overview;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod read_input;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod retain_memory;
 pub mod slim;
 pub mod warmup;
 

@@ -133,10 +133,10 @@ fn row_order(a: &ActivityRef, b: &ActivityRef) -> Ordering {
     b.allocation_bytes
         .cmp(&a.allocation_bytes)
         .then(b.requested_bytes.cmp(&a.requested_bytes))
-        .then_with(|| a.tf_op_name.cmp(&b.tf_op_name))
-        .then_with(|| a.region_type.cmp(&b.region_type))
-        .then_with(|| a.data_type.cmp(&b.data_type))
-        .then_with(|| a.tensor_shape.cmp(&b.tensor_shape))
+        .then_with(|| a.tf_op_name.cmp(b.tf_op_name))
+        .then_with(|| a.region_type.cmp(b.region_type))
+        .then_with(|| a.data_type.cmp(b.data_type))
+        .then_with(|| a.tensor_shape.cmp(b.tensor_shape))
 }
 
 fn special(op: &str, region: &str, bytes: i64, step_id: i64) -> ActivityMetadata {

@@ -38,6 +38,7 @@ recursively. Exit status: 0 on success, 1 when a file could not be read, 2 on a 
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
+    tidemark::engine::retain_memory::retain_freed_memory();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let Some((command, rest)) = argv.split_first() else {
         eprint!("{HELP}");
