@@ -22,7 +22,8 @@ mod leaks;
 pub mod sampling;
 pub mod xprof_json;
 
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastMap, FxHasher};
+use std::hash::{BuildHasher, BuildHasherDefault};
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
 use crate::decode::xplane::{Plane, Want, XSpace};
@@ -608,7 +609,12 @@ impl Pending {
 /// Dtype names have their own ids (a dtype name may also appear as, say, a shape: harmless).
 #[derive(Default)]
 struct Interner<'a> {
-    ids: FastMap<Box<str>, StrId>,
+    /// By a hash of the string: looked up once per new event string, and the match then checked
+    /// against `strings` inline ([`same_bytes`]), where a map of the strings themselves compares
+    /// keys through the C library's `memcmp`. A string whose hash another already has goes to
+    /// `collided`.
+    ids: FastMap<u64, StrId>,
+    collided: FastMap<Box<str>, StrId>,
     dtypes: FastMap<i64, StrId>,
     strings: Vec<String>,
     /// Per field (op, region, shape), the string of the last event that borrowed it from the file, and
@@ -633,12 +639,23 @@ impl<'a> Interner<'a> {
     }
 
     fn id(&mut self, s: &str) -> StrId {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+        let hash = BuildHasherDefault::<FxHasher>::default().hash_one(s);
+        match self.ids.get(&hash) {
+            Some(&id) if same_bytes(self.strings[id as usize].as_bytes(), s.as_bytes()) => id,
+            Some(_) => match self.collided.get(s) {
+                Some(&id) => id,
+                None => {
+                    let id = self.push(s.to_string());
+                    self.collided.insert(s.into(), id);
+                    id
+                }
+            },
+            None => {
+                let id = self.push(s.to_string());
+                self.ids.insert(hash, id);
+                id
+            }
         }
-        let id = self.push(s.to_string());
-        self.ids.insert(s.into(), id);
-        id
     }
 
     /// The id of a dtype's XProf name (names are made once per distinct dtype, not per event).
@@ -795,5 +812,22 @@ fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids in order of first use, the same string always the same id, even when another string has
+    /// its hash (forced here: a real collision of the keyed 64-bit hash cannot be picked).
+    #[test]
+    fn interner_ids_survive_hash_collisions() {
+        let mut t = Interner::default();
+        assert_eq!((t.id("conv"), t.id("relu"), t.id("conv")), (0, 1, 0));
+        let hash_of_pool = BuildHasherDefault::<FxHasher>::default().hash_one("pool");
+        t.ids.insert(hash_of_pool, 0); // "pool" now collides with "conv"
+        assert_eq!((t.id("pool"), t.id("pool"), t.id("conv"), t.id("relu")), (2, 2, 0, 1));
+        assert_eq!(t.strings, ["conv", "relu", "pool"]);
     }
 }
