@@ -2,24 +2,15 @@
 //! printed): camelCase names, int64/uint64 as strings, enums by name, integral doubles as integers.
 //! Tidemark's own figures go under one extra top-level key, `tidemark`, in our snake_case structs;
 //! XProf's fields are never changed, so XProf's frontend can read the document as is.
+//!
+//! XProf's part is written by hand, compact, in the field order serde's derive would use: it is a
+//! few dozen keys and numbers-as-strings per timeline point, which serde_json writes through its
+//! general string escaper (keys included), three times slower; `tidemark` goes through serde.
 
 use super::{ActivityRef, AggregationStats, AllocatorProfile, EventCounts, LeakHints, MemoryProfile, Snapshot};
 use crate::analysis::memory_events::Activity;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The document: XProf's fields, then `tidemark`.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Document<'a> {
-    memory_profile_per_allocator: BTreeMap<&'a str, PerAllocator<'a>>,
-    num_hosts: i32,
-    memory_ids: Vec<&'a str>,
-    version: i32,
-    /// XProf declares the field and never fills it.
-    hlo_modules: [(); 0],
-    tidemark: Tidemark<'a>,
-}
 
 /// Tidemark-only figures per memory ID.
 #[derive(Serialize)]
@@ -38,232 +29,268 @@ pub struct TidemarkAllocator<'a> {
     pub breakdown_freed_before_peak: Vec<u64>,
 }
 
-/// The document for `profile`.
-pub fn document(profile: &MemoryProfile) -> Document<'_> {
-    Document {
-        memory_profile_per_allocator: profile.allocators.iter().map(|a| (a.memory_id.as_str(), per_allocator(a))).collect(),
-        num_hosts: 1,
-        memory_ids: profile.memory_ids().collect(),
-        // XProf's "new sampling algorithm" marker.
-        version: 1,
-        hlo_modules: [],
-        tidemark: Tidemark {
-            allocators: profile
-                .allocators
-                .iter()
-                .map(|a| {
-                    let t = TidemarkAllocator {
-                        counts: &a.counts,
-                        leak_hints: &a.leaks,
-                        peak_step_id: a.summary.peak_step_id,
-                        snapshot_count: a.snapshots.len(),
-                        breakdown_freed_before_peak: a.breakdown.iter().map(|r| r.freed_before_peak).collect(),
-                    };
-                    (a.memory_id.as_str(), t)
-                })
-                .collect(),
-        },
-    }
-}
-
 /// The document as compact JSON text.
 pub fn to_string(profile: &MemoryProfile) -> Result<String, serde_json::Error> {
     // Room for it up front (it is a few hundred bytes per timeline point and breakdown row): growing
     // the buffer by doubling would copy it into fresh memory several times over.
     let rows: usize = profile.allocators.iter().map(|a| a.sampled_indices.len() + 2 * a.breakdown.len()).sum();
-    let mut out = Vec::with_capacity(4096 + 512 * rows);
-    serde_json::to_writer(&mut out, &document(profile))?;
-    // serde_json writes valid UTF-8; the check cannot fail, and costs a fraction of the writing.
-    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+    let mut w = Writer(Vec::with_capacity(4096 + 512 * rows));
+    // By memory ID, as XProf's map is printed.
+    let by_id: BTreeMap<&str, &AllocatorProfile> = profile.allocators.iter().map(|a| (a.memory_id.as_str(), a)).collect();
+    w.raw("{\"memoryProfilePerAllocator\":{");
+    for (k, (id, a)) in by_id.iter().enumerate() {
+        w.comma(k);
+        w.str(id);
+        w.raw(":");
+        per_allocator(&mut w, a);
+    }
+    w.raw("},\"numHosts\":1,\"memoryIds\":[");
+    for (k, id) in profile.memory_ids().enumerate() {
+        w.comma(k);
+        w.str(id);
+    }
+    // Version 1: XProf's "new sampling algorithm" marker; `hloModules`: XProf declares it, never fills it.
+    w.raw("],\"version\":1,\"hloModules\":[],\"tidemark\":");
+    let tidemark = Tidemark {
+        allocators: by_id
+            .iter()
+            .map(|(&id, a)| {
+                let t = TidemarkAllocator {
+                    counts: &a.counts,
+                    leak_hints: &a.leaks,
+                    peak_step_id: a.summary.peak_step_id,
+                    snapshot_count: a.snapshots.len(),
+                    breakdown_freed_before_peak: a.breakdown.iter().map(|r| r.freed_before_peak).collect(),
+                };
+                (id, t)
+            })
+            .collect(),
+    };
+    serde_json::to_writer(&mut w.0, &tidemark)?;
+    w.raw("}");
+    // Everything written is valid UTF-8; the check cannot fail, and costs a fraction of the writing.
+    String::from_utf8(w.0).map_err(|e| serde::ser::Error::custom(e.to_string()))
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PerAllocator<'a> {
-    /// XProf replaces the full list with the representative snapshot of each breakdown row.
-    memory_profile_snapshots: Vec<SnapshotJson<'a>>,
-    profile_summary: SummaryJson,
-    active_allocations: Vec<ActiveAllocationJson>,
-    special_allocations: Vec<MetadataJson<'a>>,
-    sampled_timeline_snapshots: Vec<SnapshotJson<'a>>,
-}
-
-fn per_allocator(a: &AllocatorProfile) -> PerAllocator<'_> {
-    let mut memory_profile_snapshots = Vec::new();
-    let mut active_allocations = Vec::new();
+fn per_allocator(w: &mut Writer, a: &AllocatorProfile) {
+    // XProf replaces the full list with the representative snapshot of each breakdown row. Its
+    // indices: a special row's snapshot index is −(special index + 1), an allocation row's is its
+    // position among the saved representative snapshots.
+    let mut representatives = Vec::new();
+    let mut active = Vec::new();
     for row in &a.breakdown {
-        // XProf's indices: a special row's snapshot index is −(special index + 1), an allocation row's
-        // is its position among the saved representative snapshots.
         let (snapshot_index, special_index) = match (row.special_index, row.snapshot_indices.first()) {
             (Some(k), _) => (-(k as i64) - 1, k as i64),
             (None, Some(&i)) => {
                 let Some(s) = a.snapshots.get(i) else { continue };
-                memory_profile_snapshots.push(snapshot_json(a, s));
-                ((memory_profile_snapshots.len() - 1) as i64, -1)
+                representatives.push(s);
+                ((representatives.len() - 1) as i64, -1)
             }
             (None, None) => continue,
         };
-        active_allocations.push(ActiveAllocationJson {
-            snapshot_index: Int64(snapshot_index),
-            special_index: Int64(special_index),
-            num_occurrences: Int64(row.occurrences as i64),
-        });
+        active.push([snapshot_index, special_index, row.occurrences as i64]);
     }
+    w.raw("{\"memoryProfileSnapshots\":");
+    snapshots(w, a, representatives.into_iter());
     let s = &a.summary;
-    PerAllocator {
-        memory_profile_snapshots,
-        profile_summary: SummaryJson {
-            peak_bytes_usage_lifetime: Int64(s.peak_bytes_usage_lifetime),
-            peak_stats: stats_json(&s.peak_stats),
-            peak_stats_time_ps: Int64(s.peak_stats_time_ps),
-            memory_capacity: Int64(s.memory_capacity_bytes),
-        },
-        active_allocations,
-        special_allocations: a.special_allocations.iter().map(|m| metadata_json(m.as_activity_ref())).collect(),
-        sampled_timeline_snapshots: a.sampled_indices.iter().filter_map(|&i| a.snapshots.get(i)).map(|s| snapshot_json(a, s)).collect(),
+    w.raw(",\"profileSummary\":{\"peakBytesUsageLifetime\":");
+    w.int(s.peak_bytes_usage_lifetime);
+    w.raw(",\"peakStats\":");
+    stats(w, &s.peak_stats);
+    w.raw(",\"peakStatsTimePs\":");
+    w.int(s.peak_stats_time_ps);
+    w.raw(",\"memoryCapacity\":");
+    w.int(s.memory_capacity_bytes);
+    w.raw("},\"activeAllocations\":[");
+    for (k, [snapshot_index, special_index, occurrences]) in active.into_iter().enumerate() {
+        w.comma(k);
+        w.raw("{\"snapshotIndex\":");
+        w.int(snapshot_index);
+        w.raw(",\"specialIndex\":");
+        w.int(special_index);
+        w.raw(",\"numOccurrences\":");
+        w.int(occurrences);
+        w.raw("}");
     }
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SnapshotJson<'a> {
-    time_offset_ps: Int64,
-    aggregation_stats: StatsJson,
-    activity_metadata: MetadataJson<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct StatsJson {
-    stack_reserved_bytes: Int64,
-    heap_allocated_bytes: Int64,
-    free_memory_bytes: Int64,
-    fragmentation: ProtoDouble,
-    peak_bytes_in_use: Int64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MetadataJson<'a> {
-    memory_activity: &'static str,
-    requested_bytes: Int64,
-    allocation_bytes: Int64,
-    address: Uint64,
-    tf_op_name: &'a str,
-    step_id: Int64,
-    region_type: &'a str,
-    data_type: &'a str,
-    tensor_shape: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SummaryJson {
-    peak_bytes_usage_lifetime: Int64,
-    peak_stats: StatsJson,
-    peak_stats_time_ps: Int64,
-    memory_capacity: Int64,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ActiveAllocationJson {
-    snapshot_index: Int64,
-    special_index: Int64,
-    num_occurrences: Int64,
-}
-
-fn snapshot_json<'a>(a: &'a AllocatorProfile, s: &Snapshot) -> SnapshotJson<'a> {
-    SnapshotJson {
-        time_offset_ps: Int64(s.time_offset_ps),
-        aggregation_stats: stats_json(&s.stats),
-        activity_metadata: metadata_json(a.activity(&s.activity)),
+    w.raw("],\"specialAllocations\":[");
+    for (k, m) in a.special_allocations.iter().enumerate() {
+        w.comma(k);
+        metadata(w, m.as_activity_ref());
     }
+    w.raw("],\"sampledTimelineSnapshots\":");
+    snapshots(w, a, a.sampled_indices.iter().filter_map(|&i| a.snapshots.get(i)));
+    w.raw("}");
 }
 
-fn stats_json(s: &AggregationStats) -> StatsJson {
-    StatsJson {
-        stack_reserved_bytes: Int64(s.stack_reserved_bytes),
-        heap_allocated_bytes: Int64(s.heap_allocated_bytes),
-        free_memory_bytes: Int64(s.free_memory_bytes),
-        fragmentation: ProtoDouble(s.fragmentation),
-        peak_bytes_in_use: Int64(s.peak_bytes_in_use),
+fn snapshots<'s>(w: &mut Writer, a: &AllocatorProfile, list: impl Iterator<Item = &'s Snapshot>) {
+    w.raw("[");
+    for (k, s) in list.enumerate() {
+        w.comma(k);
+        w.raw("{\"timeOffsetPs\":");
+        w.int(s.time_offset_ps);
+        w.raw(",\"aggregationStats\":");
+        stats(w, &s.stats);
+        w.raw(",\"activityMetadata\":");
+        metadata(w, a.activity(&s.activity));
+        w.raw("}");
     }
+    w.raw("]");
 }
 
-fn metadata_json(m: ActivityRef<'_>) -> MetadataJson<'_> {
-    MetadataJson {
-        memory_activity: match m.activity {
-            Activity::Allocation => "ALLOCATION",
-            Activity::Deallocation => "DEALLOCATION",
-        },
-        requested_bytes: Int64(m.requested_bytes),
-        allocation_bytes: Int64(m.allocation_bytes),
-        address: Uint64(m.address),
-        tf_op_name: m.tf_op_name,
-        step_id: Int64(m.step_id),
-        region_type: m.region_type,
-        data_type: m.data_type,
-        tensor_shape: m.tensor_shape,
+fn stats(w: &mut Writer, s: &AggregationStats) {
+    w.raw("{\"stackReservedBytes\":");
+    w.int(s.stack_reserved_bytes);
+    w.raw(",\"heapAllocatedBytes\":");
+    w.int(s.heap_allocated_bytes);
+    w.raw(",\"freeMemoryBytes\":");
+    w.int(s.free_memory_bytes);
+    w.raw(",\"fragmentation\":");
+    w.double(s.fragmentation);
+    w.raw(",\"peakBytesInUse\":");
+    w.int(s.peak_bytes_in_use);
+    w.raw("}");
+}
+
+fn metadata(w: &mut Writer, m: ActivityRef<'_>) {
+    w.raw(match m.activity {
+        Activity::Allocation => "{\"memoryActivity\":\"ALLOCATION\",\"requestedBytes\":",
+        Activity::Deallocation => "{\"memoryActivity\":\"DEALLOCATION\",\"requestedBytes\":",
+    });
+    w.int(m.requested_bytes);
+    w.raw(",\"allocationBytes\":");
+    w.int(m.allocation_bytes);
+    w.raw(",\"address\":");
+    w.decimal(m.address, false);
+    w.raw(",\"tfOpName\":");
+    w.str(m.tf_op_name);
+    w.raw(",\"stepId\":");
+    w.int(m.step_id);
+    w.raw(",\"regionType\":");
+    w.str(m.region_type);
+    w.raw(",\"dataType\":");
+    w.str(m.data_type);
+    w.raw(",\"tensorShape\":");
+    w.str(m.tensor_shape);
+    w.raw("}");
+}
+
+/// Compact JSON text, appended.
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn raw(&mut self, text: &str) {
+        self.0.extend_from_slice(text.as_bytes());
     }
-}
 
-/// proto3 JSON int64: a decimal string.
-struct Int64(i64);
-
-impl Serialize for Int64 {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut buf = [0; 20];
-        s.serialize_str(decimal(self.0.unsigned_abs(), self.0 < 0, &mut buf))
-    }
-}
-
-/// `n` (negated if `negative`) in decimal, written into the end of `buf`. A profile's JSON holds tens
-/// of thousands of numbers as strings, and going through `Display` costs several times more.
-fn decimal(mut n: u64, negative: bool, buf: &mut [u8; 20]) -> &str {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
+    /// The separator before item `k` of an array or object.
+    fn comma(&mut self, k: usize) {
+        if k > 0 {
+            self.0.push(b',');
         }
     }
-    if negative {
+
+    /// A JSON string: as is when nothing in it needs escaping (op names and shapes nearly never do),
+    /// else escaped by serde_json, so the text is the same either way.
+    fn str(&mut self, s: &str) {
+        if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            // Writing into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut self.0, s);
+        } else {
+            self.0.push(b'"');
+            self.0.extend_from_slice(s.as_bytes());
+            self.0.push(b'"');
+        }
+    }
+
+    /// proto3 JSON int64: a decimal string.
+    fn int(&mut self, v: i64) {
+        self.decimal(v.unsigned_abs(), v < 0);
+    }
+
+    /// proto3 JSON int64 / uint64: `n` (negated) as a decimal string.
+    fn decimal(&mut self, mut n: u64, negative: bool) {
+        let mut buf = [0u8; 22];
+        let mut at = buf.len() - 1;
+        buf[at] = b'"';
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if negative {
+            at -= 1;
+            buf[at] = b'-';
+        }
         at -= 1;
-        buf[at] = b'-';
+        buf[at] = b'"';
+        self.0.extend_from_slice(&buf[at..]);
     }
-    std::str::from_utf8(&buf[at..]).unwrap_or_default()
-}
 
-/// proto3 JSON uint64: a decimal string.
-struct Uint64(u64);
-
-impl Serialize for Uint64 {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut buf = [0; 20];
-        s.serialize_str(decimal(self.0, false, &mut buf))
-    }
-}
-
-/// proto3 JSON double as protobuf prints it: integral values without a fraction (`0`, not `0.0`), and
-/// the non-finite values as the strings `NaN`, `Infinity`, `-Infinity` (JSON has no such numbers).
-struct ProtoDouble(f64);
-
-impl Serialize for ProtoDouble {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let v = self.0;
+    /// proto3 JSON double as protobuf prints it: integral values without a fraction (`0`, not `0.0`),
+    /// and the non-finite values as the strings `NaN`, `Infinity`, `-Infinity` (JSON has no such
+    /// numbers); other values as serde_json prints them (shortest round-trip form).
+    fn double(&mut self, v: f64) {
         // Integers up to 2^53 are exact in an f64, so printing them as integers loses nothing.
         const EXACT: f64 = 9_007_199_254_740_992.0;
         if v.is_nan() {
-            s.serialize_str("NaN")
+            self.raw("\"NaN\"");
         } else if v.is_infinite() {
-            s.serialize_str(if v > 0.0 { "Infinity" } else { "-Infinity" })
+            self.raw(if v > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
         } else if v.fract() == 0.0 && v.abs() <= EXACT {
-            s.serialize_i64(v as i64)
+            self.raw(&(v as i64).to_string());
         } else {
-            s.serialize_f64(v)
+            // Writing into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut self.0, &v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Writer;
+
+    fn written(f: impl FnOnce(&mut Writer)) -> String {
+        let mut w = Writer(Vec::new());
+        f(&mut w);
+        String::from_utf8(w.0).expect("UTF-8")
+    }
+
+    /// Strings come out exactly as serde_json writes them, whether or not they need escaping.
+    #[test]
+    fn strings_as_serde_json_writes_them() {
+        for s in ["", "sequential/conv2d/Conv2D", "a\"b", "back\\slash", "line\nbreak\t\u{1}", "µs — ünïcode", "\u{7f}"] {
+            assert_eq!(written(|w| w.str(s)), serde_json::to_string(s).expect("serializes"), "{s:?}");
+        }
+    }
+
+    /// int64 / uint64 as decimal strings, the extremes included.
+    #[test]
+    fn integers_as_decimal_strings() {
+        for v in [0, 7, -1, 1 << 40, i64::MAX, i64::MIN] {
+            assert_eq!(written(|w| w.int(v)), format!("\"{v}\""));
+        }
+        assert_eq!(written(|w| w.decimal(u64::MAX, false)), format!("\"{}\"", u64::MAX));
+    }
+
+    /// Doubles as protobuf prints them: integral ones as integers, non-finite ones as strings.
+    #[test]
+    fn doubles_as_protobuf_prints_them() {
+        let cases = [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (3.0, "3"),
+            (0.25, "0.25"),
+            (-1.5, "-1.5"),
+            (1e300, "1e+300"),
+            (f64::NAN, "\"NaN\""),
+            (f64::INFINITY, "\"Infinity\""),
+            (f64::NEG_INFINITY, "\"-Infinity\""),
+        ];
+        for (v, text) in cases {
+            assert_eq!(written(|w| w.double(v)), text, "{v}");
         }
     }
 }
