@@ -77,6 +77,7 @@ pub(super) fn hints(snapshots: &[Snapshot], strings: &[String]) -> LeakHints {
     let mut live: FastMap<u64, usize> = FastMap::default();
     let mut floors: Vec<StepFloor> = Vec::new();
     let mut floor_of_step: FastMap<i64, usize> = FastMap::default();
+    let mut last_floor: Option<usize> = None;
     for (i, s) in snapshots.iter().enumerate() {
         let a = &s.activity;
         match a.activity {
@@ -92,13 +93,16 @@ pub(super) fn hints(snapshots: &[Snapshot], strings: &[String]) -> LeakHints {
             }
         }
         let in_use = s.stats.in_use_bytes();
-        match floor_of_step.get(&a.step_id).and_then(|&k| floors.get_mut(k)) {
-            Some(f) => f.min_in_use_bytes = f.min_in_use_bytes.min(in_use),
-            None => {
-                floor_of_step.insert(a.step_id, floors.len());
+        // Events in a row are nearly always of one step: the map is asked only when the step changes.
+        let k = match last_floor {
+            Some(k) if floors[k].step_id == a.step_id => k,
+            _ => *floor_of_step.entry(a.step_id).or_insert_with(|| {
                 floors.push(StepFloor { step_id: a.step_id, min_in_use_bytes: in_use });
-            }
-        }
+                floors.len() - 1
+            }),
+        };
+        last_floor = Some(k);
+        floors[k].min_in_use_bytes = floors[k].min_in_use_bytes.min(in_use);
     }
 
     let mut by_op: BTreeMap<&str, LiveOpGroup> = BTreeMap::new();

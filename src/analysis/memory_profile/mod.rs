@@ -5,7 +5,7 @@
 //! every such place says so.
 //!
 //! Pipeline per memory ID, as XProf does it:
-//! 1. [`Summary`] from the events in file order (`summary_in_file_order`).
+//! 1. [`Summary`] from the events in file order (`add_to_summary`).
 //! 2. Snapshots sorted by time; each gets its step from XProf's step grouping ([`step_groups`]: the
 //!    `stepId` is a group id, not the allocator's `id` stat), missing ones filled in; deallocations take
 //!    their allocation's op, region, dtype and shape.
@@ -563,8 +563,10 @@ impl Pending {
     fn new(memory_id: String, lines: Vec<(i64, Collected)>) -> Self {
         // One string table in order of first use, as one pass over the lines would make it; each
         // line's events then index it, and carry their rank among the plane's memory events.
+        // The same pass, in file order, makes the summary.
         let mut strings = Interner::default();
         let mut runs = Vec::with_capacity(lines.len());
+        let mut summary = Summary::default();
         for (start, mut c) in lines {
             let ids = strings.merge(c.strings);
             for s in &mut c.snapshots {
@@ -573,10 +575,10 @@ impl Pending {
                     *id = ids[*id as usize];
                 }
                 a.step_id += start;
+                add_to_summary(&mut summary, s);
             }
             runs.push(c.snapshots);
         }
-        let summary = summary_in_file_order(runs.iter().flatten());
         // Stable, so events at the same time keep file order. XProf's `absl::c_sort` is not stable: its
         // order among equal times is whatever its std::sort does, which we cannot (and need not) copy.
         let mut snapshots = merge_in_time_order(runs);
@@ -739,20 +741,18 @@ fn merge_in_time_order(mut runs: Vec<Vec<Snapshot>>) -> Vec<Snapshot> {
     out
 }
 
-/// XProf's `UpdateProfileSummary` over the events in file order: the last event whose heap + stack is
-/// at least the peak so far becomes the peak (so with all-zero stats the last event is the peak).
-fn summary_in_file_order<'s>(snapshots: impl Iterator<Item = &'s Snapshot>) -> Summary {
-    let mut s = Summary::default();
-    for e in snapshots {
-        s.peak_bytes_usage_lifetime = e.stats.peak_bytes_in_use;
-        let in_use = e.stats.in_use_bytes();
-        if in_use >= s.peak_stats.peak_bytes_in_use {
-            s.peak_stats = AggregationStats { peak_bytes_in_use: in_use, ..e.stats };
-            s.peak_stats_time_ps = e.time_offset_ps;
-            s.memory_capacity_bytes = in_use.wrapping_add(e.stats.free_memory_bytes);
-        }
+/// XProf's `UpdateProfileSummary`, `e` being the next event in file order: the last event whose
+/// heap + stack is at least the peak so far becomes the peak (so with all-zero stats the last event
+/// is the peak).
+#[inline]
+fn add_to_summary(s: &mut Summary, e: &Snapshot) {
+    s.peak_bytes_usage_lifetime = e.stats.peak_bytes_in_use;
+    let in_use = e.stats.in_use_bytes();
+    if in_use >= s.peak_stats.peak_bytes_in_use {
+        s.peak_stats = AggregationStats { peak_bytes_in_use: in_use, ..e.stats };
+        s.peak_stats_time_ps = e.time_offset_ps;
+        s.memory_capacity_bytes = in_use.wrapping_add(e.stats.free_memory_bytes);
     }
-    s
 }
 
 fn snapshot<'a>(e: &MemoryEvent<'a>, step_id: i64, strings: &mut Interner<'a>) -> Snapshot {
@@ -794,7 +794,8 @@ fn fill_step_ids(snapshots: &mut [Snapshot]) {
 /// XProf's `UpdateDeallocation`: a deallocation takes op, region, dtype and shape from the oldest
 /// unmatched allocation at its address (a repeated allocation at a pending address is ignored).
 fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) {
-    let mut pending: FastMap<u64, usize> = FastMap::default();
+    // Sized for the live allocations of a typical trace up front rather than grown by rehashing.
+    let mut pending: FastMap<u64, usize> = FastMap::with_capacity_and_hasher(snapshots.len().min(1 << 12), Default::default());
     for i in 0..snapshots.len() {
         let address = snapshots[i].activity.address;
         match snapshots[i].activity.activity {
