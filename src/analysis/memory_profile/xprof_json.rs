@@ -104,13 +104,11 @@ fn per_allocator(w: &mut Writer, a: &AllocatorProfile) {
     w.raw("},\"activeAllocations\":[");
     for (k, [snapshot_index, special_index, occurrences]) in active.into_iter().enumerate() {
         w.comma(k);
-        w.raw("{\"snapshotIndex\":");
-        w.int(snapshot_index);
-        w.raw(",\"specialIndex\":");
-        w.int(special_index);
-        w.raw(",\"numOccurrences\":");
-        w.int(occurrences);
-        w.raw("}");
+        w.object(&[
+            ("snapshotIndex", Value::Int(snapshot_index)),
+            ("specialIndex", Value::Int(special_index)),
+            ("numOccurrences", Value::Int(occurrences)),
+        ]);
     }
     w.raw("],\"specialAllocations\":[");
     for (k, m) in a.special_allocations.iter().enumerate() {
@@ -138,40 +136,39 @@ fn snapshots<'s>(w: &mut Writer, a: &AllocatorProfile, list: impl Iterator<Item 
 }
 
 fn stats(w: &mut Writer, s: &AggregationStats) {
-    w.raw("{\"stackReservedBytes\":");
-    w.int(s.stack_reserved_bytes);
-    w.raw(",\"heapAllocatedBytes\":");
-    w.int(s.heap_allocated_bytes);
-    w.raw(",\"freeMemoryBytes\":");
-    w.int(s.free_memory_bytes);
-    w.raw(",\"fragmentation\":");
-    w.double(s.fragmentation);
-    w.raw(",\"peakBytesInUse\":");
-    w.int(s.peak_bytes_in_use);
-    w.raw("}");
+    w.object(&[
+        ("stackReservedBytes", Value::Int(s.stack_reserved_bytes)),
+        ("heapAllocatedBytes", Value::Int(s.heap_allocated_bytes)),
+        ("freeMemoryBytes", Value::Int(s.free_memory_bytes)),
+        ("fragmentation", Value::Double(s.fragmentation)),
+        ("peakBytesInUse", Value::Int(s.peak_bytes_in_use)),
+    ]);
 }
 
 fn metadata(w: &mut Writer, m: ActivityRef<'_>) {
-    w.raw(match m.activity {
-        Activity::Allocation => "{\"memoryActivity\":\"ALLOCATION\",\"requestedBytes\":",
-        Activity::Deallocation => "{\"memoryActivity\":\"DEALLOCATION\",\"requestedBytes\":",
-    });
-    w.int(m.requested_bytes);
-    w.raw(",\"allocationBytes\":");
-    w.int(m.allocation_bytes);
-    w.raw(",\"address\":");
-    w.decimal(m.address, false);
-    w.raw(",\"tfOpName\":");
-    w.str(m.tf_op_name);
-    w.raw(",\"stepId\":");
-    w.int(m.step_id);
-    w.raw(",\"regionType\":");
-    w.str(m.region_type);
-    w.raw(",\"dataType\":");
-    w.str(m.data_type);
-    w.raw(",\"tensorShape\":");
-    w.str(m.tensor_shape);
-    w.raw("}");
+    let activity = match m.activity {
+        Activity::Allocation => "ALLOCATION",
+        Activity::Deallocation => "DEALLOCATION",
+    };
+    w.object(&[
+        ("memoryActivity", Value::Str(activity)),
+        ("requestedBytes", Value::Int(m.requested_bytes)),
+        ("allocationBytes", Value::Int(m.allocation_bytes)),
+        ("address", Value::Uint(m.address)),
+        ("tfOpName", Value::Str(m.tf_op_name)),
+        ("stepId", Value::Int(m.step_id)),
+        ("regionType", Value::Str(m.region_type)),
+        ("dataType", Value::Str(m.data_type)),
+        ("tensorShape", Value::Str(m.tensor_shape)),
+    ]);
+}
+
+/// A scalar of XProf's document, as proto3 JSON prints it.
+enum Value<'a> {
+    Int(i64),
+    Uint(u64),
+    Double(f64),
+    Str(&'a str),
 }
 
 /// Compact JSON text, appended.
@@ -180,6 +177,24 @@ struct Writer(Vec<u8>);
 impl Writer {
     fn raw(&mut self, text: &str) {
         self.0.extend_from_slice(text.as_bytes());
+    }
+
+    /// `{"key":value,...}` (the keys need no escaping).
+    fn object(&mut self, fields: &[(&str, Value)]) {
+        self.raw("{");
+        for (k, (key, value)) in fields.iter().enumerate() {
+            self.comma(k);
+            self.raw("\"");
+            self.raw(key);
+            self.raw("\":");
+            match *value {
+                Value::Int(v) => self.int(v),
+                Value::Uint(v) => self.decimal(v, false),
+                Value::Double(v) => self.double(v),
+                Value::Str(v) => self.str(v),
+            }
+        }
+        self.raw("}");
     }
 
     /// The separator before item `k` of an array or object.
