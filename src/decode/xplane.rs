@@ -294,14 +294,24 @@ impl<'a> RawEvent<'a, '_> {
                     }
                 }
                 0x22 => {
-                    let Some(stat_end) = wire::varint_in(file, &mut p, end)
-                        .and_then(|n| usize::try_from(n).ok())
-                        .and_then(|n| p.checked_add(n))
-                        .filter(|&e| e <= end)
-                    else {
-                        return false;
+                    // Nearly every stat: its length, then its metadata id (`08 id`), one byte each.
+                    let (stat_end, id, at) = match file.get(p..p + 3) {
+                        Some(&[len, 0x08, id]) if len < 0x80 && id < 0x80 => (p + 1 + usize::from(len), i64::from(id), p + 3),
+                        _ => {
+                            let Some(stat_end) = wire::varint_in(file, &mut p, end)
+                                .and_then(|n| usize::try_from(n).ok())
+                                .and_then(|n| p.checked_add(n))
+                                .filter(|&e| e <= end)
+                            else {
+                                return false;
+                            };
+                            let Some((id, at)) = RawStat::read_id_fast(file, p, stat_end) else { return false };
+                            (stat_end, id, at)
+                        }
                     };
-                    let Some((id, at)) = RawStat::read_id_fast(file, p, stat_end) else { return false };
+                    if stat_end > end || at > stat_end {
+                        return false;
+                    }
                     let slot = usize::from(role(id)).wrapping_sub(1);
                     if slot < N {
                         match RawStat::read_value_fast(file, id, at, stat_end) {
@@ -794,6 +804,53 @@ mod tests {
         // 8 MiB of one letter compresses ~1000×: far past 256× + 64 KiB.
         let bomb = stat(gz(&vec![b'a'; 8 << 20]));
         assert_eq!(plane.stat_value(&bomb), None);
+    }
+
+    /// Every stat layout a profiler writes: one-byte and longer lengths and ids (the fast path and
+    /// the general one), each kind of value, a stat without a value, a role set twice (the last wins);
+    /// and a stat too short to hold its id is refused, not misread.
+    #[test]
+    fn role_values_read_every_stat_layout() {
+        let plane = Plane { meta: pb::XPlane::default(), lines: Vec::new() };
+        let long = "x".repeat(200);
+        let stat = |metadata_id, value| pb::XStat { metadata_id, value };
+        use pb::x_stat::Value as V;
+        let event = pb::XEvent {
+            metadata_id: 7,
+            data: Some(pb::x_event::Data::OffsetPs(5)),
+            duration_ps: 0,
+            stats: vec![
+                stat(3, Some(V::Int64Value(-2))),
+                stat(300, Some(V::Uint64Value(1 << 40))),
+                stat(4, Some(V::StrValue(long.clone()))),
+                stat(5, Some(V::DoubleValue(0.5))),
+                stat(6, Some(V::RefValue(9))),
+                stat(8, None),
+                stat(3, Some(V::Int64Value(11))),
+            ],
+        };
+        let bytes = event.encode_to_vec();
+        fn raw(bytes: &[u8]) -> RawEvent<'_, '_> {
+            RawEvent { header: EventHeader::default(), stats: &[], file: bytes, start: 0, end: bytes.len() }
+        }
+        let role = |id: i64| match id {
+            3 => 1,
+            300 => 2,
+            4 => 3,
+            5 => 4,
+            6 => 5,
+            8 => 6,
+            _ => 0,
+        };
+        let mut v = RoleValues::<6>::default();
+        assert!(raw(&bytes).role_values(role, &mut v));
+        assert_eq!((v.int(1), v.integer(2), v.double(4), v.reference(5), v.is_set(6)), (11, Some(1 << 40), 0.5, Some(9), false));
+        assert_eq!(v.text(3, &plane).unwrap(), long);
+        // `22 01 08`: a stat of one byte, the id's tag without the id.
+        let mut v = RoleValues::<6>::default();
+        assert!(!raw(&[0x22, 0x01, 0x08]).role_values(role, &mut v));
+        assert!(!raw(&[0x22, 0x05, 0x08, 0x03]).role_values(role, &mut v), "a stat running past the event");
+        assert!(!raw(&[0x22, 0x01, 0x08, 0x03]).role_values(role, &mut v), "an id past the stat's end");
     }
 
     #[test]
