@@ -11,7 +11,7 @@
 # from), e.g.:  python3.12 -m venv /tmp/xprof-venv && /tmp/xprof-venv/bin/pip install xprof==2.24.2
 # XProf reads uncompressed .xplane.pb only, so gzipped inputs are inflated to a temporary folder first.
 #
-# usage: XPROF_PYTHON=/tmp/xprof-venv/bin/python bench/xprof_compare.sh [FILE.xplane.pb[.gz] ...]
+# usage: [ROUNDS=N] [REPEAT=N] XPROF_PYTHON=/tmp/xprof-venv/bin/python bench/xprof_compare.sh [FILE.xplane.pb[.gz] ...]
 # default files: d2_tf_cnn, d1_tf_keras_bfc and the larger real trace bench/traces/d2_tf_cnn_250.xplane.pb.gz
 # (the d2 fixture script run for 250 steps; bench/make_trace.sh makes longer ones).
 set -euo pipefail
@@ -34,13 +34,34 @@ for f in "${files[@]}"; do
   esac
 done
 
-ours="$(TIDEMARK_BENCH_RUNS="$REPEAT" cargo bench --quiet --bench memory_profile -- "${plain[@]}" | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
-theirs="$(REPEAT="$REPEAT" "$PY" bench/xprof_time.py "${plain[@]}" 2>/dev/null | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
+# One round: both sides on every file, back to back; prints a table and appends "file<TAB>ratio" lines
+# to $tmp/ratios.
+round() {
+  local ours theirs
+  ours="$(TIDEMARK_BENCH_RUNS="$REPEAT" cargo bench --quiet --bench memory_profile -- "${plain[@]}" | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
+  theirs="$(REPEAT="$REPEAT" "$PY" bench/xprof_time.py "${plain[@]}" 2>/dev/null | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
+  printf '%-34s %12s %12s %8s\n' file xprof_ms tidemark_ms ratio
+  for f in "${plain[@]}"; do
+    xprof_ms="$(printf '%s\n' "$theirs" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
+    ours_ms="$(printf '%s\n' "$ours" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
+    ratio="$(awk -v x="$xprof_ms" -v o="$ours_ms" 'BEGIN{ if (o > 0 && x > 0) printf "%.1f", x / o; else print "n/a" }')"
+    printf '%-34s %12s %12s %8s\n' "$(basename "$f")" "$xprof_ms" "$ours_ms" "${ratio}x"
+    printf '%s\t%s\n' "$(basename "$f")" "$ratio" >> "$tmp/ratios"
+  done
+}
 
-printf '%-34s %12s %12s %8s\n' file xprof_ms tidemark_ms ratio
-for f in "${plain[@]}"; do
-  xprof_ms="$(printf '%s\n' "$theirs" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
-  ours_ms="$(printf '%s\n' "$ours" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
-  ratio="$(awk -v x="$xprof_ms" -v o="$ours_ms" 'BEGIN{ if (o > 0 && x > 0) printf "%.1fx", x / o; else print "n/a" }')"
-  printf '%-34s %12s %12s %8s\n' "$(basename "$f")" "$xprof_ms" "$ours_ms" "$ratio"
+# The machine's load moves both sides' times from one minute to the next: with ROUNDS=N (default 1)
+# the rounds run back to back and a last table gives each file's ratios and their median.
+ROUNDS="${ROUNDS:-1}"
+for ((r = 1; r <= ROUNDS; r++)); do
+  [ "$ROUNDS" -gt 1 ] && printf '\nround %d of %d (load %s)\n' "$r" "$ROUNDS" "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
+  round
 done
+if [ "$ROUNDS" -gt 1 ]; then
+  printf '\n%-34s %8s  %s\n' file median "ratios by round"
+  for f in "${plain[@]}"; do
+    b="$(basename "$f")"
+    awk -F'\t' -v f="$b" '$1==f && $2!="n/a"{print $2}' "$tmp/ratios" | sort -g | awk -v f="$b" -v all="$(awk -F'\t' -v f="$b" '$1==f{printf "%s%sx", sep, $2; sep=" "}' "$tmp/ratios")" \
+      '{v[NR]=$1} END{ m = NR ? (NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2) : 0; printf "%-34s %7.1fx  %s\n", f, m, all }'
+  done
+fi
