@@ -86,7 +86,7 @@ fn jax_a1_trace() {
 fn tf_traces_count_memory_events_per_allocator() {
     for (stem, allocs, deallocs) in [
         ("d1_tf_keras_bfc", 10_246, 10_159),
-        ("d1_tf_keras_stats", None.unwrap_or(0), 0),
+        ("d1_tf_keras_stats", 0, 0),
         ("d2_tf_cnn", 13_248, 13_021),
     ] {
         let dir = if stem.starts_with("d1") { format!("tf/{stem}") } else { "tf/d2_tf_cnn".into() };

@@ -599,12 +599,15 @@ fn assign_groups(n: usize, keyed: &[Keyed], nesting: Nesting, edges: &mut Vec<(u
     }
 }
 
+/// A node and its start time (ps).
+type NodeStart = (u32, i64);
+
 /// TensorFlow while-loops: executor events grouped by (`id`, `iter_num`); each iteration of a
 /// function that has more than the single iteration 0 becomes a root, adopting its other events
 /// (added to `edges`). Returns the roots in group order.
 fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<(u32, u32)>) -> Vec<u32> {
     // step id → iter num → events (in node order, with their start).
-    let mut loops: FastMap<i64, FastMap<i64, Vec<(u32, i64)>>> = FastMap::default();
+    let mut loops: FastMap<i64, FastMap<i64, Vec<NodeStart>>> = FastMap::default();
     for k in keyed {
         if k.kind != Kind::Executor {
             continue;
@@ -615,7 +618,7 @@ fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<
         }
         loops.entry(step).or_default().entry(iter).or_default().push((k.node, k.begin_ps));
     }
-    let mut iterations: Vec<Vec<(u32, i64)>> = Vec::new();
+    let mut iterations: Vec<Vec<NodeStart>> = Vec::new();
     for iters in loops.into_values() {
         if iters.len() == 1 && iters.contains_key(&0) {
             continue;
@@ -623,7 +626,7 @@ fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<
         iterations.extend(iters.into_values());
     }
     // First event of an iteration: the earliest (first in node order on ties).
-    let mut roots: Vec<((u32, i64), Vec<(u32, i64)>)> = iterations
+    let mut roots: Vec<(NodeStart, Vec<NodeStart>)> = iterations
         .into_iter()
         .filter_map(|ev| ev.iter().copied().min_by_key(|&(node, begin)| (begin, node)).map(|r| (r, ev)))
         .collect();

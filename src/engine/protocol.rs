@@ -94,7 +94,7 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         RequestBody::Open { name } => {
             let mut last_pct = u64::MAX;
             let mut progress = |done: u64, total: u64| {
-                let pct = if total == 0 { 100 } else { done.saturating_mul(100) / total };
+                let pct = done.saturating_mul(100).checked_div(total).unwrap_or(100);
                 if pct != last_pct {
                     last_pct = pct;
                     emit(Response { v: VERSION, seq, body: ResponseBody::Progress { done, total } });

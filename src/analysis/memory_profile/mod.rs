@@ -626,8 +626,10 @@ struct Interner<'a> {
 }
 
 impl<'a> Interner<'a> {
-    /// [`Interner::id`] of a string of field `field` (see [`Interner::recent`]).
+    /// [`Interner::id`] of a string of field `field` (see [`Interner::recent`]). A `Cow`, not a `str`:
+    /// only a string borrowed from the file lives long enough to be remembered.
     #[inline]
+    #[allow(clippy::ptr_arg)]
     fn field_id(&mut self, field: usize, s: &Cow<'a, str>) -> StrId {
         match (s, self.recent[field]) {
             (Cow::Borrowed(s), Some((last, id))) if same_bytes(last.as_bytes(), s.as_bytes()) => id,

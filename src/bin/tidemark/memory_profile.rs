@@ -115,10 +115,10 @@ fn allocator_text(s: &mut String, a: &AllocatorProfile) {
             bytes(m.allocation_bytes),
             bytes(m.requested_bytes),
             count(row.occurrences),
-            or_dash(&m.tf_op_name),
-            or_dash(&m.region_type),
+            or_dash(m.tf_op_name),
+            or_dash(m.region_type),
             m.data_type,
-            or_dash(&m.tensor_shape)
+            or_dash(m.tensor_shape)
         );
     }
     let freed: u64 = a.breakdown.iter().map(|r| r.freed_before_peak).sum();
