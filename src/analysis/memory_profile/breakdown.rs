@@ -88,7 +88,7 @@ pub(super) fn at_peak(snapshots: &[Snapshot], strings: &[String], summary: &Summ
             (RowKey::new(a.allocation_bytes, a.requested_bytes, strs), i as i64)
         })
         .chain(specials.iter().enumerate().map(|(k, m)| {
-            let strs = [&m.tf_op_name, &m.region_type, &m.data_type, &m.tensor_shape].map(|s| ranks.of(s));
+            let strs = m.strings().map(|s| ranks.of(s));
             (RowKey::new(m.allocation_bytes, m.requested_bytes, strs), -(k as i64) - 1)
         }))
         .collect();
@@ -160,8 +160,8 @@ struct StringRanks<'a>(Vec<&'a str>);
 
 impl<'a> StringRanks<'a> {
     fn new(strings: &'a [String], specials: &'a [ActivityMetadata]) -> Self {
-        let special = specials.iter().flat_map(|m| [&m.tf_op_name, &m.region_type, &m.data_type, &m.tensor_shape]);
-        let mut all: Vec<&str> = strings.iter().chain(special).map(String::as_str).chain([""]).collect();
+        let special = specials.iter().flat_map(ActivityMetadata::strings);
+        let mut all: Vec<&str> = strings.iter().map(String::as_str).chain(special).chain([""]).collect();
         all.sort_unstable();
         all.dedup();
         StringRanks(all)

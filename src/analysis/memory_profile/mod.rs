@@ -76,6 +76,11 @@ pub struct ActivityMetadata {
 }
 
 impl ActivityMetadata {
+    /// Op, region, dtype and shape: the strings a breakdown row is ordered and filtered by.
+    pub fn strings(&self) -> [&str; 4] {
+        [&self.tf_op_name, &self.region_type, &self.data_type, &self.tensor_shape]
+    }
+
     pub fn as_activity_ref(&self) -> ActivityRef<'_> {
         ActivityRef {
             activity: self.activity,

@@ -574,7 +574,7 @@ fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<
                 let m = &r.metadata;
                 (!hide || m.requested_bytes as f64 >= SMALL_ROW_BYTES)
                     && (needle.is_empty()
-                        || [&m.tf_op_name, &m.region_type, &m.data_type, &m.tensor_shape].iter().any(|s| s.to_lowercase().contains(&needle)))
+                        || m.strings().iter().any(|s| s.to_lowercase().contains(&needle)))
             })
             .collect();
         if let Some((col, desc)) = sort.get() {
