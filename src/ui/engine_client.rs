@@ -281,7 +281,7 @@ fn decode(state: AppState, key: u64, name: &str, buffer: js_sys::ArrayBuffer) {
         name.to_string(),
         Box::new(move |body| match body {
             ResponseBody::Progress { done, total: t } => {
-                let decoded = if t == 0 { total } else { done.saturating_mul(total) / t };
+                let decoded = done.saturating_mul(total).checked_div(t).unwrap_or(total);
                 state.update_file(key, FileStatus::Loading { read: total, decoded, total });
             }
             ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview }),

@@ -37,7 +37,7 @@ fn draw(
     let hi = values.iter().copied().max().unwrap_or(0).max(0) as f64;
     let span = if hi > lo { hi - lo } else { 1.0 };
     let (left, bottom) = if bars { (AXIS_W, LABEL_H) } else { (0.0, 0.0) };
-    let (top, plot_h) = (if bars { 6.0 } else { 3.0 }, height - bottom - if bars { 6.0 } else { 6.0 });
+    let (top, plot_h) = (if bars { 6.0 } else { 3.0 }, height - bottom - 6.0);
     let y = |v: f64| top + plot_h * (1.0 - (v - lo) / span);
     let x = xs(values.len(), left, width);
     let step = (width - left) / values.len().max(1) as f64;
@@ -130,7 +130,7 @@ pub fn SeriesChart(
         let left = if bars { AXIS_W } else { 0.0 };
         let step = (width.get_untracked() - left) / n.max(1) as f64;
         let i = ((x - left) / step).floor();
-        hover.set((i >= 0.0 && (i as usize) < n).then(|| (i as usize, x)));
+        hover.set((i >= 0.0 && (i as usize) < n).then_some((i as usize, x)));
     };
     let tip = {
         let (values, labels) = (values.clone(), labels.clone());

@@ -33,10 +33,13 @@ enum Loaded {
 
 type ViewerKey = (u32, String, Option<i64>);
 
+/// The ids of the ready files a module list covers, and the list.
+type ModuleList = (Vec<u32>, Arc<Vec<ModuleEntry>>);
+
 thread_local! {
     /// The module list and the ready files it covers. The view is rebuilt whenever the file list
     /// changes; these keep it from asking the engine again and from flashing "loading".
-    static MODULES: RefCell<Option<(Vec<u32>, Arc<Vec<ModuleEntry>>)>> = const { RefCell::new(None) };
+    static MODULES: RefCell<Option<ModuleList>> = const { RefCell::new(None) };
     static VIEWERS: RefCell<HashMap<ViewerKey, Loaded>> = RefCell::new(HashMap::new());
 }
 
