@@ -666,9 +666,9 @@ fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<
                                 <td class="r"><Bytes metric="row_requested_bytes" value=m.requested_bytes key=k.clone() /></td>
                                 <td class="r"><Count metric="row_occurrences" value=r.occurrences key=k.clone() /></td>
                                 <td class="r" class:muted=r.freed_before_peak == 0><Count metric="row_freed_before_peak" value=r.freed_before_peak key=k.clone() /></td>
-                                <td><Text metric="row_region" value=m.region_type.clone() key=k.clone() /></td>
-                                <td><Text metric="row_data_type" value=m.data_type.clone() key=k.clone() /></td>
-                                <td><code><Text metric="row_shape" value=m.tensor_shape.clone() key=k.clone() /></code></td>
+                                <td class="clip" title=m.region_type.clone()><Text metric="row_region" value=m.region_type.clone() key=k.clone() /></td>
+                                <td class="clip" title=m.data_type.clone()><Text metric="row_data_type" value=m.data_type.clone() key=k.clone() /></td>
+                                <td class="clip" title=m.tensor_shape.clone()><code><Text metric="row_shape" value=m.tensor_shape.clone() key=k.clone() /></code></td>
                             </tr>
                         })
                     }).collect_view()}
