@@ -70,34 +70,38 @@ pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize]) -> Event
     }
 }
 
-/// Walks the time-sorted snapshots once. A live address re-allocated without a deallocation in between
-/// replaces the older allocation (its free was not recorded), as XProf's breakdown does.
-pub(super) fn hints(snapshots: &[Snapshot], strings: &[String]) -> LeakHints {
-    let mut h = LeakHints::default();
-    let mut live: FastMap<u64, usize> = FastMap::default();
+/// What the leak hints take from the walk that matches deallocations with allocations, in time order
+/// ([`super::copy_allocation_metadata_to_deallocations`]). A live address re-allocated without a
+/// deallocation in between counts by its newer allocation (the older one's free was not recorded), as
+/// XProf's breakdown does.
+#[derive(Debug, Default)]
+pub(super) struct Unfreed {
+    pub allocated_bytes: i64,
+    pub deallocated_bytes: i64,
+    pub unmatched_deallocations: u64,
+    /// Indices of the allocations live at the end, ascending.
+    pub live_at_end: Vec<usize>,
+}
+
+/// The leak hints of the time-sorted snapshots, with their steps, given what [`Unfreed`] found.
+pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], unfreed: Unfreed) -> LeakHints {
+    let mut h = LeakHints {
+        allocated_bytes: unfreed.allocated_bytes,
+        deallocated_bytes: unfreed.deallocated_bytes,
+        unmatched_deallocations: unfreed.unmatched_deallocations,
+        ..LeakHints::default()
+    };
     let mut floors: Vec<StepFloor> = Vec::new();
     let mut floor_of_step: FastMap<i64, usize> = FastMap::default();
     let mut last_floor: Option<usize> = None;
-    for (i, s) in snapshots.iter().enumerate() {
-        let a = &s.activity;
-        match a.activity {
-            Activity::Allocation => {
-                h.allocated_bytes = h.allocated_bytes.wrapping_add(a.allocation_bytes);
-                live.insert(a.address, i);
-            }
-            Activity::Deallocation => {
-                h.deallocated_bytes = h.deallocated_bytes.wrapping_add(a.allocation_bytes);
-                if live.remove(&a.address).is_none() {
-                    h.unmatched_deallocations += 1;
-                }
-            }
-        }
+    for s in snapshots {
         let in_use = s.stats.in_use_bytes();
+        let step_id = s.activity.step_id;
         // Events in a row are nearly always of one step: the map is asked only when the step changes.
         let k = match last_floor {
-            Some(k) if floors[k].step_id == a.step_id => k,
-            _ => *floor_of_step.entry(a.step_id).or_insert_with(|| {
-                floors.push(StepFloor { step_id: a.step_id, min_in_use_bytes: in_use });
+            Some(k) if floors[k].step_id == step_id => k,
+            _ => *floor_of_step.entry(step_id).or_insert_with(|| {
+                floors.push(StepFloor { step_id, min_in_use_bytes: in_use });
                 floors.len() - 1
             }),
         };
@@ -106,7 +110,7 @@ pub(super) fn hints(snapshots: &[Snapshot], strings: &[String]) -> LeakHints {
     }
 
     let mut by_op: BTreeMap<&str, LiveOpGroup> = BTreeMap::new();
-    for &i in live.values() {
+    for &i in &unfreed.live_at_end {
         let a = snapshots[i].activity.resolve(strings);
         let g = by_op.entry(a.tf_op_name).or_insert_with(|| LiveOpGroup {
             tf_op_name: a.tf_op_name.to_string(),

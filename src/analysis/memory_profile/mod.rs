@@ -5,7 +5,7 @@
 //! every such place says so.
 //!
 //! Pipeline per memory ID, as XProf does it:
-//! 1. [`Summary`] from the events in file order (`add_to_summary`).
+//! 1. [`Summary`] from the events in file order (`add_to_summary`, line by line as the scan collects them).
 //! 2. Snapshots sorted by time; each gets its step from XProf's step grouping ([`step_groups`]: the
 //!    `stepId` is a group id, not the allocator's `id` stat), missing ones filled in; deallocations take
 //!    their allocation's op, region, dtype and shape.
@@ -400,7 +400,11 @@ impl<'a> Collector<'a> {
         let c = &mut self.ids[k].1;
         // Until the step grouping is done, the event's rank among the line's memory events stands in
         // for its step ([`Pending::from_lines`], [`Pending::finish`]).
-        c.snapshots.push(snapshot(e, self.count as i64, &mut c.strings));
+        let s = snapshot(e, self.count as i64, &mut c.strings);
+        if s.stats.in_use_bytes() >= c.peak.map_or(0, |i| c.snapshots[i].stats.in_use_bytes()) {
+            c.peak = Some(c.snapshots.len());
+        }
+        c.snapshots.push(s);
         self.count += 1;
     }
 }
@@ -411,6 +415,11 @@ struct Collected<'a> {
     /// In file order, each with its rank among the line's memory events as its step.
     snapshots: Vec<Snapshot>,
     strings: Interner<'a>,
+    /// The line's part of the summary, which XProf takes in file order ([`add_to_summary`]): its last
+    /// event whose heap + stack is at least that of every event before it on the line (and at least 0).
+    /// Whole lines then fold in order as their events would have one by one, since only such an
+    /// event can be the last to raise or equal the peak.
+    peak: Option<usize>,
 }
 
 impl MemoryProfile {
@@ -529,6 +538,7 @@ struct Pending {
     summary: Summary,
     sampled_indices: Vec<usize>,
     counts: leaks::EventCounts,
+    unfreed: leaks::Unfreed,
 }
 
 impl Pending {
@@ -567,35 +577,31 @@ impl Pending {
     /// One memory ID's events, line by line in order, each line's with where its ranks start.
     fn new(memory_id: String, lines: Vec<(i64, Collected)>) -> Self {
         // One string table in order of first use, as one pass over the lines would make it; each
-        // line's events then index it, and carry their rank among the plane's memory events.
-        // The same pass, in file order, makes the summary.
+        // line's events then index it as they are put in time order, and carry their rank among the
+        // plane's memory events. The lines' summaries fold in file order.
         let mut strings = Interner::default();
         let mut runs = Vec::with_capacity(lines.len());
         let mut summary = Summary::default();
-        for (start, mut c) in lines {
-            let ids = strings.merge(c.strings);
-            for s in &mut c.snapshots {
-                let a = &mut s.activity;
-                for id in [&mut a.tf_op_name, &mut a.region_type, &mut a.data_type, &mut a.tensor_shape] {
-                    *id = ids[*id as usize];
-                }
-                a.step_id += start;
-                add_to_summary(&mut summary, s);
+        for (start, c) in lines {
+            if let Some(peak) = c.peak {
+                add_to_summary(&mut summary, &c.snapshots[peak]);
             }
-            runs.push(c.snapshots);
+            if let Some(last) = c.snapshots.last() {
+                summary.peak_bytes_usage_lifetime = last.stats.peak_bytes_in_use;
+            }
+            let ids = strings.merge(c.strings);
+            runs.push(Run { snapshots: c.snapshots, ids, start });
         }
-        // Stable, so events at the same time keep file order. XProf's `absl::c_sort` is not stable: its
-        // order among equal times is whatever its std::sort does, which we cannot (and need not) copy.
         let mut snapshots = merge_in_time_order(runs);
-        copy_allocation_metadata_to_deallocations(&mut snapshots);
+        let unfreed = copy_allocation_metadata_to_deallocations(&mut snapshots);
         let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots[i].stats.in_use_bytes());
         let counts = leaks::counts(&snapshots, &sampled_indices);
-        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts }
+        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, unfreed }
     }
 
     /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
     fn finish(self, groups: Option<&step_groups::StepGroups>) -> AllocatorProfile {
-        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts } = self;
+        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, unfreed } = self;
         for s in &mut snapshots {
             let rank = usize::try_from(s.activity.step_id).ok();
             s.activity.step_id = groups.zip(rank).and_then(|(g, r)| g.group_id(r)).unwrap_or(INVALID_STEP_ID);
@@ -607,7 +613,7 @@ impl Pending {
             .find(|s| s.stats.in_use_bytes() == summary.peak_stats.peak_bytes_in_use)
             .map_or(0, |s| s.activity.step_id);
         let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary);
-        let leaks = leaks::hints(&snapshots, &strings);
+        let leaks = leaks::hints(&snapshots, &strings, unfreed);
         AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
     }
 }
@@ -713,39 +719,45 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     (&mut x).zip(&mut y).all(|(p, q)| word(p) == word(q)) && x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
 }
 
-/// `runs` (each line's events) in one list by time, stably: events at the same time in the order of
-/// the runs, then of each run. A line's events are nearly always in time order already, so the runs
-/// are merged (one pass) rather than the whole list sorted.
-fn merge_in_time_order(mut runs: Vec<Vec<Snapshot>>) -> Vec<Snapshot> {
-    for run in &mut runs {
-        if !run.is_sorted_by_key(|s| s.time_offset_ps) {
-            run.sort_by_key(|s| s.time_offset_ps);
+/// One line's events of one memory ID, in file order, with its string ids still the line's own.
+struct Run {
+    snapshots: Vec<Snapshot>,
+    /// The profile's string id of each of the line's.
+    ids: Vec<StrId>,
+    /// Where the line's ranks start among the plane's memory events.
+    start: i64,
+}
+
+impl Run {
+    /// Event `i` with the profile's string ids and its rank among the plane's memory events.
+    #[inline]
+    fn take(&self, i: usize) -> Snapshot {
+        let mut s = self.snapshots[i];
+        let a = &mut s.activity;
+        for id in [&mut a.tf_op_name, &mut a.region_type, &mut a.data_type, &mut a.tensor_shape] {
+            *id = self.ids[*id as usize];
+        }
+        a.step_id += self.start;
+        s
+    }
+}
+
+/// The events of `runs` (each line's) in one list by time, stably: events at the same time in the
+/// order of the runs, then of each run. Only (time, run, index) triples are sorted, and each event is
+/// then copied once, to its place; the sort finds the runs already in order (a line's events nearly
+/// always are) and merges them.
+fn merge_in_time_order(runs: Vec<Run>) -> Vec<Snapshot> {
+    if let [run] = runs.as_slice() {
+        if run.snapshots.is_sorted_by_key(|s| s.time_offset_ps) {
+            return (0..run.snapshots.len()).map(|i| run.take(i)).collect();
         }
     }
-    runs.retain(|r| !r.is_empty());
-    if runs.len() <= 1 {
-        return runs.pop().unwrap_or_default();
+    let mut order: Vec<(i64, u32, u32)> = Vec::with_capacity(runs.iter().map(|r| r.snapshots.len()).sum());
+    for (r, run) in runs.iter().enumerate() {
+        order.extend(run.snapshots.iter().enumerate().map(|(i, s)| (s.time_offset_ps, r as u32, i as u32)));
     }
-    let mut out = Vec::with_capacity(runs.iter().map(Vec::len).sum());
-    let mut next = vec![0usize; runs.len()];
-    // The head of each run, smallest (time, run) first.
-    let mut heads: std::collections::BinaryHeap<std::cmp::Reverse<(i64, usize)>> =
-        runs.iter().enumerate().map(|(r, run)| std::cmp::Reverse((run[0].time_offset_ps, r))).collect();
-    while let Some(std::cmp::Reverse((_, r))) = heads.pop() {
-        let run = &runs[r];
-        // Take this run's events while they come before every other head.
-        let limit = heads.peek().map(|std::cmp::Reverse(h)| *h);
-        let mut i = next[r];
-        while i < run.len() && limit.is_none_or(|(t, other)| (run[i].time_offset_ps, r) < (t, other)) {
-            out.push(run[i]);
-            i += 1;
-        }
-        next[r] = i;
-        if let Some(s) = run.get(i) {
-            heads.push(std::cmp::Reverse((s.time_offset_ps, r)));
-        }
-    }
-    out
+    order.sort_by_key(|&(time, _, _)| time);
+    order.into_iter().map(|(_, r, i)| runs[r as usize].take(i as usize)).collect()
 }
 
 /// XProf's `UpdateProfileSummary`, `e` being the next event in file order: the last event whose
@@ -800,32 +812,80 @@ fn fill_step_ids(snapshots: &mut [Snapshot]) {
 
 /// XProf's `UpdateDeallocation`: a deallocation takes op, region, dtype and shape from the oldest
 /// unmatched allocation at its address (a repeated allocation at a pending address is ignored).
-fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) {
-    // Sized for the live allocations of a typical trace up front rather than grown by rehashing.
-    let mut pending: FastMap<u64, usize> = FastMap::with_capacity_and_hasher(snapshots.len().min(1 << 12), Default::default());
+/// The same walk gives the leak hints what they need of it ([`leaks::Unfreed`]): an address is
+/// pending here exactly when it is live there, where the newest allocation at it counts.
+fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) -> leaks::Unfreed {
+    let mut unfreed = leaks::Unfreed::default();
+    // Address → (oldest, newest) unmatched allocation. Sized for the live allocations of a typical
+    // trace up front rather than grown by rehashing.
+    let mut pending: FastMap<u64, (usize, usize)> = FastMap::with_capacity_and_hasher(snapshots.len().min(1 << 12), Default::default());
     for i in 0..snapshots.len() {
         let address = snapshots[i].activity.address;
         match snapshots[i].activity.activity {
             Activity::Allocation => {
-                pending.entry(address).or_insert(i);
+                unfreed.allocated_bytes = unfreed.allocated_bytes.wrapping_add(snapshots[i].activity.allocation_bytes);
+                pending.entry(address).and_modify(|(_, newest)| *newest = i).or_insert((i, i));
             }
             Activity::Deallocation => {
-                if let Some(j) = pending.remove(&address) {
-                    let a = snapshots[j].activity;
-                    let d = &mut snapshots[i].activity;
-                    d.tf_op_name = a.tf_op_name;
-                    d.region_type = a.region_type;
-                    d.data_type = a.data_type;
-                    d.tensor_shape = a.tensor_shape;
+                unfreed.deallocated_bytes = unfreed.deallocated_bytes.wrapping_add(snapshots[i].activity.allocation_bytes);
+                match pending.remove(&address) {
+                    Some((j, _)) => {
+                        let a = snapshots[j].activity;
+                        let d = &mut snapshots[i].activity;
+                        d.tf_op_name = a.tf_op_name;
+                        d.region_type = a.region_type;
+                        d.data_type = a.data_type;
+                        d.tensor_shape = a.tensor_shape;
+                    }
+                    None => unfreed.unmatched_deallocations += 1,
                 }
             }
         }
     }
+    unfreed.live_at_end = pending.into_values().map(|(_, newest)| newest).collect();
+    unfreed.live_at_end.sort_unstable();
+    unfreed
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The summary folded line by line ([`Collected::peak`]) equals XProf's event-by-event fold over
+    /// the file, ties and negative heights included, and the time order merges lines stably.
+    #[test]
+    fn line_summaries_fold_as_the_events_would() {
+        // (heap, stack, time) per event, per line, in file order.
+        let lines: [&[(i64, i64, i64)]; 4] = [
+            &[(5, 0, 10), (7, 0, 30), (7, 0, 20), (-1, 0, 40)],
+            &[(-3, 0, 15), (-2, 0, 25)],
+            &[(0, 7, 30), (6, 0, 5)],
+            &[(-9, 0, 30)],
+        ];
+        let mut collectors = Vec::new();
+        let mut expected = Summary::default();
+        for line in lines {
+            let mut c = Collector::default();
+            for &(heap, stack, time) in line {
+                let e = MemoryEvent {
+                    memory_id: "m".into(),
+                    heap_allocated_bytes: heap,
+                    stack_reserved_bytes: stack,
+                    peak_bytes_in_use: heap * 10 + time,
+                    offset_ps: time,
+                    ..MemoryEvent::default()
+                };
+                c.add(&e);
+                add_to_summary(&mut expected, c.ids[0].1.snapshots.last().expect("added"));
+            }
+            collectors.push(c);
+        }
+        let [p] = Pending::from_lines(collectors).try_into().ok().expect("one memory ID");
+        assert_eq!(p.summary, expected);
+        assert_eq!((expected.peak_stats_time_ps, expected.peak_bytes_usage_lifetime), (30, -60));
+        let order: Vec<(i64, i64)> = p.snapshots.iter().map(|s| (s.time_offset_ps, s.stats.heap_allocated_bytes)).collect();
+        assert_eq!(order, [(5, 6), (10, 5), (15, -3), (20, 7), (25, -2), (30, 7), (30, 0), (30, -9), (40, -1)]);
+    }
 
     /// Ids in order of first use, the same string always the same id, even when another string has
     /// its hash (forced here: a real collision of the keyed 64-bit hash cannot be picked).
