@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`proto`] | prost types generated from our own `proto/*.proto` (only the fields we read) |
 //! | `fast_hash` | the keyed Fx hasher of the hot maps, shared by decode and analysis |
+//! | `threads` | when and how decode and analysis split work over a second core |
 //! | [`decode`] | format sniffing by content, bounded gzip, lazy XSpace index, HloProto, pprof |
 //! | [`analysis`] | one module per tool; plain data out, no I/O |
 //! | [`engine`] | a session owning decoded files; the one API both front doors call (CLI, web worker) |
@@ -19,6 +20,7 @@ pub mod decode;
 pub mod engine;
 pub(crate) mod fast_hash;
 pub mod proto;
+pub(crate) mod threads;
 pub mod units;
 
 #[cfg(target_arch = "wasm32")]

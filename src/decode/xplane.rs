@@ -653,8 +653,19 @@ impl<'a> RawStat<'a> {
 }
 
 impl Plane {
+    /// The plane's metadata is decoded while its lines are indexed, on two threads for a large plane:
+    /// both walk it (the metadata's decoder passes over the lines, the index over the metadata).
     fn index(bytes: &[u8], range: Range<usize>) -> Result<Self, DecodeError> {
-        let meta = pb::XPlane::decode(&bytes[range.clone()]).map_err(|e| DecodeError::from_prost(FORMAT, "plane metadata", e))?;
+        let split = range.len() >= crate::threads::SPLIT_BYTES;
+        let (meta, lines) = crate::threads::join(
+            split,
+            || pb::XPlane::decode(&bytes[range.clone()]).map_err(|e| DecodeError::from_prost(FORMAT, "plane metadata", e)),
+            || Self::index_lines(bytes, range.clone()),
+        );
+        Ok(Plane { meta: meta?, lines: lines? })
+    }
+
+    fn index_lines(bytes: &[u8], range: Range<usize>) -> Result<Vec<Line>, DecodeError> {
         let line_ranges = wire::len_fields(bytes, range, 3).map_err(|e| DecodeError::from_wire(FORMAT, e))?;
         let mut lines = Vec::with_capacity(line_ranges.len());
         for r in line_ranges {
@@ -693,7 +704,7 @@ impl Plane {
             }
             lines.push(Line { header, range: r, event_count });
         }
-        Ok(Plane { meta, lines })
+        Ok(lines)
     }
 
     pub fn name(&self) -> &str {

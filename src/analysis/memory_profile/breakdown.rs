@@ -115,22 +115,25 @@ pub(super) fn at_peak(snapshots: &[Snapshot], strings: &[String], summary: &Summ
 /// Fills [`BreakdownRow::freed_before_peak`] in one pass: an allocation is freed before the peak when the
 /// next event at its address (in any step) is a deallocation before the peak time.
 fn count_freed_before_peak(snapshots: &[Snapshot], peak_time_ps: i64, rows: &mut [BreakdownRow]) {
-    let mut row_of: FastMap<usize, usize> = FastMap::default();
-    for (r, row) in rows.iter().enumerate() {
-        row_of.extend(row.snapshot_indices.iter().map(|&i| (i, r)));
-    }
+    // (snapshot index, row) of every row's allocation, in time order: met in turn by the walk.
+    let mut allocations: Vec<(usize, usize)> =
+        rows.iter().enumerate().flat_map(|(r, row)| row.snapshot_indices.iter().map(move |&i| (i, r))).collect();
+    allocations.sort_unstable();
+    let mut next = allocations.iter().peekable();
     let mut pending: FastMap<u64, usize> = FastMap::default(); // address → row
     for (i, s) in snapshots.iter().enumerate() {
-        if s.time_offset_ps >= peak_time_ps || (pending.is_empty() && row_of.is_empty()) {
+        if s.time_offset_ps >= peak_time_ps || (pending.is_empty() && next.peek().is_none()) {
             break;
         }
         let address = s.activity.address;
-        if let Some(r) = pending.remove(&address) {
-            if s.activity.activity == Activity::Deallocation {
-                rows[r].freed_before_peak += 1;
+        if !pending.is_empty() {
+            if let Some(r) = pending.remove(&address) {
+                if s.activity.activity == Activity::Deallocation {
+                    rows[r].freed_before_peak += 1;
+                }
             }
         }
-        if let Some(r) = row_of.remove(&i) {
+        if let Some(&(_, r)) = next.next_if(|&&(j, _)| j == i) {
             pending.insert(address, r);
         }
     }

@@ -252,21 +252,18 @@ pub enum Scan {
     /// pass, by the grouping thread too. The
     /// grouping's pass skips the memory events' own stats in turn (a dozen each), taking them for
     /// leaves of their enclosing nodes, which they are unless one has a stat that makes it a node
-    /// ([`step_groups::NODE_MAKING_STATS`]): the memory pass checks. The default natively when there
-    /// are two cores or more, unless the environment variable `TIDEMARK_THREADS` is `1` (to measure
-    /// the browser's way natively). A file that fails either pass, or fails the check, is read again
-    /// by [`Scan::Once`], so the result and any error are the same either way.
+    /// ([`step_groups::NODE_MAKING_STATS`]): the memory pass checks. The default where a second
+    /// thread is available ([`crate::threads::available`]). A file that fails either pass, or fails
+    /// the check, is read again by [`Scan::Once`], so the result and any error are the same either way.
     Parallel,
 }
 
 impl Default for Scan {
     fn default() -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let one_thread = std::env::var("TIDEMARK_THREADS").is_ok_and(|v| v.trim() == "1");
-        if cfg!(target_arch = "wasm32") || cores < 2 || one_thread {
-            Scan::Once
-        } else {
+        if crate::threads::available() {
             Scan::Parallel
+        } else {
+            Scan::Once
         }
     }
 }
@@ -612,8 +609,11 @@ impl Pending {
             .rev()
             .find(|s| s.stats.in_use_bytes() == summary.peak_stats.peak_bytes_in_use)
             .map_or(0, |s| s.activity.step_id);
-        let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary);
-        let leaks = leaks::hints(&snapshots, &strings, unfreed);
+        let ((breakdown, special_allocations), leaks) = crate::threads::join(
+            snapshots.len() >= crate::threads::SPLIT_EVENTS,
+            || breakdown::at_peak(&snapshots, &strings, &summary),
+            || leaks::hints(&snapshots, &strings, unfreed),
+        );
         AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
     }
 }
