@@ -296,8 +296,10 @@ fn raw_events_equal_prost(space: &tidemark::decode::xplane::XSpace) -> usize {
         for line in &plane.lines {
             let decoded = XLineEvents::decode(&space.bytes()[line.range()]).unwrap().events;
             let mut seen = 0;
+            let mut noted = Vec::new();
             space
                 .for_each_raw_event(line, &all, |_| true, |i, ev| {
+                    noted.push(ev.at(i));
                     let want = &decoded[i];
                     assert_eq!(ev.header.metadata_id, want.metadata_id, "event {i}");
                     let offset = match want.data {
@@ -317,6 +319,17 @@ fn raw_events_equal_prost(space: &tidemark::decode::xplane::XSpace) -> usize {
                 .unwrap();
             assert_eq!(seen, decoded.len());
             total += seen;
+            // Read again where the walk noted them, the events are the same ones, in the same places.
+            let mut again = noted.iter();
+            space
+                .for_each_event_at(line, &noted, |i, ev| {
+                    let at = again.next().expect("one visit per noted event");
+                    assert_eq!(format!("{:?}", ev.at(i)), format!("{at:?}"), "event {i}");
+                    assert!(ev.stats.is_empty());
+                    Ok(())
+                })
+                .unwrap();
+            assert!(again.next().is_none());
         }
     }
     total

@@ -274,7 +274,39 @@ pub struct RawEvent<'a, 's> {
     end: usize,
 }
 
+/// Where one event of a line lies, with its header: a scan that walks the line can note its events
+/// of interest so that another reads them later ([`XSpace::for_each_event_at`]) without walking the
+/// line again.
+#[derive(Debug, Clone, Copy)]
+pub struct EventAt {
+    pub header: EventHeader,
+    /// Its position among all events of its line.
+    pub index: usize,
+    start: usize,
+    end: usize,
+}
+
+impl XSpace {
+    /// Visits the events `events` of `line` (noted by [`RawEvent::at`] in a scan of that line) with
+    /// their positions among the line's events, with no stats selected: as
+    /// [`XSpace::for_each_raw_event`] gives them to a scan that selects none.
+    pub fn for_each_event_at<'a>(
+        &'a self,
+        line: &Line,
+        events: &[EventAt],
+        mut visit: impl FnMut(usize, &RawEvent<'a, '_>) -> Result<(), DecodeError>,
+    ) -> Result<(), DecodeError> {
+        let file = &self.bytes[..line.range.end];
+        events.iter().try_for_each(|at| visit(at.index, &RawEvent { header: at.header, stats: &[], file, start: at.start, end: at.end }))
+    }
+}
+
 impl<'a> RawEvent<'a, '_> {
+    /// Where this event lies, being event `index` of its line.
+    pub fn at(&self, index: usize) -> EventAt {
+        EventAt { header: self.header, index, start: self.start, end: self.end }
+    }
+
     /// Sets each role of `out` that a stat of the event has (`role` of its metadata id, 1..=N; 0 for
     /// a stat not read) to the last such stat's value, read straight from the event's bytes in
     /// [`RawStat::read_value_fast`]'s layout, with numbers, strings and references only. `false` if

@@ -26,8 +26,8 @@ use crate::fast_hash::{FastMap, FxHasher};
 use std::hash::{BuildHasher, BuildHasherDefault};
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
-use crate::decode::xplane::{Plane, Want, XSpace};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::decode::xplane::{EventAt, Plane, RawEvent, Want, XSpace};
+use std::sync::{Mutex, OnceLock};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -247,9 +247,9 @@ pub enum Scan {
     /// One pass serves both: each event is read once. The only way in the browser (one thread).
     Once,
     /// The grouping's pass (and the building of its graph) on a second thread while this one reads
-    /// the memory events in a lighter pass of its own, which skips the stats of other events; the
-    /// lines' memory events are read largest line first, by this thread and, once through its own
-    /// pass, by the grouping thread too. The
+    /// the memory events: of the lines the grouping pass has been through, where it notes each
+    /// line's memory events, else of the largest line left, in a lighter pass of its own that skips
+    /// the stats of other events. The grouping thread, once through, reads lines too. The
     /// grouping's pass skips the memory events' own stats in turn (a dozen each), taking them for
     /// leaves of their enclosing nodes, which they are unless one has a stat that makes it a node
     /// ([`step_groups::NODE_MAKING_STATS`]): the memory pass checks. The default where a second
@@ -320,25 +320,31 @@ fn scan_in_parallel<'a>(
     plane: &'a Plane,
     reader: &memory_events::Reader<'a>,
 ) -> Option<Scanned> {
-    // Lines whose memory events nobody has read yet, the largest first: this thread takes them one
-    // by one, and so does the grouping thread once through its own pass. So the work shares itself
-    // out, whichever pass is the longer on the trace at hand, and the last line taken is a small one.
-    let mut by_size: Vec<usize> = (0..plane.lines.len()).collect();
-    by_size.sort_by_key(|&i| std::cmp::Reverse(plane.lines[i].range().len()));
-    let taken = AtomicUsize::new(0);
-    let take = || by_size.get(taken.fetch_add(1, Ordering::Relaxed)).copied();
+    // Where each line's memory events are, noted by the grouping pass as it goes: a line read after
+    // that is not walked again, only its memory events are read. This thread reads the noted lines
+    // in file order, behind the grouping pass, and walks the largest line left when none is; the
+    // grouping thread, once through, takes the largest lines left. So the work shares itself out,
+    // whichever pass is the longer on the trace at hand, and the last line taken is a small one.
+    let noted: Vec<OnceLock<Vec<EventAt>>> = plane.lines.iter().map(|_| OnceLock::new()).collect();
+    let claims = Mutex::new(Claims::new(plane));
+    let claim = |f: &dyn Fn(&mut Claims) -> Option<usize>| claims.lock().ok().and_then(|mut c| f(&mut c));
     let no_stats = plane.stat_selection(&[]);
     let read_line = |line_index: usize| {
         let line = &plane.lines[line_index];
         let (mut collector, mut event) = (Collector::default(), MemoryEvent::default());
-        space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), |event_index, ev| {
+        let add = |event_index, ev: &RawEvent<'a, '_>| {
             if reader.read_into(line, line_index, event_index, ev, &mut event)? {
                 collector.add(&event);
             }
             Ok(())
-        })?;
+        };
+        match noted[line_index].get() {
+            Some(events) => space.for_each_event_at(line, events, add)?,
+            None => space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), add)?,
+        }
         Ok::<_, DecodeError>((line_index, collector))
     };
+    let noted = &noted;
     std::thread::scope(|scope| {
         let (lines_read, lines_to_merge) = std::sync::mpsc::channel();
         let grouping = scope.spawn(move || {
@@ -346,16 +352,26 @@ fn scan_in_parallel<'a>(
             let stats = plane.stat_selection(&step_groups::STATS);
             let plain = grouper.plain_tracked();
             let want = |m| if plain.get(m) { Want::Header } else { Want::Stats };
-            for line in &plane.lines {
+            for (line_index, line) in plane.lines.iter().enumerate() {
                 grouper.start_line(line);
-                space.for_each_raw_event(line, &stats, want, |_, ev| grouper.push(ev))?;
+                // Not for a line the other thread is already reading.
+                let note = claim(&|c| (!c.taken[line_index]).then_some(line_index)).is_some();
+                let mut events = Vec::new();
+                space.for_each_raw_event(line, &stats, want, |event_index, ev| {
+                    if note && reader.wants(ev.header.metadata_id) {
+                        events.push(ev.at(event_index));
+                    }
+                    grouper.push(ev)
+                })?;
+                let _ = noted[line_index].set(events);
             }
-            let mine: Vec<_> = std::iter::from_fn(take).map(read_line).collect::<Result<_, _>>()?;
+            let mine: Vec<_> = std::iter::from_fn(|| claim(&Claims::largest)).map(read_line).collect::<Result<_, _>>()?;
             // The other thread merges the lines while this one finishes the grouping.
             let _ = lines_read.send(mine);
             Ok::<_, DecodeError>(grouper.finish())
         });
-        let memory: Result<Vec<_>, DecodeError> = std::iter::from_fn(take).map(read_line).collect();
+        let next = |c: &mut Claims| c.noted(noted).or_else(|| c.largest());
+        let memory: Result<Vec<_>, DecodeError> = std::iter::from_fn(|| claim(&next)).map(read_line).collect();
         // The work that needs no steps is done while the grouping thread may still be running.
         let pending = lines_to_merge.recv().ok().zip(memory.ok()).filter(|_| !reader.saw_watched()).map(|(theirs, mut lines)| {
             lines.extend(theirs);
@@ -365,6 +381,51 @@ fn scan_in_parallel<'a>(
         let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).ok()?;
         Some((pending?, Some(groups)))
     })
+}
+
+/// Which lines of the host plane have had their memory events taken for reading ([`scan_in_parallel`]),
+/// with two ways through them, each passing every line once at most.
+struct Claims {
+    taken: Vec<bool>,
+    /// Lines by size, largest first, and the next one to look at.
+    by_size: Vec<usize>,
+    next_largest: usize,
+    /// The next line, in file order, to look at among those the grouping pass has noted.
+    next_noted: usize,
+}
+
+impl Claims {
+    fn new(plane: &Plane) -> Self {
+        let mut by_size: Vec<usize> = (0..plane.lines.len()).collect();
+        by_size.sort_by_key(|&i| std::cmp::Reverse(plane.lines[i].range().len()));
+        Claims { taken: vec![false; by_size.len()], by_size, next_largest: 0, next_noted: 0 }
+    }
+
+    fn take(&mut self, line: usize) -> Option<usize> {
+        (!std::mem::replace(&mut self.taken[line], true)).then_some(line)
+    }
+
+    /// The largest line not yet taken.
+    fn largest(&mut self) -> Option<usize> {
+        while let Some(&line) = self.by_size.get(self.next_largest) {
+            self.next_largest += 1;
+            if let Some(line) = self.take(line) {
+                return Some(line);
+            }
+        }
+        None
+    }
+
+    /// The first line not yet taken among those noted so far (the grouping pass notes them in order).
+    fn noted<T>(&mut self, noted: &[OnceLock<T>]) -> Option<usize> {
+        while noted.get(self.next_noted).is_some_and(|n| n.get().is_some()) {
+            self.next_noted += 1;
+            if let Some(line) = self.take(self.next_noted - 1) {
+                return Some(line);
+            }
+        }
+        None
+    }
 }
 
 /// Collects the memory events of one line per memory ID.
@@ -850,6 +911,23 @@ fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) -> leak
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each line is taken once: noted lines in file order as they are noted, else the largest left.
+    #[test]
+    fn lines_are_claimed_once_each() {
+        // Line sizes 5, 50, 20, 40.
+        let mut c = Claims { taken: vec![false; 4], by_size: vec![1, 3, 2, 0], next_largest: 0, next_noted: 0 };
+        let noted: Vec<OnceLock<()>> = (0..4).map(|_| OnceLock::new()).collect();
+        assert_eq!(c.noted(&noted), None);
+        assert_eq!(c.largest(), Some(1));
+        let _ = noted[0].set(());
+        let _ = noted[1].set(());
+        assert_eq!(c.noted(&noted), Some(0));
+        assert_eq!(c.noted(&noted), None, "line 1 was taken, line 2 not noted yet");
+        let _ = noted[2].set(());
+        let _ = noted[3].set(());
+        assert_eq!((c.noted(&noted), c.largest(), c.largest(), c.noted(&noted)), (Some(2), Some(3), None, None));
+    }
 
     /// The summary folded line by line ([`Collected::peak`]) equals XProf's event-by-event fold over
     /// the file, ties and negative heights included, and the time order merges lines stably.
