@@ -12,6 +12,13 @@ use crate::analysis::memory_events::Activity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// `"key":`, as one piece of text to append.
+macro_rules! key {
+    ($k:literal) => {
+        concat!("\"", $k, "\":")
+    };
+}
+
 /// Tidemark-only figures per memory ID.
 #[derive(Serialize)]
 pub struct Tidemark<'a> {
@@ -105,15 +112,16 @@ fn per_allocator(w: &mut Writer, a: &AllocatorProfile) {
     for (k, [snapshot_index, special_index, occurrences]) in active.into_iter().enumerate() {
         w.comma(k);
         w.object(&[
-            ("snapshotIndex", Value::Int(snapshot_index)),
-            ("specialIndex", Value::Int(special_index)),
-            ("numOccurrences", Value::Int(occurrences)),
+            (key!("snapshotIndex"), Value::Int(snapshot_index)),
+            (key!("specialIndex"), Value::Int(special_index)),
+            (key!("numOccurrences"), Value::Int(occurrences)),
         ]);
     }
     w.raw("],\"specialAllocations\":[");
     for (k, m) in a.special_allocations.iter().enumerate() {
         w.comma(k);
-        metadata(w, m.as_activity_ref());
+        let m = m.as_activity_ref();
+        metadata(w, &m, [m.tf_op_name, m.region_type, m.data_type, m.tensor_shape].map(Value::Str));
     }
     w.raw("],\"sampledTimelineSnapshots\":");
     snapshots(w, a, a.sampled_indices.iter().filter_map(|&i| a.snapshots.get(i)));
@@ -121,6 +129,9 @@ fn per_allocator(w: &mut Writer, a: &AllocatorProfile) {
 }
 
 fn snapshots<'s>(w: &mut Writer, a: &AllocatorProfile, list: impl Iterator<Item = &'s Snapshot>) {
+    // Each distinct string as JSON once: a timeline repeats a few op names and shapes a thousand times.
+    let strings: Vec<Vec<u8>> = a.strings.iter().map(|s| Writer::json_string(s)).collect();
+    let string = |id: super::StrId| Value::Json(strings.get(id as usize).map_or(b"\"\"", Vec::as_slice));
     w.raw("[");
     for (k, s) in list.enumerate() {
         w.comma(k);
@@ -129,7 +140,8 @@ fn snapshots<'s>(w: &mut Writer, a: &AllocatorProfile, list: impl Iterator<Item 
         w.raw(",\"aggregationStats\":");
         stats(w, &s.stats);
         w.raw(",\"activityMetadata\":");
-        metadata(w, a.activity(&s.activity));
+        let m = &s.activity;
+        metadata(w, &a.activity(m), [m.tf_op_name, m.region_type, m.data_type, m.tensor_shape].map(string));
         w.raw("}");
     }
     w.raw("]");
@@ -137,29 +149,31 @@ fn snapshots<'s>(w: &mut Writer, a: &AllocatorProfile, list: impl Iterator<Item 
 
 fn stats(w: &mut Writer, s: &AggregationStats) {
     w.object(&[
-        ("stackReservedBytes", Value::Int(s.stack_reserved_bytes)),
-        ("heapAllocatedBytes", Value::Int(s.heap_allocated_bytes)),
-        ("freeMemoryBytes", Value::Int(s.free_memory_bytes)),
-        ("fragmentation", Value::Double(s.fragmentation)),
-        ("peakBytesInUse", Value::Int(s.peak_bytes_in_use)),
+        (key!("stackReservedBytes"), Value::Int(s.stack_reserved_bytes)),
+        (key!("heapAllocatedBytes"), Value::Int(s.heap_allocated_bytes)),
+        (key!("freeMemoryBytes"), Value::Int(s.free_memory_bytes)),
+        (key!("fragmentation"), Value::Double(s.fragmentation)),
+        (key!("peakBytesInUse"), Value::Int(s.peak_bytes_in_use)),
     ]);
 }
 
-fn metadata(w: &mut Writer, m: ActivityRef<'_>) {
+/// `m`'s numbers, with its op, region, dtype and shape given as `strings` (as text, or already JSON).
+fn metadata(w: &mut Writer, m: &ActivityRef<'_>, strings: [Value; 4]) {
     let activity = match m.activity {
-        Activity::Allocation => "ALLOCATION",
-        Activity::Deallocation => "DEALLOCATION",
+        Activity::Allocation => "\"ALLOCATION\"",
+        Activity::Deallocation => "\"DEALLOCATION\"",
     };
+    let [op, region, dtype, shape] = strings;
     w.object(&[
-        ("memoryActivity", Value::Str(activity)),
-        ("requestedBytes", Value::Int(m.requested_bytes)),
-        ("allocationBytes", Value::Int(m.allocation_bytes)),
-        ("address", Value::Uint(m.address)),
-        ("tfOpName", Value::Str(m.tf_op_name)),
-        ("stepId", Value::Int(m.step_id)),
-        ("regionType", Value::Str(m.region_type)),
-        ("dataType", Value::Str(m.data_type)),
-        ("tensorShape", Value::Str(m.tensor_shape)),
+        (key!("memoryActivity"), Value::Json(activity.as_bytes())),
+        (key!("requestedBytes"), Value::Int(m.requested_bytes)),
+        (key!("allocationBytes"), Value::Int(m.allocation_bytes)),
+        (key!("address"), Value::Uint(m.address)),
+        (key!("tfOpName"), op),
+        (key!("stepId"), Value::Int(m.step_id)),
+        (key!("regionType"), region),
+        (key!("dataType"), dtype),
+        (key!("tensorShape"), shape),
     ]);
 }
 
@@ -169,6 +183,8 @@ enum Value<'a> {
     Uint(u64),
     Double(f64),
     Str(&'a str),
+    /// Already JSON text.
+    Json(&'a [u8]),
 }
 
 /// Compact JSON text, appended.
@@ -179,22 +195,28 @@ impl Writer {
         self.0.extend_from_slice(text.as_bytes());
     }
 
-    /// `{"key":value,...}` (the keys need no escaping).
+    /// `{"key":value,...}`, each key given as its `"key":` ([`key!`]).
     fn object(&mut self, fields: &[(&str, Value)]) {
         self.raw("{");
         for (k, (key, value)) in fields.iter().enumerate() {
             self.comma(k);
-            self.raw("\"");
             self.raw(key);
-            self.raw("\":");
             match *value {
                 Value::Int(v) => self.int(v),
-                Value::Uint(v) => self.decimal(v, false),
+                Value::Uint(v) => self.uint(v),
                 Value::Double(v) => self.double(v),
                 Value::Str(v) => self.str(v),
+                Value::Json(v) => self.0.extend_from_slice(v),
             }
         }
         self.raw("}");
+    }
+
+    /// `s` as a JSON string ([`Writer::str`]), on its own.
+    fn json_string(s: &str) -> Vec<u8> {
+        let mut w = Writer(Vec::with_capacity(s.len() + 2));
+        w.str(s);
+        w.0
     }
 
     /// The separator before item `k` of an array or object.
@@ -219,29 +241,18 @@ impl Writer {
 
     /// proto3 JSON int64: a decimal string.
     fn int(&mut self, v: i64) {
-        self.decimal(v.unsigned_abs(), v < 0);
+        self.quoted(itoa::Buffer::new().format(v));
     }
 
-    /// proto3 JSON int64 / uint64: `n` (negated) as a decimal string.
-    fn decimal(&mut self, mut n: u64, negative: bool) {
-        let mut buf = [0u8; 22];
-        let mut at = buf.len() - 1;
-        buf[at] = b'"';
-        loop {
-            at -= 1;
-            buf[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        if negative {
-            at -= 1;
-            buf[at] = b'-';
-        }
-        at -= 1;
-        buf[at] = b'"';
-        self.0.extend_from_slice(&buf[at..]);
+    /// proto3 JSON uint64: a decimal string.
+    fn uint(&mut self, v: u64) {
+        self.quoted(itoa::Buffer::new().format(v));
+    }
+
+    fn quoted(&mut self, digits: &str) {
+        self.0.push(b'"');
+        self.0.extend_from_slice(digits.as_bytes());
+        self.0.push(b'"');
     }
 
     /// proto3 JSON double as protobuf prints it: integral values without a fraction (`0`, not `0.0`),
@@ -255,7 +266,7 @@ impl Writer {
         } else if v.is_infinite() {
             self.raw(if v > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
         } else if v.fract() == 0.0 && v.abs() <= EXACT {
-            self.raw(&(v as i64).to_string());
+            self.raw(itoa::Buffer::new().format(v as i64));
         } else {
             // Writing into a Vec cannot fail.
             let _ = serde_json::to_writer(&mut self.0, &v);
@@ -287,7 +298,7 @@ mod tests {
         for v in [0, 7, -1, 1 << 40, i64::MAX, i64::MIN] {
             assert_eq!(written(|w| w.int(v)), format!("\"{v}\""));
         }
-        assert_eq!(written(|w| w.decimal(u64::MAX, false)), format!("\"{}\"", u64::MAX));
+        assert_eq!(written(|w| w.uint(u64::MAX)), format!("\"{}\"", u64::MAX));
     }
 
     /// Doubles as protobuf prints them: integral ones as integers, non-finite ones as strings.
