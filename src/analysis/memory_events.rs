@@ -44,14 +44,15 @@ pub struct MemoryEvent<'a> {
     pub allocation_bytes: i64,
     pub address: u64,
     pub tf_op_name: Cow<'a, str>,
-    pub step_id: i64,
     pub region_type: Cow<'a, str>,
     pub data_type: i64,
     pub tensor_shape: Cow<'a, str>,
 }
 
 /// The stats [`Reader::read`] reads, by name (from the event's bytes: a scan need not select them).
-pub const STATS: [&str; 16] = [
+/// Not the allocator's `id` stat: TensorFlow's executor step id, which XProf replaces by the step
+/// grouping's (and a negative one is a 10-byte varint in every event).
+pub const STATS: [&str; 15] = [
     "allocator_name",
     "bytes_reserved",
     "bytes_allocated",
@@ -62,7 +63,6 @@ pub const STATS: [&str; 16] = [
     "allocation_bytes",
     "addr",
     "tf_op",
-    "id",
     "region_type",
     "data_type",
     "shape",
@@ -70,9 +70,27 @@ pub const STATS: [&str; 16] = [
     "device_ordinal",
 ];
 
-/// The roles (position + 1 in [`STATS`]) of the two stats that name the memory ID when
-/// `allocator_name` is missing.
-const FALLBACK_ROLES: [u8; 2] = [15, 16];
+/// Each stat's role: its position + 1 in [`STATS`].
+mod role {
+    pub const ALLOCATOR_NAME: u8 = 1;
+    pub const BYTES_RESERVED: u8 = 2;
+    pub const BYTES_ALLOCATED: u8 = 3;
+    pub const BYTES_AVAILABLE: u8 = 4;
+    pub const FRAGMENTATION: u8 = 5;
+    pub const PEAK_BYTES_IN_USE: u8 = 6;
+    pub const REQUESTED_BYTES: u8 = 7;
+    pub const ALLOCATION_BYTES: u8 = 8;
+    pub const ADDR: u8 = 9;
+    pub const TF_OP: u8 = 10;
+    pub const REGION_TYPE: u8 = 11;
+    pub const DATA_TYPE: u8 = 12;
+    pub const SHAPE: u8 = 13;
+    pub const INDEX_ON_HOST: u8 = 14;
+    pub const DEVICE_ORDINAL: u8 = 15;
+}
+
+/// The roles of the two stats that name the memory ID when `allocator_name` is missing.
+const FALLBACK_ROLES: [u8; 2] = [role::INDEX_ON_HOST, role::DEVICE_ORDINAL];
 
 /// The most stats a reader can watch for ([`Reader::watching`]).
 const MAX_WATCHED: usize = 8;
@@ -193,20 +211,19 @@ impl<'a> Reader<'a> {
         if (STATS.len() as u8 + 1..=ROLES as u8).any(|r| values.is_set(r)) {
             self.watched_seen.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        e.memory_id = self.text(&values, 1)?;
-        e.stack_reserved_bytes = values.int(2);
-        e.heap_allocated_bytes = values.int(3);
-        e.free_memory_bytes = values.int(4);
-        e.fragmentation = values.double(5);
-        e.peak_bytes_in_use = values.int(6);
-        e.requested_bytes = values.int(7);
-        e.allocation_bytes = values.int(8);
-        e.address = values.integer(9).map_or(0, |a| a as u64);
-        e.tf_op_name = self.text(&values, 10)?;
-        e.step_id = values.int(11);
-        e.region_type = self.text(&values, 12)?;
-        e.data_type = values.int(13);
-        e.tensor_shape = self.text(&values, 14)?;
+        e.memory_id = self.text(&values, role::ALLOCATOR_NAME)?;
+        e.stack_reserved_bytes = values.int(role::BYTES_RESERVED);
+        e.heap_allocated_bytes = values.int(role::BYTES_ALLOCATED);
+        e.free_memory_bytes = values.int(role::BYTES_AVAILABLE);
+        e.fragmentation = values.double(role::FRAGMENTATION);
+        e.peak_bytes_in_use = values.int(role::PEAK_BYTES_IN_USE);
+        e.requested_bytes = values.int(role::REQUESTED_BYTES);
+        e.allocation_bytes = values.int(role::ALLOCATION_BYTES);
+        e.address = values.integer(role::ADDR).map_or(0, |a| a as u64);
+        e.tf_op_name = self.text(&values, role::TF_OP)?;
+        e.region_type = self.text(&values, role::REGION_TYPE)?;
+        e.data_type = values.int(role::DATA_TYPE);
+        e.tensor_shape = self.text(&values, role::SHAPE)?;
         if e.memory_id.is_empty() {
             if let Some(id) = fallback_id {
                 e.memory_id = Cow::Owned(id.to_string());

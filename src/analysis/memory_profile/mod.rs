@@ -681,7 +681,6 @@ impl Pending {
 
 /// Gives each distinct string one [`StrId`], in order of first use (so the table is deterministic).
 /// Dtype names have their own ids (a dtype name may also appear as, say, a shape: harmless).
-#[derive(Default)]
 struct Interner<'a> {
     /// By a hash of the string: looked up once per new event string, and the match then checked
     /// against `strings` inline ([`same_bytes`]), where a map of the strings themselves compares
@@ -690,11 +689,30 @@ struct Interner<'a> {
     ids: FastMap<u64, StrId>,
     collided: FastMap<Box<str>, StrId>,
     dtypes: FastMap<i64, StrId>,
+    /// `dtypes` for the small dtype numbers (TensorFlow's are below 128), looked up once per event:
+    /// [`NO_ID`] until first met.
+    small_dtypes: [StrId; 128],
     strings: Vec<String>,
     /// Per field (op, region, shape), the string of the last event that borrowed it from the file, and
     /// its id. Events in a row often repeat them, and comparing with the copy in the file just read is
     /// cheaper than a table lookup, whose own copies a long scan keeps pushing out of the cache.
     recent: [Option<(&'a str, StrId)>; 3],
+}
+
+/// "No id yet" in [`Interner::small_dtypes`].
+const NO_ID: StrId = StrId::MAX;
+
+impl Default for Interner<'_> {
+    fn default() -> Self {
+        Interner {
+            ids: FastMap::default(),
+            collided: FastMap::default(),
+            dtypes: FastMap::default(),
+            small_dtypes: [NO_ID; 128],
+            strings: Vec::new(),
+            recent: [None; 3],
+        }
+    }
 }
 
 impl<'a> Interner<'a> {
@@ -735,12 +753,23 @@ impl<'a> Interner<'a> {
     }
 
     /// The id of a dtype's XProf name (names are made once per distinct dtype, not per event).
+    #[inline]
     fn dtype(&mut self, dtype: i64) -> StrId {
-        if let Some(&id) = self.dtypes.get(&dtype) {
+        let small = usize::try_from(dtype).ok().filter(|&d| d < self.small_dtypes.len());
+        if let Some(&id) = small.map(|d| &self.small_dtypes[d]).filter(|&&id| id != NO_ID) {
             return id;
         }
-        let id = self.push(dtype::name(dtype));
-        self.dtypes.insert(dtype, id);
+        let id = match self.dtypes.get(&dtype) {
+            Some(&id) => id,
+            None => {
+                let id = self.push(dtype::name(dtype));
+                self.dtypes.insert(dtype, id);
+                id
+            }
+        };
+        if let Some(d) = small {
+            self.small_dtypes[d] = id;
+        }
         id
     }
 
