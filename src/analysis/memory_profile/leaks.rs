@@ -58,9 +58,9 @@ pub struct StepFloor {
 /// Fewest steps for [`LeakHints::heap_grows_every_step`]: two steps always differ one way or the other.
 pub const MIN_GROWING_STEPS: usize = 3;
 
-pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize]) -> EventCounts {
+/// The counts of the time-sorted `snapshots` of which `allocations` are allocations.
+pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize], allocations: u64) -> EventCounts {
     let is_alloc = |s: &Snapshot| s.activity.activity == Activity::Allocation;
-    let allocations = snapshots.iter().filter(|s| is_alloc(s)).count() as u64;
     let sampled_allocations = sampled_indices.iter().filter(|&&i| snapshots.get(i).is_some_and(is_alloc)).count() as u64;
     EventCounts {
         allocations,
@@ -70,12 +70,13 @@ pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize]) -> Event
     }
 }
 
-/// What the leak hints take from the walk that matches deallocations with allocations, in time order
-/// ([`super::copy_allocation_metadata_to_deallocations`]). A live address re-allocated without a
-/// deallocation in between counts by its newer allocation (the older one's free was not recorded), as
-/// XProf's breakdown does.
+/// What the counts and leak hints take from the walk that matches deallocations with allocations, in
+/// time order ([`super::DeallocationMatcher`]). A live address re-allocated without a deallocation in
+/// between counts by its newer allocation (the older one's free was not recorded), as XProf's
+/// breakdown does.
 #[derive(Debug, Default)]
-pub(super) struct Unfreed {
+pub(super) struct Matched {
+    pub allocations: u64,
     pub allocated_bytes: i64,
     pub deallocated_bytes: i64,
     pub unmatched_deallocations: u64,
@@ -83,8 +84,8 @@ pub(super) struct Unfreed {
     pub live_at_end: Vec<usize>,
 }
 
-/// The leak hints of the time-sorted snapshots, with their steps, given what [`Unfreed`] found.
-pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], unfreed: Unfreed) -> LeakHints {
+/// The leak hints of the time-sorted snapshots, with their steps, given what [`Matched`] found.
+pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], unfreed: Matched) -> LeakHints {
     let mut h = LeakHints {
         allocated_bytes: unfreed.allocated_bytes,
         deallocated_bytes: unfreed.deallocated_bytes,

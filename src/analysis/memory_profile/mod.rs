@@ -596,7 +596,7 @@ struct Pending {
     summary: Summary,
     sampled_indices: Vec<usize>,
     counts: leaks::EventCounts,
-    unfreed: leaks::Unfreed,
+    unfreed: leaks::Matched,
 }
 
 impl Pending {
@@ -650,10 +650,18 @@ impl Pending {
             let ids = strings.merge(c.strings);
             runs.push(Run { snapshots: c.snapshots, ids, start });
         }
-        let mut snapshots = merge_in_time_order(runs);
-        let unfreed = copy_allocation_metadata_to_deallocations(&mut snapshots);
-        let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots[i].stats.in_use_bytes());
-        let counts = leaks::counts(&snapshots, &sampled_indices);
+        // As each event takes its place in time order: its deallocation metadata, and its height for
+        // the sampled timeline, which then reads a compact list rather than every snapshot again.
+        let n = runs.iter().map(|r| r.snapshots.len()).sum();
+        let mut matcher = DeallocationMatcher::with_capacity(n);
+        let mut heights = Vec::with_capacity(n);
+        let snapshots = merge_in_time_order(runs, n, |placed, s| {
+            matcher.place(placed, s);
+            heights.push(s.stats.in_use_bytes());
+        });
+        let sampled_indices = sampling::max_filter(heights.len(), MAX_TIMELINE_POINTS, |i| heights[i]);
+        let unfreed = matcher.finish();
+        let counts = leaks::counts(&snapshots, &sampled_indices, unfreed.allocations);
         Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, unfreed }
     }
 
@@ -832,22 +840,29 @@ impl Run {
     }
 }
 
-/// The events of `runs` (each line's) in one list by time, stably: events at the same time in the
+/// The `n` events of `runs` (each line's) in one list by time, stably: events at the same time in the
 /// order of the runs, then of each run. Only (time, run, index) triples are sorted, and each event is
-/// then copied once, to its place; the sort finds the runs already in order (a line's events nearly
-/// always are) and merges them.
-fn merge_in_time_order(runs: Vec<Run>) -> Vec<Snapshot> {
-    if let [run] = runs.as_slice() {
-        if run.snapshots.is_sorted_by_key(|s| s.time_offset_ps) {
-            return (0..run.snapshots.len()).map(|i| run.take(i)).collect();
+/// then copied once, to its place, after `place` has seen it with the events placed before it; the
+/// sort finds the runs already in order (a line's events nearly always are) and merges them.
+fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMut(&[Snapshot], &mut Snapshot)) -> Vec<Snapshot> {
+    let mut out = Vec::with_capacity(n);
+    let mut push = |s: Snapshot| {
+        let mut s = s;
+        place(&out, &mut s);
+        out.push(s);
+    };
+    match runs.as_slice() {
+        [run] if run.snapshots.is_sorted_by_key(|s| s.time_offset_ps) => (0..run.snapshots.len()).for_each(|i| push(run.take(i))),
+        _ => {
+            let mut order: Vec<(i64, u32, u32)> = Vec::with_capacity(n);
+            for (r, run) in runs.iter().enumerate() {
+                order.extend(run.snapshots.iter().enumerate().map(|(i, s)| (s.time_offset_ps, r as u32, i as u32)));
+            }
+            order.sort_by_key(|&(time, _, _)| time);
+            order.into_iter().for_each(|(_, r, i)| push(runs[r as usize].take(i as usize)));
         }
     }
-    let mut order: Vec<(i64, u32, u32)> = Vec::with_capacity(runs.iter().map(|r| r.snapshots.len()).sum());
-    for (r, run) in runs.iter().enumerate() {
-        order.extend(run.snapshots.iter().enumerate().map(|(i, s)| (s.time_offset_ps, r as u32, i as u32)));
-    }
-    order.sort_by_key(|&(time, _, _)| time);
-    order.into_iter().map(|(_, r, i)| runs[r as usize].take(i as usize)).collect()
+    out
 }
 
 /// XProf's `UpdateProfileSummary`, `e` being the next event in file order: the last event whose
@@ -900,41 +915,57 @@ fn fill_step_ids(snapshots: &mut [Snapshot]) {
     }
 }
 
-/// XProf's `UpdateDeallocation`: a deallocation takes op, region, dtype and shape from the oldest
-/// unmatched allocation at its address (a repeated allocation at a pending address is ignored).
-/// The same walk gives the leak hints what they need of it ([`leaks::Unfreed`]): an address is
-/// pending here exactly when it is live there, where the newest allocation at it counts.
-fn copy_allocation_metadata_to_deallocations(snapshots: &mut [Snapshot]) -> leaks::Unfreed {
-    let mut unfreed = leaks::Unfreed::default();
-    // Address → (oldest, newest) unmatched allocation. Sized for the live allocations of a typical
-    // trace up front rather than grown by rehashing.
-    let mut pending: FastMap<u64, (usize, usize)> = FastMap::with_capacity_and_hasher(snapshots.len().min(1 << 12), Default::default());
-    for i in 0..snapshots.len() {
-        let address = snapshots[i].activity.address;
-        match snapshots[i].activity.activity {
+/// XProf's `UpdateDeallocation`, event by event in time order: a deallocation takes op, region, dtype
+/// and shape from the oldest unmatched allocation at its address (a repeated allocation at a pending
+/// address is ignored). The same walk gives the leak hints and counts what they need of it
+/// ([`leaks::Matched`]): an address is pending here exactly when it is live there, where the newest
+/// allocation at it counts.
+struct DeallocationMatcher {
+    /// Address → (oldest, newest) unmatched allocation.
+    pending: FastMap<u64, (usize, usize)>,
+    matched: leaks::Matched,
+}
+
+impl DeallocationMatcher {
+    /// For `n` events: sized for the live allocations of a typical trace up front rather than grown
+    /// by rehashing.
+    fn with_capacity(n: usize) -> Self {
+        DeallocationMatcher { pending: FastMap::with_capacity_and_hasher(n.min(1 << 12), Default::default()), matched: leaks::Matched::default() }
+    }
+
+    /// `s`, the event after `placed` (those before it in time order).
+    #[inline]
+    fn place(&mut self, placed: &[Snapshot], s: &mut Snapshot) {
+        let (i, m) = (placed.len(), &mut self.matched);
+        let d = &mut s.activity;
+        match d.activity {
             Activity::Allocation => {
-                unfreed.allocated_bytes = unfreed.allocated_bytes.wrapping_add(snapshots[i].activity.allocation_bytes);
-                pending.entry(address).and_modify(|(_, newest)| *newest = i).or_insert((i, i));
+                m.allocations += 1;
+                m.allocated_bytes = m.allocated_bytes.wrapping_add(d.allocation_bytes);
+                self.pending.entry(d.address).and_modify(|(_, newest)| *newest = i).or_insert((i, i));
             }
             Activity::Deallocation => {
-                unfreed.deallocated_bytes = unfreed.deallocated_bytes.wrapping_add(snapshots[i].activity.allocation_bytes);
-                match pending.remove(&address) {
+                m.deallocated_bytes = m.deallocated_bytes.wrapping_add(d.allocation_bytes);
+                match self.pending.remove(&d.address) {
                     Some((j, _)) => {
-                        let a = snapshots[j].activity;
-                        let d = &mut snapshots[i].activity;
+                        let a = &placed[j].activity;
                         d.tf_op_name = a.tf_op_name;
                         d.region_type = a.region_type;
                         d.data_type = a.data_type;
                         d.tensor_shape = a.tensor_shape;
                     }
-                    None => unfreed.unmatched_deallocations += 1,
+                    None => m.unmatched_deallocations += 1,
                 }
             }
         }
     }
-    unfreed.live_at_end = pending.into_values().map(|(_, newest)| newest).collect();
-    unfreed.live_at_end.sort_unstable();
-    unfreed
+
+    fn finish(self) -> leaks::Matched {
+        let mut m = self.matched;
+        m.live_at_end = self.pending.into_values().map(|(_, newest)| newest).collect();
+        m.live_at_end.sort_unstable();
+        m
+    }
 }
 
 #[cfg(test)]
