@@ -35,7 +35,7 @@ pub struct LeakHints {
     /// above the previous step's. The floor is the memory the step never gives back, so a floor that
     /// rises every step is memory retained step over step (a leak, or a cache still warming up); a
     /// profile whose usage returns to an earlier level in any step is not flagged. Steps are XProf's
-    /// (the `id` stat, gaps filled as XProf does); the first and last may be cut by the window.
+    /// (its step grouping's, gaps filled as XProf does); the first and last may be cut by the window.
     pub heap_grows_every_step: bool,
     /// Last step's floor minus the first's (0 with fewer than two steps).
     pub floor_growth_bytes: i64,
@@ -84,31 +84,41 @@ pub(super) struct Matched {
     pub live_at_end: Vec<usize>,
 }
 
-/// The leak hints of the time-sorted snapshots, with their steps, given what [`Matched`] found.
-pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], unfreed: Matched) -> LeakHints {
+/// Per step, in order of first appearance, the lowest heap + stack seen, events added one by one (in
+/// the pass that gives them their steps).
+#[derive(Default)]
+pub(super) struct StepFloors {
+    floors: Vec<StepFloor>,
+    floor_of_step: FastMap<i64, usize>,
+    last: Option<usize>,
+}
+
+impl StepFloors {
+    #[inline]
+    pub fn add(&mut self, step_id: i64, in_use: i64) {
+        let floors = &mut self.floors;
+        // Events in a row are nearly always of one step: the map is asked only when the step changes.
+        let k = match self.last {
+            Some(k) if floors[k].step_id == step_id => k,
+            _ => *self.floor_of_step.entry(step_id).or_insert_with(|| {
+                floors.push(StepFloor { step_id, min_in_use_bytes: in_use });
+                floors.len() - 1
+            }),
+        };
+        self.last = Some(k);
+        floors[k].min_in_use_bytes = floors[k].min_in_use_bytes.min(in_use);
+    }
+}
+
+/// The leak hints of the time-sorted snapshots, given what [`Matched`] found and their steps' floors.
+pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], unfreed: Matched, floors: StepFloors) -> LeakHints {
     let mut h = LeakHints {
         allocated_bytes: unfreed.allocated_bytes,
         deallocated_bytes: unfreed.deallocated_bytes,
         unmatched_deallocations: unfreed.unmatched_deallocations,
         ..LeakHints::default()
     };
-    let mut floors: Vec<StepFloor> = Vec::new();
-    let mut floor_of_step: FastMap<i64, usize> = FastMap::default();
-    let mut last_floor: Option<usize> = None;
-    for s in snapshots {
-        let in_use = s.stats.in_use_bytes();
-        let step_id = s.activity.step_id;
-        // Events in a row are nearly always of one step: the map is asked only when the step changes.
-        let k = match last_floor {
-            Some(k) if floors[k].step_id == step_id => k,
-            _ => *floor_of_step.entry(step_id).or_insert_with(|| {
-                floors.push(StepFloor { step_id, min_in_use_bytes: in_use });
-                floors.len() - 1
-            }),
-        };
-        last_floor = Some(k);
-        floors[k].min_in_use_bytes = floors[k].min_in_use_bytes.min(in_use);
-    }
+    let floors = floors.floors;
 
     let mut by_op: BTreeMap<&str, LiveOpGroup> = BTreeMap::new();
     for &i in &unfreed.live_at_end {

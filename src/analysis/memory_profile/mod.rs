@@ -668,20 +668,32 @@ impl Pending {
     /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
     fn finish(self, groups: Option<&step_groups::StepGroups>) -> AllocatorProfile {
         let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, unfreed } = self;
+        // One pass: each event's step (its group, else XProf's `UpdateStepId`: the last valid step
+        // + 1, 0 before any), the peak's step (that of the last event at the peak height), and
+        // the steps' floors.
+        let mut last_valid = INVALID_STEP_ID;
+        let mut floors = leaks::StepFloors::default();
+        summary.peak_step_id = 0;
         for s in &mut snapshots {
             let rank = usize::try_from(s.activity.step_id).ok();
-            s.activity.step_id = groups.zip(rank).and_then(|(g, r)| g.group_id(r)).unwrap_or(INVALID_STEP_ID);
+            let step_id = match groups.zip(rank).and_then(|(g, r)| g.group_id(r)) {
+                Some(group) => {
+                    last_valid = group;
+                    group
+                }
+                None => last_valid.wrapping_add(1),
+            };
+            s.activity.step_id = step_id;
+            let in_use = s.stats.in_use_bytes();
+            if in_use == summary.peak_stats.peak_bytes_in_use {
+                summary.peak_step_id = step_id;
+            }
+            floors.add(step_id, in_use);
         }
-        fill_step_ids(&mut snapshots);
-        summary.peak_step_id = snapshots
-            .iter()
-            .rev()
-            .find(|s| s.stats.in_use_bytes() == summary.peak_stats.peak_bytes_in_use)
-            .map_or(0, |s| s.activity.step_id);
         let ((breakdown, special_allocations), leaks) = crate::threads::join(
             snapshots.len() >= crate::threads::SPLIT_EVENTS,
             || breakdown::at_peak(&snapshots, &strings, &summary),
-            || leaks::hints(&snapshots, &strings, unfreed),
+            || leaks::hints(&snapshots, &strings, unfreed, floors),
         );
         AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
     }
@@ -900,18 +912,6 @@ fn snapshot<'a>(e: &MemoryEvent<'a>, step_id: i64, strings: &mut Interner<'a>) -
             data_type: strings.dtype(e.data_type),
             tensor_shape: strings.field_id(2, &e.tensor_shape),
         },
-    }
-}
-
-/// XProf's `UpdateStepId`: a snapshot without a step id gets the last valid step id + 1 (0 before any).
-fn fill_step_ids(snapshots: &mut [Snapshot]) {
-    let mut last_valid = INVALID_STEP_ID;
-    for s in snapshots {
-        if s.activity.step_id == INVALID_STEP_ID {
-            s.activity.step_id = last_valid.wrapping_add(1);
-        } else {
-            last_valid = s.activity.step_id;
-        }
     }
 }
 
