@@ -16,6 +16,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tidemark::analysis::memory_profile::xprof_json;
+use tidemark::decode::Input;
 use tidemark::engine::read_input::read_input;
 use tidemark::engine::Session;
 
@@ -49,7 +50,7 @@ impl Phases {
 
 /// One end-to-end run, from `load`ing the bytes (a copy of them in memory, or the file read from disk
 /// as the CLI reads it): its phases and the events analysed.
-fn run_once(name: &str, load: &dyn Fn() -> Vec<u8>) -> (Phases, usize) {
+fn run_once(name: &str, load: &dyn Fn() -> Input) -> (Phases, usize) {
     let mut p = Phases::default();
     let t = Instant::now();
     let mut s = Session::new();
@@ -70,7 +71,7 @@ fn run_once(name: &str, load: &dyn Fn() -> Vec<u8>) -> (Phases, usize) {
 }
 
 /// Times `runs` runs and prints the median run (by total) with its phases; returns its total in ms.
-fn bench(label: &str, name: &str, size: usize, load: &dyn Fn() -> Vec<u8>, runs: usize) -> f64 {
+fn bench(label: &str, name: &str, size: usize, load: &dyn Fn() -> Input, runs: usize) -> f64 {
     let mut all = Vec::with_capacity(runs);
     let mut events = 0;
     for _ in 0..runs {
@@ -123,7 +124,7 @@ fn main() {
     for rel in FIXTURES {
         let bytes = std::fs::read(root.join("tests/fixtures").join(rel)).expect("fixture");
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        bench(name, name, bytes.len(), &|| bytes.clone(), runs);
+        bench(name, name, bytes.len(), &|| bytes.clone().into(), runs);
     }
     let trace = root.join("bench/traces/d2_tf_cnn_250.xplane.pb.gz");
     let name = "d2_tf_cnn_250.xplane.pb";

@@ -3,6 +3,7 @@
 
 pub mod gzip;
 pub mod hlo;
+pub mod input;
 pub mod pprof;
 pub mod sniff;
 pub mod wire;
@@ -10,6 +11,7 @@ pub mod xplane;
 
 use serde::Serialize;
 
+pub use input::Input;
 pub use sniff::Format;
 
 /// A decoded input file.
@@ -22,7 +24,7 @@ pub struct DecodedFile {
     pub profile: Profile,
     /// The file's bytes as given, unless the decoded profile already owns them (a plain XSpace):
     /// kept so the file can be embedded in an offline bundle exactly as the user opened it.
-    original: Option<Vec<u8>>,
+    original: Option<Input>,
 }
 
 impl DecodedFile {
@@ -133,7 +135,8 @@ fn compact_path(message: &str) -> String {
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
 /// Decodes `bytes` (the whole file, possibly gzipped) named `name`, reporting progress.
-pub fn decode(name: &str, bytes: Vec<u8>, progress: Progress) -> Result<DecodedFile, DecodeError> {
+pub fn decode(name: &str, bytes: impl Into<Input>, progress: Progress) -> Result<DecodedFile, DecodeError> {
+    let bytes: Input = bytes.into();
     let size_bytes = bytes.len() as u64;
     if bytes.is_empty() {
         return Err(DecodeError::Empty);
@@ -142,7 +145,7 @@ pub fn decode(name: &str, bytes: Vec<u8>, progress: Progress) -> Result<DecodedF
         return Err(DecodeError::TooLarge { size_bytes, limit_bytes: MAX_INPUT_BYTES });
     }
     let gzipped = gzip::is_gzip(&bytes);
-    let (raw, mut original) = if gzipped { (gzip::inflate(&bytes)?, Some(bytes)) } else { (bytes, None) };
+    let (raw, mut original) = if gzipped { (Input::from(gzip::inflate(&bytes)?), Some(bytes)) } else { (bytes, None) };
     if raw.is_empty() {
         return Err(DecodeError::NotAProfile { what: "the gzip stream inflates to nothing".into() });
     }

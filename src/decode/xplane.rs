@@ -4,7 +4,7 @@
 
 use super::sniff::Format;
 use super::wire::{self, Fields, Value};
-use super::{gzip, DecodeError, Progress};
+use super::{gzip, DecodeError, Input, Progress};
 use crate::proto::xplane as pb;
 use prost::Message;
 use crate::fast_hash::FastMap;
@@ -15,7 +15,7 @@ const FORMAT: Format = Format::XSpace;
 
 /// An indexed XSpace that owns the file's (decompressed) bytes.
 pub struct XSpace {
-    bytes: Vec<u8>,
+    bytes: Input,
     pub errors: Vec<String>,
     pub warnings: Vec<String>,
     pub hostnames: Vec<String>,
@@ -72,7 +72,8 @@ impl StatValue<'_> {
 
 impl XSpace {
     /// Indexes `bytes` (an uncompressed XSpace). Reports progress in bytes scanned.
-    pub fn index(bytes: Vec<u8>, progress: Progress) -> Result<Self, DecodeError> {
+    pub fn index(bytes: impl Into<Input>, progress: Progress) -> Result<Self, DecodeError> {
+        let bytes: Input = bytes.into();
         let total = bytes.len() as u64;
         let mut plane_ranges = Vec::new();
         let mut header = pb::XSpaceHeader::default();

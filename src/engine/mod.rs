@@ -55,7 +55,7 @@ impl Session {
     /// per-allocator counts come out of it, so the host plane (millions of events in a long trace) is
     /// read once for both, and the Memory Profile tab then opens at once. Should the analysis fail, the
     /// overview counts the events itself and the tab shows the analysis's error when asked.
-    pub fn open(&mut self, name: &str, bytes: Vec<u8>, progress: Progress) -> Result<&OpenFile, OpenError> {
+    pub fn open(&mut self, name: &str, bytes: impl Into<decode::Input>, progress: Progress) -> Result<&OpenFile, OpenError> {
         let err = |message: String| OpenError { file: name.to_string(), message };
         let file = decode::decode(name, bytes, progress).map_err(|e| err(e.to_string()))?;
         let memory = match &file.profile {

@@ -1,25 +1,38 @@
 //! Reading an input file whole, natively (the CLI and the benchmarks; the page gets its bytes from the
 //! browser).
 
-use crate::decode::{DecodeError, MAX_INPUT_BYTES};
+use crate::decode::{DecodeError, Input, MAX_INPUT_BYTES};
 use std::io::Read;
 use std::path::Path;
 
-/// Reads the file at `path` whole, refusing one over [`MAX_INPUT_BYTES`] before reading it (rather
-/// than running out of memory halfway).
+/// The file at `path` whole, refusing one over [`MAX_INPUT_BYTES`] before reading it (rather than
+/// running out of memory halfway). On Linux a regular file is mapped ([`Input::map`]), not copied.
+pub fn read_input(path: &Path) -> std::io::Result<Input> {
+    let file = std::fs::File::open(path)?;
+    let metadata = file.metadata()?;
+    let size_bytes = metadata.len();
+    if size_bytes > MAX_INPUT_BYTES {
+        return Err(std::io::Error::other(DecodeError::TooLarge { size_bytes, limit_bytes: MAX_INPUT_BYTES }));
+    }
+    let size = usize::try_from(size_bytes).map_err(std::io::Error::other)?;
+    #[cfg(target_os = "linux")]
+    if metadata.is_file() {
+        if let Some(mapped) = Input::map(&file, size) {
+            return Ok(mapped);
+        }
+    }
+    read_whole(file, size).map(Input::from)
+}
+
+/// Reads `file` (of about `size` bytes) to its end.
 ///
 /// A large file goes into memory the kernel is asked to back with huge pages (Linux): the buffer is
 /// written once, front to back, and with ordinary 4 KiB pages each one costs a fault on first write;
 /// for a 90 MB trace those 22,000 faults took as long as all of decoding it. The advice changes how
 /// the memory is backed, never what it holds, and is silently ignored where huge pages are off.
-pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
-    let mut file = std::fs::File::open(path)?;
-    let size_bytes = file.metadata()?.len();
-    if size_bytes > MAX_INPUT_BYTES {
-        return Err(std::io::Error::other(DecodeError::TooLarge { size_bytes, limit_bytes: MAX_INPUT_BYTES }));
-    }
+fn read_whole(mut file: std::fs::File, size: usize) -> std::io::Result<Vec<u8>> {
     // One byte more than the size, so that reading to the end needs no second allocation.
-    let mut bytes = Vec::with_capacity(usize::try_from(size_bytes).map_err(std::io::Error::other)?.saturating_add(1));
+    let mut bytes = Vec::with_capacity(size.saturating_add(1));
     advise_huge_pages(&mut bytes);
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
