@@ -12,10 +12,9 @@ pub fn available() -> bool {
     cores >= 2 && !std::env::var("TIDEMARK_THREADS").is_ok_and(|v| v.trim() == "1")
 }
 
-/// Starting and joining a thread costs about 50 µs: what decoding a few hundred kilobytes, or a pass
-/// over a few thousand allocator events, takes. Smaller work than these stays on one thread.
+/// Starting and joining a thread costs about 50 µs, what decoding a few hundred kilobytes takes:
+/// smaller work stays on one thread.
 pub const SPLIT_BYTES: usize = 1 << 20;
-pub const SPLIT_EVENTS: usize = 1 << 13;
 
 /// `(a(), b())`, `a` on a second thread while `b` runs on this one when `split` and a second thread is
 /// [`available`]; one after the other otherwise. A panic in `a` is resumed here.

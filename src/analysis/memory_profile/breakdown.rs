@@ -77,9 +77,19 @@ pub(super) fn at_peak(snapshots: &[Snapshot], strings: &[String], summary: &Summ
     }
 
     // (row key, XProf's snapshot index: special k is −(k+1)), in XProf's row order, ties by index.
-    let ranks = StringRanks::new(strings, &specials);
-    let by_id: Vec<u32> = strings.iter().map(|s| ranks.of(s)).collect();
-    let str_rank = |id: super::StrId| by_id.get(id as usize).copied().unwrap_or_else(|| ranks.of(""));
+    // Only the strings of the live allocations are ranked: a profile's table holds every op name.
+    let text = |id: super::StrId| strings.get(id as usize).map_or("", String::as_str);
+    let mut used: Vec<super::StrId> = live
+        .values()
+        .flat_map(|&i| {
+            let a = &snapshots[i].activity;
+            [a.tf_op_name, a.region_type, a.data_type, a.tensor_shape]
+        })
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let ranks = StringRanks::new(used.into_iter().map(text), &specials);
+    let str_rank = |id: super::StrId| ranks.of(text(id));
     let mut items: Vec<(RowKey, i64)> = live
         .values()
         .map(|&i| {
@@ -156,15 +166,15 @@ impl RowKey {
     }
 }
 
-/// The byte-wise order of the strings a breakdown row can hold (the profile's and the special rows'),
-/// as ranks: the rows are sorted by integers, not by comparing op names (long, with shared prefixes)
-/// again and again, which took most of the breakdown's time on `d2_tf_cnn`.
+/// The byte-wise order of the strings the breakdown's rows hold (the live allocations' and the special
+/// rows'), as ranks: the rows are sorted by integers, not by comparing op names (long, with shared
+/// prefixes) again and again, which took most of the breakdown's time on `d2_tf_cnn`.
 struct StringRanks<'a>(Vec<&'a str>);
 
 impl<'a> StringRanks<'a> {
-    fn new(strings: &'a [String], specials: &'a [ActivityMetadata]) -> Self {
+    fn new(strings: impl Iterator<Item = &'a str>, specials: &'a [ActivityMetadata]) -> Self {
         let special = specials.iter().flat_map(ActivityMetadata::strings);
-        let mut all: Vec<&str> = strings.iter().map(String::as_str).chain(special).chain([""]).collect();
+        let mut all: Vec<&str> = strings.chain(special).chain([""]).collect();
         all.sort_unstable();
         all.dedup();
         StringRanks(all)

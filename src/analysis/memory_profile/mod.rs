@@ -690,11 +690,8 @@ impl Pending {
             }
             floors.add(step_id, in_use);
         }
-        let ((breakdown, special_allocations), leaks) = crate::threads::join(
-            snapshots.len() >= crate::threads::SPLIT_EVENTS,
-            || breakdown::at_peak(&snapshots, &strings, &summary),
-            || leaks::hints(&snapshots, &strings, unfreed, floors),
-        );
+        let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary);
+        let leaks = leaks::hints(&snapshots, &strings, unfreed, floors);
         AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
     }
 }
