@@ -123,8 +123,9 @@ pub struct Reader<'a> {
     ids: StatIds,
     /// Stat metadata names by id: the strings of reference stats (allocator names often are).
     names: IdTable<&'a str>,
-    /// Whether a memory event read so far had one of the watched stats ([`Reader::watching`]).
-    watched_seen: std::sync::atomic::AtomicBool,
+    /// Whether a memory event read so far had one of the watched stats ([`Reader::watching`]), or a
+    /// header field after its stats ([`Reader::saw_unexpected`]).
+    unexpected: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> Reader<'a> {
@@ -137,11 +138,11 @@ impl<'a> Reader<'a> {
         }
         let kinds = IdTable::new(alloc_ids.into_iter().map(|id| (id, 1)).chain(dealloc_ids.into_iter().map(|id| (id, 2))));
         let names = IdTable::new(plane.meta.stat_metadata.iter().map(|(&id, m)| (id, m.name.as_str())));
-        Some(Reader { plane, plane_index, kinds, ids: StatIds::new(plane, &[]), names, watched_seen: false.into() })
+        Some(Reader { plane, plane_index, kinds, ids: StatIds::new(plane, &[]), names, unexpected: false.into() })
     }
 
     /// A reader like this one that also notes whether any memory event it reads has one of the stats `names` (at
-    /// most eight; [`Reader::saw_watched`]): for a caller that assumes none has, and checks, rather
+    /// most eight; [`Reader::saw_unexpected`]): for a caller that assumes none has, and checks, rather
     /// than have another scan read every memory event's stats to find out.
     pub fn watching(&self, names: &[&str]) -> Self {
         Reader {
@@ -150,13 +151,16 @@ impl<'a> Reader<'a> {
             kinds: self.kinds.clone(),
             ids: StatIds::new(self.plane, names),
             names: self.names.clone(),
-            watched_seen: false.into(),
+            unexpected: false.into(),
         }
     }
 
-    /// Whether a memory event read so far had one of the watched stats.
-    pub fn saw_watched(&self) -> bool {
-        self.watched_seen.load(std::sync::atomic::Ordering::Relaxed)
+    /// Whether a memory event read so far had one of the watched stats, or a header field after its
+    /// stats: what a scan of the same events that skips their stats ([`Want::Header`]) cannot see.
+    ///
+    /// [`Want::Header`]: crate::decode::xplane::Want::Header
+    pub fn saw_unexpected(&self) -> bool {
+        self.unexpected.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether events with this metadata id are memory events.
@@ -194,22 +198,23 @@ impl<'a> Reader<'a> {
         let mut values = RoleValues::<ROLES>::default();
         // XProf's fallback memory ID is the first integer of two stats in file order, which the roles
         // do not keep: an event with both is read stat by stat, as is any unusual one.
-        let fallback_id = if ev.role_values(role, &mut values) && !FALLBACK_ROLES.iter().all(|&r| values.is_set(r)) {
-            FALLBACK_ROLES.iter().find_map(|&r| values.integer(r))
+        let (fallback_id, late_header) = if ev.role_values(role, &mut values) && !FALLBACK_ROLES.iter().all(|&r| values.is_set(r)) {
+            (FALLBACK_ROLES.iter().find_map(|&r| values.integer(r)), values.late_header())
         } else {
             values = RoleValues::default();
             let mut first = None;
-            for stat in ev.read_stats(|id| role(id) != 0)? {
+            let (stats, late_header) = ev.read_stats(|id| role(id) != 0)?;
+            for stat in stats {
                 let r = role(stat.metadata_id);
                 if FALLBACK_ROLES.contains(&r) && first.is_none() {
                     first = self.plane.raw_stat_value(&stat)?.and_then(|v| v.as_i64());
                 }
                 values.set(r, &stat);
             }
-            first
+            (first, late_header)
         };
-        if (STATS.len() as u8 + 1..=ROLES as u8).any(|r| values.is_set(r)) {
-            self.watched_seen.store(true, std::sync::atomic::Ordering::Relaxed);
+        if late_header || (STATS.len() as u8 + 1..=ROLES as u8).any(|r| values.is_set(r)) {
+            self.unexpected.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         e.memory_id = self.text(&values, role::ALLOCATOR_NAME)?;
         e.stack_reserved_bytes = values.int(role::BYTES_RESERVED);

@@ -194,7 +194,10 @@ impl XSpace {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Want {
     Nothing,
-    /// The event, without its stats.
+    /// The event without its stats, its header read only up to its first stat: profilers write the
+    /// header fields first, and the stats (a dozen, for an allocator event) are not walked. A header
+    /// field after the stats would be missed, so a caller asking for this must see every such event
+    /// read whole by another pass ([`RawEvent::role_values`] reports such a field).
     Header,
     /// The event with its selected stats.
     Stats,
@@ -317,16 +320,19 @@ impl<'a> RawEvent<'a, '_> {
     pub fn role_values<const N: usize>(&self, role: impl Fn(i64) -> u8, out: &mut RoleValues<'a, N>) -> bool {
         let (file, end) = (self.file, self.end);
         let mut p = self.start;
+        let mut stats_seen = false;
         while p < end {
             let key = file[p];
             p += 1;
             match key {
                 0x08 | 0x10 | 0x18 | 0x28 => {
+                    out.late_header |= stats_seen;
                     if wire::varint_in(file, &mut p, end).is_none() {
                         return false;
                     }
                 }
                 0x22 => {
+                    stats_seen = true;
                     // Nearly every stat: its length, then its metadata id (`08 id`), one byte each.
                     let (stat_end, id, at) = match file.get(p..p + 3) {
                         Some(&[len, 0x08, id]) if len < 0x80 && id < 0x80 => (p + 1 + usize::from(len), i64::from(id), p + 3),
@@ -350,7 +356,7 @@ impl<'a> RawEvent<'a, '_> {
                         match RawStat::read_value_fast(file, id, at, stat_end) {
                             Some(RawStat { value: None, .. }) => {}
                             Some(RawStat { value: Some(v @ (RawValue::Int(_) | RawValue::Uint(_) | RawValue::Double(_) | RawValue::Str(_) | RawValue::Ref(_))), .. }) => {
-                                out.0[slot] = Some(v);
+                                out.values[slot] = Some(v);
                             }
                             _ => return false,
                         }
@@ -364,12 +370,22 @@ impl<'a> RawEvent<'a, '_> {
     }
 
     /// The stats of the event whose metadata id `keep` picks, read as prost would (any layout;
-    /// an error for a malformed one).
-    pub fn read_stats(&self, keep: impl Fn(i64) -> bool) -> Result<Vec<RawStat<'a>>, DecodeError> {
+    /// an error for a malformed one), and whether a header field comes after a stat.
+    pub fn read_stats(&self, keep: impl Fn(i64) -> bool) -> Result<(Vec<RawStat<'a>>, bool), DecodeError> {
+        let wire_err = |e| DecodeError::from_wire(FORMAT, e);
         let mut out = Vec::new();
-        RawStat::read_all(self.file, self.start..self.end, &mut out).map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+        RawStat::read_all(self.file, self.start..self.end, &mut out).map_err(wire_err)?;
         out.retain(|s| keep(s.metadata_id));
-        Ok(out)
+        let mut stats_seen = false;
+        let mut late_header = false;
+        for f in Fields::new(self.file, self.start..self.end) {
+            match f.map_err(wire_err)?.number {
+                4 => stats_seen = true,
+                1 | 2 | 3 | 5 => late_header |= stats_seen,
+                _ => {}
+            }
+        }
+        Ok((out, late_header))
     }
 }
 
@@ -420,7 +436,11 @@ impl EventHeader {
                 0x22 => {
                     let n = usize::try_from(wire::varint_in(bytes, &mut p, end)?).ok()?;
                     let stat_end = p.checked_add(n).filter(|&e| e <= end)?;
-                    if *want.get_or_insert_with(|| wanted(e.metadata_id)) == Want::Stats && any_selected {
+                    let w = *want.get_or_insert_with(|| wanted(e.metadata_id));
+                    if w == Want::Header {
+                        return Some(Some(e));
+                    }
+                    if w == Want::Stats && any_selected {
                         let (id, at) = RawStat::read_id_fast(bytes, p, stat_end)?;
                         if select.get(id) {
                             stats.push(RawStat::read_value_fast(bytes, id, at, stat_end)?);
@@ -515,24 +535,33 @@ enum RawValue<'a> {
 /// [`RoleValues::set`] stat by stat), where a value per stat resolved on its own and matched on its
 /// role costs more than the decoding. A stat without a value leaves its role as it was.
 #[derive(Debug, Clone, Copy)]
-pub struct RoleValues<'a, const N: usize>([Option<RawValue<'a>>; N]);
+pub struct RoleValues<'a, const N: usize> {
+    values: [Option<RawValue<'a>>; N],
+    /// A header field came after a stat ([`Want::Header`] would have missed it).
+    late_header: bool,
+}
 
 impl<const N: usize> Default for RoleValues<'_, N> {
     fn default() -> Self {
-        RoleValues([None; N])
+        RoleValues { values: [None; N], late_header: false }
     }
 }
 
 impl<'a, const N: usize> RoleValues<'a, N> {
     /// Sets `role` (1..=N; others are ignored) to the value of `stat`, if it has one.
     pub fn set(&mut self, role: u8, stat: &RawStat<'a>) {
-        if let (Some(slot), Some(v)) = (self.0.get_mut(usize::from(role).wrapping_sub(1)), stat.value) {
+        if let (Some(slot), Some(v)) = (self.values.get_mut(usize::from(role).wrapping_sub(1)), stat.value) {
             *slot = Some(v);
         }
     }
 
     fn get(&self, role: u8) -> Option<RawValue<'a>> {
-        self.0.get(usize::from(role).wrapping_sub(1)).copied().flatten()
+        self.values.get(usize::from(role).wrapping_sub(1)).copied().flatten()
+    }
+
+    /// Whether [`RawEvent::role_values`] met a header field after a stat.
+    pub fn late_header(&self) -> bool {
+        self.late_header
     }
 
     pub fn is_set(&self, role: u8) -> bool {

@@ -373,7 +373,7 @@ fn scan_in_parallel<'a>(
         let next = |c: &mut Claims| c.noted(noted).or_else(|| c.largest());
         let memory: Result<Vec<_>, DecodeError> = std::iter::from_fn(|| claim(&next)).map(read_line).collect();
         // The work that needs no steps is done while the grouping thread may still be running.
-        let pending = lines_to_merge.recv().ok().zip(memory.ok()).filter(|_| !reader.saw_watched()).map(|(theirs, mut lines)| {
+        let pending = lines_to_merge.recv().ok().zip(memory.ok()).filter(|_| !reader.saw_unexpected()).map(|(theirs, mut lines)| {
             lines.extend(theirs);
             lines.sort_by_key(|&(line_index, _)| line_index);
             Pending::from_lines(lines.into_iter().map(|(_, c)| c).collect())
