@@ -27,6 +27,7 @@ use std::hash::{BuildHasher, BuildHasherDefault};
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
 use crate::decode::xplane::{EventAt, Plane, RawEvent, Want, XSpace};
+use std::ops::Range;
 use std::sync::{Mutex, OnceLock};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
@@ -322,14 +323,17 @@ fn scan_in_parallel<'a>(
 ) -> Option<Scanned> {
     // Where each line's memory events are, noted by the grouping pass as it goes: a line read after
     // that is not walked again, only its memory events are read. This thread reads the noted lines
-    // in file order, behind the grouping pass, and walks the largest line left when none is; the
-    // grouping thread, once through, takes the largest lines left. So the work shares itself out,
-    // whichever pass is the longer on the trace at hand, and the last line taken is a small one.
+    // in file order, behind the grouping pass, and walks the largest line left when none is. Once
+    // the grouping pass is through, both threads read what is left in stretches of a line's memory
+    // events ([`Claims::split`]). So the work shares itself out, whichever pass is the longer on the
+    // trace at hand, and neither thread is left reading a long line alone at the end.
     let noted: Vec<OnceLock<Vec<EventAt>>> = plane.lines.iter().map(|_| OnceLock::new()).collect();
     let claims = Mutex::new(Claims::new(plane));
-    let claim = |f: &dyn Fn(&mut Claims) -> Option<usize>| claims.lock().ok().and_then(|mut c| f(&mut c));
+    let claim = |f: &dyn Fn(&mut Claims) -> Option<Work>| claims.lock().ok().and_then(|mut c| f(&mut c));
     let no_stats = plane.stat_selection(&[]);
-    let read_line = |line_index: usize| {
+    // A stretch's events are collected as if it were a line of its own: stretches of a line, in
+    // order, make up the line (ranks, summary, strings and time order all follow file order).
+    let read = |(line_index, stretch): Work| {
         let line = &plane.lines[line_index];
         let (mut collector, mut event) = (Collector::default(), MemoryEvent::default());
         let add = |event_index, ev: &RawEvent<'a, '_>| {
@@ -338,11 +342,18 @@ fn scan_in_parallel<'a>(
             }
             Ok(())
         };
-        match noted[line_index].get() {
-            Some(events) => space.for_each_event_at(line, events, add)?,
-            None => space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), add)?,
-        }
-        Ok::<_, DecodeError>((line_index, collector))
+        let start = match (noted[line_index].get(), stretch) {
+            (Some(events), stretch) => {
+                let stretch = stretch.unwrap_or(0..events.len());
+                space.for_each_event_at(line, &events[stretch.clone()], add)?;
+                stretch.start
+            }
+            (None, _) => {
+                space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), add)?;
+                0
+            }
+        };
+        Ok::<_, DecodeError>(((line_index, start), collector))
     };
     let noted = &noted;
     std::thread::scope(|scope| {
@@ -355,7 +366,7 @@ fn scan_in_parallel<'a>(
             for (line_index, line) in plane.lines.iter().enumerate() {
                 grouper.start_line(line);
                 // Not for a line the other thread is already reading.
-                let note = claim(&|c| (!c.taken[line_index]).then_some(line_index)).is_some();
+                let note = claim(&|c| (!c.taken[line_index]).then_some((line_index, None))).is_some();
                 let mut events = Vec::new();
                 space.for_each_raw_event(line, &stats, want, |event_index, ev| {
                     if note && reader.wants(ev.header.metadata_id) {
@@ -365,17 +376,21 @@ fn scan_in_parallel<'a>(
                 })?;
                 let _ = noted[line_index].set(events);
             }
-            let mine: Vec<_> = std::iter::from_fn(|| claim(&Claims::largest)).map(read_line).collect::<Result<_, _>>()?;
+            claim(&|c| {
+                c.split(|line| noted[line].get().map_or(0, Vec::len));
+                None
+            });
+            let mine: Vec<_> = std::iter::from_fn(|| claim(&Claims::stretch)).map(read).collect::<Result<_, _>>()?;
             // The other thread merges the lines while this one finishes the grouping.
             let _ = lines_read.send(mine);
             Ok::<_, DecodeError>(grouper.finish())
         });
-        let next = |c: &mut Claims| c.noted(noted).or_else(|| c.largest());
-        let memory: Result<Vec<_>, DecodeError> = std::iter::from_fn(|| claim(&next)).map(read_line).collect();
+        let next = |c: &mut Claims| c.next(noted);
+        let memory: Result<Vec<_>, DecodeError> = std::iter::from_fn(|| claim(&next)).map(read).collect();
         // The work that needs no steps is done while the grouping thread may still be running.
         let pending = lines_to_merge.recv().ok().zip(memory.ok()).filter(|_| !reader.saw_unexpected()).map(|(theirs, mut lines)| {
             lines.extend(theirs);
-            lines.sort_by_key(|&(line_index, _)| line_index);
+            lines.sort_by_key(|&(at, _)| at);
             Pending::from_lines(lines.into_iter().map(|(_, c)| c).collect())
         });
         let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).ok()?;
@@ -383,8 +398,16 @@ fn scan_in_parallel<'a>(
     })
 }
 
+/// What one thread reads at a time in [`scan_in_parallel`]: a line, or a stretch of the memory events
+/// noted on it (indices into its notes).
+type Work = (usize, Option<Range<usize>>);
+
+/// Memory events in a stretch ([`Claims::split`]): a few hundred microseconds of reading, so that the
+/// last stretch taken leaves the other thread waiting for little.
+const STRETCH: usize = 2048;
+
 /// Which lines of the host plane have had their memory events taken for reading ([`scan_in_parallel`]),
-/// with two ways through them, each passing every line once at most.
+/// with three ways through them, each passing every line once at most.
 struct Claims {
     taken: Vec<bool>,
     /// Lines by size, largest first, and the next one to look at.
@@ -392,17 +415,45 @@ struct Claims {
     next_largest: usize,
     /// The next line, in file order, to look at among those the grouping pass has noted.
     next_noted: usize,
+    /// Once every line is noted ([`Claims::split`]), what is left, in stretches.
+    stretches: Option<std::vec::IntoIter<Work>>,
 }
 
 impl Claims {
     fn new(plane: &Plane) -> Self {
         let mut by_size: Vec<usize> = (0..plane.lines.len()).collect();
         by_size.sort_by_key(|&i| std::cmp::Reverse(plane.lines[i].range().len()));
-        Claims { taken: vec![false; by_size.len()], by_size, next_largest: 0, next_noted: 0 }
+        Claims { taken: vec![false; by_size.len()], by_size, next_largest: 0, next_noted: 0, stretches: None }
     }
 
     fn take(&mut self, line: usize) -> Option<usize> {
         (!std::mem::replace(&mut self.taken[line], true)).then_some(line)
+    }
+
+    /// Once every line is noted (with `memory_events` each): the lines not taken yet, cut into
+    /// stretches of [`STRETCH`] memory events, the lines with the most first.
+    fn split(&mut self, memory_events: impl Fn(usize) -> usize) {
+        let mut left: Vec<usize> = std::iter::from_fn(|| self.largest()).collect();
+        left.sort_by_key(|&line| std::cmp::Reverse(memory_events(line)));
+        let stretches = left.into_iter().flat_map(|line| {
+            let n = memory_events(line);
+            (0..n.div_ceil(STRETCH)).map(move |k| (line, Some(k * STRETCH..n.min((k + 1) * STRETCH))))
+        });
+        self.stretches = Some(stretches.collect::<Vec<_>>().into_iter());
+    }
+
+    /// The next stretch, once [`Claims::split`] has cut them.
+    fn stretch(&mut self) -> Option<Work> {
+        self.stretches.as_mut()?.next()
+    }
+
+    /// What the thread that is not grouping reads next: a noted line in file order while the
+    /// grouping pass goes on, else the largest line left; then the stretches.
+    fn next<T>(&mut self, noted: &[OnceLock<T>]) -> Option<Work> {
+        if self.stretches.is_some() {
+            return self.stretch();
+        }
+        self.noted(noted).or_else(|| self.largest()).map(|line| (line, None))
     }
 
     /// The largest line not yet taken.
@@ -969,21 +1020,26 @@ impl DeallocationMatcher {
 mod tests {
     use super::*;
 
-    /// Each line is taken once: noted lines in file order as they are noted, else the largest left.
+    /// Each line is taken once: noted lines in file order while the grouping pass goes on, else the
+    /// largest left; once all are noted, the rest in stretches, the lines with the most memory events
+    /// first.
     #[test]
     fn lines_are_claimed_once_each() {
-        // Line sizes 5, 50, 20, 40.
-        let mut c = Claims { taken: vec![false; 4], by_size: vec![1, 3, 2, 0], next_largest: 0, next_noted: 0 };
-        let noted: Vec<OnceLock<()>> = (0..4).map(|_| OnceLock::new()).collect();
-        assert_eq!(c.noted(&noted), None);
-        assert_eq!(c.largest(), Some(1));
+        // Line sizes 5, 50, 20, 40, 30 bytes, with 9, 0, 1, 3, 7 memory events (STRETCH + 1 on line 4).
+        let memory_events = [9, 0, 1, 3, STRETCH + 1];
+        let mut c = Claims { taken: vec![false; 5], by_size: vec![1, 3, 4, 2, 0], next_largest: 0, next_noted: 0, stretches: None };
+        let noted: Vec<OnceLock<()>> = (0..5).map(|_| OnceLock::new()).collect();
+        assert_eq!(c.next(&noted), Some((1, None)), "none noted: the largest");
         let _ = noted[0].set(());
         let _ = noted[1].set(());
-        assert_eq!(c.noted(&noted), Some(0));
-        assert_eq!(c.noted(&noted), None, "line 1 was taken, line 2 not noted yet");
-        let _ = noted[2].set(());
-        let _ = noted[3].set(());
-        assert_eq!((c.noted(&noted), c.largest(), c.largest(), c.noted(&noted)), (Some(2), Some(3), None, None));
+        assert_eq!(c.next(&noted), Some((0, None)), "noted, in file order");
+        assert_eq!(c.next(&noted), Some((3, None)), "line 1 was taken, line 2 not noted yet: the largest left");
+        (2..5).for_each(|l| {
+            let _ = noted[l].set(());
+        });
+        c.split(|l| memory_events[l]);
+        let rest: Vec<Work> = std::iter::from_fn(|| c.next(&noted)).collect();
+        assert_eq!(rest, [(4, Some(0..STRETCH)), (4, Some(STRETCH..STRETCH + 1)), (2, Some(0..1))]);
     }
 
     /// The summary folded line by line ([`Collected::peak`]) equals XProf's event-by-event fold over
