@@ -3,13 +3,14 @@
 //! one thread (wasm threads need a cross-origin-isolated page, which an offline bundle opened from
 //! `file://` cannot be). Work split this way gives the same result either way.
 
-/// Whether a second thread may be used.
+/// Whether a second thread may be used: decided once per process (counting the cores reads the
+/// process's CPU quota from files, which is not for every file opened).
 pub fn available() -> bool {
-    if cfg!(target_arch = "wasm32") {
-        return false;
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores >= 2 && !std::env::var("TIDEMARK_THREADS").is_ok_and(|v| v.trim() == "1")
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        !cfg!(target_arch = "wasm32") && cores >= 2 && !std::env::var("TIDEMARK_THREADS").is_ok_and(|v| v.trim() == "1")
+    })
 }
 
 /// Starting and joining a thread costs about 50 µs, what decoding a few hundred kilobytes takes:

@@ -373,15 +373,19 @@ impl<'a> RawEvent<'a, '_> {
     /// an error for a malformed one), and whether a header field comes after a stat.
     pub fn read_stats(&self, keep: impl Fn(i64) -> bool) -> Result<(Vec<RawStat<'a>>, bool), DecodeError> {
         let wire_err = |e| DecodeError::from_wire(FORMAT, e);
-        let mut out = Vec::new();
-        RawStat::read_all(self.file, self.start..self.end, &mut out).map_err(wire_err)?;
-        out.retain(|s| keep(s.metadata_id));
-        let mut stats_seen = false;
-        let mut late_header = false;
+        let (mut out, mut stats_seen, mut late_header) = (Vec::new(), false, false);
         for f in Fields::new(self.file, self.start..self.end) {
-            match f.map_err(wire_err)?.number {
-                4 => stats_seen = true,
-                1 | 2 | 3 | 5 => late_header |= stats_seen,
+            match f.map_err(wire_err)? {
+                wire::Field { number: 4, value, .. } => {
+                    stats_seen = true;
+                    if let Value::Len(r) = value {
+                        let stat = RawStat::read(self.file, r).map_err(wire_err)?;
+                        if keep(stat.metadata_id) {
+                            out.push(stat);
+                        }
+                    }
+                }
+                wire::Field { number: 1 | 2 | 3 | 5, .. } => late_header |= stats_seen,
                 _ => {}
             }
         }

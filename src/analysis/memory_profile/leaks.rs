@@ -111,17 +111,17 @@ impl StepFloors {
 }
 
 /// The leak hints of the time-sorted snapshots, given what [`Matched`] found and their steps' floors.
-pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], unfreed: Matched, floors: StepFloors) -> LeakHints {
+pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], matched: Matched, floors: StepFloors) -> LeakHints {
     let mut h = LeakHints {
-        allocated_bytes: unfreed.allocated_bytes,
-        deallocated_bytes: unfreed.deallocated_bytes,
-        unmatched_deallocations: unfreed.unmatched_deallocations,
+        allocated_bytes: matched.allocated_bytes,
+        deallocated_bytes: matched.deallocated_bytes,
+        unmatched_deallocations: matched.unmatched_deallocations,
         ..LeakHints::default()
     };
     let floors = floors.floors;
 
     let mut by_op: BTreeMap<&str, LiveOpGroup> = BTreeMap::new();
-    for &i in &unfreed.live_at_end {
+    for &i in &matched.live_at_end {
         let a = snapshots[i].activity.resolve(strings);
         let g = by_op.entry(a.tf_op_name).or_insert_with(|| LiveOpGroup {
             tf_op_name: a.tf_op_name.to_string(),

@@ -250,7 +250,7 @@ pub enum Scan {
     /// The grouping's pass (and the building of its graph) on a second thread while this one reads
     /// the memory events: of the lines the grouping pass has been through, where it notes each
     /// line's memory events, else of the largest line left, in a lighter pass of its own that skips
-    /// the stats of other events. The grouping thread, once through, reads lines too. The
+    /// the stats of other events. Once through, both threads read what is left, in stretches. The
     /// grouping's pass skips the memory events' own stats in turn (a dozen each), taking them for
     /// leaves of their enclosing nodes, which they are unless one has a stat that makes it a node
     /// ([`step_groups::NODE_MAKING_STATS`]): the memory pass checks. The default where a second
@@ -355,7 +355,7 @@ fn scan_in_parallel<'a>(
         };
         Ok::<_, DecodeError>(((line_index, start), collector))
     };
-    let noted = &noted;
+    let (noted, claims) = (&noted, &claims);
     std::thread::scope(|scope| {
         let (lines_read, lines_to_merge) = std::sync::mpsc::channel();
         let grouping = scope.spawn(move || {
@@ -366,7 +366,7 @@ fn scan_in_parallel<'a>(
             for (line_index, line) in plane.lines.iter().enumerate() {
                 grouper.start_line(line);
                 // Not for a line the other thread is already reading.
-                let note = claim(&|c| (!c.taken[line_index]).then_some((line_index, None))).is_some();
+                let note = claims.lock().is_ok_and(|c| !c.taken[line_index]);
                 let mut events = Vec::new();
                 space.for_each_raw_event(line, &stats, want, |event_index, ev| {
                     if note && reader.wants(ev.header.metadata_id) {
@@ -376,10 +376,9 @@ fn scan_in_parallel<'a>(
                 })?;
                 let _ = noted[line_index].set(events);
             }
-            claim(&|c| {
+            if let Ok(mut c) = claims.lock() {
                 c.split(|line| noted[line].get().map_or(0, Vec::len));
-                None
-            });
+            }
             let mine: Vec<_> = std::iter::from_fn(|| claim(&Claims::stretch)).map(read).collect::<Result<_, _>>()?;
             // The other thread merges the lines while this one finishes the grouping.
             let _ = lines_read.send(mine);
@@ -647,7 +646,7 @@ struct Pending {
     summary: Summary,
     sampled_indices: Vec<usize>,
     counts: leaks::EventCounts,
-    unfreed: leaks::Matched,
+    matched: leaks::Matched,
 }
 
 impl Pending {
@@ -711,14 +710,14 @@ impl Pending {
             heights.push(s.stats.in_use_bytes());
         });
         let sampled_indices = sampling::max_filter(heights.len(), MAX_TIMELINE_POINTS, |i| heights[i]);
-        let unfreed = matcher.finish();
-        let counts = leaks::counts(&snapshots, &sampled_indices, unfreed.allocations);
-        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, unfreed }
+        let matched = matcher.finish();
+        let counts = leaks::counts(&snapshots, &sampled_indices, matched.allocations);
+        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, matched }
     }
 
     /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
     fn finish(self, groups: Option<&step_groups::StepGroups>) -> AllocatorProfile {
-        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, unfreed } = self;
+        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, matched } = self;
         // One pass: each event's step (its group, else XProf's `UpdateStepId`: the last valid step
         // + 1, 0 before any), the peak's step (that of the last event at the peak height), and
         // the steps' floors.
@@ -742,7 +741,7 @@ impl Pending {
             floors.add(step_id, in_use);
         }
         let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary);
-        let leaks = leaks::hints(&snapshots, &strings, unfreed, floors);
+        let leaks = leaks::hints(&snapshots, &strings, matched, floors);
         AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks }
     }
 }
@@ -906,8 +905,7 @@ impl Run {
 /// sort finds the runs already in order (a line's events nearly always are) and merges them.
 fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMut(&[Snapshot], &mut Snapshot)) -> Vec<Snapshot> {
     let mut out = Vec::with_capacity(n);
-    let mut push = |s: Snapshot| {
-        let mut s = s;
+    let mut push = |mut s: Snapshot| {
         place(&out, &mut s);
         out.push(s);
     };
