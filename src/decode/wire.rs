@@ -182,7 +182,7 @@ pub fn varint_in(buf: &[u8], pos: &mut usize, end: usize) -> Option<u64> {
 /// The multi-byte case of [`varint_at`]: times, sizes and addresses, 3 to 8 bytes long. With 8 bytes
 /// at hand they are decoded from one little-endian word without a loop (the byte holding the end bit
 /// found with `trailing_zeros`, the 7-bit groups packed by three mask-and-shift steps).
-#[inline]
+#[inline(always)]
 fn varint_multi(buf: &[u8], pos: &mut usize) -> Option<u64> {
     let p = *pos;
     let rest = buf.get(p..)?;

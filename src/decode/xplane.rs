@@ -352,7 +352,14 @@ impl<'a> RawEvent<'a, '_> {
                         return false;
                     }
                     let slot = usize::from(role(id)).wrapping_sub(1);
-                    if slot < N {
+                    if slot < N && file.get(at) == Some(&0x20) {
+                        // An `int64_value`, most of an allocator event's stats.
+                        let mut q = at + 1;
+                        match wire::varint_in(file, &mut q, stat_end) {
+                            Some(v) if q == stat_end => out.values[slot] = Some(RawValue::Int(v as i64)),
+                            _ => return false,
+                        }
+                    } else if slot < N {
                         match RawStat::read_value_fast(file, id, at, stat_end) {
                             Some(RawStat { value: None, .. }) => {}
                             Some(RawStat { value: Some(v @ (RawValue::Int(_) | RawValue::Uint(_) | RawValue::Double(_) | RawValue::Str(_) | RawValue::Ref(_))), .. }) => {
@@ -885,7 +892,7 @@ mod tests {
 
     /// Every stat layout a profiler writes: one-byte and longer lengths and ids (the fast path and
     /// the general one), each kind of value, a stat without a value, a role set twice (the last wins);
-    /// and a stat too short to hold its id is refused, not misread.
+    /// and a stat too short to hold its id or its value is refused, not misread.
     #[test]
     fn role_values_read_every_stat_layout() {
         let plane = Plane { meta: pb::XPlane::default(), lines: Vec::new() };
@@ -928,6 +935,9 @@ mod tests {
         assert!(!raw(&[0x22, 0x01, 0x08]).role_values(role, &mut v));
         assert!(!raw(&[0x22, 0x05, 0x08, 0x03]).role_values(role, &mut v), "a stat running past the event");
         assert!(!raw(&[0x22, 0x01, 0x08, 0x03]).role_values(role, &mut v), "an id past the stat's end");
+        assert!(!raw(&[0x22, 0x03, 0x08, 0x03, 0x20]).role_values(role, &mut v), "an integer's key without its varint");
+        assert!(!raw(&[0x22, 0x04, 0x08, 0x03, 0x20, 0x80, 0x22, 0x02, 0x08, 0x03]).role_values(role, &mut v), "a varint running past its stat");
+        assert!(!raw(&[0x22, 0x05, 0x08, 0x03, 0x20, 0x05, 0x10]).role_values(role, &mut v), "a field after the value");
     }
 
     #[test]
