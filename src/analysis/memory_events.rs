@@ -164,6 +164,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Whether events with this metadata id are memory events.
+    #[inline]
     pub fn wants(&self, metadata_id: i64) -> bool {
         self.kinds.get(metadata_id) != 0
     }
@@ -239,7 +240,7 @@ impl<'a> Reader<'a> {
 
     /// The string of `role`: stat metadata names (allocator names often are references) come from
     /// the reader's table.
-    #[inline]
+    #[inline(always)]
     fn text(&self, values: &RoleValues<'a, ROLES>, role: u8) -> Result<Cow<'a, str>, DecodeError> {
         match values.reference(role) {
             Some(r) => Ok(Cow::Borrowed(self.names.get(r as i64))),
