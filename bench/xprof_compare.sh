@@ -5,7 +5,9 @@
 # xprof.convert.raw_to_tool_data.xspace_to_tool_data(..., "memory_profile", use_saved_result=False), as
 # its web server calls it (bench/xprof_time.py, which the in-browser bench uses too); Tidemark via
 # `cargo bench --bench memory_profile -- FILE...` (release build: read bytes, decode, analyse, JSON, and
-# the page's view). Medians of REPEAT runs.
+# the page's view). Medians of REPEAT runs of XProf, and of as many Tidemark runs as fill the same time
+# (at least REPEAT): on a shared machine a neighbour's load comes in bursts, and a burst that covers
+# all of Tidemark's few milliseconds but a fraction of XProf's second would set the round's ratio.
 #
 # XProf needs Python 3.12 and `pip install xprof==2.24.2` (the version the fixtures' oracle outputs come
 # from), e.g.:  python3.12 -m venv /tmp/xprof-venv && /tmp/xprof-venv/bin/pip install xprof==2.24.2
@@ -34,16 +36,15 @@ for f in "${files[@]}"; do
   esac
 done
 
-# One round: both sides on every file, back to back; prints a table and appends "file<TAB>ratio" lines
-# to $tmp/ratios.
+# One round: both sides on each file in turn, back to back; prints a table and appends "file<TAB>ratio"
+# lines to $tmp/ratios.
 round() {
-  local ours theirs
-  ours="$(TIDEMARK_BENCH_RUNS="$REPEAT" cargo bench --quiet --bench memory_profile -- "${plain[@]}" | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
-  theirs="$(REPEAT="$REPEAT" "$PY" bench/xprof_time.py "${plain[@]}" 2>/dev/null | awk -F'\t' '$1=="median_ms"{print $2"\t"$3}')"
+  local xprof_ms ours_ms span
   printf '%-34s %12s %12s %8s\n' file xprof_ms tidemark_ms ratio
   for f in "${plain[@]}"; do
-    xprof_ms="$(printf '%s\n' "$theirs" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
-    ours_ms="$(printf '%s\n' "$ours" | awk -F'\t' -v f="$f" '$1==f{print $2}')"
+    xprof_ms="$(REPEAT="$REPEAT" "$PY" bench/xprof_time.py "$f" 2>/dev/null | awk -F'\t' '$1=="median_ms"{print $3}')"
+    span="$(awk -v x="$xprof_ms" -v r="$REPEAT" 'BEGIN{ printf "%d", (x > 0 ? x : 0) * r }')"
+    ours_ms="$(TIDEMARK_BENCH_RUNS="$REPEAT" TIDEMARK_BENCH_MIN_MS="$span" cargo bench --quiet --bench memory_profile -- "$f" | awk -F'\t' '$1=="median_ms"{print $3}')"
     ratio="$(awk -v x="$xprof_ms" -v o="$ours_ms" 'BEGIN{ if (o > 0 && x > 0) printf "%.1f", x / o; else print "n/a" }')"
     printf '%-34s %12s %12s %8s\n' "$(basename "$f")" "$xprof_ms" "$ours_ms" "${ratio}x"
     printf '%s\t%s\n' "$(basename "$f")" "$ratio" >> "$tmp/ratios"

@@ -5,7 +5,8 @@
 //! `std::time`, printed one line per file, so the numbers can sit next to XProf's converter time
 //! (`bench/xprof_compare.sh`). Timings are reported, never asserted.
 //!
-//! `cargo bench --bench memory_profile` (env `TIDEMARK_BENCH_RUNS`, default 5). The larger trace is
+//! `cargo bench --bench memory_profile` (env `TIDEMARK_BENCH_RUNS`, default 5; env
+//! `TIDEMARK_BENCH_MIN_MS` adds runs until they add up to that many milliseconds). The larger trace is
 //! inflated to `target/bench/` and read from there, from disk as the CLI reads files, so that XProf can
 //! be timed on the very same file. With file arguments (`cargo bench --bench memory_profile --
 //! FILE...`) only those files are timed, from disk, each also printed as a `median_ms<TAB>FILE<TAB>MS`
@@ -70,12 +71,16 @@ fn run_once(name: &str, load: &dyn Fn() -> Input) -> (Phases, usize) {
     (p, events)
 }
 
-/// Times `runs` runs and prints the median run (by total) with its phases; returns its total in ms.
-fn bench(label: &str, name: &str, size: usize, load: &dyn Fn() -> Input, runs: usize) -> f64 {
+/// Times `runs` runs, and more until they add up to `min_span` (so that a short burst of load from
+/// a neighbour on a shared machine weighs no more in the median than in XProf's longer runs), and
+/// prints the median run (by total) with its phases; returns its total in ms.
+fn bench(label: &str, name: &str, size: usize, load: &dyn Fn() -> Input, runs: usize, min_span: Duration) -> f64 {
     let mut all = Vec::with_capacity(runs);
     let mut events = 0;
-    for _ in 0..runs {
+    let mut span = Duration::ZERO;
+    while all.len() < runs || (span < min_span && all.len() < MAX_RUNS) {
         let (p, n) = run_once(name, load);
+        span += p.total();
         all.push(p);
         events = n;
     }
@@ -83,7 +88,7 @@ fn bench(label: &str, name: &str, size: usize, load: &dyn Fn() -> Input, runs: u
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let m = all[all.len() / 2];
     println!(
-        "{label:<48} {:>10} B {events:>8} events  median {:>8.1} ms (open {:.1}, analysis {:.1}, json {:.1}, view {:.1})  min {:>8.1} ms  ({runs} runs)",
+        "{label:<48} {:>10} B {events:>8} events  median {:>8.1} ms (open {:.1}, analysis {:.1}, json {:.1}, view {:.1})  min {:>8.1} ms  ({} runs)",
         size,
         ms(m.total()),
         ms(m.open),
@@ -91,9 +96,13 @@ fn bench(label: &str, name: &str, size: usize, load: &dyn Fn() -> Input, runs: u
         ms(m.json),
         ms(m.view),
         ms(all[0].total()),
+        all.len(),
     );
     ms(m.total())
 }
+
+/// The most runs `TIDEMARK_BENCH_MIN_MS` adds.
+const MAX_RUNS: usize = 10_000;
 
 fn gunzip(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -106,6 +115,7 @@ fn main() {
     tidemark::engine::retain_memory::retain_freed_memory();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let runs = env_usize("TIDEMARK_BENCH_RUNS", 5);
+    let min_span = Duration::from_millis(std::env::var("TIDEMARK_BENCH_MIN_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0));
     // Cargo passes `--bench` to a harness-less bench; everything else is a file to time.
     let files: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     if !files.is_empty() {
@@ -115,7 +125,7 @@ fn main() {
             let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
             let name = path.file_name().map_or(f.clone(), |n| n.to_string_lossy().into_owned());
             let load = || read_input(path).unwrap_or_else(|e| panic!("{f}: {e}"));
-            let median = bench(&name, &name, size, &load, runs);
+            let median = bench(&name, &name, size, &load, runs, min_span);
             println!("median_ms\t{f}\t{median:.3}");
         }
         return;
@@ -124,7 +134,7 @@ fn main() {
     for rel in FIXTURES {
         let bytes = std::fs::read(root.join("tests/fixtures").join(rel)).expect("fixture");
         let name = rel.rsplit('/').next().unwrap_or(rel);
-        bench(name, name, bytes.len(), &|| bytes.clone().into(), runs);
+        bench(name, name, bytes.len(), &|| bytes.clone().into(), runs, min_span);
     }
     let trace = root.join("bench/traces/d2_tf_cnn_250.xplane.pb.gz");
     let name = "d2_tf_cnn_250.xplane.pb";
@@ -136,5 +146,5 @@ fn main() {
     }
     let size = std::fs::metadata(&path).map_or(0, |m| m.len() as usize);
     let load = || read_input(&path).expect("reads the larger trace");
-    bench(&format!("{name} (from disk)"), name, size, &load, runs.min(3));
+    bench(&format!("{name} (from disk)"), name, size, &load, runs.min(3), min_span);
 }
