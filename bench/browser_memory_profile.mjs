@@ -19,9 +19,12 @@
 // progress event, or at the worker's first decode progress if the browser skips that event.
 //
 // A fresh page compiles the app's wasm lazily, function by function, and V8 recompiles the hot ones
-// with its optimising tier while they run: the first file a user opens pays for that. With env WARM=1
-// each fresh page first opens the same file and its Memory Profile once, untimed (then removes it), so
-// the timed run measures the engine's steady speed in wasm instead.
+// with its optimising tier while they run: the first file a user opens pays for that. The file is
+// picked as soon as the engine worker takes requests, while it is still warming up (`engine::warmup`),
+// as for the files an offline bundle opens by itself. With env IDLE_MS=N the page first sits idle for
+// N ms, as when a user opens the page and then drops a file (the warm-up is then over). With env
+// WARM=1 each fresh page first opens the same file and its Memory Profile once, untimed (then removes
+// it), so the timed run measures the engine's steady speed in wasm instead.
 //
 // Prints the median of REPEAT runs (env, default 3) per phase per file, then one
 // `median_ms<TAB>FILE<TAB>MS` line per file (total, as the native bench prints). With env XPROF_PYTHON
@@ -41,6 +44,7 @@ import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, workerRe
 
 const REPEAT = Number(process.env.REPEAT || 3);
 const WARM = process.env.WARM === '1';
+const IDLE_MS = Number(process.env.IDLE_MS || 0);
 const TIMEOUT_MS = 300_000;
 const DEFAULT_FILES = [
   'tests/fixtures/tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz',
@@ -112,6 +116,7 @@ async function runOnce(browser, url, file) {
   try {
     await openApp(page, url);
     await workerReady(page);
+    if (IDLE_MS) await new Promise((r) => setTimeout(r, IDLE_MS));
     if (WARM) await warmUp(page, file);
     await page.evaluate(instrument, name);
     await pickFiles(page, [file]);

@@ -36,23 +36,38 @@ for f in "${files[@]}"; do
   esac
 done
 
+# The CPU time the hypervisor gave to other machines ("steal", /proc/stat) as a percentage of all CPU
+# time since the counters `$1` (from `cpu_counters`): on a shared virtual machine, the load that
+# neither side's own numbers show. XProf's converter runs on one core and Tidemark on two, so the two
+# suffer from it differently.
+cpu_counters() { awk '$1=="cpu"{t=0; for (i=2;i<=NF;i++) t+=$i; print t, $9; exit}' /proc/stat 2>/dev/null || echo "0 0"; }
+steal_since() {
+  local before="$1"
+  awk -v b="$before" '$1=="cpu"{t=0; for (i=2;i<=NF;i++) t+=$i; split(b, x, " "); dt=t-x[1]; printf "%.0f", (dt > 0 ? 100*($9-x[2])/dt : 0); exit}' /proc/stat 2>/dev/null || echo "?"
+}
+
 # One round: both sides on each file in turn, back to back; prints a table and appends "file<TAB>ratio"
 # lines to $tmp/ratios.
 round() {
-  local xprof_ms ours_ms span
-  printf '%-34s %12s %12s %8s\n' file xprof_ms tidemark_ms ratio
+  local xprof_ms ours_ms span c xprof_steal ours_steal
+  printf '%-34s %12s %7s %12s %7s %8s\n' file xprof_ms steal tidemark_ms steal ratio
   for f in "${plain[@]}"; do
+    c="$(cpu_counters)"
     xprof_ms="$(REPEAT="$REPEAT" "$PY" bench/xprof_time.py "$f" 2>/dev/null | awk -F'\t' '$1=="median_ms"{print $3}')"
+    xprof_steal="$(steal_since "$c")"
     span="$(awk -v x="$xprof_ms" -v r="$REPEAT" 'BEGIN{ printf "%d", (x > 0 ? x : 0) * r }')"
+    c="$(cpu_counters)"
     ours_ms="$(TIDEMARK_BENCH_RUNS="$REPEAT" TIDEMARK_BENCH_MIN_MS="$span" cargo bench --quiet --bench memory_profile -- "$f" | awk -F'\t' '$1=="median_ms"{print $3}')"
+    ours_steal="$(steal_since "$c")"
     ratio="$(awk -v x="$xprof_ms" -v o="$ours_ms" 'BEGIN{ if (o > 0 && x > 0) printf "%.1f", x / o; else print "n/a" }')"
-    printf '%-34s %12s %12s %8s\n' "$(basename "$f")" "$xprof_ms" "$ours_ms" "${ratio}x"
-    printf '%s\t%s\n' "$(basename "$f")" "$ratio" >> "$tmp/ratios"
+    printf '%-34s %12s %6s%% %12s %6s%% %8s\n' "$(basename "$f")" "$xprof_ms" "$xprof_steal" "$ours_ms" "$ours_steal" "${ratio}x"
+    printf '%s\t%s\t%s\n' "$(basename "$f")" "$ratio" "$ours_steal" >> "$tmp/ratios"
   done
 }
 
 # The machine's load moves both sides' times from one minute to the next: with ROUNDS=N (default 1)
-# the rounds run back to back and a last table gives each file's ratios and their median.
+# the rounds run back to back and a last table gives each file's ratios and their median, a ratio
+# marked * where the hypervisor took 5 % or more of the CPU time while Tidemark ran.
 ROUNDS="${ROUNDS:-1}"
 for ((r = 1; r <= ROUNDS; r++)); do
   [ "$ROUNDS" -gt 1 ] && printf '\nround %d of %d (load %s)\n' "$r" "$ROUNDS" "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
@@ -62,7 +77,8 @@ if [ "$ROUNDS" -gt 1 ]; then
   printf '\n%-34s %8s  %s\n' file median "ratios by round"
   for f in "${plain[@]}"; do
     b="$(basename "$f")"
-    awk -F'\t' -v f="$b" '$1==f && $2!="n/a"{print $2}' "$tmp/ratios" | sort -g | awk -v f="$b" -v all="$(awk -F'\t' -v f="$b" '$1==f{printf "%s%sx", sep, $2; sep=" "}' "$tmp/ratios")" \
+    awk -F'\t' -v f="$b" '$1==f && $2!="n/a"{print $2}' "$tmp/ratios" | sort -g | awk -v f="$b" -v all="$(awk -F'\t' -v f="$b" '$1==f{printf "%s%sx%s", sep, $2, ($3+0 >= 5 ? "*" : ""); sep=" "}' "$tmp/ratios")" \
       '{v[NR]=$1} END{ m = NR ? (NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2) : 0; printf "%-34s %7.1fx  %s\n", f, m, all }'
   done
+  printf '(* steal of 5 %% or more while Tidemark ran: the hypervisor gave that share of the CPU to other machines)\n'
 fi
