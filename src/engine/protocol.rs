@@ -10,7 +10,7 @@ use crate::analysis::memory_viewer::MemoryViewer;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
