@@ -62,12 +62,25 @@ impl Serialize for TimelineEvent {
 
 impl<'de> Deserialize<'de> for TimelineEvent {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let row: TimelineEventRow = Deserialize::deserialize(deserializer)?;
-        let (snapshot_index, time_offset_ps, stack_reserved_bytes, heap_allocated_bytes, free_memory_bytes, fragmentation, peak_bytes_in_use) =
-            (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+        let (
+            snapshot_index,
+            time_offset_ps,
+            stack_reserved_bytes,
+            heap_allocated_bytes,
+            free_memory_bytes,
+            fragmentation,
+            peak_bytes_in_use,
+            activity,
+            requested_bytes,
+            allocation_bytes,
+            address,
+            tf_op_name,
+            step_id,
+            region_type,
+            data_type,
+            tensor_shape,
+        ): TimelineEventRow = Deserialize::deserialize(deserializer)?;
         let stats = AggregationStats { stack_reserved_bytes, heap_allocated_bytes, free_memory_bytes, fragmentation, peak_bytes_in_use };
-        let (activity, requested_bytes, allocation_bytes, address, tf_op_name, step_id, region_type, data_type, tensor_shape) =
-            (row.7, row.8, row.9, row.10, row.11, row.12, row.13, row.14, row.15);
         Ok(TimelineEvent {
             point: TimelinePoint { snapshot_index, time_offset_ps, stats },
             activity: ActivityMetadata { activity, requested_bytes, allocation_bytes, address, tf_op_name, step_id, region_type, data_type, tensor_shape },
@@ -242,5 +255,39 @@ fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
                 })
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A timeline event is one flat JSON array on the wire (no field names), and reads back equal.
+    #[test]
+    fn timeline_events_travel_as_arrays() {
+        let event = TimelineEvent {
+            point: TimelinePoint {
+                snapshot_index: 7,
+                time_offset_ps: -3,
+                stats: AggregationStats { stack_reserved_bytes: 1, heap_allocated_bytes: 2, free_memory_bytes: 3, fragmentation: 0.25, peak_bytes_in_use: 4 },
+            },
+            activity: ActivityMetadata {
+                activity: Activity::Deallocation,
+                requested_bytes: 5,
+                allocation_bytes: 6,
+                address: u64::MAX,
+                tf_op_name: "conv \"1\"".into(),
+                step_id: -1,
+                region_type: "temp".into(),
+                data_type: "float".into(),
+                tensor_shape: "[2,3]".into(),
+            },
+        };
+        let json = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            json,
+            r#"[7,-3,1,2,3,0.25,4,"Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"]"#
+        );
+        assert_eq!(serde_json::from_str::<TimelineEvent>(&json).unwrap(), event);
     }
 }
