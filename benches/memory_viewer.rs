@@ -62,12 +62,7 @@ fn report(name: &str, proto: &HloProto) {
     let t = median(Duration::from_millis(500), || {
         std::hint::black_box(analyze(std::hint::black_box(proto), Options::default()).ok());
     });
-    println!(
-        "{name:<72} {:>10.3} ms  ({} events, {} blocks)",
-        t.as_secs_f64() * 1e3,
-        v.heap_bytes.len().saturating_sub(1),
-        v.blocks.len()
-    );
+    println!("{name:<72} {:>10.3} ms  ({} events, {} blocks)", t.as_secs_f64() * 1e3, v.heap_bytes.len().saturating_sub(1), v.blocks.len());
 }
 
 fn main() {

@@ -79,7 +79,13 @@ impl ByteUnit {
 
 /// A signed integer with thousands separators, and a `+` on positive values when `plus`: `+40,000`.
 pub fn signed_count(n: i64, plus: bool) -> String {
-    let sign = if n < 0 { "-" } else if plus && n > 0 { "+" } else { "" };
+    let sign = if n < 0 {
+        "-"
+    } else if plus && n > 0 {
+        "+"
+    } else {
+        ""
+    };
     format!("{sign}{}", count(n.unsigned_abs()))
 }
 

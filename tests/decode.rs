@@ -84,11 +84,7 @@ fn jax_a1_trace() {
 
 #[test]
 fn tf_traces_count_memory_events_per_allocator() {
-    for (stem, allocs, deallocs) in [
-        ("d1_tf_keras_bfc", 10_246, 10_159),
-        ("d1_tf_keras_stats", 0, 0),
-        ("d2_tf_cnn", 13_248, 13_021),
-    ] {
+    for (stem, allocs, deallocs) in [("d1_tf_keras_bfc", 10_246, 10_159), ("d1_tf_keras_stats", 0, 0), ("d2_tf_cnn", 13_248, 13_021)] {
         let dir = if stem.starts_with("d1") { format!("tf/{stem}") } else { "tf/d2_tf_cnn".into() };
         let o = ov(&format!("{dir}/{stem}.xplane.pb.gz"));
         let xprof = json(&format!("{dir}/{stem}.memory_profile.json.gz"));
@@ -185,7 +181,11 @@ fn pprof_profiles() {
 
 #[test]
 fn format_is_sniffed_from_content_not_name() {
-    for rel in ["jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz", "hlo/module_0008.jit_tiny.cpu_after_optimizations.hlo.pb", "pprof/docs_seed_memory.prof"] {
+    for rel in [
+        "jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz",
+        "hlo/module_0008.jit_tiny.cpu_after_optimizations.hlo.pb",
+        "pprof/docs_seed_memory.prof",
+    ] {
         let named = ov(rel);
         let renamed = overview(&decode::decode("unknown", bytes(rel), &mut |_, _| {}).unwrap(), None).unwrap();
         assert_eq!(renamed.format, named.format, "{rel}");
@@ -298,24 +298,29 @@ fn raw_events_equal_prost(space: &tidemark::decode::xplane::XSpace) -> usize {
             let mut seen = 0;
             let mut noted = Vec::new();
             space
-                .for_each_raw_event(line, &all, |_| true, |i, ev| {
-                    noted.push(ev.at(i));
-                    let want = &decoded[i];
-                    assert_eq!(ev.header.metadata_id, want.metadata_id, "event {i}");
-                    let offset = match want.data {
-                        Some(Data::OffsetPs(o)) => o,
-                        _ => 0,
-                    };
-                    assert_eq!((ev.header.offset_ps, ev.header.duration_ps), (offset, want.duration_ps), "event {i}");
-                    let stats: Vec<_> = want.stats.iter().filter(|s| plane.meta.stat_metadata.contains_key(&s.metadata_id)).collect();
-                    assert_eq!(ev.stats.len(), stats.len(), "event {i}");
-                    for (a, b) in ev.stats.iter().zip(stats) {
-                        assert_eq!(a.metadata_id, b.metadata_id);
-                        assert_eq!(plane.raw_stat_value(a).unwrap(), plane.stat_value(b), "event {i}");
-                    }
-                    seen += 1;
-                    Ok(())
-                })
+                .for_each_raw_event(
+                    line,
+                    &all,
+                    |_| true,
+                    |i, ev| {
+                        noted.push(ev.at(i));
+                        let want = &decoded[i];
+                        assert_eq!(ev.header.metadata_id, want.metadata_id, "event {i}");
+                        let offset = match want.data {
+                            Some(Data::OffsetPs(o)) => o,
+                            _ => 0,
+                        };
+                        assert_eq!((ev.header.offset_ps, ev.header.duration_ps), (offset, want.duration_ps), "event {i}");
+                        let stats: Vec<_> = want.stats.iter().filter(|s| plane.meta.stat_metadata.contains_key(&s.metadata_id)).collect();
+                        assert_eq!(ev.stats.len(), stats.len(), "event {i}");
+                        for (a, b) in ev.stats.iter().zip(stats) {
+                            assert_eq!(a.metadata_id, b.metadata_id);
+                            assert_eq!(plane.raw_stat_value(a).unwrap(), plane.stat_value(b), "event {i}");
+                        }
+                        seen += 1;
+                        Ok(())
+                    },
+                )
                 .unwrap();
             assert_eq!(seen, decoded.len());
             total += seen;
@@ -399,10 +404,9 @@ fn raw_event_reader_equals_prost_on_unusual_layouts() {
             line.extend([0x60, 0x02]);
         }
     }
-    let stat_metadata = (1..=3)
-        .map(|id| (id, pb::XStatMetadata { id, name: format!("s{id}"), ..Default::default() }))
-        .collect();
-    let plane = [pb::XPlane { id: 1, name: "/host:CPU".into(), stat_metadata, ..Default::default() }.encode_to_vec(), len_field(3, &line)].concat();
+    let stat_metadata = (1..=3).map(|id| (id, pb::XStatMetadata { id, name: format!("s{id}"), ..Default::default() })).collect();
+    let plane =
+        [pb::XPlane { id: 1, name: "/host:CPU".into(), stat_metadata, ..Default::default() }.encode_to_vec(), len_field(3, &line)].concat();
     let space = tidemark::decode::xplane::XSpace::index(len_field(1, &plane), &mut |_, _| {}).unwrap();
     assert_eq!(raw_events_equal_prost(&space), events.len());
 }

@@ -46,10 +46,7 @@ fn seed_func2_holds_the_two_tiled_arrays() {
         let r = dm::analyze(&p, &Options { fold_library_frames: fold, kind: None });
         assert_eq!(r.total_bytes, 2 * TILED_BYTES + MILLION_F32_BYTES);
         let buffers = r.by_kind.iter().find(|k| k.kind == "buffer").expect("buffers");
-        assert_eq!(
-            (buffers.device.as_str(), buffers.bytes, buffers.count),
-            ("cpu:0", 2 * TILED_BYTES + MILLION_F32_BYTES, 3)
-        );
+        assert_eq!((buffers.device.as_str(), buffers.bytes, buffers.count), ("cpu:0", 2 * TILED_BYTES + MILLION_F32_BYTES, 3));
         let func2 = child(child(&r.tree, "<module>"), "func2");
         assert_eq!(func2.total_bytes, 2 * TILED_BYTES);
         assert_eq!(func2.lines, vec![15, 16], "y = func1(x) and tile(x, 10) + 1");
@@ -98,8 +95,7 @@ fn leak_series_top_suspect_is_normal_in_anotherfunc() {
         assert!(top.explanation.starts_with("grew in 8 of 8 steps, +220,000 B/step"), "{}", top.explanation);
         assert!(top.explanation.ends_with("allocated at normal ← anotherfunc ← b2_pprof_docs_leak.py:20"));
         // afunction's array is live in every snapshot but constant: not a suspect.
-        let constant =
-            r.stacks.iter().find(|s| s.frames.iter().any(|f| f.function == "afunction") && s.kind == "buffer");
+        let constant = r.stacks.iter().find(|s| s.frames.iter().any(|f| f.function == "afunction") && s.kind == "buffer");
         let constant = constant.expect("afunction's buffer");
         assert_eq!(constant.bytes, vec![MILLION_F32_BYTES; 9]);
         assert!(!constant.suspect && constant.growth.score == 0.0);
@@ -157,11 +153,7 @@ fn deterministic() {
 
 fn cli(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tidemark")).arg("device-memory").args(args).output().expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
 #[test]
@@ -193,8 +185,7 @@ fn cli_json_series_diff_and_errors() {
     let (code, _, err) = cli(&["/nonexistent/memory1.prof"]);
     assert_eq!(code, 1);
     assert!(err.contains("/nonexistent/memory1.prof"), "{err}");
-    let hlo = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
+    let hlo = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
     let (code, _, err) = cli(&[hlo.to_str().expect("utf-8")]);
     assert_eq!(code, 1);
     assert!(err.contains("jit_tiny") && err.contains("not a JAX device memory profile"), "{err}");

@@ -46,7 +46,8 @@ fn node<'a>(flame: &'a [FlameNode], depth: u32, function: &str) -> &'a FlameNode
 fn profile_request_answers_the_engine_report_with_a_flat_tree() {
     let mut s = Session::new();
     let id = open(&mut s, "pprof/docs_seed_memory.prof");
-    let ResponseBody::DeviceMemoryProfile { view } = ask(&mut s, RequestBody::DeviceMemoryProfile { file_id: id, query: folded() }, None) else {
+    let ResponseBody::DeviceMemoryProfile { view } = ask(&mut s, RequestBody::DeviceMemoryProfile { file_id: id, query: folded() }, None)
+    else {
         panic!("not a profile reply")
     };
     assert_eq!((view.file_id, view.name.as_str()), (id, "docs_seed_memory.prof"));
@@ -109,7 +110,8 @@ fn diff_and_series_requests_find_the_leak() {
     // The page sends the files in the order they were dropped; the series orders them by number.
     let mut shuffled = ids.clone();
     shuffled.reverse();
-    let ResponseBody::DeviceMemorySeries { view } = ask(&mut s, RequestBody::DeviceMemorySeries { file_ids: shuffled.clone(), query: folded() }, None)
+    let ResponseBody::DeviceMemorySeries { view } =
+        ask(&mut s, RequestBody::DeviceMemorySeries { file_ids: shuffled.clone(), query: folded() }, None)
     else {
         panic!("not a series reply")
     };
@@ -124,7 +126,8 @@ fn diff_and_series_requests_find_the_leak() {
     assert_eq!(suspect.growth.deltas_bytes, (2..=9).map(|k| 40_000 * k).collect::<Vec<i64>>());
     assert!(suspect.explanation.starts_with("grew in 8 of 8 steps"), "{}", suspect.explanation);
     // afunction's constant 4,000,000 B array is there, and not a suspect.
-    let constant = view.report.stacks.iter().find(|s| s.site == "normal ← afunction ← b2_pprof_docs_leak.py:13" && s.kind == "buffer").unwrap();
+    let constant =
+        view.report.stacks.iter().find(|s| s.site == "normal ← afunction ← b2_pprof_docs_leak.py:13" && s.kind == "buffer").unwrap();
     assert!(!constant.suspect);
     assert_eq!(constant.bytes, vec![4_000_000; 9]);
 }

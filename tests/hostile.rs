@@ -279,7 +279,14 @@ fn check_device_memory(p: &PprofFile, base: Option<&PprofFile>) -> Result<(), St
 }
 
 /// Runs one case on its own small-stack thread, under `catch_unwind`, with time and memory limits.
-fn run_case(tally: &mut Tally, label: String, name: &str, bytes: Vec<u8>, size_basis: usize, base: Option<&'static PprofFile>) -> Result<(), String> {
+fn run_case(
+    tally: &mut Tally,
+    label: String,
+    name: &str,
+    bytes: Vec<u8>,
+    size_basis: usize,
+    base: Option<&'static PprofFile>,
+) -> Result<(), String> {
     if std::env::var_os("TIDEMARK_SWEEP_VERBOSE").is_some() {
         eprintln!("case {label}");
     }
@@ -655,7 +662,8 @@ fn crafted_pprof_profiles_stay_bounded() {
     wide.sample = (0..300).map(|i| buffer_sample(vec![1; 1000 + i], 1)).collect();
     let wide = wide.encode_to_vec();
     // A profile whose stacks and labels are markup: stays text (the page shows it literally).
-    let markup = pprof_profile(&["<script>alert(1)</script>", "<img src=x onerror=alert(2)>"], vec![buffer_sample(vec![1, 2], 64)]).encode_to_vec();
+    let markup =
+        pprof_profile(&["<script>alert(1)</script>", "<img src=x onerror=alert(2)>"], vec![buffer_sample(vec![1, 2], 64)]).encode_to_vec();
     run_crafted(vec![
         ("pprof: one stack of 1,000,000 frames", "deep.prof", deep),
         ("pprof: a 64 KiB name repeated 2·10^6 times per sample", "wide.prof", wide),
@@ -665,7 +673,13 @@ fn crafted_pprof_profiles_stay_bounded() {
 
 /// An HloProto of one instruction defining `buffers` logical buffers (ids 0.., sizes 1..), all in one
 /// temporary allocation, with the given trace.
-fn hlo_module(buffers: i64, events: Vec<hlo::heap_simulator_trace::Event>, shape: hlo::ShapeProto, metadata: Option<hlo::OpMetadata>, frames: Option<hlo::StackFrameIndexProto>) -> hlo::HloProto {
+fn hlo_module(
+    buffers: i64,
+    events: Vec<hlo::heap_simulator_trace::Event>,
+    shape: hlo::ShapeProto,
+    metadata: Option<hlo::OpMetadata>,
+    frames: Option<hlo::StackFrameIndexProto>,
+) -> hlo::HloProto {
     let instruction = hlo::HloInstructionProto { name: "fusion.1".into(), opcode: "fusion".into(), shape: Some(shape), metadata, id: 1 };
     hlo::HloProto {
         hlo_module: Some(hlo::HloModuleProto {
@@ -687,7 +701,9 @@ fn hlo_module(buffers: i64, events: Vec<hlo::heap_simulator_trace::Event>, shape
             buffer_allocations: vec![hlo::BufferAllocationProto {
                 index: 0,
                 size: buffers * (buffers + 1) / 2,
-                assigned: (0..buffers).map(|id| hlo::buffer_allocation_proto::Assigned { logical_buffer_id: id, size: id + 1, ..Default::default() }).collect(),
+                assigned: (0..buffers)
+                    .map(|id| hlo::buffer_allocation_proto::Assigned { logical_buffer_id: id, size: id + 1, ..Default::default() })
+                    .collect(),
                 ..Default::default()
             }],
             heap_simulator_traces: vec![hlo::HeapSimulatorTrace { events, ..Default::default() }],
@@ -697,7 +713,13 @@ fn hlo_module(buffers: i64, events: Vec<hlo::heap_simulator_trace::Event>, shape
 }
 
 fn event(kind: i32, buffer_id: i64, share_with: i64) -> hlo::heap_simulator_trace::Event {
-    hlo::heap_simulator_trace::Event { kind, buffer_id, share_with_canonical_id: share_with, instruction_name: "fusion.1".into(), ..Default::default() }
+    hlo::heap_simulator_trace::Event {
+        kind,
+        buffer_id,
+        share_with_canonical_id: share_with,
+        instruction_name: "fusion.1".into(),
+        ..Default::default()
+    }
 }
 
 fn f32_array() -> hlo::ShapeProto {
@@ -724,7 +746,9 @@ fn crafted_hlo_protos_stay_bounded() {
     let frames = hlo::StackFrameIndexProto {
         file_names: vec!["/very/long/path/".repeat(20_000)],
         file_locations: vec![hlo::stack_frame_index_proto::FileLocation { file_name_id: 1, line: 3, column: 1, ..Default::default() }],
-        stack_frames: (1..=50_000).map(|i| hlo::stack_frame_index_proto::StackFrame { file_location_id: 1, parent_frame_id: i % 50_000 + 1 }).collect(),
+        stack_frames: (1..=50_000)
+            .map(|i| hlo::stack_frame_index_proto::StackFrame { file_location_id: 1, parent_frame_id: i % 50_000 + 1 })
+            .collect(),
         ..Default::default()
     };
     let metadata = hlo::OpMetadata { op_name: "<script>alert(1)</script>".into(), stack_frame_id: 1, ..Default::default() };
@@ -772,9 +796,14 @@ fn host_plane(events: &[(i64, &str)], stats: &[(i64, &str)]) -> xp::XPlane {
 
 #[test]
 fn crafted_xspace_traces_stay_bounded() {
-    use xp::x_stat::Value as V;
     use xp::x_event::Data;
-    let meta = || host_plane(&[(1, "MemoryAllocation"), (2, "ExecutorState::Process")], &[(1, "_r"), (2, "bytes_allocated"), (3, "tf_op"), (4, "allocator_name")]);
+    use xp::x_stat::Value as V;
+    let meta = || {
+        host_plane(
+            &[(1, "MemoryAllocation"), (2, "ExecutorState::Process")],
+            &[(1, "_r"), (2, "bytes_allocated"), (3, "tf_op"), (4, "allocator_name")],
+        )
+    };
     let allocation = |offset_ps: i64, extra: Vec<xp::XStat>| xp::XEvent {
         metadata_id: 1,
         data: Some(Data::OffsetPs(offset_ps)),

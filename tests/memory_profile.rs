@@ -10,14 +10,8 @@ use std::path::{Path, PathBuf};
 use tidemark::analysis::memory_profile::{self, xprof_json, MemoryProfile, Scan};
 use tidemark::decode::{self, Profile};
 
-const FIXTURES: [&str; 6] = [
-    "tf/d1_tf_keras_bfc",
-    "tf/d1_tf_keras_stats",
-    "tf/d1_tf_keras_none",
-    "tf/d2_tf_cnn",
-    "jax/a1_docs_seed",
-    "jax/a2_mlp_train",
-];
+const FIXTURES: [&str; 6] =
+    ["tf/d1_tf_keras_bfc", "tf/d1_tf_keras_stats", "tf/d1_tf_keras_none", "tf/d2_tf_cnn", "jax/a1_docs_seed", "jax/a2_mlp_train"];
 
 fn fixture_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
@@ -207,7 +201,11 @@ fn cli_prints_summary_and_json() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("bfc_cpu_allocator_for_gpu") && text.contains("17,900,032"), "{text}");
 
-    let out = std::process::Command::new(bin).args(["memory-profile", "--json", "--memory-id", "bfc_cpu_allocator_for_gpu"]).arg(&file).output().expect("runs");
+    let out = std::process::Command::new(bin)
+        .args(["memory-profile", "--json", "--memory-id", "bfc_cpu_allocator_for_gpu"])
+        .arg(&file)
+        .output()
+        .expect("runs");
     assert!(out.status.success());
     let mut v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(v.as_object_mut().and_then(|o| o.remove("tidemark")).is_some());

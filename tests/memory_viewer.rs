@@ -17,9 +17,7 @@ fn fixtures() -> PathBuf {
 
 fn read_profile(path: &Path) -> Profile {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    decode(&path.display().to_string(), bytes, &mut |_, _| {})
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .profile
+    decode(&path.display().to_string(), bytes, &mut |_, _| {}).unwrap_or_else(|e| panic!("{}: {e}", path.display())).profile
 }
 
 fn read_json(path: &Path) -> Value {
@@ -95,8 +93,7 @@ fn size_of(o: &Value) -> f64 {
 /// sequence, that equal-size runs hold the same buffers, and that our index maps are consistent; then
 /// puts XProf's tie order into ours so the plain diff can compare the rest.
 fn reconcile_by_size(ours: &mut Value, theirs: &Value, out: &mut Vec<String>) {
-    let (Some(ob), Some(tb)) = (ours["maxHeapBySize"].as_array().cloned(), theirs["maxHeapBySize"].as_array().cloned())
-    else {
+    let (Some(ob), Some(tb)) = (ours["maxHeapBySize"].as_array().cloned(), theirs["maxHeapBySize"].as_array().cloned()) else {
         return;
     };
     if ob.len() != tb.len() {
@@ -115,22 +112,16 @@ fn reconcile_by_size(ours: &mut Value, theirs: &Value, out: &mut Vec<String>) {
                 d.is_empty()
             };
             if !ob[start..end].iter().any(|o| same(&o)) {
-                out.push(format!(
-                    "maxHeapBySize[{start}..{end}]: XProf's {theirs_object} is not among ours of that size"
-                ));
+                out.push(format!("maxHeapBySize[{start}..{end}]: XProf's {theirs_object} is not among ours of that size"));
             }
         }
         start = end;
     }
     let max_heap = ours["maxHeap"].as_array().cloned().unwrap_or_default();
-    let by_size_to_max: Vec<usize> = ours["bySizeToMaxHeap"]
-        .as_array()
-        .map(|v| v.iter().filter_map(Value::as_u64).map(|i| i as usize).collect())
-        .unwrap_or_default();
-    let max_to_by_size: Vec<usize> = ours["maxHeapToBySize"]
-        .as_array()
-        .map(|v| v.iter().filter_map(Value::as_u64).map(|i| i as usize).collect())
-        .unwrap_or_default();
+    let by_size_to_max: Vec<usize> =
+        ours["bySizeToMaxHeap"].as_array().map(|v| v.iter().filter_map(Value::as_u64).map(|i| i as usize).collect()).unwrap_or_default();
+    let max_to_by_size: Vec<usize> =
+        ours["maxHeapToBySize"].as_array().map(|v| v.iter().filter_map(Value::as_u64).map(|i| i as usize).collect()).unwrap_or_default();
     for (rank, &i) in by_size_to_max.iter().enumerate() {
         if max_heap.get(i) != ob.get(rank) || max_to_by_size.get(i) != Some(&rank) {
             out.push(format!("our by-size index maps disagree at rank {rank}"));
@@ -234,12 +225,7 @@ fn modules_embedded_in_xplanes_match_xprof() {
         for m in &inputs {
             let proto = m.proto.as_ref().unwrap_or_else(|e| panic!("{d}/{}: {e}", m.name));
             let viewer = analyze(proto, Options::default()).unwrap_or_else(|e| panic!("{d}/{}: {e}", m.name));
-            check(
-                &format!("{d} xplane: {}", m.name),
-                to_xprof_json(&viewer),
-                &oracle_for(&dir, &m.name),
-                &mut failures,
-            );
+            check(&format!("{d} xplane: {}", m.name), to_xprof_json(&viewer), &oracle_for(&dir, &m.name), &mut failures);
         }
     }
     report(failures);
@@ -265,9 +251,7 @@ fn output_is_deterministic() {
 
 #[test]
 fn peak_groups_sum_to_the_peak() {
-    let Profile::Hlo(file) =
-        read_profile(&fixtures().join("hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb"))
-    else {
+    let Profile::Hlo(file) = read_profile(&fixtures().join("hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb")) else {
         panic!("not an HloProto")
     };
     let v = analyze(&file.proto, Options::default()).expect("analysis");
@@ -280,11 +264,7 @@ fn peak_groups_sum_to_the_peak() {
 
 fn tidemark(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tidemark")).args(args).output().expect("run tidemark");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
@@ -294,8 +274,7 @@ fn cli_json_matches_xprof() {
     let (code, stdout, stderr) = tidemark(&["memory-viewer", dump.to_str().unwrap_or_default(), "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let ours: Value = serde_json::from_str(&stdout).expect("JSON on stdout");
-    let differences =
-        compare(ours, &read_json(&dir.join("module_0008.jit_tiny.cpu_after_optimizations.memory_viewer.json")));
+    let differences = compare(ours, &read_json(&dir.join("module_0008.jit_tiny.cpu_after_optimizations.memory_viewer.json")));
     assert!(differences.is_empty(), "{differences:#?}");
 }
 
@@ -338,8 +317,7 @@ fn cli_rejects_bad_input_clearly() {
 
 #[test]
 fn absent_memory_space_is_named() {
-    let Profile::Hlo(file) = read_profile(&fixtures().join("hlo/module_0008.jit_tiny.cpu_after_optimizations.hlo.pb"))
-    else {
+    let Profile::Hlo(file) = read_profile(&fixtures().join("hlo/module_0008.jit_tiny.cpu_after_optimizations.hlo.pb")) else {
         panic!("not an HloProto")
     };
     let err = analyze(&file.proto, Options { memory_space: 1, ..Options::default() }).expect_err("no space 1");
@@ -351,21 +329,14 @@ fn absent_memory_space_is_named() {
 fn synthetic(events: &[(i32, i64, i64)]) -> tidemark::proto::hlo::HloProto {
     use tidemark::proto::hlo::*;
     let shape = ShapeProto { element_type: 11, dimensions: vec![1024], ..Default::default() };
-    let instruction = HloInstructionProto {
-        name: "x".into(),
-        opcode: "parameter".into(),
-        shape: Some(shape),
-        id: 7,
-        ..Default::default()
-    };
+    let instruction = HloInstructionProto { name: "x".into(), opcode: "parameter".into(), shape: Some(shape), id: 7, ..Default::default() };
     let buffer = |id| LogicalBufferProto {
         id,
         size: 4096,
         defined_at: Some(logical_buffer_proto::Location { instruction_id: 7, ..Default::default() }),
         ..Default::default()
     };
-    let assigned =
-        |id| buffer_allocation_proto::Assigned { logical_buffer_id: id, offset: 0, size: 4096, ..Default::default() };
+    let assigned = |id| buffer_allocation_proto::Assigned { logical_buffer_id: id, offset: 0, size: 4096, ..Default::default() };
     HloProto {
         hlo_module: Some(HloModuleProto {
             name: "m".into(),
@@ -399,13 +370,11 @@ fn synthetic(events: &[(i32, i64, i64)]) -> tidemark::proto::hlo::HloProto {
 #[test]
 fn malformed_traces_are_errors_or_notes_never_panics() {
     let (alloc, free, share) = (0, 1, 2);
-    let ok = analyze(&synthetic(&[(alloc, 1, 0), (alloc, 2, 0), (free, 1, 0), (free, 2, 0)]), Options::default())
-        .expect("valid");
+    let ok = analyze(&synthetic(&[(alloc, 1, 0), (alloc, 2, 0), (free, 1, 0), (free, 2, 0)]), Options::default()).expect("valid");
     assert_eq!(ok.peak_heap_bytes, 8192);
     assert!(ok.notes.iter().any(|n| n.contains("99")), "the unknown buffer is noted: {:?}", ok.notes);
 
-    let unknown = analyze(&synthetic(&[(alloc, 1, 0), (free, 1, 0), (alloc, 42, 0)]), Options::default())
-        .expect("skips unknown ids");
+    let unknown = analyze(&synthetic(&[(alloc, 1, 0), (free, 1, 0), (alloc, 42, 0)]), Options::default()).expect("skips unknown ids");
     assert!(unknown.notes.iter().any(|n| n.contains("unknown buffers")), "{:?}", unknown.notes);
 
     for (events, why) in [

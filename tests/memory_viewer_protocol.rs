@@ -34,7 +34,8 @@ fn open(session: &mut Session, seq: u64, name: &str, rel: &str) -> u32 {
 fn modules_of_every_file_largest_first_and_one_module_analysis() {
     let mut s = Session::new();
     let a2 = open(&mut s, 1, "a2_mlp_train.xplane.pb.gz", "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz");
-    let before = open(&mut s, 2, "module_0008.jit_tiny.before_optimizations.hlo.pb", "hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
+    let before =
+        open(&mut s, 2, "module_0008.jit_tiny.before_optimizations.hlo.pb", "hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
     let after = open(&mut s, 3, "module_0042.after.hlo.pb", "hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb");
 
     let ResponseBody::MemoryViewerModules { modules } = ask(&mut s, 4, RequestBody::MemoryViewerModules, None) else {
@@ -57,13 +58,10 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
     let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: None };
     let ResponseBody::MemoryViewer { viewer, module, file_id } = ask(&mut s, 5, body, None) else { panic!("expected a viewer") };
     assert_eq!((file_id, module.as_str()), (a2, "jit_train_step(14)"));
-    let Profile::Hlo(direct) = decode(
-        "jit_train_step(14).hlo_proto.pb",
-        bytes("jax/a2_mlp_train/jit_train_step(14).hlo_proto.pb"),
-        &mut |_, _| {},
-    )
-    .unwrap()
-    .profile
+    let Profile::Hlo(direct) =
+        decode("jit_train_step(14).hlo_proto.pb", bytes("jax/a2_mlp_train/jit_train_step(14).hlo_proto.pb"), &mut |_, _| {})
+            .unwrap()
+            .profile
     else {
         panic!("an HloProto")
     };

@@ -78,11 +78,8 @@ fn line_events(rng: &mut Rng, line: usize, count: usize, contexts: u64, out: &mu
         };
         // Allocator events seldom have a grouping stat of their own (so that most traces have none,
         // and the two-thread scan keeps its fast way).
-        let ev = if ev.memory && rng.below(16) != 0 {
-            Ev { is_async: false, root_level: 0, producer: None, consumer: None, ..ev }
-        } else {
-            ev
-        };
+        let ev =
+            if ev.memory && rng.below(16) != 0 { Ev { is_async: false, root_level: 0, producer: None, consumer: None, ..ev } } else { ev };
         if !ev.is_async {
             stack.push(end);
         }
@@ -110,8 +107,7 @@ fn encode(events: &[Ev], lines: usize, late_header: Option<usize>) -> Vec<u8> {
         .into_iter()
         .map(|(id, name)| (id, xp::XEventMetadata { id, name: name.into(), ..Default::default() }))
         .collect();
-    let mut plane = xp::XPlane { id: 1, name: "/host:CPU".into(), event_metadata, stat_metadata, ..Default::default() }
-        .encode_to_vec();
+    let mut plane = xp::XPlane { id: 1, name: "/host:CPU".into(), event_metadata, stat_metadata, ..Default::default() }.encode_to_vec();
     for l in 0..lines {
         let evs: Vec<(usize, xp::XEvent)> = events
             .iter()
@@ -261,11 +257,16 @@ fn grouped_by_tidemark(bytes: Vec<u8>, tracked: impl Fn(i64) -> bool) -> Vec<Opt
     for line in &plane.lines {
         grouper.start_line(line);
         space
-            .for_each_raw_event(line, &all, |_| true, |_, ev| {
-                grouper.push(ev).unwrap();
-                count += usize::from(tracked(ev.header.metadata_id));
-                Ok(())
-            })
+            .for_each_raw_event(
+                line,
+                &all,
+                |_| true,
+                |_, ev| {
+                    grouper.push(ev).unwrap();
+                    count += usize::from(tracked(ev.header.metadata_id));
+                    Ok(())
+                },
+            )
             .unwrap();
     }
     let groups = grouper.finish();

@@ -170,7 +170,13 @@ impl<'a> Reader<'a> {
     }
 
     /// The memory event `ev` (event `event_index` of line `line_index`), or `None` for other events.
-    pub fn read(&self, line: &Line, line_index: usize, event_index: usize, ev: &RawEvent<'a, '_>) -> Result<Option<MemoryEvent<'a>>, DecodeError> {
+    pub fn read(
+        &self,
+        line: &Line,
+        line_index: usize,
+        event_index: usize,
+        ev: &RawEvent<'a, '_>,
+    ) -> Result<Option<MemoryEvent<'a>>, DecodeError> {
         let mut e = MemoryEvent::default();
         Ok(self.read_into(line, line_index, event_index, ev, &mut e)?.then_some(e))
     }
@@ -180,7 +186,14 @@ impl<'a> Reader<'a> {
     /// around for each. The stats are read from the event's bytes: a memory event carries a dozen,
     /// which are decoded straight into their fields.
     #[inline]
-    pub fn read_into(&self, line: &Line, line_index: usize, event_index: usize, ev: &RawEvent<'a, '_>, e: &mut MemoryEvent<'a>) -> Result<bool, DecodeError> {
+    pub fn read_into(
+        &self,
+        line: &Line,
+        line_index: usize,
+        event_index: usize,
+        ev: &RawEvent<'a, '_>,
+        e: &mut MemoryEvent<'a>,
+    ) -> Result<bool, DecodeError> {
         let h = &ev.header;
         let activity = match self.kinds.get(h.metadata_id) {
             1 => Activity::Allocation,
@@ -256,12 +269,17 @@ pub fn for_each<'a>(space: &'a XSpace, skip_plane: Option<usize>, mut visit: imp
         let Some(reader) = Reader::new(plane_index, plane) else { continue };
         let no_stats = plane.stat_selection(&[]);
         for (line_index, line) in plane.lines.iter().enumerate() {
-            space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), |event_index, ev| {
-                if let Some(e) = reader.read(line, line_index, event_index, ev)? {
-                    visit(e);
-                }
-                Ok(())
-            })?;
+            space.for_each_raw_event(
+                line,
+                &no_stats,
+                |m| reader.wants(m),
+                |event_index, ev| {
+                    if let Some(e) = reader.read(line, line_index, event_index, ev)? {
+                        visit(e);
+                    }
+                    Ok(())
+                },
+            )?;
         }
     }
     Ok(())

@@ -30,9 +30,9 @@
 //! through correlation ids but carry no roots of their own in the traces we know); roots with equal
 //! start times are taken in file order (XProf's sort is unstable there).
 
-use crate::fast_hash::FastMap;
 use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
+use crate::fast_hash::FastMap;
 use std::collections::{HashSet, VecDeque};
 
 /// Group id of each tracked event of the host plane ([`Grouper::new`]), by its rank among the tracked
@@ -196,29 +196,27 @@ impl<'a> Grouper<'a> {
     /// A grouper for `plane`, the host plane of `space`, that gives the groups of the events whose
     /// event metadata id is `tracked`.
     pub fn new(space: &XSpace, plane: &'a Plane, tracked: impl Fn(i64) -> bool) -> Self {
-        let has_loop_ops =
-            space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
+        let has_loop_ops = space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
         let ids = StatIds::new(plane);
-        let mut metas =
-            vec![MetaInfo { kind: Kind::Other, legacy_root: false, tracked: false, stats: GroupingStats::default() }];
+        let mut metas = vec![MetaInfo { kind: Kind::Other, legacy_root: false, tracked: false, stats: GroupingStats::default() }];
         let meta = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {
-                let name = m.name.as_str();
-                let kind = if name == EXECUTOR {
-                    Kind::Executor
-                } else if ITERATOR_GET_NEXT.contains(&name) {
-                    Kind::IteratorGetNext
-                } else if TF_DATA_FUNCTION_RUNS.contains(&name) {
-                    Kind::TfDataFunctionRun
-                } else {
-                    Kind::Other
-                };
-                let mut stats = GroupingStats::default();
-                for stat in &m.stats {
-                    stats.apply(ids.role(stat.metadata_id), plane.stat_value(stat));
-                }
-                metas.push(MetaInfo { kind, legacy_root: name == LEGACY_ROOT, tracked: tracked(id), stats });
-                (id, metas.len() as u32 - 1)
-            }));
+            let name = m.name.as_str();
+            let kind = if name == EXECUTOR {
+                Kind::Executor
+            } else if ITERATOR_GET_NEXT.contains(&name) {
+                Kind::IteratorGetNext
+            } else if TF_DATA_FUNCTION_RUNS.contains(&name) {
+                Kind::TfDataFunctionRun
+            } else {
+                Kind::Other
+            };
+            let mut stats = GroupingStats::default();
+            for stat in &m.stats {
+                stats.apply(ids.role(stat.metadata_id), plane.stat_value(stat));
+            }
+            metas.push(MetaInfo { kind, legacy_root: name == LEGACY_ROOT, tracked: tracked(id), stats });
+            (id, metas.len() as u32 - 1)
+        }));
         Grouper {
             plane,
             ids,
@@ -269,7 +267,20 @@ impl<'a> Grouper<'a> {
     /// enclose one another, so none is skipped that XProf would have kept).
     pub fn push(&mut self, ev: &RawEvent<'a, '_>) -> Result<(), DecodeError> {
         let Grouper {
-            plane, ids, meta, metas, nodes, base_ps, open, tracked, nesting, keyed, context_ends, context_types, last_context_type, ..
+            plane,
+            ids,
+            meta,
+            metas,
+            nodes,
+            base_ps,
+            open,
+            tracked,
+            nesting,
+            keyed,
+            context_ends,
+            context_types,
+            last_context_type,
+            ..
         } = self;
         let h = &ev.header;
         let info = &metas[meta.get(h.metadata_id) as usize];
@@ -358,9 +369,7 @@ impl<'a> Grouper<'a> {
             if producers.len() >= MAX_CONTEXT_FAN && consumers.len() >= MAX_CONTEXT_FAN {
                 continue;
             }
-            let hub = (producers.len() > 1 && consumers.len() > 1)
-                .then(|| u32::try_from(n).ok().filter(|&h| h != UNGROUPED))
-                .flatten();
+            let hub = (producers.len() > 1 && consumers.len() > 1).then(|| u32::try_from(n).ok().filter(|&h| h != UNGROUPED)).flatten();
             if let Some(hub) = hub {
                 n += 1;
                 edges.extend(producers.iter().map(|p| (node(p), hub)));
@@ -566,8 +575,7 @@ impl Bfs {
 }
 
 fn assign_groups(n: usize, keyed: &[Keyed], nesting: Nesting, edges: &mut Vec<(u32, u32)>, group: &mut [u32]) {
-    let tf_data_steps: HashSet<i64> =
-        keyed.iter().filter(|k| k.kind == Kind::TfDataFunctionRun).filter_map(|k| k.step_id).collect();
+    let tf_data_steps: HashSet<i64> = keyed.iter().filter(|k| k.kind == Kind::TfDataFunctionRun).filter_map(|k| k.step_id).collect();
     let loop_roots = tf_loop_roots(keyed, &tf_data_steps, edges);
     let graph = Graph { nesting, children: Csr::new(n, edges, false), parents: Csr::new(n, edges, true) };
     let mut bfs = Bfs::new(n);
@@ -626,10 +634,8 @@ fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<
         iterations.extend(iters.into_values());
     }
     // First event of an iteration: the earliest (first in node order on ties).
-    let mut roots: Vec<(NodeStart, Vec<NodeStart>)> = iterations
-        .into_iter()
-        .filter_map(|ev| ev.iter().copied().min_by_key(|&(node, begin)| (begin, node)).map(|r| (r, ev)))
-        .collect();
+    let mut roots: Vec<(NodeStart, Vec<NodeStart>)> =
+        iterations.into_iter().filter_map(|ev| ev.iter().copied().min_by_key(|&(node, begin)| (begin, node)).map(|r| (r, ev))).collect();
     roots.sort_by_key(|&((node, begin), _)| (begin, node));
     for ((root, _), events) in &roots {
         edges.extend(events.iter().filter(|&&(e, _)| e != *root).map(|&(e, _)| (*root, e)));

@@ -94,13 +94,7 @@ pub fn summarize(name: &str, program_id: Option<u64>, proto: &pb::HloProto) -> M
     let ba = proto.buffer_assignment.as_ref();
     let has_buffer_assignment = ba.is_some_and(|b| !b.buffer_allocations.is_empty() || !b.logical_buffers.is_empty());
     let total_allocation_bytes = ba
-        .map(|b| {
-            b.buffer_allocations
-                .iter()
-                .filter(|a| a.color == 0 && !a.is_thread_local)
-                .map(|a| a.size.max(0) as u64)
-                .sum()
-        })
+        .map(|b| b.buffer_allocations.iter().filter(|a| a.color == 0 && !a.is_thread_local).map(|a| a.size.max(0) as u64).sum())
         .unwrap_or(0);
     ModuleSummary {
         name: name.to_string(),

@@ -63,14 +63,7 @@ mod mapping {
             // address the kernel picks; on failure nothing is mapped. MAP_POPULATE loads the pages
             // now, as one call, rather than one fault at a time as the index first reads them.
             let ptr = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ,
-                    libc::MAP_PRIVATE | libc::MAP_POPULATE,
-                    file.as_raw_fd(),
-                    0,
-                )
+                libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_POPULATE, file.as_raw_fd(), 0)
             };
             (ptr != libc::MAP_FAILED).then_some(Mapping { ptr: ptr as *const u8, len })
         }

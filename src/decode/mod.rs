@@ -126,8 +126,7 @@ fn compact_path(message: &str) -> String {
             _ => parts.push((part, 1)),
         }
     }
-    let parts: Vec<String> =
-        parts.into_iter().map(|(p, n)| if n == 1 { p.to_string() } else { format!("{p} (×{n})") }).collect();
+    let parts: Vec<String> = parts.into_iter().map(|(p, n)| if n == 1 { p.to_string() } else { format!("{p} (×{n})") }).collect();
     parts.join(": ")
 }
 

@@ -129,9 +129,7 @@ fn classify(bytes: &[u8]) -> Option<Format> {
     };
     match (nested.number, &nested.value) {
         // pprof ValueType {type 1: varint, unit 2: varint}
-        (1, Value::Varint(_)) | (2, Value::Varint(_)) if top_numbers.iter().any(|n| (5..=14).contains(n)) => {
-            Some(Format::Pprof)
-        }
+        (1, Value::Varint(_)) | (2, Value::Varint(_)) if top_numbers.iter().any(|n| (5..=14).contains(n)) => Some(Format::Pprof),
         // XPlane {id 1: varint, name 2: string, lines 3, ...}
         (1, Value::Varint(_)) | (2, Value::Len(_)) | (3, Value::Len(_)) => Some(Format::XSpace),
         // HloModuleProto {name 1: string, ...}
@@ -150,9 +148,7 @@ pub fn sniff(bytes: &[u8], name: &str) -> Result<Format, DecodeError> {
         None => match hint_from_name(name) {
             // A known name with an unreadable start: decode it and let the decoder say where it breaks.
             Some(f) => Ok(f),
-            None => Err(DecodeError::NotAProfile {
-                what: "its bytes are not a protobuf message of any known kind".to_string(),
-            }),
+            None => Err(DecodeError::NotAProfile { what: "its bytes are not a protobuf message of any known kind".to_string() }),
         },
     }
 }

@@ -281,7 +281,8 @@ mod tests {
 
     #[test]
     fn fast_varints_equal_the_scanner() {
-        let mut values: Vec<u64> = vec![0, 1, 127, 128, 300, 16_383, 16_384, u64::from(u32::MAX), (1 << 56) - 1, 1 << 56, (1 << 63) + 5, u64::MAX];
+        let mut values: Vec<u64> =
+            vec![0, 1, 127, 128, 300, 16_383, 16_384, u64::from(u32::MAX), (1 << 56) - 1, 1 << 56, (1 << 63) + 5, u64::MAX];
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..10_000 {
             x ^= x << 13;

@@ -5,9 +5,9 @@
 use super::sniff::Format;
 use super::wire::{self, Fields, Value};
 use super::{gzip, DecodeError, Input, Progress};
+use crate::fast_hash::FastMap;
 use crate::proto::xplane as pb;
 use prost::Message;
-use crate::fast_hash::FastMap;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -83,9 +83,7 @@ impl XSpace {
                 (1, Value::Len(r)) => plane_ranges.push(r),
                 (2..=4, Value::Len(r)) => {
                     // Merge the small top-level string fields through prost (re-encoded key + payload).
-                    header
-                        .merge(&bytes[f.at..r.end])
-                        .map_err(|e| DecodeError::from_prost(FORMAT, "space header", e))?;
+                    header.merge(&bytes[f.at..r.end]).map_err(|e| DecodeError::from_prost(FORMAT, "space header", e))?;
                 }
                 _ => {}
             }
@@ -94,20 +92,12 @@ impl XSpace {
         for (i, r) in plane_ranges.into_iter().enumerate() {
             progress(r.start as u64, total);
             planes.push(Plane::index(&bytes, r).map_err(|e| match e {
-                DecodeError::Corrupt { format, detail } => {
-                    DecodeError::Corrupt { format, detail: format!("plane #{i}: {detail}") }
-                }
+                DecodeError::Corrupt { format, detail } => DecodeError::Corrupt { format, detail: format!("plane #{i}: {detail}") },
                 e => e,
             })?);
         }
         progress(total, total);
-        Ok(XSpace {
-            bytes,
-            errors: header.errors,
-            warnings: header.warnings,
-            hostnames: header.hostnames,
-            planes,
-        })
+        Ok(XSpace { bytes, errors: header.errors, warnings: header.warnings, hostnames: header.hostnames, planes })
     }
 
     /// The (uncompressed) XSpace bytes this index points into.
@@ -362,7 +352,17 @@ impl<'a> RawEvent<'a, '_> {
                     } else if slot < N {
                         match RawStat::read_value_fast(file, id, at, stat_end) {
                             Some(RawStat { value: None, .. }) => {}
-                            Some(RawStat { value: Some(v @ (RawValue::Int(_) | RawValue::Uint(_) | RawValue::Double(_) | RawValue::Str(_) | RawValue::Ref(_))), .. }) => {
+                            Some(RawStat {
+                                value:
+                                    Some(
+                                        v @ (RawValue::Int(_)
+                                        | RawValue::Uint(_)
+                                        | RawValue::Double(_)
+                                        | RawValue::Str(_)
+                                        | RawValue::Ref(_)),
+                                    ),
+                                ..
+                            }) => {
                                 out.values[slot] = Some(v);
                             }
                             _ => return false,
@@ -629,7 +629,6 @@ impl<'a, const N: usize> RoleValues<'a, N> {
 }
 
 impl<'a> RawStat<'a> {
-
     /// The value if it is a number: resolved inline, for hot loops that mostly meet numbers (other
     /// values go through [`Plane::raw_stat_value`]).
     #[inline(always)]
@@ -769,9 +768,7 @@ impl Plane {
                 if f.number == 4 {
                     event_count += 1;
                 } else {
-                    header
-                        .merge(&bytes[at..fields.position()])
-                        .map_err(|e| DecodeError::from_prost(FORMAT, "line header", e))?;
+                    header.merge(&bytes[at..fields.position()]).map_err(|e| DecodeError::from_prost(FORMAT, "line header", e))?;
                 }
                 at = fields.position();
             }
@@ -842,8 +839,7 @@ impl Plane {
             RawValue::Uint(v) => StatValue::Uint(v),
             RawValue::Int(v) => StatValue::Int(v),
             RawValue::Str(b) => StatValue::Str(Cow::Borrowed(
-                std::str::from_utf8(b)
-                    .map_err(|_| DecodeError::Corrupt { format: FORMAT, detail: "a string stat is not UTF-8".into() })?,
+                std::str::from_utf8(b).map_err(|_| DecodeError::Corrupt { format: FORMAT, detail: "a string stat is not UTF-8".into() })?,
             )),
             RawValue::Bytes(b) => StatValue::Bytes(b),
             RawValue::Ref(r) => StatValue::Str(Cow::Borrowed(self.stat_name(r as i64))),
@@ -936,7 +932,10 @@ mod tests {
         assert!(!raw(&[0x22, 0x05, 0x08, 0x03]).role_values(role, &mut v), "a stat running past the event");
         assert!(!raw(&[0x22, 0x01, 0x08, 0x03]).role_values(role, &mut v), "an id past the stat's end");
         assert!(!raw(&[0x22, 0x03, 0x08, 0x03, 0x20]).role_values(role, &mut v), "an integer's key without its varint");
-        assert!(!raw(&[0x22, 0x04, 0x08, 0x03, 0x20, 0x80, 0x22, 0x02, 0x08, 0x03]).role_values(role, &mut v), "a varint running past its stat");
+        assert!(
+            !raw(&[0x22, 0x04, 0x08, 0x03, 0x20, 0x80, 0x22, 0x02, 0x08, 0x03]).role_values(role, &mut v),
+            "a varint running past its stat"
+        );
         assert!(!raw(&[0x22, 0x05, 0x08, 0x03, 0x20, 0x05, 0x10]).role_values(role, &mut v), "a field after the value");
     }
 

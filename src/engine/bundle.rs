@@ -120,10 +120,8 @@ pub fn estimated_size(assets_bytes: u64, compressed_profile_bytes: u64) -> u64 {
 /// Builds the bundle. `profiles` are embedded compressed; `hash` is the view to restore.
 pub fn build(assets: &Assets, profiles: &[Profile], hash: &str) -> String {
     let names: Vec<&str> = profiles.iter().map(|p| p.name).collect();
-    let meta = Meta {
-        profiles: profiles.iter().enumerate().map(|(i, p)| MetaProfile { name: p.name, id: format!("tm-p{i}") }).collect(),
-        hash,
-    };
+    let meta =
+        Meta { profiles: profiles.iter().enumerate().map(|(i, p)| MetaProfile { name: p.name, id: format!("tm-p{i}") }).collect(), hash };
     // JSON inside a script element: `<` is escaped so no name can close the element.
     let meta_json = serde_json::to_string(&meta).expect("meta serializes").replace('<', "\\u003c");
     let mut html = String::new();

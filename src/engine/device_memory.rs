@@ -123,12 +123,16 @@ impl Session {
         Ok(DeviceMemoryProfileView { file_id, name: name.to_string(), labels: labels(&[p]), report, flame })
     }
 
-    pub fn device_memory_diff(&self, base_file_id: u32, target_file_id: u32, query: &DeviceMemoryQuery) -> Result<DeviceMemoryDiffView, OpenError> {
+    pub fn device_memory_diff(
+        &self,
+        base_file_id: u32,
+        target_file_id: u32,
+        query: &DeviceMemoryQuery,
+    ) -> Result<DeviceMemoryDiffView, OpenError> {
         let (base_name, base) = self.pprof(base_file_id)?;
         let (target_name, target) = self.pprof(target_file_id)?;
         let (kept_base, kept_target) = (on_device(base, query), on_device(target, query));
-        let mut report =
-            dm::diff(kept_base.as_ref().unwrap_or(base), kept_target.as_ref().unwrap_or(target), &options(query));
+        let mut report = dm::diff(kept_base.as_ref().unwrap_or(base), kept_target.as_ref().unwrap_or(target), &options(query));
         let flame = take_tree(&mut report.tree);
         Ok(DeviceMemoryDiffView {
             base_file_id,
@@ -145,8 +149,7 @@ impl Session {
     pub fn device_memory_series(&self, file_ids: &[u32], query: &DeviceMemoryQuery) -> Result<DeviceMemorySeriesView, OpenError> {
         let files = file_ids.iter().map(|&id| self.pprof(id)).collect::<Result<Vec<_>, _>>()?;
         let kept: Vec<Option<PprofFile>> = files.iter().map(|(_, p)| on_device(p, query)).collect();
-        let named: Vec<(&str, &PprofFile)> =
-            files.iter().zip(&kept).map(|((n, p), k)| (*n, k.as_ref().unwrap_or(p))).collect();
+        let named: Vec<(&str, &PprofFile)> = files.iter().zip(&kept).map(|((n, p), k)| (*n, k.as_ref().unwrap_or(p))).collect();
         let report = dm::series(&named, &options(query));
         let all: Vec<&PprofFile> = files.iter().map(|(_, p)| *p).collect();
         Ok(DeviceMemorySeriesView { file_ids: file_ids.to_vec(), labels: labels(&all), report })

@@ -9,8 +9,7 @@
 use super::{OpenError, Session};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
-    self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary,
-    TimelinePoint,
+    self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
 };
 use crate::decode::Profile;
 use serde::{Deserialize, Serialize};
@@ -83,7 +82,17 @@ impl<'de> Deserialize<'de> for TimelineEvent {
         let stats = AggregationStats { stack_reserved_bytes, heap_allocated_bytes, free_memory_bytes, fragmentation, peak_bytes_in_use };
         Ok(TimelineEvent {
             point: TimelinePoint { snapshot_index, time_offset_ps, stats },
-            activity: ActivityMetadata { activity, requested_bytes, allocation_bytes, address, tf_op_name, step_id, region_type, data_type, tensor_shape },
+            activity: ActivityMetadata {
+                activity,
+                requested_bytes,
+                allocation_bytes,
+                address,
+                tf_op_name,
+                step_id,
+                region_type,
+                data_type,
+                tensor_shape,
+            },
         })
     }
 }
@@ -224,7 +233,9 @@ fn no_such_memory_id(profile: &MemoryProfile, file_id: u32, id: &str) -> OpenErr
 fn events(a: &AllocatorProfile, points: Vec<TimelinePoint>) -> Vec<TimelineEvent> {
     points
         .into_iter()
-        .filter_map(|point| a.snapshots.get(point.snapshot_index).map(|s| TimelineEvent { point, activity: a.activity(&s.activity).to_metadata() }))
+        .filter_map(|point| {
+            a.snapshots.get(point.snapshot_index).map(|s| TimelineEvent { point, activity: a.activity(&s.activity).to_metadata() })
+        })
         .collect()
 }
 
@@ -269,7 +280,13 @@ mod tests {
             point: TimelinePoint {
                 snapshot_index: 7,
                 time_offset_ps: -3,
-                stats: AggregationStats { stack_reserved_bytes: 1, heap_allocated_bytes: 2, free_memory_bytes: 3, fragmentation: 0.25, peak_bytes_in_use: 4 },
+                stats: AggregationStats {
+                    stack_reserved_bytes: 1,
+                    heap_allocated_bytes: 2,
+                    free_memory_bytes: 3,
+                    fragmentation: 0.25,
+                    peak_bytes_in_use: 4,
+                },
             },
             activity: ActivityMetadata {
                 activity: Activity::Deallocation,
@@ -284,10 +301,7 @@ mod tests {
             },
         };
         let json = serde_json::to_string(&event).unwrap();
-        assert_eq!(
-            json,
-            r#"[7,-3,1,2,3,0.25,4,"Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"]"#
-        );
+        assert_eq!(json, r#"[7,-3,1,2,3,0.25,4,"Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"]"#);
         assert_eq!(serde_json::from_str::<TimelineEvent>(&json).unwrap(), event);
     }
 }

@@ -54,10 +54,10 @@ fn problem(e: &MemoryViewerError) -> ModuleProblem {
 /// Analyses `m`; without `memory_space`, device memory (0) where the module has it, else its first
 /// memory space.
 fn analyse(m: &ModuleInput, memory_space: Option<i64>) -> Result<Arc<MemoryViewer>, ModuleProblem> {
-    let proto = m.proto.as_ref().map_err(|e| ModuleProblem {
-        message: format!("module {} could not be read: {e}", m.name),
-        no_buffer_assignment: false,
-    })?;
+    let proto = m
+        .proto
+        .as_ref()
+        .map_err(|e| ModuleProblem { message: format!("module {} could not be read: {e}", m.name), no_buffer_assignment: false })?;
     let options = Options { memory_space: memory_space.unwrap_or(0), ..Options::default() };
     match (analyze(proto, options), memory_space) {
         (Err(MemoryViewerError::NoSuchMemorySpace { present, .. }), None) if !present.is_empty() => {
@@ -72,12 +72,7 @@ fn analyse(m: &ModuleInput, memory_space: Option<i64>) -> Result<Arc<MemoryViewe
 impl Session {
     /// The Memory Viewer of module `module` (XProf's name, or the module name when unique) of file
     /// `file_id`, in `memory_space` (see [`analyse`] for the default).
-    pub fn memory_viewer(
-        &mut self,
-        file_id: u32,
-        module: &str,
-        memory_space: Option<i64>,
-    ) -> Result<Arc<MemoryViewer>, ModuleProblem> {
+    pub fn memory_viewer(&mut self, file_id: u32, module: &str, memory_space: Option<i64>) -> Result<Arc<MemoryViewer>, ModuleProblem> {
         let key = (file_id, module.to_string(), memory_space.unwrap_or(0));
         if let Some(hit) = self.viewers.entries.get(&key) {
             return hit.clone();
@@ -97,12 +92,7 @@ impl Session {
         let mut out = Vec::new();
         for f in &self.files {
             for m in modules::module_inputs(&f.file.profile) {
-                let result = self
-                    .viewers
-                    .entries
-                    .entry((f.id, m.name.clone(), 0))
-                    .or_insert_with(|| analyse(&m, None))
-                    .clone();
+                let result = self.viewers.entries.entry((f.id, m.name.clone(), 0)).or_insert_with(|| analyse(&m, None)).clone();
                 out.push(ModuleEntry {
                     file_id: f.id,
                     file: f.file.name.clone(),
@@ -116,10 +106,7 @@ impl Session {
             }
         }
         out.sort_by(|a, b| {
-            b.peak_heap_bytes
-                .cmp(&a.peak_heap_bytes)
-                .then_with(|| a.file_id.cmp(&b.file_id))
-                .then_with(|| a.name.cmp(&b.name))
+            b.peak_heap_bytes.cmp(&a.peak_heap_bytes).then_with(|| a.file_id.cmp(&b.file_id)).then_with(|| a.name.cmp(&b.name))
         });
         out
     }

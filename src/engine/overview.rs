@@ -97,11 +97,7 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
                     name: p.meta.name.clone(),
                     line_count: p.lines.len(),
                     event_count: p.event_count(),
-                    lines: p
-                        .lines
-                        .iter()
-                        .map(|l| LineOverview { name: l.header.name.clone(), event_count: l.event_count })
-                        .collect(),
+                    lines: p.lines.iter().map(|l| LineOverview { name: l.header.name.clone(), event_count: l.event_count }).collect(),
                 })
                 .collect();
             let mut by_id: BTreeMap<String, AllocatorOverview> = BTreeMap::new();

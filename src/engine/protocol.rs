@@ -23,8 +23,12 @@ pub struct Request {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RequestBody {
     /// Decode the bytes sent alongside as file `name`.
-    Open { name: String },
-    Close { file_id: u32 },
+    Open {
+        name: String,
+    },
+    Close {
+        file_id: u32,
+    },
     /// The file's bytes as the user opened it, for an offline bundle. They travel back beside the
     /// reply as a transferred `ArrayBuffer` (see [`source_bytes`]).
     /// With `slim`, an XSpace comes back without the lines no memory tool reads ([`super::slim`]).
@@ -34,19 +38,42 @@ pub enum RequestBody {
         slim: bool,
     },
     /// One JAX device memory profile: live bytes by function and by stack.
-    DeviceMemoryProfile { file_id: u32, query: DeviceMemoryQuery },
+    DeviceMemoryProfile {
+        file_id: u32,
+        query: DeviceMemoryQuery,
+    },
     /// `target` minus `base`, stack by stack (`pprof --diff_base`).
-    DeviceMemoryDiff { base_file_id: u32, target_file_id: u32, query: DeviceMemoryQuery },
+    DeviceMemoryDiff {
+        base_file_id: u32,
+        target_file_id: u32,
+        query: DeviceMemoryQuery,
+    },
     /// Each stack through the snapshots `file_ids`, with ranked leak suspects.
-    DeviceMemorySeries { file_ids: Vec<u32>, query: DeviceMemoryQuery },
+    DeviceMemorySeries {
+        file_ids: Vec<u32>,
+        query: DeviceMemoryQuery,
+    },
     /// The Memory Profile of an opened trace: `memory_id`, or the first one when `None`.
-    MemoryProfile { file_id: u32, memory_id: Option<String> },
+    MemoryProfile {
+        file_id: u32,
+        memory_id: Option<String>,
+    },
     /// Zoom: the full-resolution timeline of one memory ID between two times, at most `max_points`.
-    MemoryTimeline { file_id: u32, memory_id: String, start_ps: i64, end_ps: i64, max_points: usize },
+    MemoryTimeline {
+        file_id: u32,
+        memory_id: String,
+        start_ps: i64,
+        end_ps: i64,
+        max_points: usize,
+    },
     /// Every module of every open file, with its peak (the Memory Viewer's module selector).
     MemoryViewerModules,
     /// The Memory Viewer of one module; `memory_space` `None` picks device memory where present.
-    MemoryViewer { file_id: u32, module: String, memory_space: Option<i64> },
+    MemoryViewer {
+        file_id: u32,
+        module: String,
+        memory_space: Option<i64>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,23 +86,59 @@ pub struct Response {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ResponseBody {
-    Progress { done: u64, total: u64 },
-    Opened { file_id: u32, overview: Box<FileOverview> },
-    Failed { error: OpenError },
-    Closed { file_id: u32 },
+    Progress {
+        done: u64,
+        total: u64,
+    },
+    Opened {
+        file_id: u32,
+        overview: Box<FileOverview>,
+    },
+    Failed {
+        error: OpenError,
+    },
+    Closed {
+        file_id: u32,
+    },
     /// `slim` says whether the bytes are a slim copy (false when nothing could be dropped).
-    Source { file_id: u32, name: String, slim: bool },
-    DeviceMemoryProfile { view: Box<DeviceMemoryProfileView> },
-    DeviceMemoryDiff { view: Box<DeviceMemoryDiffView> },
-    DeviceMemorySeries { view: Box<DeviceMemorySeriesView> },
-    MemoryProfile { view: Box<MemoryProfileView> },
-    MemoryTimeline { window: Box<TimelineWindow> },
-    MemoryViewerModules { modules: Vec<ModuleEntry> },
-    MemoryViewer { file_id: u32, module: String, viewer: Box<MemoryViewer> },
+    Source {
+        file_id: u32,
+        name: String,
+        slim: bool,
+    },
+    DeviceMemoryProfile {
+        view: Box<DeviceMemoryProfileView>,
+    },
+    DeviceMemoryDiff {
+        view: Box<DeviceMemoryDiffView>,
+    },
+    DeviceMemorySeries {
+        view: Box<DeviceMemorySeriesView>,
+    },
+    MemoryProfile {
+        view: Box<MemoryProfileView>,
+    },
+    MemoryTimeline {
+        window: Box<TimelineWindow>,
+    },
+    MemoryViewerModules {
+        modules: Vec<ModuleEntry>,
+    },
+    MemoryViewer {
+        file_id: u32,
+        module: String,
+        viewer: Box<MemoryViewer>,
+    },
     /// The module has no Memory Viewer (no buffer assignment, no such module, ...).
-    MemoryViewerUnavailable { file_id: u32, module: String, problem: ModuleProblem },
+    MemoryViewerUnavailable {
+        file_id: u32,
+        module: String,
+        problem: ModuleProblem,
+    },
     /// The request itself could not be understood (wrong version, bad JSON).
-    Rejected { message: String },
+    Rejected {
+        message: String,
+    },
 }
 
 /// Answers `request` (JSON) against `session`; `bytes` are the file for `Open`. Progress is reported

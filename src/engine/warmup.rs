@@ -69,20 +69,25 @@ pub fn trace() -> Vec<u8> {
             let size = 256 << (op % 12);
             let address = 0x7f00_0000_0000 + op * 0x10_0000 + step;
             let memory = |activity: &str, at: i64, heap: i64| {
-                event(activity, at, 0, vec![
-                    text("allocator_name", ["bfc_cpu_allocator_for_gpu", "GPU_0_bfc"][allocator]),
-                    int("bytes_reserved", 0),
-                    int("bytes_allocated", heap),
-                    int("bytes_available", (1 << 30) - heap),
-                    pb::XStat { metadata_id: stat_id("fragmentation"), value: Some(pb::x_stat::Value::DoubleValue(0.25)) },
-                    int("peak_bytes_in_use", heap.max(1 << 20)),
-                    int("requested_bytes", size - 8),
-                    int("allocation_bytes", size),
-                    int("addr", address),
-                    text("tf_op", &format!("model/layer_{}/MatMul", op % 16)),
-                    text("region_type", "output"),
-                    text("shape", &format!("[{},128]", op % 16 + 1)),
-                ])
+                event(
+                    activity,
+                    at,
+                    0,
+                    vec![
+                        text("allocator_name", ["bfc_cpu_allocator_for_gpu", "GPU_0_bfc"][allocator]),
+                        int("bytes_reserved", 0),
+                        int("bytes_allocated", heap),
+                        int("bytes_available", (1 << 30) - heap),
+                        pb::XStat { metadata_id: stat_id("fragmentation"), value: Some(pb::x_stat::Value::DoubleValue(0.25)) },
+                        int("peak_bytes_in_use", heap.max(1 << 20)),
+                        int("requested_bytes", size - 8),
+                        int("allocation_bytes", size),
+                        int("addr", address),
+                        text("tf_op", &format!("model/layer_{}/MatMul", op % 16)),
+                        text("region_type", "output"),
+                        text("shape", &format!("[{},128]", op % 16 + 1)),
+                    ],
+                )
             };
             executor.push(event("MatMul", begin, OP_PS - 10, Vec::new()));
             heap[allocator] += size;

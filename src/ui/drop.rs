@@ -4,8 +4,8 @@
 
 use super::engine_client;
 use super::state::AppState;
-use leptos::prelude::*;
 use crate::decode::sniff::is_profile_name;
+use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
@@ -79,8 +79,7 @@ pub fn open_demo(state: AppState) {
 async fn fetch_bytes(url: &str) -> Result<js_sys::ArrayBuffer, String> {
     use wasm_bindgen_futures::JsFuture;
     let window = web_sys::window().ok_or("no window")?;
-    let resp: web_sys::Response =
-        JsFuture::from(window.fetch_with_str(url)).await.map_err(|e| format!("{url}: {e:?}"))?.unchecked_into();
+    let resp: web_sys::Response = JsFuture::from(window.fetch_with_str(url)).await.map_err(|e| format!("{url}: {e:?}"))?.unchecked_into();
     if !resp.ok() {
         return Err(format!("{url}: HTTP {}", resp.status()));
     }

@@ -3,8 +3,8 @@
 //! their bytes over without copying (the `ArrayBuffer` is transferred).
 
 use super::state::{AppState, FileStatus, LoadedFile};
-use leptos::prelude::*;
 use crate::engine::protocol::{Request, RequestBody, Response, ResponseBody, VERSION};
+use leptos::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use wasm_bindgen::prelude::*;
@@ -122,7 +122,8 @@ fn on_error(generation: u64, ev: web_sys::Event) {
         return;
     }
     // A script that fails to load fires a plain Event, a runtime failure an ErrorEvent.
-    let reason = ev.dyn_ref::<ErrorEvent>().map(ErrorEvent::message).filter(|m| !m.is_empty()).unwrap_or_else(|| "it failed to start".into());
+    let reason =
+        ev.dyn_ref::<ErrorEvent>().map(ErrorEvent::message).filter(|m| !m.is_empty()).unwrap_or_else(|| "it failed to start".into());
     let (pending, was_ready): (Vec<(String, Handler)>, bool) = match CLIENT.with(|c| c.borrow_mut().take()) {
         Some(c) => {
             // A trapped instance may still hold its memory (and, after an uncaught exception, even
@@ -136,7 +137,10 @@ fn on_error(generation: u64, ev: web_sys::Event) {
     let what = if restart { "it has been restarted" } else { "this browser could not start it" };
     for (label, mut handler) in pending {
         handler(ResponseBody::Failed {
-            error: crate::engine::OpenError { file: label.clone(), message: format!("the engine stopped while working on this file ({reason}); {what}") },
+            error: crate::engine::OpenError {
+                file: label.clone(),
+                message: format!("the engine stopped while working on this file ({reason}); {what}"),
+            },
         });
     }
     if restart {
@@ -315,9 +319,11 @@ pub fn open_file(state: AppState, file: web_sys::File) {
     });
     let r2 = reader.clone();
     let load_name = name.clone();
-    let on_load = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| match r2.result().ok().and_then(|v| v.dyn_into::<js_sys::ArrayBuffer>().ok()) {
-        Some(buf) => decode(state, key, &load_name, buf),
-        None => state.update_file(key, FileStatus::Failed { message: "the browser could not read this file".into() }),
+    let on_load = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
+        match r2.result().ok().and_then(|v| v.dyn_into::<js_sys::ArrayBuffer>().ok()) {
+            Some(buf) => decode(state, key, &load_name, buf),
+            None => state.update_file(key, FileStatus::Failed { message: "the browser could not read this file".into() }),
+        }
     });
     let on_error = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
         state.update_file(key, FileStatus::Failed { message: "the browser could not read this file (was it moved or deleted?)".into() });

@@ -47,10 +47,13 @@ fn stored_theme() -> Theme {
         Some("dark") => Theme::Dark,
         Some("light") => Theme::Light,
         _ => {
-            let dark = web_sys::window()
-                .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
-                .is_some_and(|m| m.matches());
-            if dark { Theme::Dark } else { Theme::Light }
+            let dark =
+                web_sys::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten()).is_some_and(|m| m.matches());
+            if dark {
+                Theme::Dark
+            } else {
+                Theme::Light
+            }
         }
     }
 }
@@ -139,7 +142,10 @@ pub fn App() -> impl IntoView {
 
     // Keyboard: 1–4 switch tools (when not typing in a field).
     let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
-        let typing = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA"));
+        let typing = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA"));
         if typing || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
             return;
         }
@@ -201,10 +207,13 @@ fn main_view(state: AppState) -> AnyView {
             Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView /> }.into_any(),
         },
         Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),
-        Some(FileStatus::Failed { .. }) => view! { <p class="muted">"This file could not be opened; see the message above. Other files are unaffected."</p> }.into_any(),
+        Some(FileStatus::Failed { .. }) => {
+            view! { <p class="muted">"This file could not be opened; see the message above. Other files are unaffected."</p> }.into_any()
+        }
         None => {
             let hint = selected.map(|n| format!("{n} is not loaded in this page. Drop it again to restore this view."));
-            view! { <p class="muted" data-testid="missing-file">{hint.unwrap_or_else(|| "Select a file on the left.".into())}</p> }.into_any()
+            view! { <p class="muted" data-testid="missing-file">{hint.unwrap_or_else(|| "Select a file on the left.".into())}</p> }
+                .into_any()
         }
     }
 }

@@ -45,9 +45,18 @@ impl Tool {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileStatus {
     /// Reading from disk (`read` of `total` bytes), then decoding in the worker (`decoded` of `total`).
-    Loading { read: u64, decoded: u64, total: u64 },
-    Ready { file_id: u32, overview: Box<FileOverview> },
-    Failed { message: String },
+    Loading {
+        read: u64,
+        decoded: u64,
+        total: u64,
+    },
+    Ready {
+        file_id: u32,
+        overview: Box<FileOverview>,
+    },
+    Failed {
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -11,8 +11,8 @@ use tidemark::proto::hlo::{
     buffer_allocation_proto::Assigned,
     heap_simulator_trace::{event::Kind, Event},
     logical_buffer_proto::Location,
-    BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloComputationProto, HloInstructionProto,
-    HloModuleProto, HloProto, LayoutProto, LogicalBufferProto, OpMetadata, ShapeProto,
+    BufferAllocationProto, BufferAssignmentProto, HeapSimulatorTrace, HloComputationProto, HloInstructionProto, HloModuleProto, HloProto,
+    LayoutProto, LogicalBufferProto, OpMetadata, ShapeProto,
 };
 
 /// XLA's `F32` element type.
@@ -87,11 +87,8 @@ pub fn synthetic_module(buffers: usize) -> HloProto {
     let mut instructions = Vec::new();
     let mut logical_buffers = Vec::new();
     let mut allocations = Vec::new();
-    let indefinite: Vec<(i64, &str, bool)> = vec![
-        (PARAMETER_BYTES[0], "parameter", true),
-        (PARAMETER_BYTES[1], "parameter", true),
-        (OUTPUT_BYTES, "fusion", false),
-    ];
+    let indefinite: Vec<(i64, &str, bool)> =
+        vec![(PARAMETER_BYTES[0], "parameter", true), (PARAMETER_BYTES[1], "parameter", true), (OUTPUT_BYTES, "fusion", false)];
     for (index, &(size, opcode, is_parameter)) in indefinite.iter().enumerate() {
         let id = index as i64;
         instructions.push(instruction(id, format!("{opcode}.{id}"), opcode, size / 4));
@@ -163,12 +160,7 @@ pub fn synthetic_module(buffers: usize) -> HloProto {
             share_with_canonical_id: 0,
         });
     }
-    allocations.push(BufferAllocationProto {
-        index: first,
-        size: heap_end,
-        assigned,
-        ..Default::default()
-    });
+    allocations.push(BufferAllocationProto { index: first, size: heap_end, assigned, ..Default::default() });
     HloProto {
         hlo_module: Some(HloModuleProto {
             name: format!("synthetic_{buffers}"),
@@ -181,11 +173,7 @@ pub fn synthetic_module(buffers: usize) -> HloProto {
             logical_buffers,
             buffer_aliases: Vec::new(),
             buffer_allocations: allocations,
-            heap_simulator_traces: vec![HeapSimulatorTrace {
-                events,
-                whole_module_simulation: true,
-                buffer_allocation_index: first,
-            }],
+            heap_simulator_traces: vec![HeapSimulatorTrace { events, whole_module_simulation: true, buffer_allocation_index: first }],
         }),
     }
 }

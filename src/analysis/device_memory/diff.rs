@@ -71,8 +71,7 @@ pub fn diff(base: &PprofFile, new: &PprofFile, options: &Options) -> DiffReport 
         })
         .collect();
     stacks.sort_by_key(|r| (Reverse(r.delta_bytes), Reverse(r.delta_count)));
-    let notes =
-        base.notes.iter().map(|n| format!("base: {n}")).chain(new.notes.iter().map(|n| format!("new: {n}"))).collect();
+    let notes = base.notes.iter().map(|n| format!("base: {n}")).chain(new.notes.iter().map(|n| format!("new: {n}"))).collect();
     DiffReport {
         base_total_bytes: base_total.bytes,
         new_total_bytes: new_total.bytes,

@@ -53,4 +53,3 @@ impl Frame {
         Frame { function: function.to_string(), file: file.to_string(), line, library: is_library_file(file) }
     }
 }
-

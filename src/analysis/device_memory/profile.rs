@@ -79,11 +79,7 @@ pub fn analyze(profile: &PprofFile, options: &Options) -> ProfileReport {
         let mut seen = BTreeSet::new();
         for f in &key.frames {
             if seen.insert((&f.function, &f.file)) {
-                let entry = functions.entry((&f.function, &f.file)).or_insert((
-                    f.library,
-                    Values::default(),
-                    Values::default(),
-                ));
+                let entry = functions.entry((&f.function, &f.file)).or_insert((f.library, Values::default(), Values::default()));
                 entry.2.add(values);
             }
         }
@@ -95,12 +91,7 @@ pub fn analyze(profile: &PprofFile, options: &Options) -> ProfileReport {
     }
     let by_kind = by_kind
         .into_iter()
-        .map(|((kind, device), v)| KindTotal {
-            kind: kind.into(),
-            device: device.into(),
-            bytes: v.bytes,
-            count: v.count,
-        })
+        .map(|((kind, device), v)| KindTotal { kind: kind.into(), device: device.into(), bytes: v.bytes, count: v.count })
         .collect();
     let mut functions: Vec<FunctionRow> = functions
         .into_iter()

@@ -94,9 +94,7 @@ pub(super) fn read(profile: &PprofFile, options: &Options) -> Snapshot {
     let budget = p.encoded_len().saturating_mul(FRAME_BUDGET_PER_BYTE).saturating_add(FRAME_BUDGET_SLACK);
     let (mut spent, mut stopped_at) = (0usize, None);
     for (i, s) in p.sample.iter().enumerate() {
-        let label = |key: &str| {
-            s.label.iter().find(|l| profile.str(l.key) == key).map_or("", |l| profile.str(l.str)).to_string()
-        };
+        let label = |key: &str| s.label.iter().find(|l| profile.str(l.key) == key).map_or("", |l| profile.str(l.str)).to_string();
         let kind = label("kind");
         if options.kind.as_ref().is_some_and(|k| *k != kind) {
             continue;
@@ -150,9 +148,7 @@ pub(super) fn read(profile: &PprofFile, options: &Options) -> Snapshot {
         let mut stack = inner;
         stack.append(&mut outer);
         stack.reverse();
-        spent = spent.saturating_add(
-            stack.iter().map(|f| f.function.len() + f.file.len() + std::mem::size_of::<Frame>()).sum::<usize>(),
-        );
+        spent = spent.saturating_add(stack.iter().map(|f| f.function.len() + f.file.len() + std::mem::size_of::<Frame>()).sum::<usize>());
         if spent > budget {
             stopped_at = Some(i);
             break;
@@ -182,10 +178,7 @@ pub(super) fn read(profile: &PprofFile, options: &Options) -> Snapshot {
     note(problems.missing_locations, "stack entries name a location id that does not exist (frames skipped)");
     note(problems.missing_functions, "frames name a function id that does not exist (frames skipped)");
     note(problems.missing_values, "sample values are missing (read as 0)");
-    note(
-        problems.deep_stacks,
-        &format!("stacks are deeper than {MAX_STACK_FRAMES} frames (their middle frames are left out)"),
-    );
+    note(problems.deep_stacks, &format!("stacks are deeper than {MAX_STACK_FRAMES} frames (their middle frames are left out)"));
     if let Some(i) = stopped_at {
         notes.push(format!(
             "only the first {i} of {} samples were read: their stacks repeat the profile's names so often that the rest would not fit in memory",

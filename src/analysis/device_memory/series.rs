@@ -107,11 +107,7 @@ impl Growth {
         let ends = |v: &[i64]| (v.first().copied().unwrap_or(0), v.last().copied().unwrap_or(0));
         let ((first, last), (first_count, last_count)) = (ends(bytes), ends(count));
         if self.grew_steps == 0 && self.shrank_steps == 0 {
-            let counts = if first_count == last_count {
-                String::new()
-            } else {
-                format!(", count {first_count} → {last_count}")
-            };
+            let counts = if first_count == last_count { String::new() } else { format!(", count {first_count} → {last_count}") };
             return format!("constant at {} B{counts}, allocated at {site}", crate::units::signed_count(last, false));
         }
         let mut s = format!("grew in {} of {} steps", self.grew_steps, self.steps);
@@ -175,14 +171,12 @@ fn file_number(name: &str) -> Option<u64> {
 pub fn series(snapshots: &[(&str, &PprofFile)], options: &Options) -> SeriesReport {
     let names: Vec<&str> = snapshots.iter().map(|(n, _)| *n).collect();
     let (order, ordered_by_number) = order_by_number(&names);
-    let read: Vec<(&str, read::Snapshot)> =
-        order.iter().map(|&i| (names[i], read::read(snapshots[i].1, options))).collect();
+    let read: Vec<(&str, read::Snapshot)> = order.iter().map(|&i| (names[i], read::read(snapshots[i].1, options))).collect();
     let keys: BTreeSet<&StackKey> = read.iter().flat_map(|(_, s)| s.stacks.keys()).collect();
     let mut stacks: Vec<SeriesStack> = keys
         .into_iter()
         .filter_map(|key| {
-            let values: Vec<Values> =
-                read.iter().map(|(_, s)| s.stacks.get(key).copied().unwrap_or_default()).collect();
+            let values: Vec<Values> = read.iter().map(|(_, s)| s.stacks.get(key).copied().unwrap_or_default()).collect();
             if values.iter().all(|v| v.is_zero()) {
                 return None;
             }
@@ -203,9 +197,7 @@ pub fn series(snapshots: &[(&str, &PprofFile)], options: &Options) -> SeriesRepo
             })
         })
         .collect();
-    stacks.sort_by(|a, b| {
-        b.growth.score.total_cmp(&a.growth.score).then_with(|| last_abs_bytes(b).cmp(&last_abs_bytes(a)))
-    });
+    stacks.sort_by(|a, b| b.growth.score.total_cmp(&a.growth.score).then_with(|| last_abs_bytes(b).cmp(&last_abs_bytes(a))));
     let snapshots = read
         .iter()
         .map(|(name, s)| {
@@ -214,13 +206,7 @@ pub fn series(snapshots: &[(&str, &PprofFile)], options: &Options) -> SeriesRepo
         })
         .collect();
     let notes = read.iter().flat_map(|(name, s)| s.notes.iter().map(move |n| format!("{name}: {n}"))).collect();
-    SeriesReport {
-        snapshots,
-        ordered_by_number,
-        suspect_count: stacks.iter().filter(|s| s.suspect).count(),
-        stacks,
-        notes,
-    }
+    SeriesReport { snapshots, ordered_by_number, suspect_count: stacks.iter().filter(|s| s.suspect).count(), stacks, notes }
 }
 
 fn last_abs_bytes(s: &SeriesStack) -> u64 {

@@ -2,9 +2,9 @@
 
 use super::{ActivityMetadata, Snapshot, Summary};
 use crate::analysis::memory_events::Activity;
+use crate::fast_hash::FastMap;
 use serde::Serialize;
 use std::cmp::Reverse;
-use crate::fast_hash::FastMap;
 
 const UNUSED_PREALLOCATED: &str = "unused preallocated device memory";
 

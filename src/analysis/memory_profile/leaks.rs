@@ -2,8 +2,8 @@
 //! allocations over the ≤1000 sampled points only, which undercounts any longer profile).
 
 use super::Snapshot;
-use crate::fast_hash::FastMap;
 use crate::analysis::memory_events::Activity;
+use crate::fast_hash::FastMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -136,8 +136,7 @@ pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], matched: Matched
     // Largest first; the BTreeMap already ordered equal sizes by op name, and the sort is stable.
     h.live_at_end.sort_by_key(|g| std::cmp::Reverse(g.allocation_bytes));
 
-    h.heap_grows_every_step =
-        floors.len() >= MIN_GROWING_STEPS && floors.windows(2).all(|w| w[1].min_in_use_bytes > w[0].min_in_use_bytes);
+    h.heap_grows_every_step = floors.len() >= MIN_GROWING_STEPS && floors.windows(2).all(|w| w[1].min_in_use_bytes > w[0].min_in_use_bytes);
     h.floor_growth_bytes = match (floors.first(), floors.last()) {
         (Some(first), Some(last)) => last.min_in_use_bytes.wrapping_sub(first.min_in_use_bytes),
         _ => 0,

@@ -22,16 +22,16 @@ mod leaks;
 pub mod sampling;
 pub mod xprof_json;
 
-use crate::fast_hash::{FastMap, FxHasher};
-use std::hash::{BuildHasher, BuildHasherDefault};
 use crate::analysis::memory_events::{self, Activity, MemoryEvent};
 use crate::analysis::step_groups;
 use crate::decode::xplane::{EventAt, Plane, RawEvent, Want, XSpace};
-use std::ops::Range;
-use std::sync::{Mutex, OnceLock};
 use crate::decode::DecodeError;
+use crate::fast_hash::{FastMap, FxHasher};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::hash::{BuildHasher, BuildHasherDefault};
+use std::ops::Range;
+use std::sync::{Mutex, OnceLock};
 
 pub use breakdown::BreakdownRow;
 pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
@@ -302,13 +302,18 @@ fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Re
     for (line_index, line) in plane.lines.iter().enumerate() {
         grouper.start_line(line);
         let mut collector = Collector::default();
-        space.for_each_raw_event(line, &stats, |_| true, |event_index, ev| {
-            grouper.push(ev)?;
-            if reader.read_into(line, line_index, event_index, ev, &mut event)? {
-                collector.add(&event);
-            }
-            Ok(())
-        })?;
+        space.for_each_raw_event(
+            line,
+            &stats,
+            |_| true,
+            |event_index, ev| {
+                grouper.push(ev)?;
+                if reader.read_into(line, line_index, event_index, ev, &mut event)? {
+                    collector.add(&event);
+                }
+                Ok(())
+            },
+        )?;
         lines.push(collector);
     }
     let pending = Pending::from_lines(lines);
@@ -316,11 +321,7 @@ fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Re
     Ok((pending, groups))
 }
 
-fn scan_in_parallel<'a>(
-    space: &'a XSpace,
-    plane: &'a Plane,
-    reader: &memory_events::Reader<'a>,
-) -> Option<Scanned> {
+fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Option<Scanned> {
     // Where each line's memory events are, noted by the grouping pass as it goes: a line read after
     // that is not walked again, only its memory events are read. This thread reads the noted lines
     // in file order, behind the grouping pass, and walks the largest line left when none is. Once
@@ -976,7 +977,10 @@ impl DeallocationMatcher {
     /// For `n` events: sized for the live allocations of a typical trace up front rather than grown
     /// by rehashing.
     fn with_capacity(n: usize) -> Self {
-        DeallocationMatcher { pending: FastMap::with_capacity_and_hasher(n.min(1 << 12), Default::default()), matched: leaks::Matched::default() }
+        DeallocationMatcher {
+            pending: FastMap::with_capacity_and_hasher(n.min(1 << 12), Default::default()),
+            matched: leaks::Matched::default(),
+        }
     }
 
     /// `s`, the event after `placed` (those before it in time order).
@@ -1045,12 +1049,8 @@ mod tests {
     #[test]
     fn line_summaries_fold_as_the_events_would() {
         // (heap, stack, time) per event, per line, in file order.
-        let lines: [&[(i64, i64, i64)]; 4] = [
-            &[(5, 0, 10), (7, 0, 30), (7, 0, 20), (-1, 0, 40)],
-            &[(-3, 0, 15), (-2, 0, 25)],
-            &[(0, 7, 30), (6, 0, 5)],
-            &[(-9, 0, 30)],
-        ];
+        let lines: [&[(i64, i64, i64)]; 4] =
+            [&[(5, 0, 10), (7, 0, 30), (7, 0, 20), (-1, 0, 40)], &[(-3, 0, 15), (-2, 0, 25)], &[(0, 7, 30), (6, 0, 5)], &[(-9, 0, 30)]];
         let mut collectors = Vec::new();
         let mut expected = Summary::default();
         for line in lines {

@@ -3,9 +3,7 @@
 //! This mirrors XProf's `HloProtoBufferWrapper`, but in index order everywhere (XProf iterates hash maps).
 
 use super::shape;
-use crate::proto::hlo::{
-    BufferAllocationProto, HeapSimulatorTrace, HloInstructionProto, HloProto, LogicalBufferProto, ShapeProto,
-};
+use crate::proto::hlo::{BufferAllocationProto, HeapSimulatorTrace, HloInstructionProto, HloProto, LogicalBufferProto, ShapeProto};
 use std::collections::{BTreeMap, HashMap};
 
 /// One buffer allocation and the trace XProf associates with it.
@@ -115,12 +113,8 @@ impl<'a> Assignment<'a> {
         let empty = &[][..];
         let module = proto.hlo_module.as_ref();
         let ba = proto.buffer_assignment.as_ref();
-        let instructions: HashMap<i64, &HloInstructionProto> = module
-            .map_or(&[][..], |m| m.computations.as_slice())
-            .iter()
-            .flat_map(|c| c.instructions.iter())
-            .map(|i| (i.id, i))
-            .collect();
+        let instructions: HashMap<i64, &HloInstructionProto> =
+            module.map_or(&[][..], |m| m.computations.as_slice()).iter().flat_map(|c| c.instructions.iter()).map(|i| (i.id, i)).collect();
         let logical: HashMap<i64, &LogicalBufferProto> =
             ba.map_or(&[][..], |b| b.logical_buffers.as_slice()).iter().map(|l| (l.id, l)).collect();
 
@@ -131,16 +125,12 @@ impl<'a> Assignment<'a> {
             allocations.insert(alloc.index, Allocation { proto: alloc, trace_index: None });
             for assigned in &alloc.assigned {
                 let Some(lb) = logical.get(&assigned.logical_buffer_id) else {
-                    skipped.push(format!(
-                        "logical buffer {} (allocation {}) is not defined",
-                        assigned.logical_buffer_id, alloc.index
-                    ));
+                    skipped.push(format!("logical buffer {} (allocation {}) is not defined", assigned.logical_buffer_id, alloc.index));
                     continue;
                 };
                 let instruction_id = lb.defined_at.as_ref().map_or(0, |d| d.instruction_id);
                 let Some(instruction) = instructions.get(&instruction_id) else {
-                    skipped
-                        .push(format!("logical buffer {}: instruction {instruction_id} is not in the module", lb.id));
+                    skipped.push(format!("logical buffer {}: instruction {instruction_id} is not in the module", lb.id));
                     continue;
                 };
                 let shape_index = lb.defined_at.as_ref().map_or(&[][..], |d| d.shape_index.as_slice());
@@ -191,11 +181,7 @@ impl<'a> Assignment<'a> {
         let mut best = None;
         let mut best_count = 0;
         for (i, trace) in self.traces.iter().enumerate() {
-            let count = trace
-                .events
-                .iter()
-                .filter(|e| self.buffer(e.buffer_id).is_some_and(|b| b.proto.color == color))
-                .count();
+            let count = trace.events.iter().filter(|e| self.buffer(e.buffer_id).is_some_and(|b| b.proto.color == color)).count();
             if count > best_count {
                 best = Some(i);
                 best_count = count;
@@ -211,13 +197,8 @@ impl<'a> Assignment<'a> {
 }
 
 /// A shape for instructions that have none: XProf's `Shape()` (invalid type, no dimensions).
-static DEFAULT_SHAPE: ShapeProto = ShapeProto {
-    element_type: 0,
-    dimensions: Vec::new(),
-    tuple_shapes: Vec::new(),
-    layout: None,
-    is_dynamic_dimension: Vec::new(),
-};
+static DEFAULT_SHAPE: ShapeProto =
+    ShapeProto { element_type: 0, dimensions: Vec::new(), tuple_shapes: Vec::new(), layout: None, is_dynamic_dimension: Vec::new() };
 
 /// The first few skip reasons, then a count of the rest.
 pub fn summarize_skips(skipped: &[String]) -> Vec<String> {

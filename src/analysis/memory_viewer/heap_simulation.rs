@@ -95,11 +95,7 @@ pub fn replay(assignment: &Assignment, trace_index: usize) -> Result<Replay, Mem
             sim.seen_allocations.len()
         )));
     }
-    sim.out.spans = sim
-        .seen_buffers
-        .iter()
-        .filter_map(|id| sim.states.get(id).and_then(|s| s.span).map(|s| (*id, s)))
-        .collect();
+    sim.out.spans = sim.seen_buffers.iter().filter_map(|id| sim.states.get(id).and_then(|s| s.span).map(|s| (*id, s))).collect();
     // What was live at the peak: replayed again up to the event that reached it. Copying the live list
     // at every new peak instead would be quadratic in a trace whose heap keeps growing.
     if sim.out.peak_bytes > 0 {
@@ -147,10 +143,7 @@ impl<'s, 'a> Simulator<'s, 'a> {
             Ok(Kind::Free) => {
                 let ref_count = self.dec(buffer.id())?;
                 if ref_count < 0 {
-                    return Err(MemoryViewerError::Trace(format!(
-                        "buffer {} is freed more times than it is allocated",
-                        buffer.id()
-                    )));
+                    return Err(MemoryViewerError::Trace(format!("buffer {} is freed more times than it is allocated", buffer.id())));
                 }
                 if self.states.get(&buffer.id()).is_some_and(|s| s.canonical.is_some()) {
                     self.close_span(buffer.id(), position);
@@ -177,9 +170,7 @@ impl<'s, 'a> Simulator<'s, 'a> {
                     self.out.shared.insert(buffer.id());
                 }
             }
-            Err(_) => {
-                return Err(MemoryViewerError::Trace(format!("event {position} has an unknown kind {}", event.kind)))
-            }
+            Err(_) => return Err(MemoryViewerError::Trace(format!("event {position} has an unknown kind {}", event.kind))),
         }
         Ok(())
     }
@@ -251,10 +242,7 @@ impl<'s, 'a> Simulator<'s, 'a> {
         }
         self.heap_bytes = self.heap_bytes.saturating_sub(buffer.size_bytes());
         if self.heap_bytes < 0 {
-            return Err(MemoryViewerError::Trace(format!(
-                "the heap size goes negative ({} bytes) at event {position}",
-                self.heap_bytes
-            )));
+            return Err(MemoryViewerError::Trace(format!("the heap size goes negative ({} bytes) at event {position}", self.heap_bytes)));
         }
         self.unpadded_heap_bytes = self.unpadded_heap_bytes.saturating_sub(buffer.unpadded_bytes());
         self.close_span(id, position);

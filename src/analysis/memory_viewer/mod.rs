@@ -221,17 +221,14 @@ pub struct GroupTotal {
 /// Computes the Memory Viewer of `proto` for `options.memory_space`.
 pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, MemoryViewerError> {
     let module = proto.hlo_module.as_ref().ok_or(MemoryViewerError::NoModule)?;
-    let has_assignment = proto
-        .buffer_assignment
-        .as_ref()
-        .is_some_and(|b| !b.buffer_allocations.is_empty() || !b.logical_buffers.is_empty());
+    let has_assignment =
+        proto.buffer_assignment.as_ref().is_some_and(|b| !b.buffer_allocations.is_empty() || !b.logical_buffers.is_empty());
     if !has_assignment {
         return Err(MemoryViewerError::NoBufferAssignment { module: module.name.clone() });
     }
     let assignment = Assignment::new(proto);
     let color = options.memory_space;
-    let memory_spaces: Vec<i64> =
-        assignment.allocations.values().map(|a| a.proto.color).collect::<BTreeSet<i64>>().into_iter().collect();
+    let memory_spaces: Vec<i64> = assignment.allocations.values().map(|a| a.proto.color).collect::<BTreeSet<i64>>().into_iter().collect();
     if !memory_spaces.contains(&color) {
         return Err(MemoryViewerError::NoSuchMemorySpace { memory_space: color, present: memory_spaces });
     }
@@ -245,19 +242,12 @@ pub fn analyze(proto: &HloProto, options: Options) -> Result<MemoryViewer, Memor
     let blocks = blocks::blocks(&assignment, color, &replay, &peak);
     let indefinite = peak.indefinite_bytes;
     let add = |v: &[i64]| v.iter().map(|b| b.saturating_add(indefinite)).collect::<Vec<_>>();
-    let figures = figures(
-        &assignment,
-        color,
-        replay.peak_bytes.saturating_add(indefinite),
-        replay.peak_unpadded_bytes.saturating_add(indefinite),
-    );
+    let figures =
+        figures(&assignment, color, replay.peak_bytes.saturating_add(indefinite), replay.peak_unpadded_bytes.saturating_add(indefinite));
 
     let mut notes = assignment.skip_notes();
     if replay.skipped_events > 0 {
-        notes.extend(summarize_skips(&[format!(
-            "{} heap-simulator events name unknown buffers",
-            replay.skipped_events
-        )]));
+        notes.extend(summarize_skips(&[format!("{} heap-simulator events name unknown buffers", replay.skipped_events)]));
     }
     if trace_index.is_none() {
         notes.push(format!("memory space {color} has no heap-simulator trace: only the allocations live for the whole program are shown"));
@@ -296,8 +286,7 @@ const OUTPUT_BYTES_SLACK: usize = 256 << 20;
 fn check_output_size(assignment: &Assignment, color: i64, proto: &HloProto) -> Result<(), MemoryViewerError> {
     use prost::Message;
     let mut instruction_text: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-    let mut shape_text: std::collections::HashMap<*const crate::proto::hlo::ShapeProto, usize> =
-        std::collections::HashMap::new();
+    let mut shape_text: std::collections::HashMap<*const crate::proto::hlo::ShapeProto, usize> = std::collections::HashMap::new();
     let mut total = 0usize;
     for allocation in assignment.allocations_of(color) {
         for assigned in &allocation.proto.assigned {

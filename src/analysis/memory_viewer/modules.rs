@@ -25,8 +25,7 @@ pub fn module_inputs(profile: &Profile) -> Vec<ModuleInput<'_>> {
             .into_iter()
             .map(|m| {
                 let proto = decode_proto(m.proto_bytes).map_err(|e| e.to_string());
-                let module_name =
-                    proto.as_ref().ok().and_then(|p| p.hlo_module.as_ref()).map(|h| h.name.clone()).unwrap_or_default();
+                let module_name = proto.as_ref().ok().and_then(|p| p.hlo_module.as_ref()).map(|h| h.name.clone()).unwrap_or_default();
                 ModuleInput { name: m.name.to_string(), module_name, proto: proto.map(Cow::Owned) }
             })
             .collect(),
@@ -57,10 +56,7 @@ pub fn select<'i, 'a>(inputs: &'i [ModuleInput<'a>], name: &str) -> Result<&'i M
         }
         many => {
             let names: Vec<&str> = many.iter().map(|m| m.name.as_str()).collect();
-            Err(MemoryViewerError::Module(format!(
-                "`{name}` names several modules; choose one of: {}",
-                names.join(", ")
-            )))
+            Err(MemoryViewerError::Module(format!("`{name}` names several modules; choose one of: {}", names.join(", "))))
         }
     }
 }

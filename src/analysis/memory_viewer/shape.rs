@@ -245,11 +245,8 @@ mod tests {
             l.memory_space = 1;
         }
         assert_eq!(human_string_with_layout(&tiled), "bf16[8,128]{1,0:T(8,128)S(1)}");
-        let tuple = ShapeProto {
-            element_type: TUPLE,
-            tuple_shapes: (0..6).map(|_| array(8, &[], Some(&[]))).collect(),
-            ..Default::default()
-        };
+        let tuple =
+            ShapeProto { element_type: TUPLE, tuple_shapes: (0..6).map(|_| array(8, &[], Some(&[]))).collect(), ..Default::default() };
         assert_eq!(human_string_with_layout(&tuple), "(u32[], u32[], u32[], u32[], u32[], /*index=5*/u32[])");
         assert_eq!(unpadded_bytes(&tuple), 48);
     }

@@ -67,13 +67,9 @@ impl Object {
 /// `viewer` in XProf's schema, with Tidemark's figures under `"tidemark"`.
 pub fn to_xprof_json(viewer: &MemoryViewer) -> Value {
     let f = &viewer.figures;
-    let spans: Map<String, Value> = viewer
-        .spans
-        .iter()
-        .map(|(id, s)| (id.to_string(), Object::default().int("start", s.start).int("limit", s.limit).done()))
-        .collect();
-    let by_size_objects =
-        viewer.peak_buffers_by_size.iter().filter_map(|&i| viewer.peak_buffers.get(i)).map(heap_object).collect();
+    let spans: Map<String, Value> =
+        viewer.spans.iter().map(|(id, s)| (id.to_string(), Object::default().int("start", s.start).int("limit", s.limit).done())).collect();
+    let by_size_objects = viewer.peak_buffers_by_size.iter().filter_map(|&i| viewer.peak_buffers.get(i)).map(heap_object).collect();
     let mut to_by_size = vec![0usize; viewer.peak_buffers.len()];
     for (rank, &i) in viewer.peak_buffers_by_size.iter().enumerate() {
         if let Some(slot) = to_by_size.get_mut(i) {
@@ -137,11 +133,7 @@ fn heap_object(o: &HeapObject) -> Value {
 }
 
 fn source(s: &SourceInfo) -> Value {
-    Object::default()
-        .text("fileName", &s.file_name)
-        .int("lineNumber", i64::from(s.line_number))
-        .text("stackFrame", &s.stack_frame)
-        .done()
+    Object::default().text("fileName", &s.file_name).int("lineNumber", i64::from(s.line_number)).text("stackFrame", &s.stack_frame).done()
 }
 
 fn indefinite(a: &IndefiniteAllocation) -> Value {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use tidemark::engine::bundle::{self, Assets};
 use tidemark::engine::Session;
 
-const USAGE: &str = "usage: tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool TOOL] [--file NAME] [--module NAME] [--memory-id ID] [--dist DIR]";
+const USAGE: &str =
+    "usage: tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool TOOL] [--file NAME] [--module NAME] [--memory-id ID] [--dist DIR]";
 
 fn dist_dir(args: &Args) -> PathBuf {
     if let Some(d) = args.option("dist") {
@@ -21,20 +22,24 @@ fn dist_dir(args: &Args) -> PathBuf {
 fn read_assets(dist: &Path) -> Result<Assets, String> {
     let read = |name: &str| {
         std::fs::read(dist.join(name)).map_err(|e| {
-            format!("{}: {e}. Build the page first (`trunk build --release`, or scripts/serve.sh) or point --dist at a built page", dist.join(name).display())
+            format!(
+                "{}: {e}. Build the page first (`trunk build --release`, or scripts/serve.sh) or point --dist at a built page",
+                dist.join(name).display()
+            )
         })
     };
     Ok(Assets { js: read(bundle::JS_NAME)?, wasm: read(bundle::WASM_NAME)?, css: read(bundle::CSS_NAME)? })
 }
 
 pub fn run(argv: &[String]) -> i32 {
-    let args = match Args::parse(argv, &["o", "tool", "file", "module", "memory-id", "dist"]).and_then(|a| a.check_flags(&["slim"]).map(|_| a)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("tidemark bundle: {e}\n{USAGE}");
-            return 2;
-        }
-    };
+    let args =
+        match Args::parse(argv, &["o", "tool", "file", "module", "memory-id", "dist"]).and_then(|a| a.check_flags(&["slim"]).map(|_| a)) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("tidemark bundle: {e}\n{USAGE}");
+                return 2;
+            }
+        };
     let (Some(out), Ok(files)) = (args.option("o"), args.expanded_files()) else {
         eprintln!("tidemark bundle: -o OUT.html is required\n{USAGE}");
         return 2;
@@ -79,7 +84,8 @@ pub fn run(argv: &[String]) -> i32 {
         .map(|((f, name), s)| bundle::Profile { name, bytes: s.as_deref().unwrap_or_else(|| f.file.source_bytes()) })
         .collect();
     let first = names.first().cloned().unwrap_or_default();
-    let mut view: Vec<(&str, &str)> = vec![("tool", args.option("tool").unwrap_or("overview")), ("file", args.option("file").unwrap_or(&first))];
+    let mut view: Vec<(&str, &str)> =
+        vec![("tool", args.option("tool").unwrap_or("overview")), ("file", args.option("file").unwrap_or(&first))];
     for key in ["module", "memory-id"] {
         if let Some(v) = args.option(key) {
             view.push((key, v));

@@ -8,8 +8,7 @@ use std::path::Path;
 use tidemark::analysis::device_memory::{self as dm, Options};
 use tidemark::decode::{self, pprof::PprofFile, Profile};
 
-const USAGE: &str =
-    "usage: tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind buffer|executable]";
+const USAGE: &str = "usage: tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind buffer|executable]";
 /// Rows shown per table in text output; `--json` has them all.
 const TEXT_ROWS: usize = 10;
 
@@ -20,8 +19,7 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(_) => return usage_error("give one or more FILEs, or exactly one FILE with --base"),
         Err(e) => return usage_error(&e),
     };
-    let options =
-        Options { fold_library_frames: !args.flag("all-frames"), kind: args.option("kind").map(str::to_string) };
+    let options = Options { fold_library_frames: !args.flag("all-frames"), kind: args.option("kind").map(str::to_string) };
     let base = match args.option("base").map(|b| load(Path::new(b))).transpose() {
         Ok(b) => b,
         Err(e) => return fail(&e),

@@ -101,7 +101,8 @@ fn allocator_text(s: &mut String, a: &AllocatorProfile) {
         count(c.sampled_deallocations),
         count(a.sampled_indices.len() as u64)
     );
-    let _ = writeln!(s, "    live at peak ({} rows{}):", a.breakdown.len(), if a.breakdown.len() > TOP_ROWS { ", largest shown" } else { "" });
+    let _ =
+        writeln!(s, "    live at peak ({} rows{}):", a.breakdown.len(), if a.breakdown.len() > TOP_ROWS { ", largest shown" } else { "" });
     let _ = writeln!(s, "      {:>12} {:>12} {:>6}  op / region / dtype / shape", "bytes", "requested", "count");
     for row in a.breakdown.iter().take(TOP_ROWS) {
         let Some(m) = a.row_metadata(row) else { continue };
@@ -144,12 +145,8 @@ fn allocator_text(s: &mut String, a: &AllocatorProfile) {
         let _ = writeln!(s, "        {:>12} {:>6}  {}", bytes(g.allocation_bytes), count(g.allocations), or_dash(&g.tf_op_name));
     }
     let verdict = if l.heap_grows_every_step { "rises every step: memory is retained step over step" } else { "does not rise every step" };
-    let _ = writeln!(
-        s,
-        "      lowest usage per step {verdict} ({} steps, first to last {})",
-        l.step_floors.len(),
-        bytes(l.floor_growth_bytes)
-    );
+    let _ =
+        writeln!(s, "      lowest usage per step {verdict} ({} steps, first to last {})", l.step_floors.len(), bytes(l.floor_growth_bytes));
 }
 
 fn or_dash(s: &str) -> &str {

@@ -35,9 +35,7 @@ pub fn run(argv: &[String]) -> i32 {
     };
     let inputs = modules::module_inputs(profile);
     if inputs.is_empty() {
-        return fail(&format!(
-            "{name}: no HLO modules here; the Memory Viewer reads XLA HloProtos and XProf traces (*.xplane.pb)"
-        ));
+        return fail(&format!("{name}: no HLO modules here; the Memory Viewer reads XLA HloProtos and XProf traces (*.xplane.pb)"));
     }
     let selected = match (args.option("module"), profile) {
         (Some(m), _) => modules::select(&inputs, m),
@@ -48,12 +46,10 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(m) => m,
         Err(e) => return fail(&format!("{name}: {e}")),
     };
-    let viewer =
-        match module.proto.as_ref().map_err(String::clone).and_then(|p| analyze(p, options).map_err(|e| e.to_string()))
-        {
-            Ok(v) => v,
-            Err(e) => return fail(&format!("{name}: {}: {e}", module.name)),
-        };
+    let viewer = match module.proto.as_ref().map_err(String::clone).and_then(|p| analyze(p, options).map_err(|e| e.to_string())) {
+        Ok(v) => v,
+        Err(e) => return fail(&format!("{name}: {}: {e}", module.name)),
+    };
     if args.flag("json") {
         println!("{}", serde_json::to_string_pretty(&to_xprof_json(&viewer)).unwrap_or_default());
     } else {
@@ -94,17 +90,8 @@ fn list(profile: &Profile, options: Options, json: bool) -> i32 {
 fn summary(name: &str, v: &MemoryViewer) -> String {
     let f = &v.figures;
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{name}  (entry computation {}, memory space {})",
-        v.entry_computation_name, v.options.memory_space
-    );
-    let at = v
-        .instruction_names
-        .get(v.peak_position)
-        .filter(|n| !n.is_empty())
-        .map(|n| format!(", {n}"))
-        .unwrap_or_default();
+    let _ = writeln!(s, "{name}  (entry computation {}, memory space {})", v.entry_computation_name, v.options.memory_space);
+    let at = v.instruction_names.get(v.peak_position).filter(|n| !n.is_empty()).map(|n| format!(", {n}")).unwrap_or_default();
     let rows = [
         ("peak heap", format!("{} at program point {}{at}", bytes(f.peak_heap_bytes), v.peak_position)),
         ("unpadded peak", bytes(f.peak_unpadded_heap_bytes)),
@@ -119,16 +106,10 @@ fn summary(name: &str, v: &MemoryViewer) -> String {
     for (label, value) in rows {
         let _ = writeln!(s, "  {label:<22} {value}");
     }
-    let groups: Vec<String> =
-        v.peak_by_group.iter().map(|g| format!("{} {} ({})", g.group, bytes(g.bytes), g.buffer_count)).collect();
+    let groups: Vec<String> = v.peak_by_group.iter().map(|g| format!("{} {} ({})", g.group, bytes(g.bytes), g.buffer_count)).collect();
     let groups = if groups.is_empty() { "nothing live".to_string() } else { groups.join(", ") };
     let _ = writeln!(s, "  at the peak by group:  {groups}");
-    let _ = writeln!(
-        s,
-        "  largest buffers at the peak ({} of {}):",
-        v.peak_buffers.len().min(TOP_BUFFERS),
-        v.peak_buffers.len()
-    );
+    let _ = writeln!(s, "  largest buffers at the peak ({} of {}):", v.peak_buffers.len().min(TOP_BUFFERS), v.peak_buffers.len());
     for o in v.peak_buffers_by_size.iter().filter_map(|&i| v.peak_buffers.get(i)).take(TOP_BUFFERS) {
         let _ = writeln!(s, "    {:>11}  {:<12} {}", bytes(o.size_bytes), o.group.as_deref().unwrap_or(""), o.label);
     }

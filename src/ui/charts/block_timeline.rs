@@ -70,11 +70,7 @@ impl TimelineData {
             }
         }
         blocks.sort_by(|a, b| a.x0.total_cmp(&b.x0));
-        let by_buffer = blocks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| v.blocks[b.index].logical_buffer_id.map(|id| (id, i)))
-            .collect();
+        let by_buffer = blocks.iter().enumerate().filter_map(|(i, b)| v.blocks[b.index].logical_buffer_id.map(|id| (id, i))).collect();
         TimelineData { blocks, bands, by_buffer, full: Viewport { x0: 0.0, x1: steps, y0: 0.0, y1: top.max(1.0) } }
     }
 

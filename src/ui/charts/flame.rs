@@ -94,11 +94,7 @@ fn fill(n: &FlameNode, root: bool, diff: Option<f64>, pal: &Palette) -> String {
             -1 => 135.0,
             _ => return pal.bg_3.clone(),
         };
-        return if pal.dark {
-            format!("hsl({h} 45% {:.0}%)", 22.0 + 16.0 * t)
-        } else {
-            format!("hsl({h} 70% {:.0}%)", 90.0 - 26.0 * t)
-        };
+        return if pal.dark { format!("hsl({h} 45% {:.0}%)", 22.0 + 16.0 * t) } else { format!("hsl({h} 70% {:.0}%)", 90.0 - 26.0 * t) };
     }
     match (n.library, pal.dark) {
         (true, false) => "hsl(220 10% 84%)".into(),

@@ -65,8 +65,18 @@ impl Palette {
         let root = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element());
         let style = root.as_ref().and_then(|r| web_sys::window()?.get_computed_style(r).ok().flatten());
         let dark = root.and_then(|r| r.get_attribute("data-theme")).as_deref() == Some("dark");
-        let mut p = Palette { style, fg: String::new(), fg_2: String::new(), bg: String::new(), bg_3: String::new(), border: String::new(), accent: String::new(), dark };
-        (p.fg, p.fg_2, p.bg, p.bg_3, p.border, p.accent) = (p.var("--fg"), p.var("--fg-2"), p.var("--bg"), p.var("--bg-3"), p.var("--border"), p.var("--accent"));
+        let mut p = Palette {
+            style,
+            fg: String::new(),
+            fg_2: String::new(),
+            bg: String::new(),
+            bg_3: String::new(),
+            border: String::new(),
+            accent: String::new(),
+            dark,
+        };
+        (p.fg, p.fg_2, p.bg, p.bg_3, p.border, p.accent) =
+            (p.var("--fg"), p.var("--fg-2"), p.var("--bg"), p.var("--bg-3"), p.var("--border"), p.var("--accent"));
         p
     }
 

@@ -3,10 +3,10 @@
 //! lifetimes of a selected breakdown row as bars. Canvas 2D in CSS pixels on a context from
 //! [`super::prepare`], which handles devicePixelRatio.
 
+use super::{font, nice, ticks, Palette};
 use crate::analysis::memory_profile::Lifetime;
 use crate::engine::memory_profile::TimelineEvent;
 use crate::units::ByteUnit;
-use super::{font, nice, ticks, Palette};
 use wasm_bindgen::JsValue;
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -89,7 +89,9 @@ fn decimals(step: f64) -> usize {
 /// for `Auto`, as the page's figures do).
 fn byte_axis(max_bytes: f64, unit: ByteUnit) -> (f64, f64, &'static str, f64) {
     let unit = match unit {
-        ByteUnit::Auto => [ByteUnit::GiB, ByteUnit::MiB, ByteUnit::KiB].into_iter().find(|u| max_bytes >= u.divisor()).unwrap_or(ByteUnit::B),
+        ByteUnit::Auto => {
+            [ByteUnit::GiB, ByteUnit::MiB, ByteUnit::KiB].into_iter().find(|u| max_bytes >= u.divisor()).unwrap_or(ByteUnit::B)
+        }
         u => u,
     };
     let div = unit.divisor();

@@ -50,7 +50,13 @@ fn series(ctx: &CanvasRenderingContext2d, values: &[i64], f: Frame) {
 }
 
 /// Draws the chart over program steps `v.x0..v.x1` (`v`'s y range is the block timeline's and unused).
-fn draw(canvas: &web_sys::HtmlCanvasElement, viewer: &MemoryViewer, v: Viewport, span: Option<(i64, i64)>, cursor: Option<usize>) -> Option<()> {
+fn draw(
+    canvas: &web_sys::HtmlCanvasElement,
+    viewer: &MemoryViewer,
+    v: Viewport,
+    span: Option<(i64, i64)>,
+    cursor: Option<usize>,
+) -> Option<()> {
     let (ctx, w, h) = prepare_fit(canvas)?;
     let p = Palette::read();
     let top = (viewer.peak_heap_bytes as f64 * 1.08).max(1.0);

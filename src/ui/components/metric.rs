@@ -37,12 +37,7 @@ pub fn Bytes(
 
 /// A count, with thousands separators.
 #[component]
-pub fn Count(
-    metric: &'static str,
-    value: u64,
-    #[prop(optional, into)]
-    key: Option<String>,
-) -> impl IntoView {
+pub fn Count(metric: &'static str, value: u64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {
     figure(metric, value.to_string(), key, Some("num"), None, None, fmt_count(value))
 }
 
@@ -50,10 +45,8 @@ pub fn Count(
 #[component]
 pub fn Text(
     metric: &'static str,
-    #[prop(into)]
-    value: String,
-    #[prop(optional, into)]
-    key: Option<String>,
+    #[prop(into)] value: String,
+    #[prop(optional, into)] key: Option<String>,
     /// What to show, when it differs from the raw value.
     #[prop(optional, into)]
     shown: Option<String>,
@@ -65,12 +58,7 @@ pub fn Text(
 /// A byte change (a diff, a growth): `+` on growth, and `data-sign` (`grow`, `shrink`, `zero`) so the
 /// stylesheet colours growth red and shrinkage green.
 #[component]
-pub fn SignedBytes(
-    metric: &'static str,
-    value: i64,
-    #[prop(optional, into)]
-    key: Option<String>,
-) -> impl IntoView {
+pub fn SignedBytes(metric: &'static str, value: i64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {
     let state = expect_context::<AppState>();
     let sign = match value.signum() {
         1 => "grow",

@@ -1,8 +1,8 @@
 //! The top bar: identity, tool tabs, file selector, open buttons and display preferences.
 
+use crate::ui::state::{AppState, FileStatus, Theme, Tool};
 use crate::ui::views::export::ExportDialog;
 use crate::ui::{drop, engine_client};
-use crate::ui::state::{AppState, FileStatus, Theme, Tool};
 use crate::units::ByteUnit;
 use leptos::prelude::*;
 
@@ -13,7 +13,9 @@ pub fn Toolbar() -> impl IntoView {
     let folder_input = NodeRef::<leptos::html::Input>::new();
     let export_open = RwSignal::new(false);
     let in_bundle = engine_client::bundle().is_some();
-    let names = move || state.files.with(|fs| fs.iter().map(|f| (f.name.clone(), matches!(f.status, FileStatus::Failed { .. }))).collect::<Vec<_>>());
+    let names = move || {
+        state.files.with(|fs| fs.iter().map(|f| (f.name.clone(), matches!(f.status, FileStatus::Failed { .. }))).collect::<Vec<_>>())
+    };
     // No typed attribute exists for directory picking; set it once the input exists.
     Effect::new(move |_| {
         if let Some(i) = folder_input.get() {

@@ -45,7 +45,11 @@ async fn own_assets() -> Result<Assets, String> {
             .and_then(|d| d.query_selector("style").ok().flatten())
             .and_then(|s| s.text_content())
             .unwrap_or_default();
-        return Ok(Assets { js: js_sys::Uint8Array::new(&get("js")?).to_vec(), wasm: js_sys::Uint8Array::new(&get("wasm")?).to_vec(), css: css.into_bytes() });
+        return Ok(Assets {
+            js: js_sys::Uint8Array::new(&get("js")?).to_vec(),
+            wasm: js_sys::Uint8Array::new(&get("wasm")?).to_vec(),
+            css: css.into_bytes(),
+        });
     }
     Ok(Assets {
         js: fetch_bytes(&format!("./{}", bundle::JS_NAME)).await?,
@@ -60,7 +64,12 @@ fn assemble(assets: &Assets, sources: &[(String, Vec<u8>)], hash: &str) -> Prepa
     // As embedded: base64 for the glue and wasm, CSS as text; the rest is the profiles (and a little markup).
     let b64 = |n: usize| n.div_ceil(3) as u64 * 4;
     let app_bytes = b64(assets.js.len()) + b64(assets.wasm.len()) + assets.css.len() as u64;
-    Prepared { app_bytes, profile_bytes: (html.len() as u64).saturating_sub(app_bytes), files: profiles.len(), html: std::rc::Rc::new(html) }
+    Prepared {
+        app_bytes,
+        profile_bytes: (html.len() as u64).saturating_sub(app_bytes),
+        files: profiles.len(),
+        html: std::rc::Rc::new(html),
+    }
 }
 
 async fn prepare(state: AppState) -> Result<Choices, String> {

@@ -118,7 +118,9 @@ fn request(state: AppState, u: &Ui, mode: Mode, pprofs: &[(String, u32)], loadin
     match mode {
         Mode::Profile => {
             let selected = state.selected.get().unwrap_or_default();
-            id(&selected).map(|file_id| RequestBody::DeviceMemoryProfile { file_id, query }).ok_or_else(|| format!("{selected} is not a loaded profile"))
+            id(&selected)
+                .map(|file_id| RequestBody::DeviceMemoryProfile { file_id, query })
+                .ok_or_else(|| format!("{selected} is not a loaded profile"))
         }
         Mode::Diff => {
             let (base, target) = diff_pair(state, u, pprofs);
@@ -138,7 +140,10 @@ fn diff_pair(state: AppState, u: &Ui, pprofs: &[(String, u32)]) -> (Option<Strin
     let loaded = |n: &Option<String>| n.clone().filter(|n| pprofs.iter().any(|(p, _)| p == n));
     let target = loaded(&u.target.get()).or_else(|| loaded(&state.selected.get())).or_else(|| pprofs.last().map(|p| p.0.clone()));
     let pos = target.as_ref().and_then(|t| pprofs.iter().position(|(p, _)| p == t));
-    let fallback = pos.and_then(|i| i.checked_sub(1).or(if pprofs.len() > 1 { Some(i + 1) } else { None })).and_then(|i| pprofs.get(i)).map(|p| p.0.clone());
+    let fallback = pos
+        .and_then(|i| i.checked_sub(1).or(if pprofs.len() > 1 { Some(i + 1) } else { None }))
+        .and_then(|i| pprofs.get(i))
+        .map(|p| p.0.clone());
     (loaded(&u.base.get()).or(fallback), target)
 }
 
@@ -292,7 +297,10 @@ fn Controls(mode: Memo<Mode>) -> impl IntoView {
             let pprofs = profiles(state).0;
             let (base, target) = diff_pair(state, &u, &pprofs);
             let options = move |sel: Option<String>| {
-                pprofs.iter().map(|(n, _)| view! { <option value=n.clone() selected=sel.as_deref() == Some(n.as_str())>{n.clone()}</option> }).collect_view()
+                pprofs
+                    .iter()
+                    .map(|(n, _)| view! { <option value=n.clone() selected=sel.as_deref() == Some(n.as_str())>{n.clone()}</option> })
+                    .collect_view()
             };
             let (ub, ut) = (u.base.clone(), u.target.clone());
             let (sb, st) = (base.clone(), target.clone());
@@ -348,7 +356,11 @@ fn Controls(mode: Memo<Mode>) -> impl IntoView {
 fn NotPprof(overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
     let (what, instead, tool) = match overview.format {
-        Format::XSpace => ("an XProf trace (xplane.pb)", "The Memory Profile tab reads its allocator events; the Memory Viewer reads the HLO modules it embeds.", Tool::MemoryProfile),
+        Format::XSpace => (
+            "an XProf trace (xplane.pb)",
+            "The Memory Profile tab reads its allocator events; the Memory Viewer reads the HLO modules it embeds.",
+            Tool::MemoryProfile,
+        ),
         Format::HloProto => ("an XLA HloProto dump", "The Memory Viewer tab reads its buffer assignment.", Tool::MemoryViewer),
         Format::Pprof => ("a pprof profile", "", Tool::DeviceMemory),
     };
@@ -457,7 +469,11 @@ fn FunctionTable(rows: Vec<FunctionRow>) -> impl IntoView {
     let sorted = move || {
         let (key, desc) = sort.get();
         let needle = filter.get().to_lowercase();
-        let mut rows: Vec<FunctionRow> = rows.iter().filter(|r| needle.is_empty() || r.function.to_lowercase().contains(&needle) || r.file.to_lowercase().contains(&needle)).cloned().collect();
+        let mut rows: Vec<FunctionRow> = rows
+            .iter()
+            .filter(|r| needle.is_empty() || r.function.to_lowercase().contains(&needle) || r.file.to_lowercase().contains(&needle))
+            .cloned()
+            .collect();
         rows.sort_by(|a, b| {
             let o = match key {
                 SortKey::Function => b.function.cmp(&a.function),
@@ -466,7 +482,11 @@ fn FunctionTable(rows: Vec<FunctionRow>) -> impl IntoView {
                 SortKey::CumBytes => a.cum_bytes.cmp(&b.cum_bytes),
                 SortKey::CumCount => a.cum_count.cmp(&b.cum_count),
             };
-            if desc { o.reverse() } else { o }
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
         });
         rows
     };
@@ -569,7 +589,11 @@ fn SeriesView(view: DeviceMemorySeriesView) -> impl IntoView {
     let labels: Vec<String> = r.snapshots.iter().map(|s| basename(&s.name).to_string()).collect();
     let totals: Vec<i64> = r.snapshots.iter().map(|s| s.total_bytes).collect();
     let (first, last) = (totals.first().copied().unwrap_or(0), totals.last().copied().unwrap_or(0));
-    let order = if r.ordered_by_number { "ordered by the number in each file name" } else { "in the order loaded (the names carry no distinct numbers)" };
+    let order = if r.ordered_by_number {
+        "ordered by the number in each file name"
+    } else {
+        "in the order loaded (the names carry no distinct numbers)"
+    };
     let suspects: Vec<SeriesStack> = r.stacks.iter().take(r.suspect_count).cloned().collect();
     let others: Vec<SeriesStack> = r.stacks.iter().skip(r.suspect_count).cloned().collect();
     let other_count = others.len();

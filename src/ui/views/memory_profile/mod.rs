@@ -383,7 +383,8 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         let left = if x + 300.0 > width.get() { x - 300.0 } else { x + 14.0 };
         let m = &e.activity;
         let st = e.point.stats;
-        let is_peak = e.point.time_offset_ps == a4.summary.peak_stats_time_ps && st.in_use_bytes() == a4.summary.peak_stats.peak_bytes_in_use;
+        let is_peak =
+            e.point.time_offset_ps == a4.summary.peak_stats_time_ps && st.in_use_bytes() == a4.summary.peak_stats.peak_bytes_in_use;
         Some(view! {
             <div class="mp-tooltip" data-testid="timeline-tooltip" style=format!("left:{left:.0}px;top:{:.0}px", (y + 14.0).min(CHART_HEIGHT - 40.0))>
                 <div class="tt-head">
@@ -573,14 +574,17 @@ fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<
                 let r = &a1.breakdown[i];
                 let m = &r.metadata;
                 (!hide || m.requested_bytes as f64 >= SMALL_ROW_BYTES)
-                    && (needle.is_empty()
-                        || m.strings().iter().any(|s| s.to_lowercase().contains(&needle)))
+                    && (needle.is_empty() || m.strings().iter().any(|s| s.to_lowercase().contains(&needle)))
             })
             .collect();
         if let Some((col, desc)) = sort.get() {
             idx.sort_by(|&i, &j| {
                 let o = col.cmp(&a1.breakdown[i], &a1.breakdown[j]);
-                if desc { o.reverse() } else { o }
+                if desc {
+                    o.reverse()
+                } else {
+                    o
+                }
             });
         }
         idx
@@ -607,7 +611,8 @@ fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<
     };
 
     let a2 = a.clone();
-    let export_name = format!("{}.{}.breakdown.csv", name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"), a.memory_id);
+    let export_name =
+        format!("{}.{}.breakdown.csv", name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"), a.memory_id);
     let on_export = move |_| {
         let rows: Vec<&BreakdownEntry> = shown.get_untracked().iter().filter_map(|&i| a2.breakdown.get(i)).collect();
         if let Err(e) = download(&export_name, &breakdown_csv(&rows), "text/csv") {

@@ -8,9 +8,9 @@ use crate::analysis::memory_viewer::{HeapObject, MemoryViewer};
 use crate::engine::memory_viewer::{ModuleEntry, ModuleProblem};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::ui::charts::block_timeline::{BlockTimeline, TimelineData};
-use crate::ui::charts::working_space::WorkingSpace;
 use crate::ui::charts::now_ms;
 use crate::ui::charts::plot::{group_color, Viewport, GROUPS};
+use crate::ui::charts::working_space::WorkingSpace;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::engine_client;
 use crate::ui::state::{AppState, FileStatus};
@@ -115,7 +115,9 @@ pub fn MemoryViewerView() -> impl IntoView {
                         Loaded::Ready { viewer: Arc::new(*viewer), timeline, load_ms: now_ms() - sent }
                     }
                     ResponseBody::MemoryViewerUnavailable { problem, .. } => Loaded::Unavailable(problem),
-                    ResponseBody::Failed { error } => Loaded::Unavailable(ModuleProblem { message: error.message, no_buffer_assignment: false }),
+                    ResponseBody::Failed { error } => {
+                        Loaded::Unavailable(ModuleProblem { message: error.message, no_buffer_assignment: false })
+                    }
                     _ => return,
                 };
                 VIEWERS.with(|v| v.borrow_mut().insert(key.clone(), answer.clone()));
