@@ -30,3 +30,73 @@ pub fn json(rel: &str) -> serde_json::Value {
 pub fn open(rel: &str) -> tidemark::decode::DecodedFile {
     tidemark::decode::decode(rel, bytes(rel), &mut |_, _| {}).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
+
+/// A real GPU/TPU profile recorded by others, read in place from `../shared/fixtures/device/` beside the
+/// checkout (CI has it; it is other people's data and is never copied into the repository). `None`, with a
+/// note on stderr, where that folder is absent, so the test passes as skipped.
+pub fn device_fixture(rel: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/device").join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("skipped: device fixture {} is absent (it lives beside the checkout, not in it)", p.display());
+        None
+    }
+}
+
+/// A JSON file at `path`, gunzipped if it ends in `.gz`.
+pub fn json_at(path: &std::path::Path) -> serde_json::Value {
+    let raw = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&raw[..]).read_to_string(&mut s).expect("gunzip");
+        s
+    } else {
+        String::from_utf8(raw).expect("utf-8")
+    };
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The first place where `actual` differs from XProf's `expected`, as a JSON path and both values; numbers
+/// are equal within 1e-9 relative (XProf prints shortest round-trip doubles, we may sum in another order).
+pub fn json_diff(actual: &serde_json::Value, expected: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    fn walk(a: &Value, e: &Value, path: &mut String) -> Option<String> {
+        match (a, e) {
+            (Value::Number(x), Value::Number(y)) => {
+                let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+                let close = x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs());
+                (!close).then(|| format!("{path}: {x} != expected {y}"))
+            }
+            (Value::Array(xs), Value::Array(ys)) => {
+                if xs.len() != ys.len() {
+                    return Some(format!("{path}: {} items != expected {}", xs.len(), ys.len()));
+                }
+                xs.iter().zip(ys).enumerate().find_map(|(i, (x, y))| {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    let d = walk(x, y, path);
+                    path.truncate(len);
+                    d
+                })
+            }
+            (Value::Object(xs), Value::Object(ys)) => {
+                let mut keys: Vec<&String> = xs.keys().chain(ys.keys()).collect();
+                keys.sort();
+                keys.dedup();
+                keys.into_iter().find_map(|k| {
+                    let len = path.len();
+                    path.push_str(&format!(".{k}"));
+                    let d = match (xs.get(k), ys.get(k)) {
+                        (Some(x), Some(y)) => walk(x, y, path),
+                        (x, y) => Some(format!("{path}: {x:?} != expected {y:?}")),
+                    };
+                    path.truncate(len);
+                    d
+                })
+            }
+            _ => (a != e).then(|| format!("{path}: {a} != expected {e}")),
+        }
+    }
+    walk(actual, expected, &mut String::from("$"))
+}
