@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Makes a longer real TensorFlow trace for the benchmarks: the d2_tf_cnn fixture script
-# (bench/d2_tf_cnn_memory_trace.py, a copy of the project's shared fixture script) run for STEPS
-# training steps instead of its 60,
+# (tests/fixtures/scripts/d2_tf_cnn_memory_trace.py) run for STEPS training steps instead of its 60,
 # on the CPU with the BFC allocator's memory events, written to target/bench/d2_tf_cnn_STEPS.xplane.pb.
 # bench/traces/d2_tf_cnn_250.xplane.pb.gz was made this way with STEPS=250 (TensorFlow 2.21.0); bench/RESULTS.md
 # also reports 600 and 1200 steps.
@@ -14,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 steps="${1:-1200}"
 venv="${TF_VENV:-/tmp/tf-venv}"
-script="bench/d2_tf_cnn_memory_trace.py"
+script="tests/fixtures/scripts/d2_tf_cnn_memory_trace.py"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import tensorflow' 2>/dev/null; then
   "${PYTHON:-python3.12}" -m venv "$venv"
   "$venv/bin/pip" install -q tensorflow-cpu==2.21.0

@@ -2,7 +2,7 @@
 
 Times xprof.convert.raw_to_tool_data.xspace_to_tool_data([FILE], "memory_profile",
 {"use_saved_result": False, "memory_space": "0"}) in-process, as XProf's web server calls it (and as
-../shared/fixtures/scripts/e_xprof_oracle.py times it): from the file on disk to XProf's memory_profile
+tests/fixtures/scripts/e_xprof_oracle.py times it): from the file on disk to XProf's memory_profile
 JSON. Prints one `median_ms<TAB>FILE<TAB>MS` line per file (median of REPEAT runs, default 3), FILE as
 given. Shared by bench/xprof_compare.sh (native) and bench/browser_memory_profile.mjs (in the browser).
 

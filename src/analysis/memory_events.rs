@@ -1,5 +1,5 @@
 //! The allocator's `MemoryAllocation` / `MemoryDeallocation` events of an XSpace, typed
-//! (shared/FORMATS.md §2). The input of the Memory Profile and of the overview's per-allocator counts.
+//! (docs/formats.md §2). The input of the Memory Profile and of the overview's per-allocator counts.
 
 use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, RoleValues, XSpace};
 use crate::decode::DecodeError;

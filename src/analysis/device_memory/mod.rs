@@ -1,5 +1,5 @@
 //! Device memory analysis of JAX pprof profiles (`jax.profiler.save_device_memory_profile`,
-//! shared/FORMATS.md §4): what is live, by Python stack; what changed between two snapshots; and
+//! docs/formats.md §4): what is live, by Python stack; what changed between two snapshots; and
 //! which stack keeps growing across a series of snapshots (the leak suspects).
 //!
 //! Each pprof sample is one live buffer (label `kind` = `buffer`, with `device`) or one loaded

@@ -1,6 +1,6 @@
 //! Memory Profile: per memory ID (allocator), the peak summary, the timeline (XProf's ≤1000-point sample
 //! and full resolution), the breakdown of what was live at the peak, and Tidemark's own exact counts and
-//! leak hints. Follows XProf's `xplane_to_memory_profile.cc` step by step (shared/FORMATS.md §2) so the
+//! leak hints. Follows XProf's `xplane_to_memory_profile.cc` step by step (docs/formats.md §2) so the
 //! [`xprof_json`] serialization equals XProf's output; where XProf is random we are deterministic, and
 //! every such place says so.
 //!

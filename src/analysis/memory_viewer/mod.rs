@@ -1,5 +1,5 @@
 //! The Memory Viewer: what an XLA module's buffer assignment keeps live, when, and where — computed
-//! from an HloProto's buffer assignment exactly as XProf does (shared/FORMATS.md §3), plus figures
+//! from an HloProto's buffer assignment exactly as XProf does (docs/formats.md §3), plus figures
 //! XProf does not show (padding overhead, fragmentation, totals by group at the peak).
 //!
 //! Pipeline: [`assignment`] indexes the proto, [`heap_simulation`] replays the chosen trace,

@@ -4,7 +4,7 @@
 use crate::proto::hlo::{LayoutProto, ShapeProto};
 use std::fmt::Write;
 
-/// `PrimitiveType` numbers (shared/FORMATS.md §3) that the size and text rules single out.
+/// `PrimitiveType` numbers (docs/formats.md §3) that the size and text rules single out.
 const TUPLE: i32 = 13;
 const OPAQUE_TYPE: i32 = 14;
 const TOKEN: i32 = 17;
