@@ -3,41 +3,26 @@
 //! XProf breaks ties between equal breakdown rows at random, so a merged row (more than one occurrence)
 //! is compared by its merge key and count only; everything else must be equal as parsed JSON values.
 
-use flate2::read::GzDecoder;
+mod common;
+
+use common::fixture;
 use serde_json::Value;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use tidemark::analysis::memory_events::Activity;
 use tidemark::analysis::memory_profile::{self, xprof_json, MemoryProfile, Scan};
-use tidemark::decode::{self, Profile};
+use tidemark::decode::Profile;
 
 const FIXTURES: [&str; 6] =
     ["tf/d1_tf_keras_bfc", "tf/d1_tf_keras_stats", "tf/d1_tf_keras_none", "tf/d2_tf_cnn", "jax/a1_docs_seed", "jax/a2_mlp_train"];
-
-fn fixture_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
-}
 
 fn base(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
-fn read_maybe_gz(path: &Path) -> Vec<u8> {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        GzDecoder::new(&bytes[..]).read_to_end(&mut out).expect("gunzip");
-        out
-    } else {
-        bytes
-    }
-}
-
 /// The Memory Profile of fixture `name`, checked to be the same whether the host plane is read in
 /// one pass or by two threads.
 fn analyze(name: &str) -> MemoryProfile {
-    let path = fixture_dir(name).join(format!("{}.xplane.pb.gz", base(name)));
-    let bytes = std::fs::read(&path).expect("fixture");
-    let file = decode::decode(&path.display().to_string(), bytes, &mut |_, _| {}).expect("decodes");
+    let file = common::open_at(&fixture(name).join(format!("{}.xplane.pb.gz", base(name))));
     let Profile::XSpace(space) = &file.profile else { panic!("{name} is not an XSpace") };
     let once = memory_profile::analyze_with(space, Scan::Once).expect("analyzes");
     assert_eq!(memory_profile::analyze_with(space, Scan::Parallel).expect("analyzes"), once, "{name}: read by two threads");
@@ -45,10 +30,7 @@ fn analyze(name: &str) -> MemoryProfile {
 }
 
 fn oracle(name: &str) -> Value {
-    let dir = fixture_dir(name);
-    let plain = dir.join(format!("{}.memory_profile.json", base(name)));
-    let path = if plain.exists() { plain } else { dir.join(format!("{}.memory_profile.json.gz", base(name))) };
-    serde_json::from_slice(&read_maybe_gz(&path)).expect("oracle JSON")
+    common::json_at(&common::plain_or_gz(fixture(name).join(format!("{}.memory_profile.json", base(name)))))
 }
 
 fn ours(profile: &MemoryProfile) -> Value {
@@ -192,10 +174,38 @@ fn ui_queries_are_consistent() {
     assert!(a.lifetime(usize::MAX).is_none());
 }
 
+/// Where each allocation ends, recorded once by the walk that matches deallocations, equals a direct
+/// search for the next event at its address (a deallocation ends it; another allocation leaves the end
+/// unknown), and the rows' counts freed before the peak follow from it.
+#[test]
+fn lifetimes_end_at_the_next_event_at_their_address() {
+    for name in ["tf/d1_tf_keras_bfc", "tf/d2_tf_cnn"] {
+        for a in &analyze(name).allocators {
+            let is = |i: usize, kind: Activity| a.snapshots[i].activity.activity == kind;
+            // Walking backwards, the next event at each address.
+            let mut next_at: HashMap<u64, usize> = HashMap::new();
+            let mut ends = vec![None; a.snapshots.len()];
+            for (i, s) in a.snapshots.iter().enumerate().rev() {
+                ends[i] = next_at.get(&s.activity.address).copied().filter(|&k| is(k, Activity::Deallocation));
+                next_at.insert(s.activity.address, i);
+            }
+            for (i, end) in ends.iter().enumerate() {
+                let expected = is(i, Activity::Allocation).then_some(*end);
+                assert_eq!(a.lifetime(i).map(|l| l.deallocation_index), expected, "{name}: snapshot {i}");
+            }
+            for row in &a.breakdown {
+                let peak_ps = a.summary.peak_stats_time_ps;
+                let freed = row.snapshot_indices.iter().filter(|&&i| ends[i].is_some_and(|k| a.snapshots[k].time_offset_ps < peak_ps));
+                assert_eq!(freed.count() as u64, row.freed_before_peak, "{name}");
+            }
+        }
+    }
+}
+
 #[test]
 fn cli_prints_summary_and_json() {
     let bin = env!("CARGO_BIN_EXE_tidemark");
-    let file = fixture_dir("tf/d1_tf_keras_bfc").join("d1_tf_keras_bfc.xplane.pb.gz");
+    let file = fixture("tf/d1_tf_keras_bfc").join("d1_tf_keras_bfc.xplane.pb.gz");
     let out = std::process::Command::new(bin).args(["memory-profile"]).arg(&file).output().expect("runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -215,7 +225,7 @@ fn cli_prints_summary_and_json() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope"));
 
-    let not_a_profile = fixture_dir("tf/d1_tf_keras_bfc").join("d1_tf_keras_bfc.memory_viewer.NO_MODULE.json");
+    let not_a_profile = fixture("tf/d1_tf_keras_bfc").join("d1_tf_keras_bfc.memory_viewer.NO_MODULE.json");
     let out = std::process::Command::new(bin).args(["memory-profile"]).arg(&not_a_profile).output().expect("runs");
     assert_eq!(out.status.code(), Some(1));
     assert!(!out.stderr.is_empty());

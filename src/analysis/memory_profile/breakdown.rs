@@ -1,5 +1,6 @@
 //! The breakdown of memory in use at the peak (XProf's `ProcessActiveAllocations`).
 
+use super::matcher::Ends;
 use super::{ActivityMetadata, Snapshot, Summary};
 use crate::analysis::memory_events::Activity;
 use crate::fast_hash::FastMap;
@@ -40,7 +41,12 @@ pub struct BreakdownRow {
 /// explain becomes `unused preallocated device memory` (if positive); a non-zero stack at the peak becomes
 /// `stack`. Deallocations of allocations made before the step are subtracted from that unexplained heap
 /// once more, as XProf does, to separate persistent memory from last step's frees.
-pub(super) fn at_peak(snapshots: &[Snapshot], strings: &[String], summary: &Summary) -> (Vec<BreakdownRow>, Vec<ActivityMetadata>) {
+pub(super) fn at_peak(
+    snapshots: &[Snapshot],
+    strings: &[String],
+    summary: &Summary,
+    ends: &Ends,
+) -> (Vec<BreakdownRow>, Vec<ActivityMetadata>) {
     let mut unexplained_heap_bytes = summary.peak_stats.heap_allocated_bytes;
     let mut freed_from_earlier_steps_bytes = 0i64;
     let mut live: FastMap<u64, usize> = FastMap::default();
@@ -118,34 +124,17 @@ pub(super) fn at_peak(snapshots: &[Snapshot], strings: &[String], summary: &Summ
             Err(_) => row.special_index = Some((-index - 1) as usize),
         }
     }
-    count_freed_before_peak(snapshots, summary.peak_stats_time_ps, &mut rows);
+    count_freed_before_peak(snapshots, ends, summary.peak_stats_time_ps, &mut rows);
     (rows, specials)
 }
 
-/// Fills [`BreakdownRow::freed_before_peak`] in one pass: an allocation is freed before the peak when the
-/// next event at its address (in any step) is a deallocation before the peak time.
-fn count_freed_before_peak(snapshots: &[Snapshot], peak_time_ps: i64, rows: &mut [BreakdownRow]) {
-    // (snapshot index, row) of every row's allocation, in time order: met in turn by the walk.
-    let mut allocations: Vec<(usize, usize)> =
-        rows.iter().enumerate().flat_map(|(r, row)| row.snapshot_indices.iter().map(move |&i| (i, r))).collect();
-    allocations.sort_unstable();
-    let mut next = allocations.iter().peekable();
-    let mut pending: FastMap<u64, usize> = FastMap::default(); // address → row
-    for (i, s) in snapshots.iter().enumerate() {
-        if s.time_offset_ps >= peak_time_ps || (pending.is_empty() && next.peek().is_none()) {
-            break;
-        }
-        let address = s.activity.address;
-        if !pending.is_empty() {
-            if let Some(r) = pending.remove(&address) {
-                if s.activity.activity == Activity::Deallocation {
-                    rows[r].freed_before_peak += 1;
-                }
-            }
-        }
-        if let Some(&(_, r)) = next.next_if(|&&(j, _)| j == i) {
-            pending.insert(address, r);
-        }
+/// Fills [`BreakdownRow::freed_before_peak`]: an allocation was freed before the peak when the
+/// deallocation that ends it ([`Ends`]: the next event at its address, in any step) is before the peak
+/// time.
+fn count_freed_before_peak(snapshots: &[Snapshot], ends: &Ends, peak_time_ps: i64, rows: &mut [BreakdownRow]) {
+    for row in rows {
+        let freed = |&i: &usize| ends.freed_by(i).is_some_and(|k| snapshots[k].time_offset_ps < peak_time_ps);
+        row.freed_before_peak = row.snapshot_indices.iter().filter(|i| freed(i)).count() as u64;
     }
 }
 
@@ -243,7 +232,7 @@ mod tests {
             peak_step_id: 1,
             ..Default::default()
         };
-        let (rows, specials) = at_peak(&snapshots, &strings, &summary);
+        let (rows, specials) = at_peak(&snapshots, &strings, &summary, &Ends::default());
         assert_eq!(specials.len(), 1, "the stack row; the heap is all explained");
         let shape: Vec<(Option<usize>, Vec<usize>)> = rows.iter().map(|r| (r.special_index, r.snapshot_indices.clone())).collect();
         assert_eq!(

@@ -71,7 +71,7 @@ pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize], allocati
 }
 
 /// What the counts and leak hints take from the walk that matches deallocations with allocations, in
-/// time order ([`super::DeallocationMatcher`]). A live address re-allocated without a deallocation in
+/// time order ([`super::matcher::DeallocationMatcher`]). A live address re-allocated without a deallocation in
 /// between counts by its newer allocation (the older one's free was not recorded), as XProf's
 /// breakdown does.
 #[derive(Debug, Default)]

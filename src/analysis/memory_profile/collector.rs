@@ -1,0 +1,84 @@
+//! One line's memory events as snapshots, per memory ID, in file order, with the line's part of the
+//! peak summary.
+
+use super::interner::{same_bytes, Interner};
+use super::{AggregationStats, Snapshot, SnapshotActivity};
+use crate::analysis::memory_events::MemoryEvent;
+use crate::fast_hash::FastMap;
+use std::borrow::Cow;
+
+/// Collects the memory events of one line per memory ID.
+#[derive(Default)]
+pub(super) struct Collector<'a> {
+    /// Per memory ID, in order of appearance.
+    pub(super) ids: Vec<(Cow<'a, str>, Collected<'a>)>,
+    /// Where each memory ID is in `ids`.
+    index: FastMap<Cow<'a, str>, usize>,
+    /// The previous event's entry in `ids`: nearly every event repeats it.
+    recent: Option<usize>,
+    /// Memory events added so far.
+    pub(super) count: usize,
+}
+
+impl<'a> Collector<'a> {
+    /// Adds `e`, the line's next memory event, as a snapshot without its step.
+    pub(super) fn add(&mut self, e: &MemoryEvent<'a>) {
+        let k = match self.recent {
+            Some(k) if same_bytes(self.ids[k].0.as_bytes(), e.memory_id.as_bytes()) => k,
+            _ => {
+                let ids = &mut self.ids;
+                *self.index.entry(e.memory_id.clone()).or_insert_with(|| {
+                    ids.push((e.memory_id.clone(), Collected::default()));
+                    ids.len() - 1
+                })
+            }
+        };
+        self.recent = Some(k);
+        let c = &mut self.ids[k].1;
+        // Until the step grouping is done, the event's rank among the line's memory events stands in
+        // for its step ([`Pending::from_lines`](super::pending::Pending::from_lines), [`Pending::finish`](super::pending::Pending::finish)).
+        let s = snapshot(e, self.count as i64, &mut c.strings);
+        if s.stats.in_use_bytes() >= c.peak.map_or(0, |i| c.snapshots[i].stats.in_use_bytes()) {
+            c.peak = Some(c.snapshots.len());
+        }
+        c.snapshots.push(s);
+        self.count += 1;
+    }
+}
+
+/// One memory ID's events on one line as the scan collects them.
+#[derive(Default)]
+pub(super) struct Collected<'a> {
+    /// In file order, each with its rank among the line's memory events as its step.
+    pub(super) snapshots: Vec<Snapshot>,
+    pub(super) strings: Interner<'a>,
+    /// The line's part of the summary, which XProf takes in file order ([`add_to_summary`](super::summary::add_to_summary)): its last
+    /// event whose heap + stack is at least that of every event before it on the line (and at least 0).
+    /// Whole lines then fold in order as their events would have one by one, since only such an
+    /// event can be the last to raise or equal the peak.
+    pub(super) peak: Option<usize>,
+}
+
+fn snapshot<'a>(e: &MemoryEvent<'a>, step_id: i64, strings: &mut Interner<'a>) -> Snapshot {
+    Snapshot {
+        time_offset_ps: e.offset_ps,
+        stats: AggregationStats {
+            stack_reserved_bytes: e.stack_reserved_bytes,
+            heap_allocated_bytes: e.heap_allocated_bytes,
+            free_memory_bytes: e.free_memory_bytes,
+            fragmentation: e.fragmentation,
+            peak_bytes_in_use: e.peak_bytes_in_use,
+        },
+        activity: SnapshotActivity {
+            activity: e.activity,
+            requested_bytes: e.requested_bytes,
+            allocation_bytes: e.allocation_bytes,
+            address: e.address,
+            step_id,
+            tf_op_name: strings.field_id(0, &e.tf_op_name),
+            region_type: strings.field_id(1, &e.region_type),
+            data_type: strings.dtype(e.data_type),
+            tensor_shape: strings.field_id(2, &e.tensor_shape),
+        },
+    }
+}

@@ -1,0 +1,161 @@
+//! One memory ID's events assembled into its profile: in time order with their deallocations matched,
+//! sampled and counted while the step grouping may still run ([`Pending::new`]), then given their steps,
+//! breakdown and leak hints ([`Pending::finish`]).
+
+use super::collector::{Collected, Collector};
+use super::interner::Interner;
+use super::matcher::{DeallocationMatcher, Ends};
+use super::summary::add_to_summary;
+use super::time_order::{merge_in_time_order, Run};
+use super::{breakdown, leaks, sampling, AllocatorProfile, Snapshot, Summary, INVALID_STEP_ID, MAX_TIMELINE_POINTS};
+use crate::analysis::step_groups;
+use crate::fast_hash::FastMap;
+
+/// One memory ID's profile as far as it goes without the step grouping, which may still be running on
+/// another thread: summary, time order, deallocation metadata, sampled timeline, counts.
+pub(super) struct Pending {
+    pub(super) memory_id: String,
+    /// In time order, each with its rank among the host plane's memory events as its step.
+    snapshots: Vec<Snapshot>,
+    strings: Vec<String>,
+    summary: Summary,
+    sampled_indices: Vec<usize>,
+    counts: leaks::EventCounts,
+    matched: leaks::Matched,
+    ends: Ends,
+}
+
+impl Pending {
+    /// Each memory ID's profile up to its steps, in order of appearance, from the memory events of
+    /// every line of the host plane, in order ([`Collector`]s).
+    pub(super) fn from_lines(lines: Vec<Collector>) -> Vec<Pending> {
+        // Where each line's ranks start among the plane's memory events.
+        let starts: Vec<i64> = lines
+            .iter()
+            .scan(0i64, |next, c| {
+                let start = *next;
+                *next += c.count as i64;
+                Some(start)
+            })
+            .collect();
+        let mut order: Vec<String> = Vec::new();
+        let mut runs: FastMap<String, Vec<(i64, Collected)>> = FastMap::default();
+        for (c, start) in lines.into_iter().zip(starts) {
+            for (id, collected) in c.ids {
+                let id = id.into_owned();
+                if !runs.contains_key(&id) {
+                    order.push(id.clone());
+                }
+                runs.entry(id).or_default().push((start, collected));
+            }
+        }
+        order
+            .into_iter()
+            .map(|id| {
+                let lines = runs.remove(&id).unwrap_or_default();
+                Pending::new(id, lines)
+            })
+            .collect()
+    }
+
+    /// One memory ID's events, line by line in order, each line's with where its ranks start.
+    fn new(memory_id: String, lines: Vec<(i64, Collected)>) -> Self {
+        // One string table in order of first use, as one pass over the lines would make it; each
+        // line's events then index it as they are put in time order, and carry their rank among the
+        // plane's memory events. The lines' summaries fold in file order.
+        let mut strings = Interner::default();
+        let mut runs = Vec::with_capacity(lines.len());
+        let mut summary = Summary::default();
+        for (start, c) in lines {
+            if let Some(peak) = c.peak {
+                add_to_summary(&mut summary, &c.snapshots[peak]);
+            }
+            if let Some(last) = c.snapshots.last() {
+                summary.peak_bytes_usage_lifetime = last.stats.peak_bytes_in_use;
+            }
+            let ids = strings.merge(c.strings);
+            runs.push(Run { snapshots: c.snapshots, ids, start });
+        }
+        // As each event takes its place in time order: its deallocation metadata, and its height for
+        // the sampled timeline, which then reads a compact list rather than every snapshot again.
+        let n = runs.iter().map(|r| r.snapshots.len()).sum();
+        let mut matcher = DeallocationMatcher::with_capacity(n);
+        let mut heights = Vec::with_capacity(n);
+        let snapshots = merge_in_time_order(runs, n, |placed, s| {
+            matcher.place(placed, s);
+            heights.push(s.stats.in_use_bytes());
+        });
+        let sampled_indices = sampling::max_filter(heights.len(), MAX_TIMELINE_POINTS, |i| heights[i]);
+        let (matched, ends) = matcher.finish();
+        let counts = leaks::counts(&snapshots, &sampled_indices, matched.allocations);
+        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, matched, ends }
+    }
+
+    /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
+    pub(super) fn finish(self, groups: Option<&step_groups::StepGroups>) -> AllocatorProfile {
+        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, matched, ends } = self;
+        // One pass: each event's step (its group, else XProf's `UpdateStepId`: the last valid step
+        // + 1, 0 before any), the peak's step (that of the last event at the peak height), and
+        // the steps' floors.
+        let mut last_valid = INVALID_STEP_ID;
+        let mut floors = leaks::StepFloors::default();
+        summary.peak_step_id = 0;
+        for s in &mut snapshots {
+            let rank = usize::try_from(s.activity.step_id).ok();
+            let step_id = match groups.zip(rank).and_then(|(g, r)| g.group_id(r)) {
+                Some(group) => {
+                    last_valid = group;
+                    group
+                }
+                None => last_valid.wrapping_add(1),
+            };
+            s.activity.step_id = step_id;
+            let in_use = s.stats.in_use_bytes();
+            if in_use == summary.peak_stats.peak_bytes_in_use {
+                summary.peak_step_id = step_id;
+            }
+            floors.add(step_id, in_use);
+        }
+        let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary, &ends);
+        let leaks = leaks::hints(&snapshots, &strings, matched, floors);
+        AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks, ends }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::memory_events::MemoryEvent;
+
+    /// The summary folded line by line ([`Collected::peak`]) equals XProf's event-by-event fold over
+    /// the file, ties and negative heights included, and the time order merges lines stably.
+    #[test]
+    fn line_summaries_fold_as_the_events_would() {
+        // (heap, stack, time) per event, per line, in file order.
+        let lines: [&[(i64, i64, i64)]; 4] =
+            [&[(5, 0, 10), (7, 0, 30), (7, 0, 20), (-1, 0, 40)], &[(-3, 0, 15), (-2, 0, 25)], &[(0, 7, 30), (6, 0, 5)], &[(-9, 0, 30)]];
+        let mut collectors = Vec::new();
+        let mut expected = Summary::default();
+        for line in lines {
+            let mut c = Collector::default();
+            for &(heap, stack, time) in line {
+                let e = MemoryEvent {
+                    memory_id: "m".into(),
+                    heap_allocated_bytes: heap,
+                    stack_reserved_bytes: stack,
+                    peak_bytes_in_use: heap * 10 + time,
+                    offset_ps: time,
+                    ..MemoryEvent::default()
+                };
+                c.add(&e);
+                add_to_summary(&mut expected, c.ids[0].1.snapshots.last().expect("added"));
+            }
+            collectors.push(c);
+        }
+        let [p] = Pending::from_lines(collectors).try_into().ok().expect("one memory ID");
+        assert_eq!(p.summary, expected);
+        assert_eq!((expected.peak_stats_time_ps, expected.peak_bytes_usage_lifetime), (30, -60));
+        let order: Vec<(i64, i64)> = p.snapshots.iter().map(|s| (s.time_offset_ps, s.stats.heap_allocated_bytes)).collect();
+        assert_eq!(order, [(5, 6), (10, 5), (15, -3), (20, 7), (25, -2), (30, 7), (30, 0), (30, -9), (40, -1)]);
+    }
+}
