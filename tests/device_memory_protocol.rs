@@ -3,9 +3,8 @@
 
 mod common;
 
-use common::bytes;
+use common::{bytes, pprof};
 use tidemark::analysis::device_memory::{self as dm, Options};
-use tidemark::decode::{self, Profile};
 use tidemark::engine::device_memory::{flatten, DeviceMemoryQuery, FlameNode};
 use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
 use tidemark::engine::Session;
@@ -24,13 +23,6 @@ fn open(s: &mut Session, rel: &str) -> u32 {
     match ask(s, RequestBody::Open { name }, Some(bytes(rel))) {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{rel}: {other:?}"),
-    }
-}
-
-fn pprof(rel: &str) -> decode::pprof::PprofFile {
-    match decode::decode(rel, bytes(rel), &mut |_, _| {}).unwrap().profile {
-        Profile::Pprof(p) => p,
-        _ => panic!("{rel} is not pprof"),
     }
 }
 

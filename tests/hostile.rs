@@ -50,6 +50,7 @@ fn track(delta: isize) {
 // thread-locals (no allocation, no destructor).
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract for `alloc`, passed on unchanged.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             track(layout.size() as isize);
@@ -57,6 +58,7 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract for `alloc_zeroed`, passed on unchanged.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             track(layout.size() as isize);
@@ -64,10 +66,12 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, which got it from `System`, with this `layout`.
         unsafe { System.dealloc(ptr, layout) };
         track(-(layout.size() as isize));
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `dealloc`; the caller's contract for `new_size` is passed on unchanged.
         let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             track(new_size as isize - layout.size() as isize);

@@ -1,23 +1,13 @@
 //! The page's Memory Profile requests through the worker protocol, on real fixtures, against XProf's
 //! own output: what the worker answers is what the page draws.
 
-use flate2::read::GzDecoder;
+mod common;
+
+use common::bytes as fixture;
 use serde_json::Value;
-use std::io::Read;
-use std::path::Path;
 use tidemark::engine::memory_profile::{MemoryProfileView, TimelineWindow};
 use tidemark::engine::protocol::{handle, Response, ResponseBody, VERSION};
 use tidemark::engine::Session;
-
-fn fixture(rel: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)).expect("fixture")
-}
-
-fn xprof_oracle(rel: &str) -> Value {
-    let mut out = Vec::new();
-    GzDecoder::new(&fixture(rel)[..]).read_to_end(&mut out).expect("gunzip");
-    serde_json::from_slice(&out).expect("oracle JSON")
-}
 
 /// Sends `body` (JSON of a `RequestBody`) and returns the reply after a JSON round trip, as the page
 /// receives it.
@@ -65,7 +55,7 @@ fn d2_tf_cnn_profile_equals_xprof_and_zooms_to_full_resolution() {
     let mut s = Session::new();
     let id = open(&mut s, "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz");
     let view = profile(&mut s, id, None);
-    let oracle = xprof_oracle("tf/d2_tf_cnn/d2_tf_cnn.memory_profile.json.gz");
+    let oracle = common::json("tf/d2_tf_cnn/d2_tf_cnn.memory_profile.json.gz");
     let ids: Vec<String> = oracle["memoryIds"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
     assert_eq!(view.memory_ids, ids);
     let a = view.allocator.expect("an allocator");

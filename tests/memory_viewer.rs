@@ -1,45 +1,22 @@
 //! The Memory Viewer against XProf 2.24.2's own output (the `*.memory_viewer.*.json` fixtures) for
 //! every module of every fixture, read both from HloProto files and from the xplanes that embed them.
 
-use flate2::read::GzDecoder;
+mod common;
+
+use common::{json_at as read_json, plain_or_gz as maybe_gz, tidemark};
 use serde_json::Value;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tidemark::analysis::memory_viewer::{analyze, modules, xprof_json::to_xprof_json, MemoryViewerError, Options};
-use tidemark::decode::{decode, Profile};
+use tidemark::decode::Profile;
 
 const REL_TOLERANCE: f64 = 1e-9;
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    common::fixture("")
 }
 
 fn read_profile(path: &Path) -> Profile {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    decode(&path.display().to_string(), bytes, &mut |_, _| {}).unwrap_or_else(|e| panic!("{}: {e}", path.display())).profile
-}
-
-fn read_json(path: &Path) -> Value {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let text = if path.extension().is_some_and(|e| e == "gz") {
-        let mut s = String::new();
-        GzDecoder::new(bytes.as_slice()).read_to_string(&mut s).expect("gzip oracle");
-        s
-    } else {
-        String::from_utf8(bytes).expect("utf-8 oracle")
-    };
-    serde_json::from_str(&text).expect("oracle JSON")
-}
-
-/// `path`, or `path.gz` when only the gzipped one exists.
-fn maybe_gz(path: PathBuf) -> PathBuf {
-    if path.exists() {
-        return path;
-    }
-    let mut gz = path.into_os_string();
-    gz.push(".gz");
-    PathBuf::from(gz)
+    common::open_at(path).profile
 }
 
 /// Our XProf-schema JSON for the only module of an HloProto file.
@@ -260,11 +237,6 @@ fn peak_groups_sum_to_the_peak() {
     assert_eq!(v.memory_spaces, vec![0]);
     let f = v.figures.fragmentation.expect("has a temporary allocation");
     assert!((0.0..=1.0).contains(&f), "{f}");
-}
-
-fn tidemark(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tidemark")).args(args).output().expect("run tidemark");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]

@@ -2,16 +2,13 @@
 //! module's analysis (equal to the engine's, and read back intact on the page side), and the plain
 //! answer for a module without buffer assignment.
 
-use std::path::Path;
+mod common;
+
+use common::bytes;
 use tidemark::analysis::memory_viewer::{analyze, Options};
 use tidemark::decode::{decode, Profile};
 use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
 use tidemark::engine::Session;
-
-fn bytes(rel: &str) -> Vec<u8> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 /// Sends `body` as the page does (JSON both ways) and returns the reply as the page reads it.
 fn ask(session: &mut Session, seq: u64, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
@@ -16,19 +16,41 @@ pub fn bytes(rel: &str) -> Vec<u8> {
 
 /// A JSON fixture, gunzipped if stored as `.gz`.
 pub fn json(rel: &str) -> serde_json::Value {
-    let raw = bytes(rel);
-    let text = if rel.ends_with(".gz") {
-        let mut s = String::new();
-        flate2::read::GzDecoder::new(&raw[..]).read_to_string(&mut s).expect("gunzip");
-        s
-    } else {
-        String::from_utf8(raw).expect("utf-8")
-    };
-    serde_json::from_str(&text).expect("json")
+    json_at(&fixture(rel))
 }
 
 pub fn open(rel: &str) -> tidemark::decode::DecodedFile {
     tidemark::decode::decode(rel, bytes(rel), &mut |_, _| {}).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The file at `path`, decoded under its path as its name.
+pub fn open_at(path: &Path) -> tidemark::decode::DecodedFile {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    tidemark::decode::decode(&path.display().to_string(), bytes, &mut |_, _| {}).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A pprof fixture, decoded.
+pub fn pprof(rel: &str) -> tidemark::decode::pprof::PprofFile {
+    match open(rel).profile {
+        tidemark::decode::Profile::Pprof(p) => p,
+        _ => panic!("{rel} is not pprof"),
+    }
+}
+
+/// `path`, or `path.gz` where only the gzipped copy is stored.
+pub fn plain_or_gz(path: PathBuf) -> PathBuf {
+    if path.exists() {
+        return path;
+    }
+    let mut gz = path.into_os_string();
+    gz.push(".gz");
+    PathBuf::from(gz)
+}
+
+/// Runs the `tidemark` CLI: exit code, stdout, stderr.
+pub fn tidemark(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tidemark")).args(args).output().expect("run tidemark");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// A real GPU/TPU profile recorded by others, read in place from `../shared/fixtures/device/` beside the
@@ -45,7 +67,7 @@ pub fn device_fixture(rel: &str) -> Option<PathBuf> {
 }
 
 /// A JSON file at `path`, gunzipped if it ends in `.gz`.
-pub fn json_at(path: &std::path::Path) -> serde_json::Value {
+pub fn json_at(path: &Path) -> serde_json::Value {
     let raw = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let text = if path.extension().is_some_and(|e| e == "gz") {
         let mut s = String::new();
