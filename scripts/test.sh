@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
-# Runs every test: the engine and CLI natively on the real fixtures, then the built page in headless
-# Chromium. Installs what is missing first (Debian chromium, the build tools, npm packages).
+# Runs every test: formatting and clippy (native and the page's wasm build), the engine and CLI natively
+# on the real fixtures, then the built page in headless Chromium. Installs what is missing first (Debian
+# chromium, the build tools, npm packages).
+#
+# scripts/test.sh --quick: the edit loop's tier: native tests, `cargo fmt --check` and native clippy
+# only (no installs, no page build, no browser).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$(date +%s)
-if ! command -v chromium >/dev/null; then
-  printf '\n== apt-get install chromium chromium-driver\n'
-  apt-get update -qq && apt-get install -y -qq chromium chromium-driver
+quick=false
+case "${1:-}" in
+  --quick) quick=true ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+esac
+
+if ! $quick; then
+  if ! command -v chromium >/dev/null; then
+    printf '\n== apt-get install chromium chromium-driver\n'
+    apt-get update -qq && apt-get install -y -qq chromium chromium-driver
+  fi
+  source scripts/setup.sh
 fi
-source scripts/setup.sh
+
+printf '\n== cargo fmt --check\n'
+cargo fmt --check
+
+printf '\n== clippy (native)\n'
+cargo clippy --locked --all-targets -- -D warnings
 
 printf '\n== native tests (engine, CLI)\n'
 cargo test --locked
 
-printf '\n== release build of the page\n'
-trunk build --release
+if ! $quick; then
+  printf '\n== clippy (the page, wasm32)\n'
+  cargo clippy --locked --target wasm32-unknown-unknown --bin tidemark-web -- -D warnings
 
-printf '\n== browser tests (headless chromium)\n'
-cargo build --locked --bin tidemark
-node --test --test-concurrency=1 tests/browser/
+  printf '\n== release build of the page\n'
+  trunk build --release
 
-printf '\nall tests passed in %ss\n' "$(( $(date +%s) - start ))"
+  printf '\n== browser tests (headless chromium)\n'
+  cargo build --locked --bin tidemark
+  node --test --test-concurrency=1 tests/browser/
+fi
+
+printf '\nall %stests passed in %ss\n' "$($quick && echo 'quick-tier ' || true)" "$(( $(date +%s) - start ))"

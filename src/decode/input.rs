@@ -52,6 +52,7 @@ mod mapping {
     // SAFETY: the mapping is read-only and owned by this value alone: sharing or sending it shares or
     // sends an immutable byte slice.
     unsafe impl Send for Mapping {}
+    // SAFETY: as for `Send`: through a shared reference it only ever gives out `&[u8]`.
     unsafe impl Sync for Mapping {}
 
     impl Mapping {

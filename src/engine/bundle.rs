@@ -112,11 +112,6 @@ struct MetaProfile<'a> {
     id: String,
 }
 
-/// The bundle's size before it is built: what the page says before exporting.
-pub fn estimated_size(assets_bytes: u64, compressed_profile_bytes: u64) -> u64 {
-    (assets_bytes + compressed_profile_bytes).div_ceil(3) * 4 + 4096
-}
-
 /// Builds the bundle. `profiles` are embedded compressed; `hash` is the view to restore.
 pub fn build(assets: &Assets, profiles: &[Profile], hash: &str) -> String {
     let names: Vec<&str> = profiles.iter().map(|p| p.name).collect();

@@ -119,17 +119,6 @@ impl AppState {
             }
         });
     }
-
-    /// The selected file's overview, when it is loaded.
-    pub fn selected_overview(&self) -> Option<FileOverview> {
-        let name = self.selected.get()?;
-        self.files.with(|fs| {
-            fs.iter().find(|f| f.name == name).and_then(|f| match &f.status {
-                FileStatus::Ready { overview, .. } => Some((**overview).clone()),
-                _ => None,
-            })
-        })
-    }
 }
 
 impl Default for AppState {
