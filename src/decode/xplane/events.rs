@@ -328,6 +328,8 @@ impl EventHeader {
     /// Reads the event in `bytes[range]` if `wanted(metadata_id)`, its stats replacing the contents of
     /// `stats`. Whether to read the stats is decided at the first stat with the metadata id seen so far
     /// (profilers write the id first); an id that comes after the stats makes the stats be read again.
+    /// `#[inline]`: in its own module, out of line, it cost the scan's loop 10 % more instructions.
+    #[inline]
     fn read<'a>(
         bytes: &'a [u8],
         range: Range<usize>,
