@@ -4,4 +4,5 @@ pub mod device_memory;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_metrics;
 pub mod step_groups;
