@@ -8,9 +8,14 @@
 //!    `input_pipeline_stage_id` and `input_pipeline_stage_category` makes its stage id one (named by the
 //!    event, typed by the category). The first entry of an id wins.
 //! 2. **Activities, per thread.** Derived lines are skipped. Each event gives up to two begin/end pairs,
-//!    numbered in event order: one if its id (its stage id when it has one) is in the op table (eager
-//!    if its `is_eager` stat is non-zero), and one more if it has a non-empty `tf_op` stat, parsed
-//!    whatever its category. An allocator event carries the op it allocated for in `tf_op` — a bare name,
+//!    numbered in event order: one if its id (its stage id when it has one) is in the op table, and one
+//!    more if it has a non-empty `tf_op` stat, parsed whatever its category (never eager). The first is
+//!    eager as XProf's step grouping marks it: a TensorFlow op is eager when the innermost
+//!    `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has an `is_func` stat of 0 (an op run eagerly, not a
+//!    compiled function), whatever the event's own `is_eager` stat says; other ops (and every op of a
+//!    trace XProf does not group, see [`crate::analysis::step_groups::is_grouped`]) keep their
+//!    `is_eager` stat. (XProf searches the whole event graph, cross-thread context links included,
+//!    breadth first; only the thread's own nesting is followed here.) An allocator event carries the op it allocated for in `tf_op` — a bare name,
 //!    an op of unknown type and the op's name — so it becomes another occurrence of that op: XProf's
 //!    `sgd/Mul_12` shows 120 occurrences for 60 runs. The row keeps XProf's count and notes how many
 //!    came from allocator events ([`super::OpMetrics::memory_event_occurrences`]).
@@ -27,6 +32,7 @@
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
+use crate::analysis::step_groups::is_grouped;
 use crate::decode::xplane::{IdTable, Line, Plane, RawStat, StatValue, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -45,14 +51,15 @@ pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
     let Some(plane) = space.plane_named(HOST_PLANE) else { return Ok(OpMetricsDb::default()) };
     let stats = Stats::new(plane);
     let ops = op_table(space, plane, &stats)?;
-    let memory_ids: Vec<i64> = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
+    let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane) };
     let mut db = OpMetricsDbBuilder::new();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
             continue;
         }
         let mut thread = Thread::default();
-        collect_activities(space, plane, line, &stats, &ops, &memory_ids, &mut thread)?;
+        collect_activities(&info, line, &mut thread)?;
         db.combine(&replay(&mut thread), false);
     }
     Ok(db.finish())
@@ -95,15 +102,16 @@ struct Stats {
     tf_op: Option<i64>,
     stage_id: Option<i64>,
     stage_category: Option<i64>,
+    is_func: Option<i64>,
     selection: IdTable<bool>,
 }
 
 impl Stats {
     fn new(plane: &Plane) -> Self {
-        const NAMES: [&str; 4] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category"];
-        let [is_eager, tf_op, stage_id, stage_category] = NAMES.map(|n| plane.stat_id(n));
-        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category].into_iter().flatten().map(|id| (id, true)));
-        Stats { is_eager, tf_op, stage_id, stage_category, selection }
+        const NAMES: [&str; 5] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
+        let [is_eager, tf_op, stage_id, stage_category, is_func] = NAMES.map(|n| plane.stat_id(n));
+        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category, is_func].into_iter().flatten().map(|id| (id, true)));
+        Stats { is_eager, tf_op, stage_id, stage_category, is_func, selection }
     }
 }
 
@@ -182,6 +190,42 @@ fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<Fa
     Ok(ops)
 }
 
+/// The events eager marking looks at ([`collect_activities`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum EventKind {
+    #[default]
+    Other,
+    /// A TensorFlow op (XProf's `TfOpRun` event type: a name that parses as a TensorFlow op).
+    TfOpRun,
+    EagerKernelExecute,
+}
+
+/// Each event metadata id's [`EventKind`], and whether XProf's grouping (which marks eager ops) runs.
+struct EventKinds {
+    kinds: IdTable<EventKind>,
+    grouped: bool,
+}
+
+impl EventKinds {
+    fn new(space: &XSpace, plane: &Plane) -> Self {
+        let kinds = IdTable::new(plane.meta.event_metadata.iter().filter_map(|(&id, m)| {
+            let kind = if m.name == "EagerExecute" {
+                EventKind::EagerKernelExecute
+            } else if parse_tf_op_fullname(&m.name).category == TfOpCategory::TensorFlow {
+                EventKind::TfOpRun
+            } else {
+                return None;
+            };
+            Some((id, kind))
+        }));
+        EventKinds { kinds, grouped: is_grouped(space) }
+    }
+
+    fn get(&self, metadata_id: i64) -> EventKind {
+        self.kinds.get(metadata_id)
+    }
+}
+
 /// One end of an op occurrence on a thread; `pair` (numbered from 0 per thread, in event order) pairs
 /// a begin with its end and indexes the occurrence's [`Occurrence`].
 #[derive(Debug, Clone, Copy)]
@@ -207,25 +251,47 @@ struct Thread<'a> {
     occurrences: Vec<Occurrence<'a>>,
 }
 
-/// Step 2 of the module doc, for one line.
-fn collect_activities<'a>(
+/// What the per-thread pass reads of the whole plane.
+struct PlaneInfo<'a> {
     space: &'a XSpace,
     plane: &'a Plane,
-    line: &Line,
-    stats: &Stats,
-    ops: &FastMap<i64, HostOp<'a>>,
-    memory_ids: &[i64],
-    thread: &mut Thread<'a>,
-) -> Result<(), DecodeError> {
+    stats: Stats,
+    ops: FastMap<i64, HostOp<'a>>,
+    /// Event metadata ids of allocator events.
+    memory_ids: Vec<i64>,
+    kinds: EventKinds,
+}
+
+/// Step 2 of the module doc, for one line.
+fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a>) -> Result<(), DecodeError> {
+    let (plane, stats) = (p.plane, &p.stats);
     let line_start_ps = line.header.timestamp_ns.wrapping_mul(1000);
     thread.activities.reserve(line.event_count * 2);
-    space.for_each_raw_event(
+    // The events enclosing the current one: (begin, end, for an `EagerExecute`: whether it runs
+    // an op eagerly).
+    let mut enclosing: Vec<(u64, u64, Option<bool>)> = Vec::new();
+    p.space.for_each_raw_event(
         line,
         &stats.selection,
         |_| true,
         |_, e| {
             let begin_ps = line_start_ps.wrapping_add(e.header.offset_ps) as u64;
             let end_ps = begin_ps.wrapping_add(e.header.duration_ps as u64);
+            let mut marked_eager = None;
+            if p.kinds.grouped {
+                let kind = p.kinds.get(e.header.metadata_id);
+                while enclosing.last().is_some_and(|&(b, end, _)| !(b <= begin_ps && end_ps <= end)) {
+                    enclosing.pop();
+                }
+                if kind == EventKind::TfOpRun {
+                    marked_eager = Some(enclosing.iter().rev().find_map(|&(_, _, eager)| eager).unwrap_or(false));
+                }
+                let eager_execute = match kind {
+                    EventKind::EagerKernelExecute => Some(first_stat(plane, e.stats, stats.is_func)?.is_some_and(|v| int_value(&v) == 0)),
+                    _ => None,
+                };
+                enclosing.push((begin_ps, end_ps, eager_execute));
+            }
             let mut push = |occurrence: Occurrence<'a>| {
                 let pair = thread.occurrences.len() as u32;
                 thread.occurrences.push(occurrence);
@@ -236,15 +302,18 @@ fn collect_activities<'a>(
                 Some(stage) => int_value(&stage),
                 None => e.header.metadata_id,
             };
-            if let Some(op) = ops.get(&key) {
-                let is_eager = first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0);
+            if let Some(op) = p.ops.get(&key) {
+                let is_eager = match marked_eager {
+                    Some(eager) => eager,
+                    None => first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0),
+                };
                 push(Occurrence { op: op.clone(), is_eager, from_memory_event: false });
             }
             if let Some(v) = first_stat(plane, e.stats, stats.tf_op)? {
                 let fullname = text_value(v);
                 if !fullname.is_empty() {
                     let op = HostOp::parse(fullname, 0).1;
-                    push(Occurrence { op, is_eager: false, from_memory_event: memory_ids.contains(&e.header.metadata_id) });
+                    push(Occurrence { op, is_eager: false, from_memory_event: p.memory_ids.contains(&e.header.metadata_id) });
                 }
             }
             Ok(())

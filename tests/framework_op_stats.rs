@@ -1,0 +1,104 @@
+//! Framework op stats equal XProf 2.24's output (`<fixture>.framework_op_stats.json`): on every CPU
+//! fixture the whole JSON (parsed; numbers to 1e-9 relative); on the GPU/TPU fixtures the host rows.
+
+mod common;
+
+use serde_json::Value;
+use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json;
+use tidemark::analysis::framework_op_stats::FrameworkOpStats;
+use tidemark::engine::Session;
+
+fn stats_of(name: &str, bytes: Vec<u8>) -> FrameworkOpStats {
+    let mut session = Session::new();
+    let id = session.open(name, bytes, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id;
+    session.framework_op_stats(id).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn stats(rel: &str) -> FrameworkOpStats {
+    stats_of(rel, common::bytes(rel))
+}
+
+/// Rows of one table equal in self time and name are in XProf's hash order: compare each run of such
+/// rows as a set (their ranks and cumulative fractions depend on that order, so those cells are left
+/// out of a run of more than one).
+fn assert_table_equal(fixture: &str, table: usize, actual: &Value, expected: &Value) {
+    let strip_rows = |v: &Value| {
+        let mut v = v.clone();
+        v["rows"] = Value::Null;
+        v
+    };
+    if let Some(d) = common::json_diff(&strip_rows(actual), &strip_rows(expected)) {
+        panic!("{fixture} table {table}: {d}");
+    }
+    let rows = |v: &Value| v["rows"].as_array().cloned().unwrap_or_default();
+    let (a, e) = (rows(actual), rows(expected));
+    assert_eq!(a.len(), e.len(), "{fixture} table {table}: row count");
+    let key = |r: &Value| (r["c"][7]["v"].as_f64().unwrap_or(f64::NAN).to_bits(), r["c"][1]["v"].clone(), r["c"][3]["v"].to_string());
+    let mut i = 0;
+    while i < e.len() {
+        let mut j = i + 1;
+        while j < e.len() && key(&e[j]) == key(&e[i]) {
+            j += 1;
+        }
+        if j - i == 1 {
+            if let Some(d) = common::json_diff(&a[i], &e[i]) {
+                panic!("{fixture} table {table} row {i}: {d}\n ours:  {}\n xprof: {}", a[i], e[i]);
+            }
+        } else {
+            // Ties: rank (cell 0) and the cumulative fractions (10, 12) follow the order.
+            let tie = |r: &Value| {
+                let mut r = r.clone();
+                for c in [0, 10, 12] {
+                    r["c"][c] = Value::Null;
+                }
+                r.to_string()
+            };
+            let mut ours: Vec<String> = a[i..j].iter().map(tie).collect();
+            let mut theirs: Vec<String> = e[i..j].iter().map(tie).collect();
+            ours.sort();
+            theirs.sort();
+            assert_eq!(ours, theirs, "{fixture} table {table}: tied rows {i}..{j}");
+        }
+        i = j;
+    }
+}
+
+fn assert_equal_to_xprof(dir: &str) {
+    let name = dir.rsplit('/').next().unwrap();
+    let oracle_rel = format!("{dir}/{name}.framework_op_stats.json");
+    let oracle = if common::fixture(&oracle_rel).exists() { common::json(&oracle_rel) } else { common::json(&format!("{oracle_rel}.gz")) };
+    let ours = to_xprof_json(&stats(&format!("{dir}/{name}.xplane.pb.gz")));
+    for t in 0..2 {
+        assert_table_equal(name, t, &ours[t], &oracle[t]);
+    }
+}
+
+#[test]
+fn d2_tf_cnn() {
+    assert_equal_to_xprof("tf/d2_tf_cnn");
+}
+
+#[test]
+fn d1_tf_keras_bfc() {
+    assert_equal_to_xprof("tf/d1_tf_keras_bfc");
+}
+
+#[test]
+fn d1_tf_keras_none() {
+    assert_equal_to_xprof("tf/d1_tf_keras_none");
+}
+
+#[test]
+fn d1_tf_keras_stats() {
+    assert_equal_to_xprof("tf/d1_tf_keras_stats");
+}
+
+#[test]
+fn a1_docs_seed() {
+    assert_equal_to_xprof("jax/a1_docs_seed");
+}
+
+#[test]
+fn a2_mlp_train() {
+    assert_equal_to_xprof("jax/a2_mlp_train");
+}
