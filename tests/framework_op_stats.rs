@@ -102,3 +102,59 @@ fn a1_docs_seed() {
 fn a2_mlp_train() {
     assert_equal_to_xprof("jax/a2_mlp_train");
 }
+
+/// The host rows of a GPU/TPU fixture (the device rows need the device op db): every cell but the rank
+/// (device rows come first) equal to XProf's host rows, in order; ties as sets.
+fn assert_host_rows_equal_to_xprof(dir: &str, name: &str) {
+    let Some(trace) = common::device_fixture(&format!("{dir}/{name}.xplane.pb")) else { return };
+    let oracle = common::json_at(&trace.with_file_name(format!("{name}.framework_op_stats.json")));
+    let ours = to_xprof_json(&stats_of(name, std::fs::read(&trace).expect("readable fixture")));
+    for t in 0..2 {
+        let host_rows = |v: &Value| {
+            let mut v = v.clone();
+            let rows: Vec<Value> = v["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["c"][1]["v"] == "Host")
+                .map(|r| {
+                    let mut r = r.clone();
+                    r["c"][0]["v"] = Value::Null;
+                    r
+                })
+                .collect();
+            v["rows"] = Value::Array(rows);
+            // The device-only parts of the table (the Tensor Core column, the task type from device
+            // rows) are the device side's.
+            v["cols"] = Value::Null;
+            v["p"] = Value::Null;
+            v
+        };
+        assert_table_equal(name, t, &host_rows(&ours[t]), &host_rows(&oracle[t]));
+    }
+}
+
+#[test]
+fn tpu_v6e_inference_host_rows() {
+    assert_host_rows_equal_to_xprof("jax_tpu_v6e_inference", "tpu_v6e_inference");
+}
+
+#[test]
+fn v100_multi_worker_host_rows() {
+    assert_host_rows_equal_to_xprof("tf_v100_multi_worker", "v100_worker");
+}
+
+#[test]
+fn mi300x_conv_host_rows() {
+    assert_host_rows_equal_to_xprof("jax_mi300x_conv", "mi300x_conv");
+}
+
+#[test]
+fn mi300x_attention_host_rows() {
+    assert_host_rows_equal_to_xprof("jax_mi300x_attention", "mi300x_attention");
+}
+
+#[test]
+fn mi355x_te_attention_host_rows() {
+    assert_host_rows_equal_to_xprof("jax_mi355x_te_attention", "mi355x_te_attention");
+}
