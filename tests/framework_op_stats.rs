@@ -158,3 +158,39 @@ fn mi300x_attention_host_rows() {
 fn mi355x_te_attention_host_rows() {
     assert_host_rows_equal_to_xprof("jax_mi355x_te_attention", "mi355x_te_attention");
 }
+
+/// XProf counts an allocator event whose `tf_op` names an op as one more occurrence of that op. The
+/// true count differs from XProf's exactly there: on each row by the number of allocator events of the
+/// host plane that name it, counted here independently from the Memory Profile's event reader.
+#[test]
+fn true_occurrences_differ_exactly_where_allocator_events_name_the_op() {
+    use std::collections::HashMap;
+    use tidemark::analysis::memory_events;
+    use tidemark::analysis::op_metrics::host::{host_op_metrics_db, HOST_PLANE};
+    use tidemark::analysis::op_metrics::parse_tf_op_fullname;
+    for rel in ["tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz", "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz"] {
+        let file = common::open(rel);
+        let tidemark::decode::Profile::XSpace(space) = &file.profile else { panic!("{rel}: not an XSpace") };
+        let host = space.planes.iter().position(|p| p.name() == HOST_PLANE);
+        let mut naming: HashMap<String, u64> = HashMap::new();
+        memory_events::for_each(space, None, |e| {
+            if Some(e.plane_index) == host && !e.tf_op_name.is_empty() {
+                *naming.entry(parse_tf_op_fullname(&e.tf_op_name).name.to_string()).or_default() += 1;
+            }
+        })
+        .expect("memory events read");
+        let db = host_op_metrics_db(space).expect("host op db");
+        let mut inflated = 0;
+        for m in &db.metrics {
+            let expected = naming.get(&m.name).copied().unwrap_or(0);
+            assert_eq!(m.occurrences - m.true_occurrences(), expected, "{rel}: {}", m.name);
+            inflated += usize::from(expected > 0);
+        }
+        assert!(inflated > 0, "{rel}: allocator events name ops");
+        assert!(naming.keys().all(|name| db.metrics.iter().any(|m| &m.name == name)), "{rel}: every named op has a row");
+    }
+    // The example: `sgd/Mul_12` ran 60 times; XProf shows 120.
+    let d2 = stats("tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz");
+    let mul = d2.with_idle.rows.iter().find(|r| r.op_name == "sgd/Mul_12").expect("sgd/Mul_12 row");
+    assert_eq!((mul.occurrences, mul.true_occurrences), (120, 60));
+}

@@ -387,3 +387,163 @@ fn pop_until(stack: &mut Vec<(u32, u64, u64)>, pair: u32) -> Option<(u32, u64, u
 fn is_infeed_enqueue(type_: &str) -> bool {
     type_ == "InfeedEnqueue" || type_ == "InfeedEnqueueTuple"
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::xplane as pb;
+    use pb::x_stat::Value as V;
+    use prost::Message;
+
+    /// An event: name, offset and duration (ps), stats by name.
+    type Ev = (&'static str, i64, i64, Vec<(&'static str, V)>);
+
+    fn len_field(field: u64, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        prost::encoding::encode_key(field as u32, prost::encoding::WireType::LengthDelimited, &mut out);
+        prost::encoding::encode_varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A host plane with `lines` (line id, events), metadata ids given in order of first use.
+    fn space(lines: Vec<(i64, Vec<Ev>)>) -> XSpace {
+        let mut events: Vec<&str> = Vec::new();
+        let mut stats: Vec<&str> = Vec::new();
+        let id = |names: &mut Vec<&'static str>, n: &'static str| match names.iter().position(|&x| x == n) {
+            Some(i) => i as i64 + 1,
+            None => {
+                names.push(n);
+                names.len() as i64
+            }
+        };
+        let mut line_bytes = Vec::new();
+        for (line_id, evs) in lines {
+            let encoded: Vec<pb::XEvent> = evs
+                .into_iter()
+                .map(|(name, offset_ps, duration_ps, st)| pb::XEvent {
+                    metadata_id: id(&mut events, name),
+                    data: Some(pb::x_event::Data::OffsetPs(offset_ps)),
+                    duration_ps,
+                    stats: st.into_iter().map(|(s, value)| pb::XStat { metadata_id: id(&mut stats, s), value: Some(value) }).collect(),
+                })
+                .collect();
+            let mut line = pb::XLine { id: line_id, name: format!("thread {line_id}"), ..Default::default() }.encode_to_vec();
+            line.extend(pb::XLineEvents { events: encoded }.encode_to_vec());
+            line_bytes.push(line);
+        }
+        let meta = |names: &[&str]| names.iter().enumerate().map(|(i, n)| (i as i64 + 1, n.to_string())).collect::<Vec<_>>();
+        let plane = pb::XPlane {
+            id: 1,
+            name: HOST_PLANE.into(),
+            event_metadata: meta(&events)
+                .into_iter()
+                .map(|(id, name)| (id, pb::XEventMetadata { id, name, ..Default::default() }))
+                .collect(),
+            stat_metadata: meta(&stats).into_iter().map(|(id, name)| (id, pb::XStatMetadata { id, name, ..Default::default() })).collect(),
+            ..Default::default()
+        };
+        let mut plane_bytes = plane.encode_to_vec();
+        for l in &line_bytes {
+            plane_bytes.extend(len_field(3, l));
+        }
+        XSpace::index(len_field(1, &plane_bytes), &mut |_, _| {}).expect("indexes")
+    }
+
+    /// (name, category, occurrences, time, self time) of each row, IDLE last.
+    fn rows(db: &OpMetricsDb) -> Vec<(&str, &str, u64, u64, u64)> {
+        db.metrics.iter().map(|m| (m.name.as_str(), m.category.as_str(), m.occurrences, m.time_ps, m.self_time_ps)).collect()
+    }
+
+    #[test]
+    fn nested_ops_split_self_time_and_idle_fills_the_span() {
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                ("a/Outer:Outer", 0, 100, vec![]),
+                ("a/Inner:Inner", 10, 30, vec![]),
+                ("user TraceMe", 200, 50, vec![]),
+                ("b/Last:Last", 300, 10, vec![]),
+            ],
+        )]))
+        .unwrap();
+        assert_eq!(
+            rows(&db),
+            vec![
+                ("a/Inner", "Inner", 1, 30, 30),
+                ("a/Outer", "Outer", 1, 100, 70),
+                ("b/Last", "Last", 1, 10, 10),
+                ("IDLE", "IDLE", 0, 200, 200)
+            ]
+        );
+        // The span is first to last activity: 0..310; op time 110.
+        assert_eq!((db.total_time_ps, db.total_op_time_ps), (310, 110));
+    }
+
+    #[test]
+    fn a_child_ending_with_its_parent_is_lost() {
+        // The child's end sorts after the parent's (stable sort, the parent came first): the parent's
+        // end pops the child unmatched, and its own end then finds nothing.
+        let db =
+            host_op_metrics_db(&space(vec![(1, vec![("p/Parent:Parent", 0, 100, vec![]), ("p/Child:Child", 50, 50, vec![])])])).unwrap();
+        assert_eq!(rows(&db), vec![("p/Parent", "Parent", 1, 100, 100), ("IDLE", "IDLE", 0, 0, 0)]);
+        // Overlapping ops: the first one's end pops the second, which is lost too.
+        let db = host_op_metrics_db(&space(vec![(1, vec![("x/A:A", 0, 10, vec![]), ("x/B:B", 5, 10, vec![])])])).unwrap();
+        assert_eq!(rows(&db), vec![("x/A", "A", 1, 10, 10), ("IDLE", "IDLE", 0, 5, 5)]);
+    }
+
+    #[test]
+    fn tf_op_stats_count_as_occurrences_memory_events_included() {
+        let tf_op = |s: &str| vec![("tf_op", V::StrValue(s.into()))];
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                // The allocator event comes first at the op's start: its empty type does not stick.
+                ("MemoryAllocation", 0, 0, tf_op("sgd/Mul_12")),
+                ("sgd/Mul_12:Mul", 0, 40, vec![]),
+                ("MemoryDeallocation", 40, 0, tf_op("sgd/Mul_12")),
+                // An executor event naming its op runs the op a second time.
+                ("ExecutorState::Process", 50, 20, tf_op("m/Add:Add")),
+            ],
+        )]))
+        .unwrap();
+        let mul = &db.metrics[0];
+        assert_eq!((mul.name.as_str(), mul.category.as_str(), mul.occurrences, mul.true_occurrences()), ("sgd/Mul_12", "Mul", 3, 1));
+        let add = db.metrics.iter().find(|m| m.name == "m/Add").unwrap();
+        assert_eq!((add.occurrences, add.true_occurrences(), add.time_ps), (1, 1, 20));
+    }
+
+    #[test]
+    fn every_thread_adds_an_idle_row_and_derived_lines_are_skipped() {
+        let derived = i64::from(DERIVED_LINE_MIN) & 0xffff_ffff | (7 << 32);
+        let db = host_op_metrics_db(&space(vec![
+            (1, vec![("a/A:A", 0, 10, vec![]), ("a/A:A", 30, 10, vec![])]),
+            (2, vec![]),
+            (derived, vec![("a/A:A", 0, 1000, vec![])]),
+        ]))
+        .unwrap();
+        assert_eq!(rows(&db), vec![("a/A", "A", 2, 20, 20), ("IDLE", "IDLE", 0, 20, 20)]);
+    }
+
+    #[test]
+    fn eager_ops_are_those_run_under_an_eager_execute() {
+        let eager = |is_func: i64| vec![("is_func", V::Int64Value(is_func))];
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                ("EagerExecute", 0, 100, eager(0)),
+                ("KernelAndDeviceFunc::Run", 1, 98, vec![]),
+                ("e/Eager:BatchDatasetV2", 10, 10, vec![]),
+                ("EagerExecute", 200, 100, eager(1)),
+                ("f/Func:MatMul", 210, 10, vec![("is_eager", V::Int64Value(1))]),
+                // Not a TensorFlow op: its own stat decides.
+                ("jit(f)/dot:", 400, 10, vec![("is_eager", V::Int64Value(1))]),
+            ],
+        )]))
+        .unwrap();
+        let eager_of = |name: &str| db.metrics.iter().find(|m| m.name == name).unwrap().is_eager;
+        assert!(eager_of("e/Eager"));
+        assert!(!eager_of("f/Func"), "a compiled function's op is not eager, whatever its stat says");
+        assert!(eager_of("jit(f)/dot"));
+    }
+}
