@@ -1,38 +1,21 @@
 //! `tidemark framework-op-stats`: XProf's framework op stats ("TensorFlow Stats") as a readable table,
 //! or as XProf's own JSON (`--json`).
 
-use crate::args::Args;
+use crate::args::{open_one, OpenedFile};
 use crate::units::{count, duration_us};
 use std::fmt::Write;
 use tidemark::analysis::framework_op_stats::{xprof_json, FrameworkOpRow, FrameworkOpStats};
-use tidemark::engine::Session;
 
 const USAGE: &str = "usage: tidemark framework-op-stats FILE [--json]";
 /// Rows shown in the text output (the JSON has all of XProf's).
 const TOP_ROWS: usize = 25;
 
 pub fn run(argv: &[String]) -> i32 {
-    let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("tidemark framework-op-stats: {e}\n{USAGE}");
-            return 2;
-        }
+    let OpenedFile { args, name, mut session, id } = match open_one("framework-op-stats", USAGE, argv, &[], &["json"]) {
+        Ok(f) => f,
+        Err(code) => return code,
     };
-    let [path] = args.files.as_slice() else {
-        eprintln!("tidemark framework-op-stats: give exactly one trace file\n{USAGE}");
-        return 2;
-    };
-    let name = path.display().to_string();
-    let bytes = match tidemark::engine::read_input::read_input(path) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("tidemark: {name}: cannot read the file: {e}");
-            return 1;
-        }
-    };
-    let mut session = Session::new();
-    let stats = match session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).and_then(|id| session.framework_op_stats(id)) {
+    let stats = match session.framework_op_stats(id) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("tidemark: {e}");
