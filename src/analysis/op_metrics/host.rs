@@ -9,16 +9,19 @@
 //!    event, typed by the category). The first entry of an id wins.
 //! 2. **Activities, per thread.** Derived lines are skipped. Each event gives up to two begin/end pairs,
 //!    numbered in event order: one if its id (its stage id when it has one) is in the op table, and one
-//!    more if it has a non-empty `tf_op` stat, parsed whatever its category (never eager). The first is
-//!    eager as XProf's step grouping marks it: a TensorFlow op is eager when the innermost
-//!    `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has an `is_func` stat of 0 (an op run eagerly, not a
-//!    compiled function), whatever the event's own `is_eager` stat says; other ops (and every op of a
-//!    trace XProf does not group, see [`crate::analysis::step_groups::is_grouped`]) keep their
-//!    `is_eager` stat. (XProf searches the whole event graph, cross-thread context links included,
-//!    breadth first; only the thread's own nesting is followed here.) An allocator event carries the op it allocated for in `tf_op` — a bare name,
-//!    an op of unknown type and the op's name — so it becomes another occurrence of that op: XProf's
-//!    `sgd/Mul_12` shows 120 occurrences for 60 runs. The row keeps XProf's count and notes how many
-//!    came from allocator events ([`super::OpMetrics::memory_event_occurrences`]).
+//!    more if it has a non-empty `tf_op` stat, parsed whatever its category (never eager). An allocator
+//!    event carries the op it allocated for in `tf_op` — a bare name, so an op of unknown type and the
+//!    op's name — and so becomes another occurrence of that op: XProf's `sgd/Mul_12` shows 120
+//!    occurrences for 60 runs. The row keeps XProf's count and notes how many came from allocator events
+//!    ([`super::OpMetrics::memory_event_occurrences`]).
+//!
+//!    The first pair is eager as XProf's step grouping marks it: a TensorFlow op is eager when the
+//!    innermost `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has
+//!    an `is_func` stat of 0 (an op run eagerly, not a compiled function), whatever the event's own
+//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group
+//!    ([`crate::analysis::step_groups::is_grouped`]), keep their `is_eager` stat. Difference: XProf
+//!    searches the whole event graph breadth first, cross-thread context links included; only the
+//!    thread's own nesting is followed here (equal on every fixture).
 //! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
 //!    pops until it finds its begin (what it pops on the way is lost; without one it is ignored). A
 //!    matched op adds one occurrence, its duration, and its duration less its children's as self time;
