@@ -5,6 +5,7 @@ pub mod bundle;
 pub mod device_memory;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_metrics;
 pub mod overview;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
@@ -42,6 +43,8 @@ pub struct Session {
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
     viewers: memory_viewer::ViewerCache,
+    /// Op metrics computed so far, by file id (see [`Session::op_metrics`]).
+    op_metrics: op_metrics::OpMetricsCache,
 }
 
 impl Session {
@@ -80,6 +83,7 @@ impl Session {
         let before = self.files.len();
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
+        self.op_metrics.remove(&id);
         self.viewers.forget_file(id);
         before != self.files.len()
     }

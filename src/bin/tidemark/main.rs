@@ -9,6 +9,8 @@ mod bundle;
 #[cfg(not(target_arch = "wasm32"))]
 mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
+mod framework_op_stats;
+#[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
@@ -28,6 +30,9 @@ Usage:
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
+  tidemark framework-op-stats FILE [--json]
+                                          XProf's framework op stats: ops by self time (host; the true
+                                          occurrence count beside XProf's where allocator events inflate it)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -54,6 +59,7 @@ fn main() {
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),
+        "framework-op-stats" => framework_op_stats::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

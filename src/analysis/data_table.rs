@@ -1,0 +1,80 @@
+//! XProf's DataTable JSON (the Google Charts table shape its op tools answer with):
+//! `{"cols":[{"id","label","type"}...],"p":{name:"text"...},"rows":[{"c":[{"v":value}...]}...]}`.
+//! Numbers are doubles (`1.0`, shortest round-trip form); every `p` value is a string.
+
+use serde_json::{json, Map, Value};
+
+/// A column's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    Number,
+    String,
+}
+
+/// A DataTable being filled row by row.
+#[derive(Debug, Clone, Default)]
+pub struct DataTable {
+    cols: Vec<Value>,
+    properties: Map<String, Value>,
+    rows: Vec<Value>,
+}
+
+/// One cell's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell<'a> {
+    Number(f64),
+    Text(&'a str),
+}
+
+impl DataTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn column(&mut self, id: &str, column_type: ColumnType, label: &str) {
+        let t = match column_type {
+            ColumnType::Number => "number",
+            ColumnType::String => "string",
+        };
+        self.cols.push(json!({"id": id, "label": label, "type": t}));
+    }
+
+    /// A table-level property (`p`); XProf keeps them sorted by name, as JSON objects here are.
+    pub fn property(&mut self, name: &str, value: &str) {
+        self.properties.insert(name.to_string(), Value::String(value.to_string()));
+    }
+
+    pub fn row<'a>(&mut self, cells: impl IntoIterator<Item = Cell<'a>>) {
+        let c: Vec<Value> = cells
+            .into_iter()
+            .map(|cell| match cell {
+                Cell::Number(v) => json!({ "v": v }),
+                Cell::Text(s) => json!({ "v": s }),
+            })
+            .collect();
+        self.rows.push(json!({ "c": c }));
+    }
+
+    pub fn into_json(self) -> Value {
+        json!({"cols": self.cols, "p": self.properties, "rows": self.rows})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_as_xprof_does() {
+        let mut t = DataTable::new();
+        t.column("rank", ColumnType::Number, "Rank");
+        t.column("name", ColumnType::String, "Name");
+        t.property("task_type", "Training");
+        t.row([Cell::Number(1.0), Cell::Text("a")]);
+        t.row([Cell::Number(0.6293046038264677), Cell::Text("")]);
+        assert_eq!(
+            serde_json::to_string(&t.into_json()).unwrap(),
+            r#"{"cols":[{"id":"rank","label":"Rank","type":"number"},{"id":"name","label":"Name","type":"string"}],"p":{"task_type":"Training"},"rows":[{"c":[{"v":1.0},{"v":"a"}]},{"c":[{"v":0.6293046038264677},{"v":""}]}]}"#
+        );
+    }
+}

@@ -1,0 +1,552 @@
+//! The host op db: framework ops timed from the host threads' TraceMe events (XProf's
+//! `ConvertHostThreadsXPlaneToOpMetricsDb`), the input of framework op stats' host rows and of the
+//! input-pipeline op table.
+//!
+//! How XProf times host ops, which this follows exactly (quirks included, as its numbers are the oracle):
+//! 1. **Op table.** Over the whole `/host:CPU` plane, an event whose name parses as a framework op
+//!    ([`super::tf_op`], category not unknown) makes its metadata id an op; an event with the stats
+//!    `input_pipeline_stage_id` and `input_pipeline_stage_category` makes its stage id one (named by the
+//!    event, typed by the category). The first entry of an id wins.
+//! 2. **Activities, per thread.** Derived lines are skipped. Each event gives up to two begin/end pairs,
+//!    numbered in event order: one if its id (its stage id when it has one) is in the op table, and one
+//!    more if it has a non-empty `tf_op` stat, parsed whatever its category (never eager). An allocator
+//!    event carries the op it allocated for in `tf_op` — a bare name, so an op of unknown type and the
+//!    op's name — and so becomes another occurrence of that op: XProf's `sgd/Mul_12` shows 120
+//!    occurrences for 60 runs. The row keeps XProf's count and notes how many came from allocator events
+//!    ([`super::OpMetrics::memory_event_occurrences`]).
+//!
+//!    The first pair is eager as XProf's step grouping marks it: a TensorFlow op is eager when the
+//!    innermost `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has
+//!    an `is_func` stat of 0 (an op run eagerly, not a compiled function), whatever the event's own
+//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group
+//!    ([`crate::analysis::step_groups::is_grouped`]), keep their `is_eager` stat. Difference: XProf
+//!    searches the whole event graph breadth first, cross-thread context links included; only the
+//!    thread's own nesting is followed here (equal on every fixture).
+//! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
+//!    pops until it finds its begin (what it pops on the way is lost; without one it is ignored). A
+//!    matched op adds one occurrence, its duration, and its duration less its children's as self time;
+//!    its duration is added to its parent's children. A child that ends exactly when its parent does is
+//!    sorted after the parent's end (the parent began first): it is lost, and not taken off the parent's
+//!    self time.
+//! 4. **Totals.** A thread's total is the span from its first to its last activity, at least its op time;
+//!    each thread adds an `IDLE` row (total less op time), even a thread with no ops. Threads merge by
+//!    (stage id or 0, name): sums add, the first non-empty type wins.
+
+use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
+use super::{OpMetricsDb, OpMetricsDbBuilder};
+use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
+use crate::analysis::step_groups::is_grouped;
+use crate::decode::xplane::{IdTable, Line, Plane, RawStat, StatValue, XSpace};
+use crate::decode::DecodeError;
+use crate::fast_hash::FastMap;
+use std::borrow::Cow;
+
+/// The plane XProf reads host ops from.
+pub const HOST_PLANE: &str = "/host:CPU";
+
+/// XProf's first derived-line id (`kThreadIdDerivedMin`), compared as a 32-bit int.
+const DERIVED_LINE_MIN: i32 = 0xdead_beef_u32 as i32;
+/// XProf's derived-line ids span this many after the first.
+const DERIVED_LINE_SPAN: i32 = 289;
+
+/// The host op db of `space`: empty (no rows, zero totals) when it has no host plane.
+pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
+    let Some(plane) = space.plane_named(HOST_PLANE) else { return Ok(OpMetricsDb::default()) };
+    let stats = Stats::new(plane);
+    let ops = op_table(space, plane, &stats)?;
+    let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane) };
+    let mut db = OpMetricsDbBuilder::new();
+    for line in &plane.lines {
+        if is_derived_line(line.header.id) {
+            continue;
+        }
+        let mut thread = Thread::default();
+        collect_activities(&info, line, &mut thread)?;
+        db.combine(&replay(&mut thread), false);
+    }
+    Ok(db.finish())
+}
+
+/// XProf's `IsDerivedThreadId` on a line id truncated to 32 bits.
+fn is_derived_line(line_id: i64) -> bool {
+    let id = line_id as i32;
+    (DERIVED_LINE_MIN..=DERIVED_LINE_MIN.wrapping_add(DERIVED_LINE_SPAN)).contains(&id)
+}
+
+/// A framework op as the replay enters it: name, type, and the key's id (stage id or 0). The texts
+/// borrow from the file, except a compressed stat's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HostOp<'a> {
+    name: Cow<'a, str>,
+    type_: Cow<'a, str>,
+    id: i64,
+}
+
+impl<'a> HostOp<'a> {
+    /// The op `fullname` parses to ([`parse_tf_op_fullname`]), keyed by `id`.
+    fn parse(fullname: Cow<'a, str>, id: i64) -> (TfOpCategory, Self) {
+        match fullname {
+            Cow::Borrowed(s) => {
+                let p = parse_tf_op_fullname(s);
+                (p.category, HostOp { name: Cow::Borrowed(p.name), type_: Cow::Borrowed(p.type_), id })
+            }
+            Cow::Owned(s) => {
+                let p = parse_tf_op_fullname(&s);
+                (p.category, HostOp { name: Cow::Owned(p.name.to_string()), type_: Cow::Owned(p.type_.to_string()), id })
+            }
+        }
+    }
+}
+
+/// The stat metadata ids the host op db reads.
+struct Stats {
+    is_eager: Option<i64>,
+    tf_op: Option<i64>,
+    stage_id: Option<i64>,
+    stage_category: Option<i64>,
+    is_func: Option<i64>,
+    selection: IdTable<bool>,
+}
+
+impl Stats {
+    fn new(plane: &Plane) -> Self {
+        const NAMES: [&str; 5] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
+        let [is_eager, tf_op, stage_id, stage_category, is_func] = NAMES.map(|n| plane.stat_id(n));
+        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category, is_func].into_iter().flatten().map(|id| (id, true)));
+        Stats { is_eager, tf_op, stage_id, stage_category, is_func, selection }
+    }
+}
+
+/// The value of the event's first stat of metadata id `id` (XProf's `GetStat` takes the first); a stat
+/// without a value reads as an empty string.
+fn first_stat<'a>(plane: &'a Plane, stats: &[RawStat<'a>], id: Option<i64>) -> Result<Option<StatValue<'a>>, DecodeError> {
+    let Some(id) = id else { return Ok(None) };
+    match stats.iter().find(|s| s.metadata_id == id) {
+        Some(s) => Ok(Some(plane.raw_stat_value(s)?.unwrap_or(StatValue::Str(Cow::Borrowed(""))))),
+        None => Ok(None),
+    }
+}
+
+/// A stat's `int64_value`, 0 for any other kind (XProf's `IntValue`).
+fn int_value(v: &StatValue) -> i64 {
+    match v {
+        StatValue::Int(i) => *i,
+        _ => 0,
+    }
+}
+
+/// A string stat's text, "" for any other kind (XProf's `StrOrRefValue`).
+fn text_value(v: StatValue<'_>) -> Cow<'_, str> {
+    match v {
+        StatValue::Str(s) => s,
+        _ => Cow::Borrowed(""),
+    }
+}
+
+/// Step 1 of the module doc: the op of each metadata id (or stage id).
+fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<FastMap<i64, HostOp<'a>>, DecodeError> {
+    let mut ops: FastMap<i64, HostOp<'a>> = FastMap::default();
+    let known = |name: &'a str| match HostOp::parse(Cow::Borrowed(name), 0) {
+        (TfOpCategory::Unknown, _) => None,
+        (_, op) => Some(op),
+    };
+    if stats.stage_id.is_none() {
+        // Without stage ids an entry depends on the event's name alone: read it off the metadata.
+        for (&id, m) in &plane.meta.event_metadata {
+            if let Some(op) = (!m.name.is_empty()).then(|| known(&m.name)).flatten() {
+                ops.insert(id, op);
+            }
+        }
+        return Ok(ops);
+    }
+    for line in &plane.lines {
+        space.for_each_raw_event(
+            line,
+            &stats.selection,
+            |_| true,
+            |_, e| {
+                let name = plane.event_name(e.header.metadata_id);
+                if name.is_empty() {
+                    return Ok(());
+                }
+                if let Some(stage) = first_stat(plane, e.stats, stats.stage_id)? {
+                    if let Some(category) = first_stat(plane, e.stats, stats.stage_category)? {
+                        let stage_id = int_value(&stage);
+                        let category = text_value(category);
+                        let op = if category.is_empty() {
+                            HostOp::parse(Cow::Borrowed(name), stage_id).1
+                        } else {
+                            HostOp { name: Cow::Borrowed(name), type_: category, id: stage_id }
+                        };
+                        ops.entry(stage_id).or_insert(op);
+                    }
+                    return Ok(());
+                }
+                if let Some(op) = known(name) {
+                    ops.entry(e.header.metadata_id).or_insert(op);
+                }
+                Ok(())
+            },
+        )?;
+    }
+    Ok(ops)
+}
+
+/// The events eager marking looks at ([`collect_activities`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum EventKind {
+    #[default]
+    Other,
+    /// A TensorFlow op (XProf's `TfOpRun` event type: a name that parses as a TensorFlow op).
+    TfOpRun,
+    EagerKernelExecute,
+}
+
+/// Each event metadata id's [`EventKind`], and whether XProf's grouping (which marks eager ops) runs.
+struct EventKinds {
+    kinds: IdTable<EventKind>,
+    grouped: bool,
+}
+
+impl EventKinds {
+    fn new(space: &XSpace, plane: &Plane) -> Self {
+        let kinds = IdTable::new(plane.meta.event_metadata.iter().filter_map(|(&id, m)| {
+            let kind = if m.name == "EagerExecute" {
+                EventKind::EagerKernelExecute
+            } else if parse_tf_op_fullname(&m.name).category == TfOpCategory::TensorFlow {
+                EventKind::TfOpRun
+            } else {
+                return None;
+            };
+            Some((id, kind))
+        }));
+        EventKinds { kinds, grouped: is_grouped(space) }
+    }
+
+    fn get(&self, metadata_id: i64) -> EventKind {
+        self.kinds.get(metadata_id)
+    }
+}
+
+/// One end of an op occurrence on a thread; `pair` (numbered from 0 per thread, in event order) pairs
+/// a begin with its end and indexes the occurrence's [`Occurrence`].
+#[derive(Debug, Clone, Copy)]
+struct Activity {
+    time_ps: u64,
+    pair: u32,
+    begin: bool,
+}
+
+/// What one begin/end pair enters.
+#[derive(Debug, Clone)]
+struct Occurrence<'a> {
+    op: HostOp<'a>,
+    is_eager: bool,
+    /// The pair comes from an allocator event's `tf_op` stat.
+    from_memory_event: bool,
+}
+
+/// One thread's activities and the occurrences they pair up.
+#[derive(Default)]
+struct Thread<'a> {
+    activities: Vec<Activity>,
+    occurrences: Vec<Occurrence<'a>>,
+}
+
+/// What the per-thread pass reads of the whole plane.
+struct PlaneInfo<'a> {
+    space: &'a XSpace,
+    plane: &'a Plane,
+    stats: Stats,
+    ops: FastMap<i64, HostOp<'a>>,
+    /// Event metadata ids of allocator events.
+    memory_ids: Vec<i64>,
+    kinds: EventKinds,
+}
+
+/// Step 2 of the module doc, for one line.
+fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a>) -> Result<(), DecodeError> {
+    let (plane, stats) = (p.plane, &p.stats);
+    let line_start_ps = line.header.timestamp_ns.wrapping_mul(1000);
+    thread.activities.reserve(line.event_count * 2);
+    // The events enclosing the current one: (begin, end, for an `EagerExecute`: whether it runs
+    // an op eagerly).
+    let mut enclosing: Vec<(u64, u64, Option<bool>)> = Vec::new();
+    p.space.for_each_raw_event(
+        line,
+        &stats.selection,
+        |_| true,
+        |_, e| {
+            let begin_ps = line_start_ps.wrapping_add(e.header.offset_ps) as u64;
+            let end_ps = begin_ps.wrapping_add(e.header.duration_ps as u64);
+            let mut marked_eager = None;
+            if p.kinds.grouped {
+                let kind = p.kinds.get(e.header.metadata_id);
+                while enclosing.last().is_some_and(|&(b, end, _)| !(b <= begin_ps && end_ps <= end)) {
+                    enclosing.pop();
+                }
+                if kind == EventKind::TfOpRun {
+                    marked_eager = Some(enclosing.iter().rev().find_map(|&(_, _, eager)| eager).unwrap_or(false));
+                }
+                let eager_execute = match kind {
+                    EventKind::EagerKernelExecute => Some(first_stat(plane, e.stats, stats.is_func)?.is_some_and(|v| int_value(&v) == 0)),
+                    _ => None,
+                };
+                enclosing.push((begin_ps, end_ps, eager_execute));
+            }
+            let mut push = |occurrence: Occurrence<'a>| {
+                let pair = thread.occurrences.len() as u32;
+                thread.occurrences.push(occurrence);
+                thread.activities.push(Activity { time_ps: begin_ps, pair, begin: true });
+                thread.activities.push(Activity { time_ps: end_ps, pair, begin: false });
+            };
+            let key = match first_stat(plane, e.stats, stats.stage_id)? {
+                Some(stage) => int_value(&stage),
+                None => e.header.metadata_id,
+            };
+            if let Some(op) = p.ops.get(&key) {
+                let is_eager = match marked_eager {
+                    Some(eager) => eager,
+                    None => first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0),
+                };
+                push(Occurrence { op: op.clone(), is_eager, from_memory_event: false });
+            }
+            if let Some(v) = first_stat(plane, e.stats, stats.tf_op)? {
+                let fullname = text_value(v);
+                if !fullname.is_empty() {
+                    let op = HostOp::parse(fullname, 0).1;
+                    push(Occurrence { op, is_eager: false, from_memory_event: p.memory_ids.contains(&e.header.metadata_id) });
+                }
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row. Sorts the activities.
+fn replay(thread: &mut Thread) -> OpMetricsDb {
+    let mut db = OpMetricsDbBuilder::new();
+    let activities = &mut thread.activities;
+    activities.sort_by_key(|a| a.time_ps);
+    // (pair, begin time, children's time)
+    let mut stack: Vec<(u32, u64, u64)> = Vec::new();
+    // The last InfeedEnqueue's (begin, duration).
+    let mut last_infeed: Option<(u64, u64)> = None;
+    for a in activities.iter() {
+        if a.begin {
+            stack.push((a.pair, a.time_ps, 0));
+            continue;
+        }
+        let Some((_, begin_ps, children_ps)) = pop_until(&mut stack, a.pair) else { continue };
+        let occurrence = &thread.occurrences[a.pair as usize];
+        let op = &occurrence.op;
+        let time_ps = a.time_ps.saturating_sub(begin_ps);
+        let self_ps = time_ps.wrapping_sub(children_ps);
+        let row = db.row(op.id as u64, &op.name);
+        if row.category.is_empty() {
+            row.category = op.type_.to_string();
+        }
+        row.num_cores = 1;
+        row.is_eager |= occurrence.is_eager;
+        row.occurrences += 1;
+        row.memory_event_occurrences += u64::from(occurrence.from_memory_event);
+        row.time_ps = row.time_ps.wrapping_add(time_ps);
+        row.self_time_ps = row.self_time_ps.wrapping_add(self_ps);
+        let d = db.db_mut();
+        d.total_op_time_ps = d.total_op_time_ps.wrapping_add(self_ps);
+        if let Some(parent) = stack.last_mut() {
+            parent.2 = parent.2.wrapping_add(time_ps);
+        }
+        if is_infeed_enqueue(&op.type_) {
+            // XProf counts a previous enqueue only if it had a duration (an empty span reads as none).
+            if let Some((last_begin, last_ps)) = last_infeed.filter(|&(_, ps)| ps != 0) {
+                d.total_host_infeed_enq_duration_ps = d.total_host_infeed_enq_duration_ps.wrapping_add(last_ps);
+                d.total_host_infeed_enq_start_timestamp_ps_diff =
+                    d.total_host_infeed_enq_start_timestamp_ps_diff.wrapping_add(begin_ps.wrapping_sub(last_begin));
+            }
+            last_infeed = Some((begin_ps, time_ps));
+        }
+    }
+    let mut db = db.finish();
+    if let (Some(first), Some(last)) = (activities.first(), activities.last()) {
+        db.set_total_time_ps(last.time_ps.wrapping_sub(first.time_ps));
+    }
+    db.add_idle_op();
+    db
+}
+
+/// Pops the stack down to and including the entry of `pair`; `None` (stack emptied) if absent.
+fn pop_until(stack: &mut Vec<(u32, u64, u64)>, pair: u32) -> Option<(u32, u64, u64)> {
+    while let Some(top) = stack.pop() {
+        if top.0 == pair {
+            return Some(top);
+        }
+    }
+    None
+}
+
+/// XProf's `IsInfeedEnqueueOp` on an op type.
+fn is_infeed_enqueue(type_: &str) -> bool {
+    type_ == "InfeedEnqueue" || type_ == "InfeedEnqueueTuple"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::xplane as pb;
+    use pb::x_stat::Value as V;
+    use prost::Message;
+
+    /// An event: name, offset and duration (ps), stats by name.
+    type Ev = (&'static str, i64, i64, Vec<(&'static str, V)>);
+
+    fn len_field(field: u64, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        prost::encoding::encode_key(field as u32, prost::encoding::WireType::LengthDelimited, &mut out);
+        prost::encoding::encode_varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A host plane with `lines` (line id, events), metadata ids given in order of first use.
+    fn space(lines: Vec<(i64, Vec<Ev>)>) -> XSpace {
+        let mut events: Vec<&str> = Vec::new();
+        let mut stats: Vec<&str> = Vec::new();
+        let id = |names: &mut Vec<&'static str>, n: &'static str| match names.iter().position(|&x| x == n) {
+            Some(i) => i as i64 + 1,
+            None => {
+                names.push(n);
+                names.len() as i64
+            }
+        };
+        let mut line_bytes = Vec::new();
+        for (line_id, evs) in lines {
+            let encoded: Vec<pb::XEvent> = evs
+                .into_iter()
+                .map(|(name, offset_ps, duration_ps, st)| pb::XEvent {
+                    metadata_id: id(&mut events, name),
+                    data: Some(pb::x_event::Data::OffsetPs(offset_ps)),
+                    duration_ps,
+                    stats: st.into_iter().map(|(s, value)| pb::XStat { metadata_id: id(&mut stats, s), value: Some(value) }).collect(),
+                })
+                .collect();
+            let mut line = pb::XLine { id: line_id, name: format!("thread {line_id}"), ..Default::default() }.encode_to_vec();
+            line.extend(pb::XLineEvents { events: encoded }.encode_to_vec());
+            line_bytes.push(line);
+        }
+        let meta = |names: &[&str]| names.iter().enumerate().map(|(i, n)| (i as i64 + 1, n.to_string())).collect::<Vec<_>>();
+        let plane = pb::XPlane {
+            id: 1,
+            name: HOST_PLANE.into(),
+            event_metadata: meta(&events)
+                .into_iter()
+                .map(|(id, name)| (id, pb::XEventMetadata { id, name, ..Default::default() }))
+                .collect(),
+            stat_metadata: meta(&stats).into_iter().map(|(id, name)| (id, pb::XStatMetadata { id, name, ..Default::default() })).collect(),
+            ..Default::default()
+        };
+        let mut plane_bytes = plane.encode_to_vec();
+        for l in &line_bytes {
+            plane_bytes.extend(len_field(3, l));
+        }
+        XSpace::index(len_field(1, &plane_bytes), &mut |_, _| {}).expect("indexes")
+    }
+
+    /// (name, category, occurrences, time, self time) of each row, IDLE last.
+    fn rows(db: &OpMetricsDb) -> Vec<(&str, &str, u64, u64, u64)> {
+        db.metrics.iter().map(|m| (m.name.as_str(), m.category.as_str(), m.occurrences, m.time_ps, m.self_time_ps)).collect()
+    }
+
+    #[test]
+    fn nested_ops_split_self_time_and_idle_fills_the_span() {
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                ("a/Outer:Outer", 0, 100, vec![]),
+                ("a/Inner:Inner", 10, 30, vec![]),
+                ("user TraceMe", 200, 50, vec![]),
+                ("b/Last:Last", 300, 10, vec![]),
+            ],
+        )]))
+        .unwrap();
+        assert_eq!(
+            rows(&db),
+            vec![
+                ("a/Inner", "Inner", 1, 30, 30),
+                ("a/Outer", "Outer", 1, 100, 70),
+                ("b/Last", "Last", 1, 10, 10),
+                ("IDLE", "IDLE", 0, 200, 200)
+            ]
+        );
+        // The span is first to last activity: 0..310; op time 110.
+        assert_eq!((db.total_time_ps, db.total_op_time_ps), (310, 110));
+    }
+
+    #[test]
+    fn a_child_ending_with_its_parent_is_lost() {
+        // The child's end sorts after the parent's (stable sort, the parent came first): the parent's
+        // end pops the child unmatched, and its own end then finds nothing.
+        let db =
+            host_op_metrics_db(&space(vec![(1, vec![("p/Parent:Parent", 0, 100, vec![]), ("p/Child:Child", 50, 50, vec![])])])).unwrap();
+        assert_eq!(rows(&db), vec![("p/Parent", "Parent", 1, 100, 100), ("IDLE", "IDLE", 0, 0, 0)]);
+        // Overlapping ops: the first one's end pops the second, which is lost too.
+        let db = host_op_metrics_db(&space(vec![(1, vec![("x/A:A", 0, 10, vec![]), ("x/B:B", 5, 10, vec![])])])).unwrap();
+        assert_eq!(rows(&db), vec![("x/A", "A", 1, 10, 10), ("IDLE", "IDLE", 0, 5, 5)]);
+    }
+
+    #[test]
+    fn tf_op_stats_count_as_occurrences_memory_events_included() {
+        let tf_op = |s: &str| vec![("tf_op", V::StrValue(s.into()))];
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                // The allocator event comes first at the op's start: its empty type does not stick.
+                ("MemoryAllocation", 0, 0, tf_op("sgd/Mul_12")),
+                ("sgd/Mul_12:Mul", 0, 40, vec![]),
+                ("MemoryDeallocation", 40, 0, tf_op("sgd/Mul_12")),
+                // An executor event naming its op runs the op a second time.
+                ("ExecutorState::Process", 50, 20, tf_op("m/Add:Add")),
+            ],
+        )]))
+        .unwrap();
+        let mul = &db.metrics[0];
+        assert_eq!((mul.name.as_str(), mul.category.as_str(), mul.occurrences, mul.true_occurrences()), ("sgd/Mul_12", "Mul", 3, 1));
+        let add = db.metrics.iter().find(|m| m.name == "m/Add").unwrap();
+        assert_eq!((add.occurrences, add.true_occurrences(), add.time_ps), (1, 1, 20));
+    }
+
+    #[test]
+    fn every_thread_adds_an_idle_row_and_derived_lines_are_skipped() {
+        let derived = i64::from(DERIVED_LINE_MIN) & 0xffff_ffff | (7 << 32);
+        let db = host_op_metrics_db(&space(vec![
+            (1, vec![("a/A:A", 0, 10, vec![]), ("a/A:A", 30, 10, vec![])]),
+            (2, vec![]),
+            (derived, vec![("a/A:A", 0, 1000, vec![])]),
+        ]))
+        .unwrap();
+        assert_eq!(rows(&db), vec![("a/A", "A", 2, 20, 20), ("IDLE", "IDLE", 0, 20, 20)]);
+    }
+
+    #[test]
+    fn eager_ops_are_those_run_under_an_eager_execute() {
+        let eager = |is_func: i64| vec![("is_func", V::Int64Value(is_func))];
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                ("EagerExecute", 0, 100, eager(0)),
+                ("KernelAndDeviceFunc::Run", 1, 98, vec![]),
+                ("e/Eager:BatchDatasetV2", 10, 10, vec![]),
+                ("EagerExecute", 200, 100, eager(1)),
+                ("f/Func:MatMul", 210, 10, vec![("is_eager", V::Int64Value(1))]),
+                // Not a TensorFlow op: its own stat decides.
+                ("jit(f)/dot:", 400, 10, vec![("is_eager", V::Int64Value(1))]),
+            ],
+        )]))
+        .unwrap();
+        let eager_of = |name: &str| db.metrics.iter().find(|m| m.name == name).unwrap().is_eager;
+        assert!(eager_of("e/Eager"));
+        assert!(!eager_of("f/Func"), "a compiled function's op is not eager, whatever its stat says");
+        assert!(eager_of("jit(f)/dot"));
+    }
+}
