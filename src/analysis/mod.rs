@@ -4,4 +4,7 @@ pub mod device_memory;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod preprocess;
 pub mod step_groups;
+#[cfg(test)]
+pub(crate) mod test_xspace;
