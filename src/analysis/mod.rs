@@ -8,3 +8,4 @@ pub mod preprocess;
 pub mod step_groups;
 #[cfg(test)]
 pub(crate) mod test_xspace;
+pub mod trace_viewer;
