@@ -12,6 +12,7 @@ pub mod read_input;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retain_memory;
 pub mod slim;
+pub mod trace_viewer;
 pub mod warmup;
 
 use crate::decode::{self, DecodedFile, Progress};
@@ -42,6 +43,8 @@ pub struct Session {
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
     viewers: memory_viewer::ViewerCache,
+    /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
+    trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
 }
 
 impl Session {
@@ -81,6 +84,7 @@ impl Session {
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
         self.viewers.forget_file(id);
+        self.trace_stores.remove(&id);
         before != self.files.len()
     }
 

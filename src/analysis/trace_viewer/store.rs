@@ -288,3 +288,67 @@ fn nesting_depths(start_ps: &[i64], duration_ps: &[i64], events: Range<u32>) -> 
         })
         .collect()
 }
+
+/// What the page needs before drawing: processes and threads in XProf's order, the names table the
+/// spans refer to, and the time span.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TraceOutline {
+    pub processes: Vec<OutlineProcess>,
+    pub names: Vec<String>,
+    /// Earliest start and latest end over all events (0, 0 without events).
+    pub start_ps: i64,
+    pub end_ps: i64,
+    pub event_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OutlineProcess {
+    pub pid: u32,
+    pub name: String,
+    pub threads: Vec<OutlineThread>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OutlineThread {
+    /// Index into [`TraceStore::threads`]: what queries name it by.
+    pub index: u32,
+    pub tid: u32,
+    pub name: String,
+    pub event_count: u32,
+    pub depth_count: u16,
+}
+
+impl TraceStore {
+    /// The store's outline ([`TraceOutline`]).
+    pub fn outline(&self) -> TraceOutline {
+        let ends = self.start_ps.iter().zip(&self.duration_ps).map(|(&s, &d)| s.saturating_add(d.max(0)));
+        TraceOutline {
+            processes: self
+                .processes
+                .iter()
+                .map(|p| OutlineProcess {
+                    pid: p.pid,
+                    name: p.name.clone(),
+                    threads: p
+                        .threads
+                        .clone()
+                        .map(|i| {
+                            let t = &self.threads[i];
+                            OutlineThread {
+                                index: i as u32,
+                                tid: t.tid,
+                                name: t.name.clone(),
+                                event_count: t.events.len() as u32,
+                                depth_count: t.depth_count,
+                            }
+                        })
+                        .collect(),
+                })
+                .collect(),
+            names: self.names.clone(),
+            start_ps: self.start_ps.iter().copied().min().unwrap_or(0),
+            end_ps: ends.max().unwrap_or(0),
+            event_count: self.event_count() as u64,
+        }
+    }
+}
