@@ -4,7 +4,7 @@ mod common;
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use tidemark::analysis::trace_viewer::export;
+use tidemark::analysis::trace_viewer::{details, export};
 use tidemark::decode::{DecodedFile, Profile};
 
 const DEVICE_TRACES: [&str; 5] = [
@@ -155,5 +155,160 @@ fn trace_viewer_json_equals_xprof_on_device_traces() {
             ours_m.difference(&xprof_m).collect::<Vec<_>>(),
             xprof_m.difference(&ours_m).collect::<Vec<_>>()
         );
+    }
+}
+
+/// The CPU fixtures (no XProf trace_viewer oracle: checked by the same rules as the device ones).
+const CPU_TRACES: [&str; 6] = [
+    "jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz",
+    "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz",
+    "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz",
+    "tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz",
+    "tf/d1_tf_keras_stats/d1_tf_keras_stats.xplane.pb.gz",
+    "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz",
+];
+
+/// Every trace we have, device ones read in place: (name, bytes).
+fn all_traces() -> Vec<(String, Vec<u8>)> {
+    let device = DEVICE_TRACES
+        .iter()
+        .filter_map(|n| common::device_fixture(&format!("{n}.xplane.pb")).map(|p| (n.to_string(), std::fs::read(p).unwrap())));
+    device.chain(CPU_TRACES.iter().map(|n| (n.to_string(), common::bytes(n)))).collect()
+}
+
+/// The store holds exactly the events the JSON export writes: per thread the same (name, start,
+/// duration) multiset, in start order, and the outline names XProf's processes and threads.
+#[test]
+fn the_store_holds_the_exported_events() {
+    for (name, bytes) in all_traces() {
+        let mut session = tidemark::engine::Session::new();
+        let id = session.open(&name, bytes, &mut |_, _| {}).unwrap().id;
+        let mut json = Vec::new();
+        let written = session.trace_export_json(id, None, &mut json).unwrap();
+        let json: Value = serde_json::from_slice(&json).unwrap();
+        let store = session.trace_store(id).unwrap();
+        assert_eq!(store.event_count(), written, "{name}");
+        let mut exported: BTreeMap<(u64, u64), Vec<(String, i64, i64)>> = BTreeMap::new();
+        for e in json["traceEvents"].as_array().unwrap().iter().filter(|e| e.get("ph").is_some_and(|p| p != "M")) {
+            let ps = |v: &Value| v.as_f64().map_or(0, |us| (us * 1e6).round() as i64);
+            let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
+            exported.entry(key).or_default().push((e["name"].as_str().unwrap().to_string(), ps(&e["ts"]), ps(&e["dur"])));
+        }
+        for t in &store.threads {
+            let mut ours: Vec<(String, i64, i64)> = t
+                .events
+                .clone()
+                .map(|e| (store.name_of(e).to_string(), store.start_ps()[e as usize], store.duration_ps(e as usize)))
+                .collect();
+            assert!(ours.windows(2).all(|w| w[0].1 <= w[1].1), "{name} {}: sorted by start", t.name);
+            // Microseconds as doubles read back to the picosecond for these traces' magnitudes.
+            let mut theirs = exported.remove(&(u64::from(t.pid), u64::from(t.tid))).unwrap_or_default();
+            ours.sort();
+            theirs.sort();
+            assert_eq!(ours, theirs, "{name} pid {} tid {}", t.pid, t.tid);
+        }
+        assert!(exported.is_empty(), "{name}: exported threads the store lacks: {:?}", exported.keys().collect::<Vec<_>>());
+        let outline = session.trace_outline(id).unwrap();
+        assert_eq!(outline.event_count as usize, written);
+        assert_eq!(outline.processes.iter().map(|p| p.threads.len()).sum::<usize>(), session.trace_store(id).unwrap().threads.len());
+    }
+}
+
+/// An event's details carry every argument XProf shows for it: on the AMD trace a kernel launch's
+/// `hlo_op`, `hlo_module`, `tf_op`, `correlation_id`; on the TPU an XLA op's `long_name`; the flow
+/// of a `ThreadpoolListener::Record`, unpacked.
+#[test]
+fn event_details_have_xprofs_arguments() {
+    let Some(attention) = common::device_fixture("jax_mi300x_attention/mi300x_attention.xplane.pb") else { return };
+    let oracle = common::json_at(&common::device_fixture("jax_mi300x_attention/mi300x_attention.trace_viewer.json.gz").unwrap());
+    let mut session = tidemark::engine::Session::new();
+    let id = session.open("attention", std::fs::read(attention).unwrap(), &mut |_, _| {}).unwrap().id;
+    let launch = session.trace_search(id, "hipExtModuleLaunchKernel").unwrap();
+    let in_oracle = oracle["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "hipExtModuleLaunchKernel").count();
+    assert_eq!(launch.count, in_oracle);
+    let d = session.trace_event_details(id, launch.event[0]).unwrap().unwrap();
+    let expected = oracle["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "hipExtModuleLaunchKernel")
+        .min_by(|a, b| a["ts"].as_f64().partial_cmp(&b["ts"].as_f64()).unwrap())
+        .unwrap();
+    let ours: BTreeMap<&str, &str> = d.args.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    for (k, v) in expected["args"].as_object().unwrap() {
+        if !ADDED_BY_PREPROCESSING.contains(&k.as_str()) {
+            assert_eq!(ours.get(k.as_str()).copied(), v.as_str(), "{k}");
+        }
+    }
+    assert!(ours.contains_key("hlo_op") && ours.contains_key("tf_op"));
+    assert_eq!((d.name.as_str(), d.pid, d.self_time_ps), ("hipExtModuleLaunchKernel", 701, d.duration_ps));
+
+    // The file has no `flow` stats (XProf makes its flows from the producer/consumer contexts): a
+    // region's start carries its consumer context, and the region XProf adds the same one.
+    let start = session.trace_search(id, "ThreadpoolListener::StartRegion").unwrap();
+    let d = session.trace_event_details(id, start.event[0]).unwrap().unwrap();
+    assert_eq!(d.flow, None);
+    let consumer = *d.contexts.iter().find(|c| !c.producer).expect("a consumer context");
+    // A region XProf adds has no arguments of its own.
+    let region = session.trace_search(id, "ThreadpoolListener::Region").unwrap();
+    assert_eq!(region.count, 21);
+    let d = session.trace_event_details(id, region.event[0]).unwrap().unwrap();
+    assert!(d.args.is_empty());
+    assert_eq!(d.contexts, vec![details::ContextLink { producer: false, context_type: 15, id: consumer.id }]);
+    assert_eq!(session.trace_event_details(id, u32::MAX).unwrap(), None);
+
+    let Some(tpu) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
+    let id = session.open("tpu", std::fs::read(tpu).unwrap(), &mut |_, _| {}).unwrap().id;
+    let ops = session.trace_outline(id).unwrap().processes[0].threads.iter().find(|t| t.name == "XLA Ops").unwrap().index;
+    let store = session.trace_store(id).unwrap();
+    let first = store.threads[ops as usize].events.start;
+    let d = session.trace_event_details(id, first).unwrap().unwrap();
+    assert!(d.args.iter().any(|(k, v)| k == "long_name" && v.starts_with('%')), "{:?}", d.args);
+}
+
+/// Search counts every event whose name contains the text, ignoring case; a range summary over the
+/// whole trace counts every event, and self time never exceeds total time.
+#[test]
+fn search_and_range_summary_count_every_event() {
+    let mut session = tidemark::engine::Session::new();
+    let id = session.open("d2", common::bytes("tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz"), &mut |_, _| {}).unwrap().id;
+    let outline = session.trace_outline(id).unwrap();
+    let store = session.trace_store(id).unwrap();
+    let expected = (0..store.event_count() as u32).filter(|&e| store.name_of(e).to_lowercase().contains("executor")).count();
+    let top_level: i64 = (0..store.event_count()).filter(|&e| store.depth()[e] == 0).map(|e| store.duration_ps(e).max(0)).sum();
+    assert!(expected > 0);
+    let found = session.trace_search(id, "EXECUTOR").unwrap();
+    assert_eq!(found.count, expected);
+    assert!(found.start_ps.windows(2).all(|w| w[0] <= w[1]));
+    let rows = session.trace_range_summary(id, outline.start_ps, outline.end_ps + 1, None).unwrap();
+    assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), outline.event_count);
+    assert!(rows.iter().all(|r| 0 <= r.self_ps && r.self_ps <= r.total_ps), "self ≤ total");
+    assert!(rows.windows(2).all(|w| w[0].total_ps >= w[1].total_ps));
+    // Self times add up to the time covered by the top-level events, nested levels not counted twice.
+    let total_self: i64 = rows.iter().map(|r| r.self_ps).sum();
+    assert!(total_self <= top_level, "{total_self} > {top_level}");
+}
+
+/// The event store stays within 1.5× the (uncompressed) file's size; measured on the largest fixture
+/// and on the benchmark trace when it is there.
+#[test]
+fn the_store_fits_the_memory_budget() {
+    let mut traces = vec![("a2_mlp_train".to_string(), common::bytes("jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz"))];
+    let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/traces/d2_tf_cnn_250.xplane.pb.gz");
+    if let Ok(b) = std::fs::read(&bench) {
+        traces.push(("d2_tf_cnn_250".into(), b));
+    }
+    for (name, bytes) in traces {
+        let file = tidemark::decode::decode(&name, bytes, &mut |_, _| {}).unwrap();
+        let space = space(&file);
+        let store = tidemark::analysis::trace_viewer::TraceStore::build(space).unwrap();
+        let (store_bytes, file_bytes) = (store.heap_bytes(), space.bytes().len());
+        println!(
+            "{name}: {} events, store {store_bytes} B = {:.2}× the file's {file_bytes} B ({:.1} B/event)",
+            store.event_count(),
+            store_bytes as f64 / file_bytes as f64,
+            store_bytes as f64 / store.event_count() as f64
+        );
+        assert!(store_bytes as f64 <= 1.5 * file_bytes as f64, "{name}");
     }
 }

@@ -112,13 +112,13 @@ fn thread_spans(
     to: i64,
     ps_per_px: i64,
 ) -> ThreadSpans {
-    let (starts, durations, names, depths) = (store.start_ps(), store.duration_ps(), store.name_ids(), store.depth());
+    let (starts, names, depths) = (store.start_ps(), store.name_ids(), store.depth());
     let mut out = ThreadSpans { thread, ..Default::default() };
     // The run being merged at each depth.
     let mut pending: Vec<Option<Span>> = Vec::new();
     for e in first_candidate(store, events.clone(), max_duration_ps, from)..events.end {
         let i = e as usize;
-        let (start, duration) = (starts[i], durations[i].max(0));
+        let (start, duration) = (starts[i], store.duration_ps(i).max(0));
         if start > to {
             break;
         }

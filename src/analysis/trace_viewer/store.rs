@@ -1,12 +1,12 @@
 //! The trace viewer's event store: every shown event of a trace in columns, built once per file.
 //!
-//! Per event: start and duration (ps), name (an id into the interned names), nesting depth on its
-//! thread, and where it lies in the file (its line and its position there), so that its stats are read
-//! from the file's bytes when asked for ([`super::details`]) instead of being copied: 30 bytes an event
-//! against the 35–50 an event takes in the file. Events are grouped by thread (processes and threads
-//! in XProf's order, [`super::layout`]) and sorted on each thread by start, longer first on ties (XProf's
-//! track order). The thread-pool regions XProf adds ([`crate::analysis::preprocess::threadpool`]) are
-//! events of their lines here too.
+//! Per event: start (ps), duration (ps; 4 bytes, the few events longer than 2^32 − 1 ps ≈ 4.3 ms kept
+//! aside), name (an id into the interned names), nesting depth on its thread, and its place in its
+//! thread's lines in file order, so that its stats are read from the file's bytes when asked for
+//! ([`super::details`]) instead of being copied: 22 bytes an event, where the file takes 17–50. Events
+//! are grouped by thread (processes and threads in XProf's order, [`super::layout`]) and sorted on each
+//! thread by start, longer first on ties (XProf's track order). The thread-pool regions XProf adds
+//! ([`crate::analysis::preprocess::threadpool`]) are events of their lines here too.
 
 use super::event_text::PlaneText;
 use super::layout::{self, Process};
@@ -16,8 +16,8 @@ use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
 use std::ops::Range;
 
-/// Marks [`TraceStore::source`]'s position of an added region: the low bits index the line's regions.
-const ADDED: u32 = 1 << 31;
+/// A duration too long (or negative) for the 4-byte column: look it up in [`TraceStore::long_durations`].
+const LONG: u32 = u32::MAX;
 
 /// Where an event's data lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +26,18 @@ pub enum Source {
     File { plane: usize, line: usize, index: u32 },
     /// A region XProf adds to that line.
     Region(Region),
+}
+
+/// One line of a thread: its events then its added regions take consecutive places (from `first`) in
+/// the thread's file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Segment {
+    plane: u32,
+    line: u32,
+    first: u32,
+    events: u32,
+    /// Index into [`TraceStore::regions`].
+    regions: u32,
 }
 
 /// One thread of the store: its place in the layout and its events' range in the columns.
@@ -40,6 +52,7 @@ pub struct StoreThread {
     pub max_duration_ps: i64,
     /// Deepest nesting level + 1 (0 for a thread without events).
     pub depth_count: u16,
+    segments: Vec<Segment>,
 }
 
 /// One process of the store.
@@ -47,7 +60,7 @@ pub struct StoreThread {
 pub struct StoreProcess {
     pub pid: u32,
     pub name: String,
-    /// Index of its first thread in [`TraceStore::threads`]; its threads are contiguous.
+    /// Its threads in [`TraceStore::threads`]; they are contiguous.
     pub threads: Range<usize>,
 }
 
@@ -58,17 +71,24 @@ pub struct TraceStore {
     pub threads: Vec<StoreThread>,
     names: Vec<String>,
     start_ps: Vec<i64>,
-    duration_ps: Vec<i64>,
+    /// [`LONG`] for a duration kept in `long_durations`.
+    duration_ps: Vec<u32>,
+    long_durations: FastMap<u32, i64>,
     name: Vec<u32>,
     depth: Vec<u16>,
-    /// Index into `lines`.
-    line: Vec<u32>,
-    /// Position among the line's events, or [`ADDED`] | index into the line's regions.
-    position: Vec<u32>,
-    /// (plane, line in plane) of each line with events.
-    lines: Vec<(u32, u32)>,
-    /// The regions added to each line of `lines`.
+    /// Place in the thread's file order ([`Segment`]).
+    place: Vec<u32>,
+    /// The regions added to each line with any.
     regions: Vec<Vec<Region>>,
+}
+
+/// The columns while they are being built: durations at full width until the events are sorted.
+#[derive(Default)]
+struct Building {
+    start_ps: Vec<i64>,
+    duration_ps: Vec<i64>,
+    name: Vec<u32>,
+    place: Vec<u32>,
 }
 
 impl TraceStore {
@@ -80,29 +100,46 @@ impl TraceStore {
             .iter()
             .flat_map(|p| p.threads.iter().flat_map(move |t| t.lines.iter().map(move |&l| space.planes[p.plane].lines[l].event_count)))
             .sum();
-        store.start_ps.reserve_exact(total);
-        store.duration_ps.reserve_exact(total);
-        store.name.reserve_exact(total);
-        store.line.reserve_exact(total);
-        store.position.reserve_exact(total);
+        let mut b = Building {
+            start_ps: Vec::with_capacity(total),
+            duration_ps: Vec::with_capacity(total),
+            name: Vec::with_capacity(total),
+            place: Vec::with_capacity(total),
+        };
         let mut interned: FastMap<String, u32> = FastMap::default();
         for process in &layout {
-            store.add_process(space, process, &mut interned)?;
+            store.add_process(space, process, &mut interned, &mut b)?;
         }
-        store.depth = store.threads.iter().flat_map(|t| nesting_depths(&store.start_ps, &store.duration_ps, t.events.clone())).collect();
-        for col in [&mut store.start_ps, &mut store.duration_ps] {
-            col.shrink_to_fit();
-        }
-        store.name.shrink_to_fit();
-        store.line.shrink_to_fit();
-        store.position.shrink_to_fit();
+        let Building { mut start_ps, duration_ps, mut name, mut place } = b;
+        store.depth = store.threads.iter().flat_map(|t| nesting_depths(&start_ps, &duration_ps, t.events.clone())).collect();
         for t in &mut store.threads {
             t.depth_count = store.depth[t.events.start as usize..t.events.end as usize].iter().max().map_or(0, |&d| d + 1);
         }
+        store.duration_ps = duration_ps
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| match u32::try_from(d).ok().filter(|&d| d != LONG) {
+                Some(d) => d,
+                None => {
+                    store.long_durations.insert(i as u32, d);
+                    LONG
+                }
+            })
+            .collect();
+        start_ps.shrink_to_fit();
+        name.shrink_to_fit();
+        place.shrink_to_fit();
+        (store.start_ps, store.name, store.place) = (start_ps, name, place);
         Ok(store)
     }
 
-    fn add_process(&mut self, space: &XSpace, process: &Process, interned: &mut FastMap<String, u32>) -> Result<(), DecodeError> {
+    fn add_process(
+        &mut self,
+        space: &XSpace,
+        process: &Process,
+        interned: &mut FastMap<String, u32>,
+        b: &mut Building,
+    ) -> Result<(), DecodeError> {
         let plane = &space.planes[process.plane];
         let text = PlaneText::new(plane);
         let mut finder = RegionFinder::new(plane);
@@ -110,13 +147,13 @@ impl TraceStore {
         if let Some(f) = &finder {
             select = IdTable::new(plane.meta.stat_metadata.keys().map(|&id| (id, select.get(id) || f.stats().get(id))));
         }
-        // The name of each metadata's events, interned once.
         let mut intern = |names: &mut Vec<String>, s: String| -> u32 {
             *interned.entry(s).or_insert_with_key(|k| {
                 names.push(k.clone());
                 names.len() as u32 - 1
             })
         };
+        // The name of each metadata's events, interned once (0: no metadata).
         let metadata_names = IdTable::new(
             plane.meta.event_metadata.keys().map(|&id| (id, intern(&mut self.names, text.metadata_name(id)) + 1)).collect::<Vec<_>>(),
         );
@@ -124,17 +161,17 @@ impl TraceStore {
         let empty_name = intern(&mut self.names, String::new());
         let first_thread = self.threads.len();
         for thread in &process.threads {
-            let begin = self.start_ps.len();
+            let begin = b.start_ps.len();
+            let mut segments = Vec::with_capacity(thread.lines.len());
             for &l in &thread.lines {
                 let line = &plane.lines[l];
-                let line_ref = self.lines.len() as u32;
-                self.lines.push((process.plane as u32, l as u32));
+                let first = (b.start_ps.len() - begin) as u32;
                 if let Some(f) = finder.as_mut() {
                     f.start_line(line);
                 }
                 let base_ps = line.header.timestamp_ns.saturating_mul(1000);
-                let (names, starts, durations, name_col, line_col, position) =
-                    (&mut self.names, &mut self.start_ps, &mut self.duration_ps, &mut self.name, &mut self.line, &mut self.position);
+                let names = &mut self.names;
+                let mut events = 0u32;
                 space.for_each_raw_event(
                     line,
                     &select,
@@ -152,28 +189,30 @@ impl TraceStore {
                                 n => n - 1,
                             }
                         };
-                        starts.push(base_ps.saturating_add(h.offset_ps));
-                        durations.push(h.duration_ps);
-                        name_col.push(name);
-                        line_col.push(line_ref);
-                        position.push(u32::try_from(index).ok().filter(|&i| i < ADDED).ok_or_else(too_many)?);
+                        b.start_ps.push(base_ps.saturating_add(h.offset_ps));
+                        b.duration_ps.push(h.duration_ps);
+                        b.name.push(name);
+                        b.place.push(first.checked_add(u32::try_from(index).map_err(|_| too_many())?).ok_or_else(too_many)?);
+                        events += 1;
                         Ok(())
                     },
                 )?;
+                // Places count every event of the line, shown or not (an internal one keeps its place).
+                let events = u32::try_from(line.event_count).map_err(|_| too_many())?.max(events);
                 let regions = finder.as_mut().map(|f| f.take()).unwrap_or_default();
                 for (k, r) in regions.iter().enumerate() {
-                    self.start_ps.push(r.start_ps);
-                    self.duration_ps.push(r.duration_ps);
-                    self.name.push(region_name);
-                    self.line.push(line_ref);
-                    self.position.push(ADDED | u32::try_from(k).ok().filter(|&k| k < ADDED).ok_or_else(too_many)?);
+                    b.start_ps.push(r.start_ps);
+                    b.duration_ps.push(r.duration_ps);
+                    b.name.push(region_name);
+                    b.place.push(first.checked_add(events).and_then(|p| p.checked_add(k as u32)).ok_or_else(too_many)?);
                 }
+                segments.push(Segment { plane: process.plane as u32, line: l as u32, first, events, regions: self.regions.len() as u32 });
                 self.regions.push(regions);
             }
-            let end = self.start_ps.len();
+            let end = b.start_ps.len();
             let events = u32::try_from(begin).map_err(|_| too_many())?..u32::try_from(end).map_err(|_| too_many())?;
-            self.sort_thread(begin..end);
-            let max_duration_ps = self.duration_ps[begin..end].iter().copied().max().unwrap_or(0).max(0);
+            b.sort_thread(begin..end);
+            let max_duration_ps = b.duration_ps[begin..end].iter().copied().max().unwrap_or(0).max(0);
             self.threads.push(StoreThread {
                 pid: process.pid,
                 tid: thread.tid,
@@ -181,29 +220,11 @@ impl TraceStore {
                 events,
                 max_duration_ps,
                 depth_count: 0,
+                segments,
             });
         }
         self.processes.push(StoreProcess { pid: process.pid, name: process.name.clone(), threads: first_thread..self.threads.len() });
         Ok(())
-    }
-
-    /// Sorts one thread's events by start, longer first on ties, file order after that.
-    fn sort_thread(&mut self, range: Range<usize>) {
-        let (s, d) = (&self.start_ps[range.clone()], &self.duration_ps[range.clone()]);
-        if s.windows(2).zip(d.windows(2)).all(|(s, d)| (s[0], -d[0]) <= (s[1], -d[1])) {
-            return;
-        }
-        let mut order: Vec<u32> = (0..range.len() as u32).collect();
-        order.sort_by_key(|&i| (s[i as usize], std::cmp::Reverse(d[i as usize])));
-        fn permute<T: Copy>(col: &mut [T], order: &[u32]) {
-            let sorted: Vec<T> = order.iter().map(|&i| col[i as usize]).collect();
-            col.copy_from_slice(&sorted);
-        }
-        permute(&mut self.start_ps[range.clone()], &order);
-        permute(&mut self.duration_ps[range.clone()], &order);
-        permute(&mut self.name[range.clone()], &order);
-        permute(&mut self.line[range.clone()], &order);
-        permute(&mut self.position[range], &order);
     }
 
     pub fn event_count(&self) -> usize {
@@ -222,8 +243,13 @@ impl TraceStore {
         &self.start_ps
     }
 
-    pub fn duration_ps(&self) -> &[i64] {
-        &self.duration_ps
+    /// The duration of event `event` (an index into the columns).
+    #[inline]
+    pub fn duration_ps(&self, event: usize) -> i64 {
+        match self.duration_ps[event] {
+            LONG => self.long_durations.get(&(event as u32)).copied().unwrap_or(i64::from(LONG)),
+            d => i64::from(d),
+        }
     }
 
     /// The interned name id of each event.
@@ -241,39 +267,62 @@ impl TraceStore {
         self.threads.get(i).filter(|t| t.events.contains(&event))
     }
 
-    /// Where an event's data lies.
-    pub fn source(&self, event: u32) -> Source {
-        let (plane, line) = self.lines[self.line[event as usize] as usize];
-        let position = self.position[event as usize];
-        if position & ADDED != 0 {
-            Source::Region(self.regions[self.line[event as usize] as usize][(position & !ADDED) as usize])
+    /// Where an event's data lies; `None` for an index out of range.
+    pub fn source(&self, event: u32) -> Option<Source> {
+        let thread = self.thread_of(event)?;
+        let place = self.place[event as usize];
+        let seg = thread.segments[thread.segments.partition_point(|s| s.first <= place).checked_sub(1)?];
+        let offset = place - seg.first;
+        Some(if offset < seg.events {
+            Source::File { plane: seg.plane as usize, line: seg.line as usize, index: offset }
         } else {
-            Source::File { plane: plane as usize, line: line as usize, index: position }
-        }
+            Source::Region(*self.regions[seg.regions as usize].get((offset - seg.events) as usize)?)
+        })
     }
 
     /// Bytes the store holds (columns, names, tables), for the memory budget.
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let columns = self.start_ps.capacity() * size_of::<i64>()
-            + self.duration_ps.capacity() * size_of::<i64>()
+            + self.duration_ps.capacity() * size_of::<u32>()
+            + self.long_durations.capacity() * (size_of::<(u32, i64)>() + 1)
             + self.name.capacity() * size_of::<u32>()
             + self.depth.capacity() * size_of::<u16>()
-            + self.line.capacity() * size_of::<u32>()
-            + self.position.capacity() * size_of::<u32>();
+            + self.place.capacity() * size_of::<u32>();
         let names: usize = self.names.iter().map(|n| n.capacity() + size_of::<String>()).sum();
-        let threads: usize = self.threads.iter().map(|t| t.name.capacity() + size_of::<StoreThread>()).sum();
+        let threads: usize =
+            self.threads.iter().map(|t| t.name.capacity() + t.segments.capacity() * size_of::<Segment>() + size_of::<StoreThread>()).sum();
         let regions: usize = self.regions.iter().map(|r| r.capacity() * size_of::<Region>() + size_of::<Vec<Region>>()).sum();
-        columns + names + threads + regions + self.lines.capacity() * size_of::<(u32, u32)>()
+        columns + names + threads + regions
+    }
+}
+
+impl Building {
+    /// Sorts one thread's events by start, longer first on ties, file order after that.
+    fn sort_thread(&mut self, range: Range<usize>) {
+        let (s, d) = (&self.start_ps[range.clone()], &self.duration_ps[range.clone()]);
+        if s.windows(2).zip(d.windows(2)).all(|(s, d)| (s[0], -d[0]) <= (s[1], -d[1])) {
+            return;
+        }
+        let mut order: Vec<u32> = (0..range.len() as u32).collect();
+        order.sort_by_key(|&i| (s[i as usize], std::cmp::Reverse(d[i as usize])));
+        fn permute<T: Copy>(col: &mut [T], order: &[u32]) {
+            let sorted: Vec<T> = order.iter().map(|&i| col[i as usize]).collect();
+            col.copy_from_slice(&sorted);
+        }
+        permute(&mut self.start_ps[range.clone()], &order);
+        permute(&mut self.duration_ps[range.clone()], &order);
+        permute(&mut self.name[range.clone()], &order);
+        permute(&mut self.place[range], &order);
     }
 }
 
 fn too_many() -> DecodeError {
-    DecodeError::Corrupt { format: crate::decode::Format::XSpace, detail: "more than 2^31 events on one line or in one trace".into() }
+    DecodeError::Corrupt { format: crate::decode::Format::XSpace, detail: "more than 2^32 events on one thread".into() }
 }
 
 /// The nesting depth of each event of a thread sorted by start (longer first on ties): the number of
-/// earlier events of the thread still running when it starts, among those that enclose each other.
+/// earlier events of the thread still running when it starts.
 fn nesting_depths(start_ps: &[i64], duration_ps: &[i64], events: Range<u32>) -> Vec<u16> {
     let mut open_ends: Vec<i64> = Vec::new();
     events
@@ -321,7 +370,7 @@ pub struct OutlineThread {
 impl TraceStore {
     /// The store's outline ([`TraceOutline`]).
     pub fn outline(&self) -> TraceOutline {
-        let ends = self.start_ps.iter().zip(&self.duration_ps).map(|(&s, &d)| s.saturating_add(d.max(0)));
+        let ends = self.start_ps.iter().enumerate().map(|(i, &s)| s.saturating_add(self.duration_ps(i).max(0)));
         TraceOutline {
             processes: self
                 .processes

@@ -9,8 +9,8 @@ use std::ops::Range;
 /// The time of the events nested directly in each event of `events` (a range of `thread`'s events):
 /// the part of each event one level deeper that lies inside it.
 pub fn child_time_ps(store: &TraceStore, thread: &StoreThread, events: Range<u32>) -> Vec<i64> {
-    let (starts, durations, depths) = (store.start_ps(), store.duration_ps(), store.depth());
-    let end_of = |e: usize| starts[e].saturating_add(durations[e].max(0));
+    let (starts, depths) = (store.start_ps(), store.depth());
+    let end_of = |e: usize| starts[e].saturating_add(store.duration_ps(e).max(0));
     let mut child = vec![0i64; events.len()];
     let Some(last_end) = events.clone().map(|e| end_of(e as usize)).max() else { return child };
     // The latest event at each depth among those seen: the parent of the next event one level deeper.
@@ -73,7 +73,7 @@ pub fn range_summary(store: &TraceStore, from_ps: i64, to_ps: i64, threads: Opti
         let child = child_time_ps(store, thread, first..last);
         for (e, child) in (first..last).zip(child) {
             let i = e as usize;
-            let duration = store.duration_ps()[i].max(0);
+            let duration = store.duration_ps(i).max(0);
             let slot = &mut by_name[store.name_ids()[i] as usize];
             *slot = (slot.0 + 1, slot.1 + duration, slot.2 + (duration - child));
         }
