@@ -176,6 +176,9 @@ fn all_traces() -> Vec<(String, Vec<u8>)> {
     device.chain(CPU_TRACES.iter().map(|n| (n.to_string(), common::bytes(n)))).collect()
 }
 
+/// An event as drawn: name, start and duration (ps).
+type Drawn = (String, i64, i64);
+
 /// The store holds exactly the events the JSON export writes: per thread the same (name, start,
 /// duration) multiset, in start order, and the outline names XProf's processes and threads.
 #[test]
@@ -188,14 +191,14 @@ fn the_store_holds_the_exported_events() {
         let json: Value = serde_json::from_slice(&json).unwrap();
         let store = session.trace_store(id).unwrap();
         assert_eq!(store.event_count(), written, "{name}");
-        let mut exported: BTreeMap<(u64, u64), Vec<(String, i64, i64)>> = BTreeMap::new();
+        let mut exported: BTreeMap<(u64, u64), Vec<Drawn>> = BTreeMap::new();
         for e in json["traceEvents"].as_array().unwrap().iter().filter(|e| e.get("ph").is_some_and(|p| p != "M")) {
             let ps = |v: &Value| v.as_f64().map_or(0, |us| (us * 1e6).round() as i64);
             let key = (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap());
             exported.entry(key).or_default().push((e["name"].as_str().unwrap().to_string(), ps(&e["ts"]), ps(&e["dur"])));
         }
         for t in &store.threads {
-            let mut ours: Vec<(String, i64, i64)> = t
+            let mut ours: Vec<Drawn> = t
                 .events
                 .clone()
                 .map(|e| (store.name_of(e).to_string(), store.start_ps()[e as usize], store.duration_ps(e as usize)))
