@@ -315,3 +315,44 @@ fn the_store_fits_the_memory_budget() {
         assert!(store_bytes as f64 <= 1.5 * file_bytes as f64, "{name}");
     }
 }
+
+/// `tidemark trace-viewer`: the summary names the processes and threads and XProf's cap; `--json` is
+/// the same JSON the engine writes; a usage error exits 2.
+#[test]
+fn cli_prints_summary_and_json() {
+    let bin = env!("CARGO_BIN_EXE_tidemark");
+    let file = common::fixture("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz");
+    let out = std::process::Command::new(bin).args(["trace-viewer"]).arg(&file).output().expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("pid  701  /host:CPU") && text.contains("XProf's cap of 5,000,000 events drops none"), "{text}");
+    let out = std::process::Command::new(bin).args(["trace-viewer", "--json"]).arg(&file).output().expect("runs");
+    assert!(out.status.success());
+    let cli: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let mut session = tidemark::engine::Session::new();
+    let id = session.open("d1", common::bytes("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz"), &mut |_, _| {}).unwrap().id;
+    let mut engine = Vec::new();
+    session.trace_export_json(id, None, &mut engine).unwrap();
+    assert_eq!(cli, serde_json::from_slice::<Value>(&engine).unwrap());
+    let out = std::process::Command::new(bin).args(["trace-viewer"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A time-range export keeps exactly the events that overlap the range.
+#[test]
+fn range_export_keeps_the_events_that_overlap_it() {
+    let mut session = tidemark::engine::Session::new();
+    let id = session.open("d1", common::bytes("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz"), &mut |_, _| {}).unwrap().id;
+    let outline = session.trace_outline(id).unwrap();
+    let (from, to) =
+        (outline.start_ps + (outline.end_ps - outline.start_ps) / 3, outline.start_ps + (outline.end_ps - outline.start_ps) / 2);
+    let store = session.trace_store(id).unwrap();
+    let expected =
+        (0..store.event_count()).filter(|&e| store.start_ps()[e] <= to && store.start_ps()[e] + store.duration_ps(e) >= from).count();
+    let mut out = Vec::new();
+    let written = session.trace_export_json(id, Some((from, to)), &mut out).unwrap();
+    assert_eq!(written, expected);
+    assert!(written > 0 && written < outline.event_count as usize);
+    let json: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["traceEvents"].as_array().unwrap().iter().filter(|e| e.get("ph").is_some_and(|p| p != "M")).count(), written);
+}

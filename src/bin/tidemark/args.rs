@@ -2,6 +2,34 @@
 //! `--flag` switches and `--key value` options.
 
 use std::path::{Path, PathBuf};
+use tidemark::engine::Session;
+
+/// The arguments of a command that takes one trace file, and that file opened in a new session: for
+/// `command`'s `argv` with options `valued` and switches `flags`. On failure the message is printed
+/// (with `usage` for a usage error) and the exit status returned: 2 for a usage error, 1 for a file
+/// that cannot be read or opened.
+pub fn open_one_file(command: &str, usage: &str, argv: &[String], valued: &[&str], flags: &[&str]) -> Result<(Args, Session, u32), i32> {
+    let args = Args::parse(argv, valued).and_then(|a| a.check_flags(flags).map(|_| a)).map_err(|e| {
+        eprintln!("tidemark {command}: {e}\n{usage}");
+        2
+    })?;
+    let [path] = args.files.as_slice() else {
+        eprintln!("tidemark {command}: give exactly one trace file\n{usage}");
+        return Err(2);
+    };
+    let name = path.display().to_string();
+    let bytes = tidemark::engine::read_input::read_input(path).map_err(|e| {
+        eprintln!("tidemark: {name}: cannot read the file: {e}");
+        1
+    })?;
+    let mut session = Session::new();
+    let id = session.open(&name, bytes, &mut |_, _| {}).map_err(|e| {
+        eprintln!("tidemark: {e}");
+        1
+    })?;
+    let id = id.id;
+    Ok((args, session, id))
+}
 
 pub struct Args {
     pub files: Vec<PathBuf>,

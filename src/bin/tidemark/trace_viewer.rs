@@ -1,7 +1,7 @@
 //! `tidemark trace-viewer`: XProf's trace_viewer JSON of a trace (`--json`), or a readable summary of
 //! what the Trace Viewer shows: processes, threads, event counts and the time span.
 
-use crate::args::Args;
+use crate::args::open_one_file;
 use crate::units::count;
 use std::io::Write;
 use tidemark::analysis::trace_viewer::export::{cap_cutoff, micros, XPROF_MAX_EVENTS};
@@ -10,32 +10,9 @@ use tidemark::engine::Session;
 const USAGE: &str = "usage: tidemark trace-viewer FILE [--json]";
 
 pub fn run(argv: &[String]) -> i32 {
-    let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("tidemark trace-viewer: {e}\n{USAGE}");
-            return 2;
-        }
-    };
-    let [path] = args.files.as_slice() else {
-        eprintln!("tidemark trace-viewer: give exactly one trace file\n{USAGE}");
-        return 2;
-    };
-    let name = path.display().to_string();
-    let bytes = match tidemark::engine::read_input::read_input(path) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("tidemark: {name}: cannot read the file: {e}");
-            return 1;
-        }
-    };
-    let mut session = Session::new();
-    let id = match session.open(&name, bytes, &mut |_, _| {}) {
-        Ok(f) => f.id,
-        Err(e) => {
-            eprintln!("tidemark: {e}");
-            return 1;
-        }
+    let (args, mut session, id) = match open_one_file("trace-viewer", USAGE, argv, &[], &["json"]) {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
     let result = if args.flag("json") { json(&session, id) } else { summary(&mut session, id) };
     match result {
