@@ -165,3 +165,23 @@ pub fn cap_cutoff(start_ps: &[i64], max_events: usize) -> Option<(i64, usize)> {
     let dropped = start_ps.iter().filter(|&&s| s > cutoff).count();
     (dropped > 0).then_some((cutoff, dropped))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_keeps_every_event_up_to_the_cutoff_start() {
+        // Cap 3 over starts 5, 1, 3, 3, 9: the 3rd earliest start is 3; both events at 3 stay.
+        assert_eq!(cap_cutoff(&[5, 1, 3, 3, 9], 3), Some((3, 2)));
+        assert_eq!(cap_cutoff(&[5, 1, 3, 3, 9], 5), None);
+        // Ties at the cutoff may keep more than the cap: nothing is dropped here.
+        assert_eq!(cap_cutoff(&[1, 2, 2, 2], 2), None);
+    }
+
+    #[test]
+    fn micros_are_picoseconds_over_a_million() {
+        assert_eq!(micros(1_011_531_000), 1011.531);
+        assert_eq!(format!("{}", micros(1_939_402_000_000)), "1939402");
+    }
+}
