@@ -4,6 +4,8 @@
 //! - Processes: the host plane `/host:CPU` is pid 701; the device planes are the `/device:GPU:*`
 //!   planes, else the `/device:TPU:*` ones, else the `/device:CUSTOM:*` ones, each pid 1 + plane id.
 //!   A process is named after its plane; processes are sorted by pid (`process_sort_index` = pid).
+//!   (Two device planes with one id would share a pid; XProf merges their threads, here the later
+//!   plane replaces the earlier.)
 //! - Threads: one per distinct line display id (the line's id when `display_id` is 0), cut to 32 bits
 //!   as XProf's resource ids are; named by the line's display name (its name when that is empty).
 //!   Lines sharing a display id share the thread (the last line's name wins). Threads are sorted and
