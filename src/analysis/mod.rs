@@ -7,4 +7,8 @@ pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_metrics;
+pub mod preprocess;
 pub mod step_groups;
+#[cfg(test)]
+pub(crate) mod test_xspace;
+pub mod trace_viewer;

@@ -13,6 +13,7 @@ pub mod read_input;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retain_memory;
 pub mod slim;
+pub mod trace_viewer;
 pub mod warmup;
 
 use crate::decode::{self, DecodedFile, Progress};
@@ -45,6 +46,8 @@ pub struct Session {
     viewers: memory_viewer::ViewerCache,
     /// Op metrics computed so far, by file id (see [`Session::op_metrics`]).
     op_metrics: op_metrics::OpMetricsCache,
+    /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
+    trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
 }
 
 impl Session {
@@ -85,6 +88,7 @@ impl Session {
         self.memory_profiles.remove(&id);
         self.op_metrics.remove(&id);
         self.viewers.forget_file(id);
+        self.trace_stores.remove(&id);
         before != self.files.len()
     }
 

@@ -17,6 +17,8 @@ mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
 #[cfg(not(target_arch = "wasm32"))]
+mod trace_viewer;
+#[cfg(not(target_arch = "wasm32"))]
 mod units;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -33,6 +35,12 @@ Usage:
   tidemark framework-op-stats FILE [--json]
                                           XProf's framework op stats: ops by self time (host; the true
                                           occurrence count beside XProf's where allocator events inflate it)
+  tidemark trace-viewer FILE [--json]
+                                          XProf's Trace Viewer: processes, threads, event counts and time span;
+                                          --json prints XProf's trace_viewer JSON (Chrome trace format) with
+                                          every event — XProf keeps only the 5,000,000 earliest (the summary
+                                          says how many it would drop) — but not the lines XProf derives on
+                                          GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -60,6 +68,7 @@ fn main() {
         "memory-viewer" => memory_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),
         "framework-op-stats" => framework_op_stats::run(rest),
+        "trace-viewer" => trace_viewer::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

@@ -1,0 +1,15 @@
+//! XProf's Trace Viewer: every event of a trace, by process (plane) and thread (line), as XProf lays
+//! them out ([`layout`]) and names them ([`event_text`]); a columnar store of them built once per file
+//! ([`store`]); the level-of-detail query the page draws from ([`lod`]); an event's details read from
+//! the file when asked ([`details`]); search and range summaries ([`summary`]); and XProf's trace_viewer
+//! JSON ([`export`]).
+
+pub mod details;
+pub mod event_text;
+pub mod export;
+pub mod layout;
+pub mod lod;
+pub mod store;
+pub mod summary;
+
+pub use store::TraceStore;
