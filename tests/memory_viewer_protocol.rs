@@ -6,7 +6,7 @@ use std::path::Path;
 use tidemark::analysis::memory_viewer::{analyze, Options};
 use tidemark::decode::{decode, Profile};
 use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
-use tidemark::engine::Session;
+use tidemark::engine::{EngineError, Session};
 
 fn bytes(rel: &str) -> Vec<u8> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel);
@@ -24,7 +24,7 @@ fn ask(session: &mut Session, seq: u64, body: RequestBody, file: Option<Vec<u8>>
 }
 
 fn open(session: &mut Session, seq: u64, name: &str, rel: &str) -> u32 {
-    match ask(session, seq, RequestBody::Open { name: name.into() }, Some(bytes(rel))) {
+    match ask(session, seq, RequestBody::Open { path: name.into() }, Some(bytes(rel))) {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{name}: {other:?}"),
     }
@@ -38,7 +38,9 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
         open(&mut s, 2, "module_0008.jit_tiny.before_optimizations.hlo.pb", "hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
     let after = open(&mut s, 3, "module_0042.after.hlo.pb", "hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb");
 
-    let ResponseBody::MemoryViewerModules { modules } = ask(&mut s, 4, RequestBody::MemoryViewerModules, None) else {
+    let ResponseBody::MemoryViewerModules { modules } =
+        ask(&mut s, 4, RequestBody::MemoryViewerModules { file_ids: vec![a2, before, after] }, None)
+    else {
         panic!("expected the module list")
     };
     // a2's nine modules, plus one module per HloProto dump.
@@ -52,7 +54,7 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
     assert_eq!(last.file_id, before);
     assert_eq!(last.peak_heap_bytes, None);
     let problem = last.problem.as_ref().expect("a reason");
-    assert!(problem.no_buffer_assignment && problem.message.contains("after_optimizations"), "{problem:?}");
+    assert!(matches!(problem, EngineError::NoBufferAssignment { .. }) && problem.detail().contains("after_optimizations"), "{problem:?}");
 
     // One module: the same analysis the engine computes from the module's own HloProto.
     let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: None };
@@ -77,18 +79,24 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
 
     // No buffer assignment, an unknown module, a memory space the module lacks, a closed file: plain answers.
     let body = RequestBody::MemoryViewer { file_id: before, module: last.name.clone(), memory_space: None };
-    let ResponseBody::MemoryViewerUnavailable { problem, .. } = ask(&mut s, 7, body, None) else { panic!("expected a problem") };
-    assert!(problem.no_buffer_assignment);
+    let ResponseBody::Failed { error } = ask(&mut s, 7, body, None) else { panic!("expected a problem") };
+    assert!(matches!(error, EngineError::NoBufferAssignment { .. }), "{error:?}");
     let body = RequestBody::MemoryViewer { file_id: a2, module: "no_such_module".into(), memory_space: None };
-    let ResponseBody::MemoryViewerUnavailable { problem, .. } = ask(&mut s, 8, body, None) else { panic!("expected a problem") };
-    assert!(!problem.no_buffer_assignment && problem.message.contains("jit_train_step(14)"), "{problem:?}");
+    let ResponseBody::Failed { error: EngineError::UnknownModule { module, known, .. } } = ask(&mut s, 8, body, None) else {
+        panic!("expected an unknown module")
+    };
+    assert!(module == "no_such_module" && known.iter().any(|k| k == "jit_train_step(14)"), "{known:?}");
     let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: Some(7) };
-    let ResponseBody::MemoryViewerUnavailable { problem, .. } = ask(&mut s, 9, body, None) else { panic!("expected a problem") };
-    assert!(problem.message.contains("memory space 7"), "{problem:?}");
+    let ResponseBody::Failed { error: EngineError::NoSuchMemorySpace { memory_space, present, .. } } = ask(&mut s, 9, body, None) else {
+        panic!("expected a missing memory space")
+    };
+    assert_eq!((memory_space, present), (7, viewer.memory_spaces.clone()));
     ask(&mut s, 10, RequestBody::Close { file_id: a2 }, None);
     let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: None };
-    assert!(matches!(ask(&mut s, 11, body, None), ResponseBody::MemoryViewerUnavailable { .. }));
-    let ResponseBody::MemoryViewerModules { modules } = ask(&mut s, 12, RequestBody::MemoryViewerModules, None) else {
+    assert_eq!(ask(&mut s, 11, body, None), ResponseBody::Failed { error: EngineError::UnknownFile { file_id: a2 } });
+    let ResponseBody::MemoryViewerModules { modules } =
+        ask(&mut s, 12, RequestBody::MemoryViewerModules { file_ids: vec![a2, before, after] }, None)
+    else {
         panic!("expected the module list")
     };
     assert_eq!(modules.len(), 2);

@@ -4,13 +4,13 @@
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
-use super::memory_viewer::{ModuleEntry, ModuleProblem};
-use super::{FileOverview, OpenError, Session};
+use super::memory_viewer::ModuleEntry;
+use super::{EngineError, FileOverview, Session};
 use crate::analysis::memory_viewer::MemoryViewer;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -22,9 +22,9 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RequestBody {
-    /// Decode the bytes sent alongside as file `name`.
+    /// Decode the bytes sent alongside as file `path` (relative to what the user opened).
     Open {
-        name: String,
+        path: String,
     },
     Close {
         file_id: u32,
@@ -66,8 +66,10 @@ pub enum RequestBody {
         end_ps: i64,
         max_points: usize,
     },
-    /// Every module of every open file, with its peak (the Memory Viewer's module selector).
-    MemoryViewerModules,
+    /// Every module of the open files `file_ids`, with its peak (the Memory Viewer's module selector).
+    MemoryViewerModules {
+        file_ids: Vec<u32>,
+    },
     /// The Memory Viewer of one module; `memory_space` `None` picks device memory where present.
     MemoryViewer {
         file_id: u32,
@@ -94,8 +96,9 @@ pub enum ResponseBody {
         file_id: u32,
         overview: Box<FileOverview>,
     },
+    /// The request could not be answered; every tool's failures are one [`EngineError`].
     Failed {
-        error: OpenError,
+        error: EngineError,
     },
     Closed {
         file_id: u32,
@@ -129,12 +132,6 @@ pub enum ResponseBody {
         module: String,
         viewer: Box<MemoryViewer>,
     },
-    /// The module has no Memory Viewer (no buffer assignment, no such module, ...).
-    MemoryViewerUnavailable {
-        file_id: u32,
-        module: String,
-        problem: ModuleProblem,
-    },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
         message: String,
@@ -154,7 +151,7 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         return reply(ResponseBody::Rejected { message: format!("protocol version {} is not {VERSION}; reload the page", req.v) });
     }
     match req.body {
-        RequestBody::Open { name } => {
+        RequestBody::Open { path } => {
             let mut last_pct = u64::MAX;
             let mut progress = |done: u64, total: u64| {
                 let pct = done.saturating_mul(100).checked_div(total).unwrap_or(100);
@@ -163,17 +160,17 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                     emit(Response { v: VERSION, seq, body: ResponseBody::Progress { done, total } });
                 }
             };
-            match session.open(&name, bytes.unwrap_or_default(), &mut progress) {
+            match session.open(&path, bytes.unwrap_or_default(), &mut progress) {
                 Ok(f) => reply(ResponseBody::Opened { file_id: f.id, overview: Box::new(f.overview.clone()) }),
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::Source { file_id, slim } => match session.get(file_id) {
-            Some(f) => {
+        RequestBody::Source { file_id, slim } => match session.file(file_id) {
+            Ok(f) => {
                 let slim = slim && super::slim::possible(&f.file);
                 reply(ResponseBody::Source { file_id, name: f.file.name.clone(), slim })
             }
-            None => reply(ResponseBody::Rejected { message: format!("file {file_id} is not open") }),
+            Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::Close { file_id } => {
             session.close(file_id);
@@ -203,10 +200,12 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::MemoryViewerModules => reply(ResponseBody::MemoryViewerModules { modules: session.memory_viewer_modules() }),
+        RequestBody::MemoryViewerModules { file_ids } => {
+            reply(ResponseBody::MemoryViewerModules { modules: session.memory_viewer_modules(Some(&file_ids)) })
+        }
         RequestBody::MemoryViewer { file_id, module, memory_space } => match session.memory_viewer(file_id, &module, memory_space) {
             Ok(viewer) => reply(ResponseBody::MemoryViewer { file_id, module, viewer: Box::new((*viewer).clone()) }),
-            Err(problem) => reply(ResponseBody::MemoryViewerUnavailable { file_id, module, problem }),
+            Err(error) => reply(ResponseBody::Failed { error }),
         },
     }
 }

@@ -15,6 +15,8 @@ mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
 #[cfg(not(target_arch = "wasm32"))]
+mod open;
+#[cfg(not(target_arch = "wasm32"))]
 mod units;
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -2,10 +2,11 @@
 //! `tidemark` key with our exact counts and leak hints).
 
 use crate::args::Args;
+use crate::open::open_file;
 use crate::units::{bytes, count};
 use std::fmt::Write;
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
-use tidemark::engine::Session;
+use tidemark::engine::{EngineError, Session};
 
 const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
 /// Breakdown rows shown in the text output (the JSON has all of them).
@@ -26,15 +27,8 @@ pub fn run(argv: &[String]) -> i32 {
         return 2;
     };
     let name = path.display().to_string();
-    let bytes = match tidemark::engine::read_input::read_input(path) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("tidemark: {name}: cannot read the file: {e}");
-            return 1;
-        }
-    };
     let mut session = Session::new();
-    let mut profile = match session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).and_then(|id| session.take_memory_profile(id)) {
+    let mut profile = match open_file(&mut session, path, &name).and_then(|id| session.take_memory_profile(id)) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("tidemark: {e}");
@@ -43,9 +37,8 @@ pub fn run(argv: &[String]) -> i32 {
     };
     if let Some(id) = args.option("memory-id") {
         if profile.allocator(id).is_none() {
-            let known: Vec<&str> = profile.memory_ids().collect();
-            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-            eprintln!("tidemark: {name}: no memory ID `{id}` (memory IDs in this file: {known})");
+            let known = profile.memory_ids().map(str::to_string).collect();
+            eprintln!("tidemark: {}", EngineError::UnknownMemoryId { file: name.clone(), memory_id: id.to_string(), known });
             return 1;
         }
         profile.allocators.retain(|a| a.memory_id == id);
