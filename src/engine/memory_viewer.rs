@@ -26,6 +26,15 @@ pub struct ModuleEntry {
     pub problem: Option<EngineError>,
 }
 
+/// The Memory Viewer page's answer: the module list of the files it offers, and the module shown.
+#[derive(Debug, Clone)]
+pub struct ViewerPage {
+    pub modules: Vec<ModuleEntry>,
+    pub file_id: u32,
+    /// The module shown (`None`: the file has no modules) and its analysis or why there is none.
+    pub shown: Option<(String, Result<Arc<MemoryViewer>, EngineError>)>,
+}
+
 type CacheKey = (u32, String, i64);
 
 /// Analyses computed so far; dropped with their file.
@@ -92,6 +101,30 @@ impl Session {
             modules::select(&inputs, module).map_err(|e| engine_error(file, module, e)).and_then(|m| analyse(file, m, memory_space));
         self.viewers.entries.insert(key, result.clone());
         result
+    }
+
+    /// The Memory Viewer page of file `file_id`: the modules of `file_ids` for its selector, and
+    /// module `module` when the file has it, else the file's largest, in `memory_space`.
+    pub fn memory_viewer_page(
+        &mut self,
+        file_ids: &[u32],
+        file_id: u32,
+        module: Option<&str>,
+        memory_space: Option<i64>,
+    ) -> Result<ViewerPage, EngineError> {
+        self.file(file_id)?;
+        let modules = self.memory_viewer_modules(Some(file_ids));
+        let mut of_file = modules.iter().filter(|m| m.file_id == file_id);
+        let chosen = match module {
+            Some(wanted) => of_file.clone().find(|m| m.name == wanted).or_else(|| of_file.next()),
+            None => of_file.next(),
+        }
+        .map(|m| m.name.clone());
+        let shown = chosen.map(|name| {
+            let viewer = self.memory_viewer(file_id, &name, memory_space);
+            (name, viewer)
+        });
+        Ok(ViewerPage { modules, file_id, shown })
     }
 
     /// Every module of the open files `file_ids` (every open file when `None`) with its peak, largest

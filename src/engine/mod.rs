@@ -6,6 +6,7 @@ pub mod device_memory;
 pub mod error;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod memory_viewer_columns;
 pub mod overview;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]

@@ -5,8 +5,8 @@
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
+use super::memory_viewer_columns::ViewerReply;
 use super::{EngineError, FileOverview, Session};
-use crate::analysis::memory_viewer::MemoryViewer;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
@@ -66,14 +66,13 @@ pub enum RequestBody {
         end_ps: i64,
         max_points: usize,
     },
-    /// Every module of the open files `file_ids`, with its peak (the Memory Viewer's module selector).
-    MemoryViewerModules {
-        file_ids: Vec<u32>,
-    },
-    /// The Memory Viewer of one module; `memory_space` `None` picks device memory where present.
+    /// The Memory Viewer page: the modules of the open files `file_ids` (its module selector) and
+    /// module `module` of file `file_id` (the file's largest when `None` or not one of its modules);
+    /// `memory_space` `None` picks device memory where present.
     MemoryViewer {
+        file_ids: Vec<u32>,
         file_id: u32,
-        module: String,
+        module: Option<String>,
         memory_space: Option<i64>,
     },
 }
@@ -124,13 +123,13 @@ pub enum ResponseBody {
     MemoryTimeline {
         window: Box<TimelineWindow>,
     },
-    MemoryViewerModules {
-        modules: Vec<ModuleEntry>,
-    },
+    /// `module`: the module shown (`None` when the file has none), and its Memory Viewer in columns
+    /// or why it has none.
     MemoryViewer {
+        modules: Vec<ModuleEntry>,
         file_id: u32,
-        module: String,
-        viewer: Box<MemoryViewer>,
+        module: Option<String>,
+        viewer: Option<Result<ViewerReply, EngineError>>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -200,13 +199,18 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::MemoryViewerModules { file_ids } => {
-            reply(ResponseBody::MemoryViewerModules { modules: session.memory_viewer_modules(Some(&file_ids)) })
+        RequestBody::MemoryViewer { file_ids, file_id, module, memory_space } => {
+            match session.memory_viewer_page(&file_ids, file_id, module.as_deref(), memory_space) {
+                Ok(page) => {
+                    let (module, viewer) = match page.shown {
+                        Some((name, viewer)) => (Some(name), Some(viewer.map(ViewerReply::Engine))),
+                        None => (None, None),
+                    };
+                    reply(ResponseBody::MemoryViewer { modules: page.modules, file_id, module, viewer })
+                }
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
         }
-        RequestBody::MemoryViewer { file_id, module, memory_space } => match session.memory_viewer(file_id, &module, memory_space) {
-            Ok(viewer) => reply(ResponseBody::MemoryViewer { file_id, module, viewer: Box::new((*viewer).clone()) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
     }
 }
 

@@ -1,10 +1,12 @@
 //! The page's state, shared through context: loaded files, the selected file and tool, display
 //! preferences. The selected file and tool live in the URL hash so a reload or a shared link restores
-//! the view.
+//! the view. Engine results are not kept here: views ask for them through [`crate::ui::engine`], and
+//! the worker keeps what is costly to compute.
 
 use crate::engine::FileOverview;
 use crate::units::ByteUnit;
 use leptos::prelude::*;
+use std::sync::Arc;
 
 /// The tools, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +54,10 @@ pub enum FileStatus {
     },
     Ready {
         file_id: u32,
-        overview: Box<FileOverview>,
+        overview: Arc<FileOverview>,
     },
     Failed {
-        message: String,
+        error: crate::engine::EngineError,
     },
 }
 
@@ -63,8 +65,49 @@ pub enum FileStatus {
 pub struct LoadedFile {
     /// Page-local key, stable for the life of the page.
     pub key: u64,
-    pub name: String,
+    /// The path relative to what was opened (`run1/host.xplane.pb` in a dropped folder, the file
+    /// name for a dropped file): what identifies the file, in the page and in the URL.
+    pub path: String,
     pub status: FileStatus,
+}
+
+impl LoadedFile {
+    /// The file's base name.
+    pub fn name(&self) -> &str {
+        crate::engine::overview::base_name(&self.path)
+    }
+
+    /// How the file is labelled in lists: its base name, or its path where another loaded file has
+    /// the same base name.
+    pub fn label(&self, all: &[LoadedFile]) -> String {
+        let repeated = all.iter().any(|o| o.key != self.key && o.name() == self.name());
+        if repeated {
+            self.path.clone()
+        } else {
+            self.name().to_string()
+        }
+    }
+}
+
+/// What the main area shows for the selected file. It changes only when the selected file's state
+/// changes kind (loading → ready), never with another file's progress, so a tool view is not rebuilt
+/// (and does not ask the engine again) while other files load.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    /// No file is loaded: the landing page.
+    Nothing,
+    Ready {
+        file_id: u32,
+        overview: Arc<FileOverview>,
+    },
+    Loading {
+        path: String,
+    },
+    Failed,
+    /// The selected path (from a link) is not loaded; `None`: nothing is selected.
+    Missing {
+        path: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +120,7 @@ pub enum Theme {
 #[derive(Clone, Copy)]
 pub struct AppState {
     pub files: RwSignal<Vec<LoadedFile>>,
-    /// Name of the selected file.
+    /// Path of the selected file.
     pub selected: RwSignal<Option<String>>,
     pub tool: RwSignal<Tool>,
     pub unit: RwSignal<ByteUnit>,
@@ -120,14 +163,32 @@ impl AppState {
         });
     }
 
-    /// The selected file's overview, when it is loaded.
-    pub fn selected_overview(&self) -> Option<FileOverview> {
-        let name = self.selected.get()?;
+    /// What the main area shows (see [`Shown`]); read it through a `Memo` so that it only notifies
+    /// when it changes.
+    pub fn shown(&self) -> Shown {
+        let selected = self.selected.get();
         self.files.with(|fs| {
-            fs.iter().find(|f| f.name == name).and_then(|f| match &f.status {
-                FileStatus::Ready { overview, .. } => Some((**overview).clone()),
-                _ => None,
-            })
+            if fs.is_empty() {
+                return Shown::Nothing;
+            }
+            match selected.as_ref().and_then(|p| fs.iter().find(|f| &f.path == p)).map(|f| &f.status) {
+                Some(FileStatus::Ready { file_id, overview }) => Shown::Ready { file_id: *file_id, overview: overview.clone() },
+                Some(FileStatus::Loading { .. }) => Shown::Loading { path: selected.unwrap_or_default() },
+                Some(FileStatus::Failed { .. }) => Shown::Failed,
+                None => Shown::Missing { path: selected },
+            }
+        })
+    }
+
+    /// The loaded files' engine ids and paths, in list order.
+    pub fn ready_files(&self) -> Vec<(u32, String)> {
+        self.files.with(|fs| {
+            fs.iter()
+                .filter_map(|f| match f.status {
+                    FileStatus::Ready { file_id, .. } => Some((file_id, f.path.clone())),
+                    _ => None,
+                })
+                .collect()
         })
     }
 }

@@ -8,7 +8,7 @@
 
 use super::plot::{group_color, group_index, redraw, x_axis, y_axis, Frame, Viewport, GROUPS, LEFT, TOP};
 use super::{prepare_fit, Palette};
-use crate::analysis::memory_viewer::MemoryViewer;
+use crate::engine::memory_viewer_columns::ViewerData;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use leptos::prelude::*;
 use std::collections::HashMap;
@@ -32,7 +32,7 @@ struct Block {
     y1: f64,
     group: usize,
     shade: usize,
-    /// Index into `MemoryViewer::blocks`.
+    /// Index into the viewer's blocks.
     index: usize,
 }
 
@@ -45,12 +45,12 @@ pub struct TimelineData {
 }
 
 impl TimelineData {
-    pub fn new(v: &MemoryViewer) -> TimelineData {
+    pub fn new(v: &ViewerData) -> TimelineData {
         let mut blocks = Vec::new();
         let mut bands = Vec::new();
         let mut steps = (v.heap_bytes.len().max(2) - 1) as f64;
         let mut top = 0f64;
-        for (index, b) in v.blocks.iter().enumerate() {
+        for (index, b) in (0..v.block_count()).filter_map(|i| Some((i, v.block(i)?))) {
             let y0 = b.offset_bytes as f64;
             let y1 = y0 + b.size_bytes as f64;
             top = top.max(y1);
@@ -63,14 +63,14 @@ impl TimelineData {
                     x1: (b.end_step.max(b.start_step + 1)) as f64,
                     y0,
                     y1,
-                    group: group_index(&b.category),
+                    group: group_index(b.category),
                     shade: id.rem_euclid(SHADES as i64) as usize,
                     index,
                 }),
             }
         }
         blocks.sort_by(|a, b| a.x0.total_cmp(&b.x0));
-        let by_buffer = blocks.iter().enumerate().filter_map(|(i, b)| v.blocks[b.index].logical_buffer_id.map(|id| (id, i))).collect();
+        let by_buffer = blocks.iter().enumerate().filter_map(|(i, b)| v.block(b.index)?.logical_buffer_id.map(|id| (id, i))).collect();
         TimelineData { blocks, bands, by_buffer, full: Viewport { x0: 0.0, x1: steps, y0: 0.0, y1: top.max(1.0) } }
     }
 
@@ -78,7 +78,7 @@ impl TimelineData {
         self.blocks.is_empty()
     }
 
-    /// The index in `MemoryViewer::blocks` of buffer `id`'s block.
+    /// The index in the viewer's blocks of buffer `id`'s block.
     pub fn block_of(&self, id: i64) -> Option<usize> {
         self.by_buffer.get(&id).and_then(|&i| self.blocks.get(i)).map(|b| b.index)
     }
@@ -264,7 +264,7 @@ fn hit(data: &TimelineData, f: Frame, px: f64, py: f64) -> Option<usize> {
 
 #[component]
 pub fn BlockTimeline(
-    viewer: Arc<MemoryViewer>,
+    viewer: Arc<ViewerData>,
     data: Arc<TimelineData>,
     /// Shared with the working-space chart, whose x axis follows this one.
     view: RwSignal<Viewport>,
@@ -301,7 +301,7 @@ pub fn BlockTimeline(
         }
         let found = hit(&d, f, px, py);
         hover.set(found.map(|i| (i, px, py)));
-        let id = found.and_then(|i| move_viewer.blocks[d.blocks[i].index].logical_buffer_id);
+        let id = found.and_then(|i| move_viewer.block(d.blocks[i].index).and_then(|b| b.logical_buffer_id));
         if hovered.get_untracked() != id {
             hovered.set(id);
         }
@@ -354,23 +354,24 @@ pub fn BlockTimeline(
     let card_data = data.clone();
     let card = move || {
         let (i, px, py) = hover.get()?;
-        let b = card_viewer.blocks.get(card_data.blocks.get(i)?.index)?.clone();
+        let b = card_viewer.block(card_data.blocks.get(i)?.index)?;
+        let t = b.text;
         let key = b.logical_buffer_id.unwrap_or(-1).to_string();
         // Keep the card inside the canvas: flip it left/up near the right/bottom edge.
         let (cw, ch) = canvas.get_untracked().map_or((0.0, 0.0), |c| (f64::from(c.client_width()), f64::from(c.client_height())));
         let left = if px > cw - 340.0 { px - 330.0 } else { px + 14.0 };
         let top = if py > ch - 170.0 { (py - 170.0).max(0.0) } else { py + 14.0 };
-        let source = b.source.as_ref().map(|s| format!("{}:{}", s.file_name, s.line_number));
+        let source = t.source.as_ref().map(|s| format!("{}:{}", s.file_name, s.line_number));
         Some(view! {
             <div class="hover-card" data-testid="block-card" data-buffer-id=key.clone() style=format!("left:{left:.0}px;top:{top:.0}px")>
-                <div class="hc-title"><code>{b.name.clone()}</code></div>
+                <div class="hc-title"><code>{t.name.to_string()}</code></div>
                 <table>
                     <tr><td>"Size"</td><td><Bytes metric="block_size_bytes" value=b.size_bytes key=key.clone() /></td></tr>
                     <tr><td>"Offset"</td><td><Bytes metric="block_offset_bytes" value=b.offset_bytes key=key.clone() /></td></tr>
                     <tr><td>"Lifetime"</td><td>"steps " <Count metric="block_start_step" value=b.start_step.max(0) as u64 key=key.clone() /> " – " <Count metric="block_end_step" value=b.end_step.max(0) as u64 key=key.clone() /></td></tr>
                     <tr><td>"Group"</td><td><Text metric="block_category" value=b.category.to_string() key=key.clone() /></td></tr>
-                    <tr><td>"Shape"</td><td><code>{b.shape.clone()}</code></td></tr>
-                    {(!b.op_name.is_empty()).then(|| view! { <tr><td>"Op"</td><td class="wrap">{b.op_name.clone()}</td></tr> })}
+                    <tr><td>"Shape"</td><td><code>{t.shape.to_string()}</code></td></tr>
+                    {(!t.op_name.is_empty()).then(|| view! { <tr><td>"Op"</td><td class="wrap">{t.op_name.to_string()}</td></tr> })}
                     {source.map(|s| view! { <tr><td>"Source"</td><td class="wrap"><code>{s}</code></td></tr> })}
                 </table>
             </div>

@@ -4,7 +4,7 @@
 
 use super::plot::{redraw, x_axis, y_axis, Frame, Viewport, LEFT, TOP};
 use super::{font, prepare_fit, Palette};
-use crate::analysis::memory_viewer::MemoryViewer;
+use crate::engine::memory_viewer_columns::ViewerData;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -52,14 +52,14 @@ fn series(ctx: &CanvasRenderingContext2d, values: &[i64], f: Frame) {
 /// Draws the chart over program steps `v.x0..v.x1` (`v`'s y range is the block timeline's and unused).
 fn draw(
     canvas: &web_sys::HtmlCanvasElement,
-    viewer: &MemoryViewer,
+    viewer: &ViewerData,
     v: Viewport,
     span: Option<(i64, i64)>,
     cursor: Option<usize>,
 ) -> Option<()> {
     let (ctx, w, h) = prepare_fit(canvas)?;
     let p = Palette::read();
-    let top = (viewer.peak_heap_bytes as f64 * 1.08).max(1.0);
+    let top = (viewer.peak_heap_bytes() as f64 * 1.08).max(1.0);
     let f = Frame { v: Viewport { y0: 0.0, y1: top, ..v }, w, h };
     let (plot_w, plot_h) = (f.plot_w(), f.plot_h());
     y_axis(&ctx, &p, 0.0, top, w, h);
@@ -94,7 +94,7 @@ fn draw(
     ctx.set_fill_style_str(&peak);
     ctx.set_font(&format!("600 {}", font(11)));
     ctx.set_text_baseline("top");
-    let label = format!("peak {}", crate::units::bytes(viewer.peak_heap_bytes));
+    let label = format!("peak {}", crate::units::bytes(viewer.peak_heap_bytes()));
     let right_room = peak_x + 4.0 + 110.0 < LEFT + plot_w;
     ctx.set_text_align(if right_room { "left" } else { "right" });
     let _ = ctx.fill_text(&label, if right_room { peak_x + 4.0 } else { peak_x - 4.0 }, TOP + 2.0);
@@ -121,7 +121,7 @@ fn draw(
 
 #[component]
 pub fn WorkingSpace(
-    viewer: Arc<MemoryViewer>,
+    viewer: Arc<ViewerData>,
     /// The block timeline's viewport; only its x range is used.
     view: RwSignal<Viewport>,
     hovered: RwSignal<Option<i64>>,
@@ -131,7 +131,7 @@ pub fn WorkingSpace(
     let cursor = RwSignal::new(None::<(usize, f64)>);
     let v2 = viewer.clone();
     redraw(canvas, move |c| {
-        let span = hovered.get().or(pinned.get()).and_then(|id| v2.spans.get(&id)).map(|s| (s.start, s.limit));
+        let span = hovered.get().or(pinned.get()).and_then(|id| v2.span(id));
         let at = cursor.get().map(|(i, _)| i);
         draw(c, &v2, view.get(), span, at).is_some()
     });

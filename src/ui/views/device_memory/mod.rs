@@ -12,8 +12,8 @@ use crate::engine::FileOverview;
 use crate::ui::charts::flame::FlameGraph;
 use crate::ui::charts::sparkline::SeriesChart;
 use crate::ui::components::metric::{Bytes, Count, SignedBytes, Text};
-use crate::ui::engine_client;
 use crate::ui::state::{AppState, FileStatus, Tool};
+use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,16 +42,26 @@ enum SortKey {
     CumCount,
 }
 
+/// One of the tool's three answers.
 #[derive(Debug, Clone, PartialEq)]
-enum Reply {
+enum Answer {
     Profile(Box<DeviceMemoryProfileView>),
     Diff(Box<DeviceMemoryDiffView>),
     Series(Box<DeviceMemorySeriesView>),
-    Failed(String),
 }
 
-/// The tool's choices and its last answer. They outlive the view, which the page rebuilds whenever
-/// the file list changes, so a choice or an answer is not lost (nor asked again) on a rebuild.
+impl Answer {
+    fn labels(&self) -> &Labels {
+        match self {
+            Answer::Profile(v) => &v.labels,
+            Answer::Diff(v) => &v.labels,
+            Answer::Series(v) => &v.labels,
+        }
+    }
+}
+
+/// The tool's choices (not its answers: those come from the engine, which keeps them). They outlive
+/// the view, so switching tools and back keeps the mode, filters and sort the user chose.
 #[derive(Clone)]
 struct Ui {
     /// `None`: a series when two or more profiles are loaded, else the selected profile.
@@ -66,10 +76,6 @@ struct Ui {
     filter: ArcRwSignal<String>,
     /// The function whose frames the flame graph outlines (a clicked table row).
     highlight: ArcRwSignal<Option<(String, String)>>,
-    /// The last answer and the request (as JSON) it answers.
-    reply: ArcRwSignal<Option<(String, Reply)>>,
-    /// The request in flight, if any.
-    pending: ArcRwSignal<Option<String>>,
     /// How many series stacks to show beyond the suspects.
     show_all: ArcRwSignal<bool>,
 }
@@ -85,8 +91,6 @@ thread_local! {
         sort: ArcRwSignal::new((SortKey::FlatBytes, true)),
         filter: ArcRwSignal::new(String::new()),
         highlight: ArcRwSignal::new(None),
-        reply: ArcRwSignal::new(None),
-        pending: ArcRwSignal::new(None),
         show_all: ArcRwSignal::new(false),
     };
 }
@@ -95,13 +99,13 @@ fn ui() -> Ui {
     UI.with(Clone::clone)
 }
 
-/// Loaded pprof files (name, engine file id) in series order, and how many files are still loading.
+/// Loaded pprof files (path, engine file id) in series order, and how many files are still loading.
 fn profiles(state: AppState) -> (Vec<(String, u32)>, usize) {
     state.files.with(|fs| {
         let ready: Vec<(String, u32)> = fs
             .iter()
             .filter_map(|f| match &f.status {
-                FileStatus::Ready { file_id, overview } if overview.format == Format::Pprof => Some((f.name.clone(), *file_id)),
+                FileStatus::Ready { file_id, overview } if overview.format == Format::Pprof => Some((f.path.clone(), *file_id)),
                 _ => None,
             })
             .collect();
@@ -147,30 +151,6 @@ fn diff_pair(state: AppState, u: &Ui, pprofs: &[(String, u32)]) -> (Option<Strin
     (loaded(&u.base.get()).or(fallback), target)
 }
 
-fn send(u: &Ui, key: String, body: RequestBody) {
-    u.pending.set(Some(key.clone()));
-    let u2 = u.clone();
-    engine_client::send(
-        body,
-        None,
-        "device memory".into(),
-        Box::new(move |body| {
-            let reply = match body {
-                ResponseBody::DeviceMemoryProfile { view } => Reply::Profile(view),
-                ResponseBody::DeviceMemoryDiff { view } => Reply::Diff(view),
-                ResponseBody::DeviceMemorySeries { view } => Reply::Series(view),
-                ResponseBody::Failed { error } => Reply::Failed(error.to_string()),
-                ResponseBody::Rejected { message } => Reply::Failed(message),
-                _ => return,
-            };
-            if u2.pending.get_untracked().as_ref() == Some(&key) {
-                u2.pending.set(None);
-            }
-            u2.reply.set(Some((key.clone(), reply)));
-        }),
-    );
-}
-
 #[component]
 pub fn DeviceMemory(overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -189,52 +169,54 @@ pub fn DeviceMemory(overview: FileOverview) -> impl IntoView {
             }
         })
     };
-    // The request the choices call for, as (JSON key, body), or why there is none.
+    // The request the choices call for, or why there is none.
     let wanted = {
         let u = u.clone();
         Memo::new(move |_| {
             let (pprofs, loading) = profiles(state);
-            request(state, &u, mode.get(), &pprofs, loading).map(|b| (serde_json::to_string(&b).unwrap_or_default(), b))
+            request(state, &u, mode.get(), &pprofs, loading)
         })
     };
-    {
-        let u = u.clone();
-        Effect::new(move |_| {
-            let Ok((key, body)) = wanted.get() else { return };
-            let answered = u.reply.with_untracked(|r| r.as_ref().is_some_and(|(k, _)| *k == key));
-            if !answered && u.pending.get_untracked().as_ref() != Some(&key) {
-                send(&u, key, body);
-            }
-        });
-    }
-    let status = {
-        let u = u.clone();
-        move || match wanted.get() {
-            Err(_) => "waiting",
-            Ok((key, _)) if u.reply.with(|r| r.as_ref().is_some_and(|(k, _)| *k == key)) => "ready",
-            Ok(_) => "loading",
+    let fetch = use_engine(
+        "device memory",
+        move || wanted.get().ok(),
+        |body| match body {
+            ResponseBody::DeviceMemoryProfile { view } => Some(Answer::Profile(view)),
+            ResponseBody::DeviceMemoryDiff { view } => Some(Answer::Diff(view)),
+            ResponseBody::DeviceMemorySeries { view } => Some(Answer::Series(view)),
+            _ => None,
+        },
+    );
+    // The filters offer the labels of the last answer (the files' labels, whatever is filtered); kept
+    // while the next answer is computed so the selects do not empty meanwhile.
+    let labels = RwSignal::new(Labels::default());
+    Effect::new(move |_| {
+        if let Reply::Ready(a) = fetch.reply.get() {
+            labels.set(a.labels().clone());
+        }
+    });
+    let status = move || match (wanted.with(Result::is_err), fetch.reply.get()) {
+        (true, _) => "waiting",
+        (false, Reply::Waiting) => "loading",
+        (false, _) => "ready",
+    };
+    let body = move || {
+        let waiting = wanted.get().err();
+        let m = mode.get();
+        match (fetch.reply.get(), waiting) {
+            (_, Some(why)) if m == Mode::Series || m == Mode::Diff => view! { <p class="muted">{why}</p> }.into_any(),
+            (Reply::Failed(e), _) => view! { <p class="banner error" data-testid="dm-error">{e.to_string()}</p> }.into_any(),
+            (Reply::Rejected(e), _) => view! { <p class="banner error" data-testid="dm-error">{e}</p> }.into_any(),
+            (Reply::Ready(Answer::Profile(v)), _) if m == Mode::Profile => view! { <ProfileView view=*v /> }.into_any(),
+            (Reply::Ready(Answer::Diff(v)), _) if m == Mode::Diff => view! { <DiffView view=*v /> }.into_any(),
+            (Reply::Ready(Answer::Series(v)), _) if m == Mode::Series => view! { <SeriesView view=*v /> }.into_any(),
+            _ => view! { <p class="muted loading">"Analysing…"</p> }.into_any(),
         }
     };
-    let body = {
-        let u = u.clone();
-        move || {
-            let waiting = wanted.get().err();
-            let m = mode.get();
-            // Keep showing the last answer while a new one is computed: no blank flash, no jump.
-            let reply = u.reply.get().map(|(_, r)| r);
-            match (reply, waiting) {
-                (_, Some(why)) if m == Mode::Series || m == Mode::Diff => view! { <p class="muted">{why}</p> }.into_any(),
-                (Some(Reply::Failed(e)), _) => view! { <p class="banner error" data-testid="dm-error">{e}</p> }.into_any(),
-                (Some(Reply::Profile(v)), _) if m == Mode::Profile => view! { <ProfileView view=*v /> }.into_any(),
-                (Some(Reply::Diff(v)), _) if m == Mode::Diff => view! { <DiffView view=*v /> }.into_any(),
-                (Some(Reply::Series(v)), _) if m == Mode::Series => view! { <SeriesView view=*v /> }.into_any(),
-                _ => view! { <p class="muted loading">"Analysing…"</p> }.into_any(),
-            }
-        }
-    };
+    let pending = Signal::derive(move || wanted.with(Result::is_ok) && matches!(fetch.reply.get(), Reply::Waiting));
     view! {
         <article class="device-memory" data-testid="device-memory" data-mode=move || mode.get().slug() data-state=status>
-            <Controls mode=mode />
+            <Controls mode=mode labels=labels.read_only() pending />
             {body}
         </article>
     }
@@ -253,22 +235,11 @@ fn label_select(testid: &'static str, all: &'static str, values: Vec<String>, si
 }
 
 #[component]
-fn Controls(mode: Memo<Mode>) -> impl IntoView {
+fn Controls(mode: Memo<Mode>, labels: ReadSignal<Labels>, pending: Signal<bool>) -> impl IntoView {
     let state = expect_context::<AppState>();
     let u = ui();
     let count = move || profiles(state).0.len();
-    // Filters offer the labels of the last answer: they are the files' labels, whatever is filtered.
-    let labels = {
-        let u = u.clone();
-        move || {
-            u.reply.with(|r| match r.as_ref().map(|(_, r)| r) {
-                Some(Reply::Profile(v)) => v.labels.clone(),
-                Some(Reply::Diff(v)) => v.labels.clone(),
-                Some(Reply::Series(v)) => v.labels.clone(),
-                _ => Labels::default(),
-            })
-        }
-    };
+    let labels = move || labels.get();
     let mode_button = {
         let u = u.clone();
         move |m: Mode, label: &'static str| {
@@ -319,10 +290,7 @@ fn Controls(mode: Memo<Mode>) -> impl IntoView {
         }
     };
     let selected = move || (mode.get() == Mode::Profile).then(|| view! { <span class="muted">{state.selected.get()}</span> });
-    let pending = {
-        let u = u.clone();
-        move || u.pending.get().is_some().then(|| view! { <span class="muted updating">"updating…"</span> })
-    };
+    let pending = move || pending.get().then(|| view! { <span class="muted updating">"updating…"</span> });
     let fold = u.fold.clone();
     let fold_set = u.fold.clone();
     let (kinds, devices) = {

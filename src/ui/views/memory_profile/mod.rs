@@ -5,14 +5,15 @@
 
 use crate::analysis::memory_events::Activity;
 use crate::decode::Format;
-use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, MemoryProfileView, TimelineEvent, TimelineWindow};
+use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, TimelineEvent, TimelineWindow};
 use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::EngineError;
 use crate::engine::FileOverview;
 use crate::ui::charts::timeline::{self, Frame, Scene};
-use crate::ui::charts::{now_ms, observe_width, prepare, Palette};
+use crate::ui::charts::{observe_width, prepare, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
-use crate::ui::engine_client;
 use crate::ui::state::AppState;
+use crate::ui::use_engine::{use_engine, Reply};
 use crate::units::count as fmt_count;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -27,13 +28,6 @@ const MIN_SPAN_PS: i64 = 1_000;
 /// Live-at-end groups listed before the rest fold away.
 const LIVE_OPS_SHOWN: usize = 12;
 
-#[derive(Clone)]
-enum Load {
-    Loading,
-    Ready(Arc<MemoryProfileView>),
-    Failed(String),
-}
-
 fn ms(ps: i64) -> String {
     format!("{:.3} ms", ps as f64 / 1e9)
 }
@@ -46,47 +40,37 @@ fn percent(f: f64) -> String {
 pub fn MemoryProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
     // In the URL hash (with the selected row), so a reload, a shared link or a bundle restores them.
     let memory_id = expect_context::<AppState>().memory_id;
-    let load = RwSignal::new(Load::Loading);
-    let elapsed_ms = RwSignal::new(None::<f64>);
-    let generation = RwSignal::new(0u64);
-    let name = overview.name.clone();
+    let name = overview.path.clone();
     let article_name = name.clone();
 
     // One request per memory ID; the worker keeps the analysis, so only the first one computes it.
-    let label = name.clone();
+    let fetch = use_engine(
+        "Memory Profile",
+        move || Some(RequestBody::MemoryProfile { file_id, memory_id: memory_id.get() }),
+        |body| match body {
+            ResponseBody::MemoryProfile { view } => Some(Arc::new(*view)),
+            _ => None,
+        },
+    );
+    // A memory ID from a link that this file does not have: show the file's first instead.
     Effect::new(move |_| {
-        let id = memory_id.get();
-        let g = generation.get_untracked() + 1;
-        generation.set(g);
-        let t0 = now_ms();
-        engine_client::request(RequestBody::MemoryProfile { file_id, memory_id: id }, label.clone(), move |body| {
-            if generation.try_get_untracked() != Some(g) {
-                return; // a newer request is on its way
-            }
-            elapsed_ms.try_set(Some(now_ms() - t0));
-            let next = match body {
-                ResponseBody::MemoryProfile { view } => Load::Ready(Arc::new(*view)),
-                // A memory ID from a link that this file does not have: show the file's first instead.
-                ResponseBody::Failed { .. } if memory_id.get_untracked().is_some() => {
-                    memory_id.set(None);
-                    return;
-                }
-                ResponseBody::Failed { error } => Load::Failed(error.message),
-                ResponseBody::Rejected { message } => Load::Failed(message),
-                _ => return,
-            };
-            load.try_set(next);
-        });
+        if let Reply::Failed(EngineError::UnknownMemoryId { .. }) = fetch.reply.get() {
+            memory_id.set(None);
+        }
     });
+    let elapsed_ms = fetch.elapsed_ms;
 
     let format = overview.format;
     let hlo_modules = overview.hlo_modules.iter().filter(|m| m.has_buffer_assignment).count();
     view! {
         <article class="memprof" data-file=article_name data-testid="memory-profile">
-            {move || match load.get() {
-                Load::Loading => view! { <p class="muted loading" data-testid="memory-profile-loading">"Analysing allocator events…"</p> }.into_any(),
-                Load::Failed(message) => view! { <NotAnInput message format /> }.into_any(),
-                Load::Ready(v) => match v.allocator.clone() {
+            {move || match fetch.reply.get() {
+                Reply::Waiting | Reply::Failed(EngineError::UnknownMemoryId { .. }) => {
+                    view! { <p class="muted loading" data-testid="memory-profile-loading">"Analysing allocator events…"</p> }.into_any()
+                }
+                Reply::Failed(error) => view! { <NotAnInput message=error.detail() format /> }.into_any(),
+                Reply::Rejected(message) => view! { <NotAnInput message format /> }.into_any(),
+                Reply::Ready(v) => match v.allocator.clone() {
                     None => view! { <NoEvents hlo_modules /> }.into_any(),
                     Some(a) => view! {
                         <AllocatorPanel file_id name=name.clone() memory_ids=v.memory_ids.clone() a=Arc::new(a) memory_id elapsed_ms />
@@ -145,7 +129,7 @@ fn AllocatorPanel(
     memory_ids: Vec<String>,
     a: Arc<AllocatorView>,
     memory_id: RwSignal<Option<String>>,
-    elapsed_ms: RwSignal<Option<f64>>,
+    elapsed_ms: ReadSignal<Option<f64>>,
 ) -> impl IntoView {
     let selected_row = expect_context::<AppState>().breakdown_row;
     let current = a.memory_id.clone();
@@ -246,7 +230,6 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
     let state = expect_context::<AppState>();
     let full = (a.first_time_ps, a.last_time_ps.max(a.first_time_ps + MIN_SPAN_PS));
     let zoom = RwSignal::new(None::<(i64, i64)>);
-    let window = RwSignal::new(None::<Arc<TimelineWindow>>);
     let hover = RwSignal::new(None::<usize>);
     let pointer = RwSignal::new((0.0f64, 0.0f64));
     let drag = RwSignal::new(None::<(f64, f64)>);
@@ -256,10 +239,29 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
     let wrap_ref = NodeRef::<leptos::html::Div>::new();
 
     let range = move || zoom.get().unwrap_or(full);
+    // Zoomed: ask for the full-resolution events of the range (about two per pixel).
+    let memory_id = a.memory_id.clone();
+    let window = use_engine(
+        "Memory Profile zoom",
+        move || {
+            let (start_ps, end_ps) = zoom.get()?;
+            let max_points = (width.get_untracked() * 2.0).max(500.0) as usize;
+            Some(RequestBody::MemoryTimeline { file_id, memory_id: memory_id.clone(), start_ps, end_ps, max_points })
+        },
+        |body| match body {
+            ResponseBody::MemoryTimeline { window } => Some(Arc::<TimelineWindow>::from(window)),
+            _ => None,
+        },
+    )
+    .reply;
+    Effect::new(move |_| {
+        zoom.track();
+        hover.set(None);
+    });
     // The events on screen: the zoomed window once it arrived, else XProf's sampled timeline.
     let sampled = StoredValue::new(a.clone());
     let with_events = move |f: &mut dyn FnMut(&[TimelineEvent])| match (zoom.get(), window.get()) {
-        (Some(z), Some(w)) if (w.start_ps, w.end_ps) == z => f(&w.events),
+        (Some(z), Reply::Ready(w)) if (w.start_ps, w.end_ps) == z => f(&w.events),
         _ => sampled.with_value(|a| f(&a.timeline)),
     };
     let frame = move || Frame { width: width.get(), height: CHART_HEIGHT, start_ps: range().0, end_ps: range().1 };
@@ -269,22 +271,6 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         if let Some(el) = wrap_ref.get() {
             observe_width(&el, move |w| width.set(w));
         }
-    });
-
-    // Zoomed: ask for the full-resolution events of the range (about two per pixel).
-    let memory_id = a.memory_id.clone();
-    Effect::new(move |_| {
-        hover.set(None);
-        let Some((start_ps, end_ps)) = zoom.get() else { return };
-        let max_points = (width.get_untracked() * 2.0).max(500.0) as usize;
-        let body = RequestBody::MemoryTimeline { file_id, memory_id: memory_id.clone(), start_ps, end_ps, max_points };
-        engine_client::request(body, memory_id.clone(), move |reply| {
-            if let ResponseBody::MemoryTimeline { window: w } = reply {
-                if zoom.try_get_untracked() == Some(Some((w.start_ps, w.end_ps))) {
-                    window.try_set(Some(Arc::from(w)));
-                }
-            }
-        });
     });
 
     // Draw whenever anything shown changes (theme included: colours come from CSS).
@@ -413,7 +399,7 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
             n
         };
         match (zoom.get(), window.get()) {
-            (Some(z), Some(w)) if (w.start_ps, w.end_ps) == z => {
+            (Some(z), Reply::Ready(w)) if (w.start_ps, w.end_ps) == z => {
                 let full_res = w.events.len() == w.event_count;
                 view! {
                     <span data-testid="timeline-status" data-zoomed="true" data-full-resolution=full_res.to_string()>

@@ -4,19 +4,17 @@
 //! them out, links the charts (hovering a buffer highlights it everywhere), and remembers the module
 //! in the URL.
 
-use crate::analysis::memory_viewer::{HeapObject, MemoryViewer};
-use crate::engine::memory_viewer::{ModuleEntry, ModuleProblem};
+use crate::engine::memory_viewer::ModuleEntry;
+use crate::engine::memory_viewer_columns::{PeakBuffer, ViewerData, ViewerReply};
 use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::EngineError;
 use crate::ui::charts::block_timeline::{BlockTimeline, TimelineData};
-use crate::ui::charts::now_ms;
 use crate::ui::charts::plot::{group_color, Viewport, GROUPS};
 use crate::ui::charts::working_space::WorkingSpace;
 use crate::ui::components::metric::{Bytes, Count, Text};
-use crate::ui::engine_client;
-use crate::ui::state::{AppState, FileStatus};
+use crate::ui::state::AppState;
+use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Buffers listed at most in the buffer chart; the rest are counted.
@@ -24,141 +22,87 @@ const MAX_LISTED_BUFFERS: usize = 300;
 /// Buffers named in the "what to shrink" panel.
 const TOP_BUFFERS: usize = 5;
 
-/// One module's answer, as the page keeps it.
+/// The engine's answer for the page: the module list, the module shown and its viewer (or why not).
 #[derive(Clone)]
-enum Loaded {
-    Ready { viewer: Arc<MemoryViewer>, timeline: Arc<TimelineData>, load_ms: f64 },
-    Unavailable(ModuleProblem),
-}
-
-type ViewerKey = (u32, String, Option<i64>);
-
-/// The ids of the ready files a module list covers, and the list.
-type ModuleList = (Vec<u32>, Arc<Vec<ModuleEntry>>);
-
-thread_local! {
-    /// The module list and the ready files it covers. The view is rebuilt whenever the file list
-    /// changes; these keep it from asking the engine again and from flashing "loading".
-    static MODULES: RefCell<Option<ModuleList>> = const { RefCell::new(None) };
-    static VIEWERS: RefCell<HashMap<ViewerKey, Loaded>> = RefCell::new(HashMap::new());
-}
-
-fn ready_files(state: AppState) -> Vec<(u32, String)> {
-    state.files.with(|fs| {
-        fs.iter()
-            .filter_map(|f| match f.status {
-                FileStatus::Ready { file_id, .. } => Some((file_id, f.name.clone())),
-                _ => None,
-            })
-            .collect()
-    })
+struct Page {
+    modules: Arc<Vec<ModuleEntry>>,
+    /// (file id, module name) shown; `None`: the file has no modules.
+    shown: Option<(u32, String)>,
+    viewer: Option<Result<(Arc<ViewerData>, Arc<TimelineData>), EngineError>>,
 }
 
 #[component]
-pub fn MemoryViewerView() -> impl IntoView {
+pub fn MemoryViewerView(file_id: u32) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let files = Memo::new(move |_| ready_files(state));
-    let ids = Memo::new(move |_| {
-        let mut ids: Vec<u32> = files.get().into_iter().map(|(id, _)| id).collect();
-        ids.sort_unstable();
-        ids
-    });
-    let cached = MODULES.with(|m| m.borrow().as_ref().filter(|(i, _)| *i == ids.get_untracked()).map(|(_, l)| l.clone()));
-    let modules = RwSignal::new(cached);
-    Effect::new(move |_| {
-        let ids = ids.get();
-        if MODULES.with(|m| m.borrow().as_ref().is_some_and(|(i, _)| *i == ids)) {
-            return;
-        }
-        engine_client::send(
-            RequestBody::MemoryViewerModules,
-            None,
-            "Memory Viewer modules".into(),
-            Box::new(move |body| {
-                if let ResponseBody::MemoryViewerModules { modules: list } = body {
-                    let list = Arc::new(list);
-                    MODULES.with(|m| *m.borrow_mut() = Some((ids.clone(), list.clone())));
-                    modules.set(Some(list));
+    // The files the module selector offers: every loaded file (a memo: progress ticks do not count).
+    let ready = Memo::new(move |_| state.ready_files().into_iter().map(|(id, _)| id).collect::<Vec<u32>>());
+    // One request: the modules of the loaded files and the module shown (the URL's, when the file has
+    // it, else the file's largest), in the memory space of the URL.
+    let fetch = use_engine(
+        "Memory Viewer",
+        move || {
+            Some(RequestBody::MemoryViewer {
+                file_ids: ready.get(),
+                file_id,
+                module: state.module.get(),
+                memory_space: state.memory_space.get(),
+            })
+        },
+        |body| match body {
+            ResponseBody::MemoryViewer { modules, file_id, module, viewer } => Some(Page {
+                modules: Arc::new(modules),
+                shown: module.map(|m| (file_id, m)),
+                viewer: viewer.map(|r| {
+                    r.and_then(|v| match v {
+                        ViewerReply::Page(c) => {
+                            let timeline = Arc::new(TimelineData::new(&c));
+                            Ok((c, timeline))
+                        }
+                        ViewerReply::Engine(_) => Err(EngineError::UnknownFile { file_id }),
+                    })
+                }),
+            }),
+            _ => None,
+        },
+    );
+    let load_ms = fetch.elapsed_ms;
+    let page = move || fetch.reply.get();
+
+    let body = move || match page() {
+        Reply::Waiting => view! { <p class="muted loading">"Reading the HLO modules of the loaded files…"</p> }.into_any(),
+        Reply::Failed(e) => view! { <p class="banner error">{e.to_string()}</p> }.into_any(),
+        Reply::Rejected(e) => view! { <p class="banner error">{e}</p> }.into_any(),
+        Reply::Ready(p) => match (p.shown, p.viewer) {
+            (Some(_), Some(Ok((viewer, timeline)))) => {
+                view! { <Module viewer timeline load_ms=load_ms.get_untracked().unwrap_or(0.0) /> }.into_any()
+            }
+            (Some((_, module)), Some(Err(error))) => {
+                let no_buffer_assignment = matches!(error, EngineError::NoBufferAssignment { .. });
+                view! {
+                    <section class="mv-unavailable" data-testid="mv-unavailable" data-no-buffer-assignment=no_buffer_assignment.to_string()>
+                        <h2>{if no_buffer_assignment { format!("{module} has no buffer assignment") } else { format!("{module} cannot be shown") }}</h2>
+                        <p>{error.detail()}</p>
+                    </section>
                 }
-            }),
-        );
-    });
-
-    // The module shown: the one in the state (URL) when the selected file has it, else that file's
-    // largest.
-    let current = Memo::new(move |_| {
-        let list = modules.get()?;
-        let name = state.selected.get()?;
-        let file_id = files.with(|fs| fs.iter().find(|(_, n)| *n == name).map(|(id, _)| *id))?;
-        let wanted = state.module.get();
-        let of_file: Vec<&ModuleEntry> = list.iter().filter(|m| m.file_id == file_id).collect();
-        let entry = of_file.iter().find(|m| Some(&m.name) == wanted.as_ref()).or(of_file.first())?;
-        Some((file_id, entry.name.clone(), state.memory_space.get()))
-    });
-    let loaded = RwSignal::new(None::<(ViewerKey, Loaded)>);
-    Effect::new(move |_| {
-        let Some(key) = current.get() else { return };
-        if let Some(hit) = VIEWERS.with(|v| v.borrow().get(&key).cloned()) {
-            loaded.set(Some((key, hit)));
-            return;
-        }
-        let (file_id, module, memory_space) = key.clone();
-        let sent = now_ms();
-        engine_client::send(
-            RequestBody::MemoryViewer { file_id, module, memory_space },
-            None,
-            "Memory Viewer".into(),
-            Box::new(move |body| {
-                let answer = match body {
-                    ResponseBody::MemoryViewer { viewer, .. } => {
-                        let timeline = Arc::new(TimelineData::new(&viewer));
-                        Loaded::Ready { viewer: Arc::new(*viewer), timeline, load_ms: now_ms() - sent }
-                    }
-                    ResponseBody::MemoryViewerUnavailable { problem, .. } => Loaded::Unavailable(problem),
-                    ResponseBody::Failed { error } => {
-                        Loaded::Unavailable(ModuleProblem { message: error.message, no_buffer_assignment: false })
-                    }
-                    _ => return,
+                .into_any()
+            }
+            _ => {
+                let file = state.selected.get().unwrap_or_default();
+                let hint = if p.modules.is_empty() {
+                    "None of the loaded files has HLO modules. The Memory Viewer reads XLA HloProto dumps (*.hlo.pb, with buffer assignment: the after_optimizations one) and XProf traces (*.xplane.pb) of compiled programs."
+                } else {
+                    "Choose a module of another file above."
                 };
-                VIEWERS.with(|v| v.borrow_mut().insert(key.clone(), answer.clone()));
-                loaded.set(Some((key.clone(), answer)));
-            }),
-        );
-    });
-
-    let body = move || {
-        let Some(list) = modules.get() else {
-            return view! { <p class="muted loading">"Reading the HLO modules of the loaded files…"</p> }.into_any();
-        };
-        let Some(key) = current.get() else {
-            let file = state.selected.get().unwrap_or_default();
-            let hint = if list.is_empty() {
-                "None of the loaded files has HLO modules. The Memory Viewer reads XLA HloProto dumps (*.hlo.pb, with buffer assignment: the after_optimizations one) and XProf traces (*.xplane.pb) of compiled programs."
-            } else {
-                "Choose a module of another file above."
-            };
-            return view! { <p class="empty" data-testid="mv-no-modules">{format!("{file} has no HLO modules. {hint}")}</p> }.into_any();
-        };
-        match loaded.get() {
-            Some((k, Loaded::Ready { viewer, timeline, load_ms })) if k == key => {
-                view! { <Module viewer timeline load_ms /> }.into_any()
+                view! { <p class="empty" data-testid="mv-no-modules">{format!("{file} has no HLO modules. {hint}")}</p> }.into_any()
             }
-            Some((k, Loaded::Unavailable(problem))) if k == key => view! {
-                <section class="mv-unavailable" data-testid="mv-unavailable" data-no-buffer-assignment=problem.no_buffer_assignment.to_string()>
-                    <h2>{if problem.no_buffer_assignment { format!("{} has no buffer assignment", key.1) } else { format!("{} cannot be shown", key.1) }}</h2>
-                    <p>{problem.message}</p>
-                </section>
-            }
-            .into_any(),
-            _ => view! { <p class="muted loading">{format!("Analysing {}…", key.1)}</p> }.into_any(),
-        }
+        },
     };
     view! {
         <article class="memory-viewer" data-testid="memory-viewer">
             <header class="mv-head">
-                {move || modules.get().map(|list| view! { <ModulePicker modules=list current=current.get() /> })}
-                {move || match loaded.get() {
-                    Some((_, Loaded::Ready { viewer, .. })) if viewer.memory_spaces.len() > 1 => Some(view! { <MemorySpace viewer /> }),
+                {move || fetch.reply.get().ready().map(|p| view! { <ModulePicker modules=p.modules.clone() current=p.shown.clone() /> })}
+                {move || match fetch.reply.get() {
+                    Reply::Ready(Page { viewer: Some(Ok((viewer, _))), .. }) if viewer.memory_spaces.len() > 1 => Some(view! { <MemorySpace viewer /> }),
                     _ => None,
                 }}
             </header>
@@ -169,12 +113,12 @@ pub fn MemoryViewerView() -> impl IntoView {
 
 /// The searchable module selector: every module of every loaded file, largest peak first.
 #[component]
-fn ModulePicker(modules: Arc<Vec<ModuleEntry>>, current: Option<ViewerKey>) -> impl IntoView {
+fn ModulePicker(modules: Arc<Vec<ModuleEntry>>, current: Option<(u32, String)>) -> impl IntoView {
     let state = expect_context::<AppState>();
     let open = RwSignal::new(false);
     let query = RwSignal::new(String::new());
     let input = NodeRef::<leptos::html::Input>::new();
-    let chosen = current.as_ref().and_then(|(f, n, _)| modules.iter().find(|m| m.file_id == *f && m.name == *n)).cloned();
+    let chosen = current.as_ref().and_then(|(f, n)| modules.iter().find(|m| m.file_id == *f && m.name == *n)).cloned();
     let several_files = modules.iter().any(|m| m.file_id != modules[0].file_id);
     let pick = move |m: &ModuleEntry| {
         state.selected.set(Some(m.file.clone()));
@@ -257,7 +201,7 @@ fn ModulePicker(modules: Arc<Vec<ModuleEntry>>, current: Option<ViewerKey>) -> i
                                                 <span class="pr-peak">
                                                     {match (m.peak_heap_bytes, &m.problem) {
                                                         (Some(p), _) => view! { <Bytes metric="listed_peak_heap_bytes" value=p key=key /> }.into_any(),
-                                                        (None, Some(pr)) if pr.no_buffer_assignment => view! { <span class="muted">"no buffer assignment"</span> }.into_any(),
+                                                        (None, Some(EngineError::NoBufferAssignment { .. })) => view! { <span class="muted">"no buffer assignment"</span> }.into_any(),
                                                         _ => view! { <span class="muted">"unavailable"</span> }.into_any(),
                                                     }}
                                                 </span>
@@ -276,9 +220,9 @@ fn ModulePicker(modules: Arc<Vec<ModuleEntry>>, current: Option<ViewerKey>) -> i
 }
 
 #[component]
-fn MemorySpace(viewer: Arc<MemoryViewer>) -> impl IntoView {
+fn MemorySpace(viewer: Arc<ViewerData>) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let current = viewer.options.memory_space;
+    let current = viewer.memory_space;
     view! {
         <label class="field">
             "Memory space "
@@ -304,58 +248,58 @@ struct BufferInfo {
 }
 
 impl BufferInfo {
-    fn find(v: &MemoryViewer, t: &TimelineData, id: i64) -> Option<BufferInfo> {
-        let span = v.spans.get(&id).map(|s| (s.start, s.limit));
+    fn find(v: &ViewerData, t: &TimelineData, id: i64) -> Option<BufferInfo> {
+        let span = v.span(id);
         let source = |s: &crate::analysis::memory_viewer::SourceInfo| format!("{}:{}", s.file_name, s.line_number);
-        if let Some(o) = v.peak_buffers.iter().find(|o| o.logical_buffer_id == Some(id)) {
+        if let Some(o) = v.peak_buffers().find(|o| o.logical_buffer_id == Some(id)) {
             return Some(BufferInfo {
                 id,
-                name: o.instruction_name.clone(),
-                group: o.group.as_deref().unwrap_or("").to_string(),
+                name: o.text.name.to_string(),
+                group: o.group.unwrap_or("").to_string(),
                 size: o.size_bytes,
                 unpadded: o.unpadded_bytes,
-                shape: o.shape.clone(),
-                op_name: o.op_name.clone(),
-                opcode: o.opcode.clone(),
-                source: o.source.as_ref().map(source),
+                shape: o.text.shape.to_string(),
+                op_name: o.text.op_name.to_string(),
+                opcode: o.opcode.to_string(),
+                source: o.text.source.as_deref().map(source),
                 span,
             });
         }
-        let b = v.blocks.get(t.block_of(id)?)?;
+        let b = v.block(t.block_of(id)?)?;
         Some(BufferInfo {
             id,
-            name: b.name.clone(),
+            name: b.text.name.to_string(),
             group: b.category.to_string(),
             size: b.size_bytes,
             unpadded: b.unpadded_bytes,
-            shape: b.shape.clone(),
-            op_name: b.op_name.clone(),
+            shape: b.text.shape.to_string(),
+            op_name: b.text.op_name.to_string(),
             opcode: String::new(),
-            source: b.source.as_ref().map(source),
+            source: b.text.source.as_deref().map(source),
             span,
         })
     }
 }
 
 #[component]
-fn Module(viewer: Arc<MemoryViewer>, timeline: Arc<TimelineData>, load_ms: f64) -> impl IntoView {
+fn Module(viewer: Arc<ViewerData>, timeline: Arc<TimelineData>, load_ms: f64) -> impl IntoView {
     let hovered = RwSignal::new(None::<i64>);
     let pinned = RwSignal::new(None::<i64>);
     let view_port: RwSignal<Viewport> = RwSignal::new(timeline.full);
     let v = viewer.clone();
-    let f = v.figures.clone();
+    let f = v.figures.clone().into_owned();
     let fragmentation = f.fragmentation.map(|x| (format!("{x}"), format!("{:.1} %", x * 100.0)));
-    let notes = v.notes.clone();
+    let notes = v.notes.to_vec();
     let has_blocks = !timeline.is_empty();
     let details_viewer = viewer.clone();
     let details_timeline = timeline.clone();
-    let default_id = v.peak_buffers_by_size.iter().filter_map(|&i| v.peak_buffers.get(i)).find_map(|o| o.logical_buffer_id);
+    let default_id = v.peak_buffers_by_size.iter().filter_map(|&i| v.peak_buffer(i)).find_map(|o| o.logical_buffer_id);
     let details = move || {
         let id = hovered.get().or(pinned.get()).or(default_id)?;
         BufferInfo::find(&details_viewer, &details_timeline, id).map(|b| view! { <BufferDetails b pinned=pinned.get() == Some(id) /> })
     };
     view! {
-        <div class="mv-module" data-module=v.module_name.clone() data-load-ms=format!("{load_ms:.1}")>
+        <div class="mv-module" data-module=v.module_name.to_string() data-load-ms=format!("{load_ms:.1}")>
             {(!notes.is_empty()).then(|| view! { <ul class="notes">{notes.into_iter().map(|n| view! { <li data-testid="note">{n}</li> }).collect_view()}</ul> })}
             <div class="summary-cards mv-cards" data-testid="mv-overview">
                 <Card label="Peak heap" hint="The heap at its highest point, including parameters and outputs live for the whole program"><Bytes metric="peak_heap_bytes" value=f.peak_heap_bytes /></Card>
@@ -463,24 +407,24 @@ fn share(part: i64, whole: i64) -> String {
 
 /// The OOM answer: at the peak, bytes per group and the largest buffers.
 #[component]
-fn Shrink(viewer: Arc<MemoryViewer>, hovered: RwSignal<Option<i64>>, pinned: RwSignal<Option<i64>>) -> impl IntoView {
-    let peak = viewer.peak_heap_bytes;
-    let mut groups = viewer.peak_by_group.clone();
+fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSignal<Option<i64>>) -> impl IntoView {
+    let peak = viewer.peak_heap_bytes();
+    let mut groups = viewer.peak_by_group.to_vec();
     groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.group.cmp(&b.group)));
-    let top: Vec<HeapObject> = viewer
+    let top: Vec<BufferRow> = viewer
         .peak_buffers_by_size
         .iter()
-        .filter_map(|&i| viewer.peak_buffers.get(i))
+        .filter_map(|&i| viewer.peak_buffer(i))
         .filter(|o| o.logical_buffer_id.is_some())
         .take(TOP_BUFFERS)
-        .cloned()
+        .map(BufferRow::of)
         .collect();
     let headline = match (groups.first(), top.first()) {
         (Some(g), Some(b)) => format!(
             "{} buffers hold {} of the peak; the largest buffer is {} ({}).",
             g.group,
             share(g.bytes, peak),
-            b.instruction_name,
+            b.name,
             crate::units::bytes(b.size_bytes)
         ),
         (Some(g), None) => format!("{} buffers hold {} of the peak.", g.group, share(g.bytes, peak)),
@@ -513,13 +457,39 @@ fn Shrink(viewer: Arc<MemoryViewer>, hovered: RwSignal<Option<i64>>, pinned: RwS
                     let key = id.unwrap_or(-1).to_string();
                     view! {
                         <li on:mouseenter=move |_| hovered.set(id) on:mouseleave=move |_| hovered.set(None) on:click=move |_| pinned.set(id)>
-                            <div class="tb-line"><code class="tb-name">{o.instruction_name.clone()}</code><Bytes metric="top_buffer_bytes" value=o.size_bytes key=key.clone() /></div>
-                            <div class="muted tb-sub"><code>{o.shape.clone()}</code>{format!(" · {} · {} of peak", o.group.as_deref().unwrap_or(""), share(o.size_bytes, peak))}</div>
+                            <div class="tb-line"><code class="tb-name">{o.name.clone()}</code><Bytes metric="top_buffer_bytes" value=o.size_bytes key=key.clone() /></div>
+                            <div class="muted tb-sub"><code>{o.shape.clone()}</code>{format!(" · {} · {} of peak", o.group, share(o.size_bytes, peak))}</div>
                         </li>
                     }
                 }).collect_view()}
             </ol>
         </section>
+    }
+}
+
+/// A peak buffer's figures and text, owned, for a row of the page.
+#[derive(Clone)]
+struct BufferRow {
+    logical_buffer_id: Option<i64>,
+    label: String,
+    name: String,
+    shape: String,
+    group: String,
+    size_bytes: i64,
+    unpadded_bytes: i64,
+}
+
+impl BufferRow {
+    fn of(o: PeakBuffer<'_>) -> Self {
+        BufferRow {
+            logical_buffer_id: o.logical_buffer_id,
+            label: o.label.to_string(),
+            name: o.text.name.to_string(),
+            shape: o.text.shape.to_string(),
+            group: o.group.unwrap_or("").to_string(),
+            size_bytes: o.size_bytes,
+            unpadded_bytes: o.unpadded_bytes,
+        }
     }
 }
 
@@ -532,32 +502,32 @@ enum Order {
 
 /// The buffers live at the peak as bars, by program order, size or padding.
 #[component]
-fn PeakBuffers(viewer: Arc<MemoryViewer>, hovered: RwSignal<Option<i64>>, pinned: RwSignal<Option<i64>>) -> impl IntoView {
+fn PeakBuffers(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSignal<Option<i64>>) -> impl IntoView {
     let order = RwSignal::new(Order::Size);
-    let count = viewer.peak_buffers.len();
-    let largest = viewer.peak_buffers.iter().map(|o| o.size_bytes).max().unwrap_or(0).max(1);
+    let count = viewer.peak_buffer_count();
+    let largest = viewer.peak_buffers().map(|o| o.size_bytes).max().unwrap_or(0).max(1);
     let v = viewer.clone();
     let rows = move || {
         let mut idx: Vec<usize> = match order.get() {
-            Order::Program => (0..v.peak_buffers.len()).collect(),
-            Order::Size => v.peak_buffers_by_size.clone(),
+            Order::Program => (0..v.peak_buffer_count()).collect(),
+            Order::Size => v.peak_buffers_by_size.to_vec(),
             Order::Padding => {
-                let mut i: Vec<usize> = (0..v.peak_buffers.len()).collect();
-                let pad = |o: &HeapObject| if o.logical_buffer_id.is_some() { o.size_bytes - o.unpadded_bytes } else { 0 };
-                i.sort_by(|&a, &b| pad(&v.peak_buffers[b]).cmp(&pad(&v.peak_buffers[a])));
+                let pad = |i: usize| v.peak_buffer(i).filter(|o| o.logical_buffer_id.is_some()).map_or(0, |o| o.size_bytes - o.unpadded_bytes);
+                let mut i: Vec<usize> = (0..v.peak_buffer_count()).collect();
+                i.sort_by_key(|&i| std::cmp::Reverse(pad(i)));
                 i
             }
         };
         idx.truncate(MAX_LISTED_BUFFERS);
         idx.into_iter()
-            .filter_map(|i| v.peak_buffers.get(i).cloned())
+            .filter_map(|i| v.peak_buffer(i).map(BufferRow::of))
             .map(|o| {
                 let id = o.logical_buffer_id;
                 let key = id.map_or_else(|| "small".to_string(), |i| i.to_string());
-                let group = o.group.as_deref().unwrap_or("").to_string();
+                let group = o.group.clone();
                 let padded = o.size_bytes as f64 / largest as f64 * 100.0;
                 let unpadded = if id.is_some() { o.unpadded_bytes as f64 / largest as f64 * 100.0 } else { padded };
-                let name = if id.is_some() { o.instruction_name.clone() } else { o.label.clone() };
+                let name = if id.is_some() { o.name.clone() } else { o.label.clone() };
                 view! {
                     <div
                         class="buffer-row"
