@@ -3,11 +3,11 @@
 //! answer for a module without buffer assignment.
 
 use std::path::Path;
+use std::sync::Arc;
 use tidemark::analysis::memory_viewer::{analyze, Options};
 use tidemark::decode::{decode, Profile};
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
-use std::sync::Arc;
 use tidemark::engine::memory_viewer_columns::ViewerReply;
+use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
 use tidemark::engine::{EngineError, Session};
 
 fn bytes(rel: &str) -> Vec<u8> {

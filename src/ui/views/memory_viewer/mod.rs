@@ -512,7 +512,8 @@ fn PeakBuffers(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: 
             Order::Program => (0..v.peak_buffer_count()).collect(),
             Order::Size => v.peak_buffers_by_size.to_vec(),
             Order::Padding => {
-                let pad = |i: usize| v.peak_buffer(i).filter(|o| o.logical_buffer_id.is_some()).map_or(0, |o| o.size_bytes - o.unpadded_bytes);
+                let pad =
+                    |i: usize| v.peak_buffer(i).filter(|o| o.logical_buffer_id.is_some()).map_or(0, |o| o.size_bytes - o.unpadded_bytes);
                 let mut i: Vec<usize> = (0..v.peak_buffer_count()).collect();
                 i.sort_by_key(|&i| std::cmp::Reverse(pad(i)));
                 i
