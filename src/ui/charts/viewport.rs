@@ -59,7 +59,7 @@ pub fn key_nav(key: &str) -> Option<KeyNav> {
 }
 
 /// The zoom factor of a wheel turn of `delta_y` (negative zooms in).
-pub fn wheel_zoom(delta_y: f64) -> f64 {
+fn wheel_zoom(delta_y: f64) -> f64 {
     (delta_y * WHEEL_ZOOM_PER_DELTA).exp()
 }
 

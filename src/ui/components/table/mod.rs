@@ -24,6 +24,7 @@ type SortFn<R> = Arc<dyn Fn(&R, &R) -> Ordering + Send + Sync>;
 type TextFn<R> = Arc<dyn Fn(&R) -> String + Send + Sync>;
 type RowFn<R, T> = Arc<dyn Fn(&R) -> T + Send + Sync>;
 type IndexFn<T> = Arc<dyn Fn(usize) -> T + Send + Sync>;
+type AttrsFn<R> = Arc<dyn Fn(&R, usize) -> Vec<(&'static str, String)> + Send + Sync>;
 type TextsFn<R> = Arc<dyn for<'a> Fn(&'a R) -> Vec<&'a str> + Send + Sync>;
 
 /// Where a column's content sits: text on the left, figures on the right.
@@ -125,7 +126,7 @@ pub struct TableSpec<R> {
     keep: Option<RowFn<R, bool>>,
     counts: Option<(&'static str, &'static str, &'static str)>,
     csv: Option<(String, &'static str)>,
-    row_attrs: Option<Arc<dyn Fn(&R, usize) -> Vec<(&'static str, String)> + Send + Sync>>,
+    row_attrs: Option<AttrsFn<R>>,
     row_class: Option<RowFn<R, &'static str>>,
     row_title: Option<TextFn<R>>,
     selected: Option<IndexFn<bool>>,

@@ -9,7 +9,8 @@ use crate::decode::Format;
 use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, MemoryProfileView, TimelineEvent, TimelineWindow};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
-use crate::ui::charts::timeline::{self, Frame, Scene};
+use crate::ui::charts::timeline::{self, Scene};
+use crate::ui::charts::viewport::{key_nav, Viewport};
 use crate::ui::charts::{now_ms, observe_width, prepare, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::components::table::{Column, Table, TableSpec};
@@ -220,24 +221,12 @@ fn ZeroBytes(a: Arc<AllocatorView>) -> impl IntoView {
     }
 }
 
-/// Zooming: the visible range, clamped to the profile, or `None` for the whole profile.
-fn clamp_range(full: (i64, i64), start: i64, end: i64) -> Option<(i64, i64)> {
-    let span = end.saturating_sub(start).max(MIN_SPAN_PS).min(full.1 - full.0);
-    let start = start.clamp(full.0, full.1 - span);
-    let range = (start, start + span);
+/// Zooming: the visible range `v` kept inside the profile and at least [`MIN_SPAN_PS`] wide, or
+/// `None` for the whole profile.
+fn zoomed(full: (i64, i64), v: Viewport) -> Option<(i64, i64)> {
+    let v = v.within(Viewport::x_range(full.0 as f64, full.1 as f64), MIN_SPAN_PS as f64, 0.0);
+    let range = (v.x0.round() as i64, v.x1.round() as i64);
     (range != full).then_some(range)
-}
-
-fn zoom_around(full: (i64, i64), range: (i64, i64), center: i64, factor: f64) -> Option<(i64, i64)> {
-    let span = (range.1 - range.0) as f64;
-    let new_span = (span * factor) as i64;
-    let left = ((center - range.0) as f64 / span.max(1.0) * new_span as f64) as i64;
-    clamp_range(full, center - left, center - left + new_span)
-}
-
-fn pan(full: (i64, i64), range: (i64, i64), fraction: f64) -> Option<(i64, i64)> {
-    let shift = ((range.1 - range.0) as f64 * fraction) as i64;
-    clamp_range(full, range.0 + shift, range.1 + shift)
 }
 
 #[component]
@@ -261,7 +250,7 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         (Some(z), Some(w)) if (w.start_ps, w.end_ps) == z => f(&w.events),
         _ => sampled.with_value(|a| f(&a.timeline)),
     };
-    let frame = move || Frame { width: width.get(), height: CHART_HEIGHT, start_ps: range().0, end_ps: range().1 };
+    let frame = move || timeline::frame(width.get(), CHART_HEIGHT, range().0, range().1);
 
     // Follow the container's width, as every chart does.
     Effect::new(move |_| {
@@ -293,10 +282,10 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         let unit = state.unit.get();
         let f = frame();
         let Some(canvas) = canvas_ref.get() else { return };
-        if f.width <= 0.0 {
+        if f.w <= 0.0 {
             return;
         }
-        let Some(ctx) = prepare(&canvas, f.width, f.height) else { return };
+        let Some(ctx) = prepare(&canvas, f.w, f.h) else { return };
         let lifetimes = selected_row.get().and_then(|i| a3.breakdown.get(i)).map(|r| r.lifetimes.as_slice()).unwrap_or(&[]);
         let palette = Palette::read();
         let (hover, drag, show_free) = (hover.get(), drag.get(), show_free.get());
@@ -324,7 +313,7 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         }
         let mut found = None;
         if f.in_plot(x, y) {
-            with_events(&mut |events| found = timeline::event_at(events, f.time_at(x)));
+            with_events(&mut |events| found = timeline::event_at(events, timeline::time_at(&f, x)));
         }
         if hover.get_untracked() != found {
             hover.set(found);
@@ -341,8 +330,8 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
             drag.set(None);
             if (x1 - x0).abs() >= 5.0 {
                 let f = frame();
-                let (t0, t1) = (f.time_at(x0.min(x1)), f.time_at(x0.max(x1)));
-                zoom.set(clamp_range(full, t0, t1));
+                let (t0, t1) = (timeline::time_at(&f, x0.min(x1)), timeline::time_at(&f, x0.max(x1)));
+                zoom.set(zoomed(full, Viewport::x_range(t0 as f64, t1 as f64)));
             }
         }
     };
@@ -353,22 +342,13 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
             return;
         }
         e.prevent_default();
-        let factor = if e.delta_y() < 0.0 { 1.0 / 1.25 } else { 1.25 };
-        zoom.set(zoom_around(full, range(), f.time_at(x), factor));
+        zoom.set(zoomed(full, f.wheel(x, f64::from(e.offset_y()), e.delta_y(), true, false)));
     };
     let on_key = move |e: web_sys::KeyboardEvent| {
-        let r = range();
-        let center = r.0 + (r.1 - r.0) / 2;
-        let next = match e.key().as_str() {
-            "w" | "W" | "+" | "=" => zoom_around(full, r, center, 1.0 / 1.5),
-            "s" | "S" | "-" | "_" => zoom_around(full, r, center, 1.5),
-            "a" | "A" | "ArrowLeft" => pan(full, r, -0.2),
-            "d" | "D" | "ArrowRight" => pan(full, r, 0.2),
-            "0" | "Escape" => None,
-            _ => return,
-        };
+        let Some(nav) = key_nav(&e.key()) else { return };
         e.prevent_default();
-        zoom.set(next);
+        let f = frame();
+        zoom.set(zoomed(full, f.v.key(nav, Viewport::x_range(full.0 as f64, full.1 as f64), false)));
     };
 
     // Hover details, from the hovered event.
