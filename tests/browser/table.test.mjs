@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { serve, launch, newPage, openApp, pickFiles, waitForFile, metric, shot } from './harness.mjs';
+import { serve, launch, newPage, openApp, pickFiles, waitForFile, metric, shot, pb } from './harness.mjs';
 
 const ROWS = 12_000;
 const FILE = '/home/ml/app.py';
@@ -15,24 +15,7 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-// --- A minimal protobuf writer (pprof's profile.proto field numbers). ---------------------------
-const varint = (n) => {
-  const out = [];
-  let v = BigInt(n);
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v > 0n) b |= 0x80;
-    out.push(b);
-  } while (v > 0n);
-  return Buffer.from(out);
-};
-const int = (num, v) => Buffer.concat([varint(num << 3), varint(v)]);
-const len = (num, payload) => {
-  const b = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
-  return Buffer.concat([varint((num << 3) | 2), varint(b.length), b]);
-};
-const msg = (...fields) => Buffer.concat(fields);
+const { varint, int, len, msg } = pb;
 
 /** Function `fn_i` allocates (i + 1) × 1,000 bytes in one buffer, called from nowhere else. */
 const name = (i) => `fn_${String(i).padStart(5, '0')}`;

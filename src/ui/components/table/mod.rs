@@ -216,6 +216,12 @@ impl<R> TableSpec<R> {
         self
     }
 
+    /// A click selects a row (index in `picked`); a second click on it clears the selection.
+    pub fn pick(self, picked: RwSignal<Option<usize>>) -> Self {
+        self.selected(move |i| picked.get() == Some(i))
+            .on_click(move |i| picked.update(|p| *p = if *p == Some(i) { None } else { Some(i) }))
+    }
+
     /// Called with a row's index when it is clicked.
     pub fn on_click(mut self, on_click: impl Fn(usize) + Send + Sync + 'static) -> Self {
         self.on_click = Some(Arc::new(on_click));

@@ -497,11 +497,18 @@ fn kind_label(kind: &str, device: &str) -> String {
     }
 }
 
-/// The stack of the row clicked in a table of stacks, below it.
-fn stack_panel(frames: Option<Vec<Frame>>) -> impl IntoView {
-    match frames {
-        Some(f) => view! { <div class="stack-panel"><span class="muted small">"Stack, root first"</span>{stack_view(&f)}</div> }.into_any(),
-        None => view! { <p class="muted small stack-panel">"Click a row for its whole stack."</p> }.into_any(),
+/// A table of stacks (`frames` of each row) with the whole stack of the row clicked below it: rows
+/// keep one height, so the stack cannot unfold inside the table.
+fn with_stack_panel<R: Send + Sync + 'static>(spec: TableSpec<R>, rows: Vec<R>, frames: fn(&R) -> &[Frame]) -> impl IntoView {
+    let rows = Arc::new(rows);
+    let picked = RwSignal::new(None::<usize>);
+    let of_row = rows.clone();
+    view! {
+        <Table spec=spec.pick(picked) rows />
+        {move || match picked.get().and_then(|i| of_row.get(i)) {
+            Some(r) => view! { <div class="stack-panel"><span class="muted small">"Stack, root first"</span>{stack_view(frames(r))}</div> }.into_any(),
+            None => view! { <p class="muted small stack-panel">"Click a row for its whole stack."</p> }.into_any(),
+        }}
     }
 }
 
@@ -528,17 +535,8 @@ fn SiteTable(rows: Vec<StackRow>) -> impl IntoView {
         .width("80px")
         .sort_key(|s| s.count),
     ];
-    let rows = Arc::new(rows);
-    let picked = RwSignal::new(None::<usize>);
-    let spec = TableSpec::new("dm-sites", columns)
-        .row_attrs(|s, _| vec![("data-site", s.site.clone()), ("data-kind", s.kind.clone())])
-        .selected(move |i| picked.get() == Some(i))
-        .on_click(move |i| picked.update(|p| *p = if *p == Some(i) { None } else { Some(i) }));
-    let frames = rows.clone();
-    view! {
-        <Table spec rows />
-        {move || stack_panel(picked.get().and_then(|i| frames.get(i)).map(|s| s.frames.clone()))}
-    }
+    let spec = TableSpec::new("dm-sites", columns).row_attrs(|s, _| vec![("data-site", s.site.clone()), ("data-kind", s.kind.clone())]);
+    with_stack_panel(spec, rows, |s| &s.frames)
 }
 
 /// The stacks that changed between base and target, largest growth first; a click shows the stack.
@@ -579,17 +577,8 @@ fn DiffTable(rows: Vec<DiffRow>) -> impl IntoView {
         .width("80px")
         .sort_key(|s| s.delta_count),
     ];
-    let rows = Arc::new(rows);
-    let picked = RwSignal::new(None::<usize>);
-    let spec = TableSpec::new("dm-diff", columns)
-        .row_attrs(|s, _| vec![("data-site", s.site.clone()), ("data-kind", s.kind.clone())])
-        .selected(move |i| picked.get() == Some(i))
-        .on_click(move |i| picked.update(|p| *p = if *p == Some(i) { None } else { Some(i) }));
-    let frames = rows.clone();
-    view! {
-        <Table spec rows />
-        {move || stack_panel(picked.get().and_then(|i| frames.get(i)).map(|s| s.frames.clone()))}
-    }
+    let spec = TableSpec::new("dm-diff", columns).row_attrs(|s, _| vec![("data-site", s.site.clone()), ("data-kind", s.kind.clone())]);
+    with_stack_panel(spec, rows, |s| &s.frames)
 }
 
 #[component]

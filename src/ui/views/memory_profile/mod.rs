@@ -524,8 +524,7 @@ fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<
             }
             .to_string()
         })
-        .selected(move |i| selected_row.get() == Some(i))
-        .on_click(move |i| selected_row.update(|s| *s = if *s == Some(i) { None } else { Some(i) }));
+        .pick(selected_row);
     view! {
         <section class="mp-breakdown">
             <h2>"Live at the peak"</h2>

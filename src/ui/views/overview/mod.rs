@@ -119,8 +119,7 @@ fn PlaneTable(planes: Vec<PlaneOverview>) -> impl IntoView {
         .filter("Filter planes", "plane-filter", |p: &PlaneOverview| vec![p.name.as_str()])
         .row_attrs(|p, _| vec![("data-plane", p.name.clone())])
         .row_title(|_| "Click to list this plane's lines".to_string())
-        .selected(move |i| picked.get() == Some(i))
-        .on_click(move |i| picked.update(|p| *p = if *p == Some(i) { None } else { Some(i) }));
+        .pick(picked);
     let lines_of = planes.clone();
     view! {
         <Table spec rows=planes />
