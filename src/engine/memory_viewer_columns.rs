@@ -363,13 +363,13 @@ mod tests {
         assert_eq!(
             json["blocks"],
             serde_json::json!({
-                "text": [0, 1], "logical_buffer_id": [-1, 7], "offset_bytes": [0, 0], "size_bytes": [64, 64],
+                "text": [1, 0], "logical_buffer_id": [-1, 7], "offset_bytes": [0, 0], "size_bytes": [64, 64],
                 "start_step": [1, 1], "end_step": [3, 3], "unpadded_bytes": [64, 64], "category": [0, 0]
             })
         );
         assert_eq!(json["texts"].as_array().map(Vec::len), Some(2), "the peak buffer and its block share one text");
         assert_eq!(json["labels"], serde_json::json!(["Temporary"]));
-        assert_eq!(json["peak_buffers"]["text"], serde_json::json!([1]));
+        assert_eq!(json["peak_buffers"]["text"], serde_json::json!([0]));
         for absent in ["indefinite_allocations", "entry_computation_name", "trace_index", "color"] {
             assert!(!json.to_string().contains(absent), "{absent} is not sent");
         }

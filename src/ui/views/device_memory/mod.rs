@@ -4,7 +4,7 @@
 //! what keeps growing, with the leak suspects ranked and explained. All figures come from the engine
 //! (`engine::device_memory`); this view only asks and draws.
 
-use crate::analysis::device_memory::{order_by_number, Frame, FunctionRow, SeriesStack};
+use crate::analysis::device_memory::{order_by_number, DiffRow, Frame, FunctionRow, SeriesStack, StackRow};
 use crate::decode::Format;
 use crate::engine::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView, Labels};
 use crate::engine::protocol::{RequestBody, ResponseBody};
@@ -12,9 +12,11 @@ use crate::engine::FileOverview;
 use crate::ui::charts::flame::FlameGraph;
 use crate::ui::charts::sparkline::SeriesChart;
 use crate::ui::components::metric::{Bytes, Count, SignedBytes, Text};
+use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use crate::ui::state::{AppState, FileStatus, Tool};
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -31,15 +33,6 @@ impl Mode {
             Mode::Series => "series",
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SortKey {
-    Function,
-    FlatBytes,
-    FlatCount,
-    CumBytes,
-    CumCount,
 }
 
 /// One of the tool's three answers.
@@ -72,8 +65,8 @@ struct Ui {
     /// File names chosen for a diff.
     base: ArcRwSignal<Option<String>>,
     target: ArcRwSignal<Option<String>>,
-    sort: ArcRwSignal<(SortKey, bool)>,
-    filter: ArcRwSignal<String>,
+    /// The function table's sort and filter.
+    table: TableState,
     /// The function whose frames the flame graph outlines (a clicked table row).
     highlight: ArcRwSignal<Option<(String, String)>>,
     /// How many series stacks to show beyond the suspects.
@@ -88,8 +81,7 @@ thread_local! {
         device: ArcRwSignal::new(None),
         base: ArcRwSignal::new(None),
         target: ArcRwSignal::new(None),
-        sort: ArcRwSignal::new((SortKey::FlatBytes, true)),
-        filter: ArcRwSignal::new(String::new()),
+        table: TableState::sorted("FlatBytes", true),
         highlight: ArcRwSignal::new(None),
         show_all: ArcRwSignal::new(false),
     };
@@ -405,22 +397,7 @@ fn ProfileView(view: DeviceMemoryProfileView) -> impl IntoView {
             </section>
             <section>
                 <h2>"Allocation sites"</h2>
-                <table class="grid dm-sites">
-                    <thead><tr><th>"Site (library call ← your code)"</th><th>"Kind"</th><th class="r">"Bytes"</th><th class="r">"Count"</th></tr></thead>
-                    <tbody>
-                        {r.stacks.into_iter().map(|s| {
-                            let key = stack_key(&s.kind, &s.device, &s.site);
-                            view! {
-                                <tr data-site=s.site.clone() data-kind=s.kind.clone()>
-                                    <td><details><summary><Text metric="site" value=s.site.clone() key=key.clone() /></summary>{stack_view(&s.frames)}</details></td>
-                                    <td class="muted">{if s.device.is_empty() { s.kind.clone() } else { format!("{} · {}", s.kind, s.device) }}</td>
-                                    <td class="r"><Bytes metric="site_bytes" value=s.bytes key=key.clone() /></td>
-                                    <td class="r"><Count metric="site_count" value=s.count.unsigned_abs() key=key /></td>
-                                </tr>
-                            }
-                        }).collect_view()}
-                    </tbody>
-                </table>
+                <SiteTable rows=r.stacks />
             </section>
         </div>
     }
@@ -431,79 +408,150 @@ fn ProfileView(view: DeviceMemoryProfileView) -> impl IntoView {
 #[component]
 fn FunctionTable(rows: Vec<FunctionRow>) -> impl IntoView {
     let u = ui();
-    let (sort, sort_set) = (u.sort.clone(), u.sort.clone());
-    let (filter, filter_set, filter_get) = (u.filter.clone(), u.filter.clone(), u.filter.clone());
-    let highlight = u.highlight.clone();
-    let sorted = move || {
-        let (key, desc) = sort.get();
-        let needle = filter.get().to_lowercase();
-        let mut rows: Vec<FunctionRow> = rows
-            .iter()
-            .filter(|r| needle.is_empty() || r.function.to_lowercase().contains(&needle) || r.file.to_lowercase().contains(&needle))
-            .cloned()
-            .collect();
-        rows.sort_by(|a, b| {
-            let o = match key {
-                SortKey::Function => b.function.cmp(&a.function),
-                SortKey::FlatBytes => a.flat_bytes.cmp(&b.flat_bytes),
-                SortKey::FlatCount => a.flat_count.cmp(&b.flat_count),
-                SortKey::CumBytes => a.cum_bytes.cmp(&b.cum_bytes),
-                SortKey::CumCount => a.cum_count.cmp(&b.cum_count),
-            };
-            if desc {
-                o.reverse()
+    let key = |f: &FunctionRow| format!("{}@{}", f.function, f.file);
+    let figure = move |metric: &'static str, value: fn(&FunctionRow) -> i64, bytes: bool| {
+        move |f: &FunctionRow, _| {
+            if bytes {
+                view! { <Bytes metric value=value(f) key=key(f) /> }.into_any()
             } else {
-                o
+                view! { <Count metric value=value(f).unsigned_abs() key=key(f) /> }.into_any()
             }
-        });
-        rows
-    };
-    let header = move |key: SortKey, label: &'static str, right: bool| {
-        let (s, set) = (sort_set.clone(), sort_set.clone());
-        view! {
-            <th class:r=right class="sortable" data-sort=format!("{key:?}")
-                aria-sort=move || { let (k, d) = s.get(); if k == key { if d { "descending" } else { "ascending" } } else { "none" } }
-                on:click=move |_| set.update(|(k, d)| { if *k == key { *d = !*d } else { *k = key; *d = key != SortKey::Function } })>
-                {label}
-            </th>
         }
     };
-    view! {
-        <input class="filter" type="search" placeholder="Filter functions or files" data-testid="dm-filter" prop:value=move || filter_get.get() on:input=move |ev| filter_set.set(event_target_value(&ev)) />
-        <table class="grid dm-functions">
-            <thead><tr>
-                {header(SortKey::Function, "Function", false)}
-                {header(SortKey::FlatBytes, "Flat bytes", true)}
-                {header(SortKey::FlatCount, "Flat count", true)}
-                {header(SortKey::CumBytes, "Cum bytes", true)}
-                {header(SortKey::CumCount, "Cum count", true)}
-            </tr></thead>
-            <tbody>
-                {move || sorted().into_iter().map(|f| {
-                    let key = format!("{}@{}", f.function, f.file);
-                    let id = (f.function.clone(), f.file.clone());
-                    let (h, h2) = (highlight.clone(), highlight.clone());
-                    let id2 = id.clone();
-                    view! {
-                        <tr data-function=f.function.clone() class:lib=f.library class:selected=move || h.get().as_ref() == Some(&id2)
-                            on:click=move |_| h2.update(|cur| *cur = if cur.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
-                            <td title=f.file.clone()><code>{f.function.clone()}</code>" "<span class="muted">{basename(&f.file).to_string()}</span>{f.library.then(|| view! { <span class="tag">"lib"</span> })}</td>
-                            <td class="r"><Bytes metric="flat_bytes" value=f.flat_bytes key=key.clone() /></td>
-                            <td class="r"><Count metric="flat_count" value=f.flat_count.unsigned_abs() key=key.clone() /></td>
-                            <td class="r"><Bytes metric="cum_bytes" value=f.cum_bytes key=key.clone() /></td>
-                            <td class="r"><Count metric="cum_count" value=f.cum_count.unsigned_abs() key=key /></td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
+    let columns = vec![
+        Column::new("Function", "Function", |f: &FunctionRow, _| {
+            view! {
+                <span title=f.file.clone()>
+                    <code>{f.function.clone()}</code>" "<span class="muted">{basename(&f.file).to_string()}</span>
+                    {f.library.then(|| view! { <span class="tag">"lib"</span> })}
+                </span>
+            }
+            .into_any()
+        })
+        .sort_key(|f| f.function.clone()),
+        Column::new("FlatBytes", "Flat bytes", figure("flat_bytes", |f| f.flat_bytes, true))
+            .right()
+            .width("110px")
+            .sort_key(|f| f.flat_bytes),
+        Column::new("FlatCount", "Flat count", figure("flat_count", |f| f.flat_count, false))
+            .right()
+            .width("95px")
+            .sort_key(|f| f.flat_count),
+        Column::new("CumBytes", "Cum bytes", figure("cum_bytes", |f| f.cum_bytes, true)).right().width("110px").sort_key(|f| f.cum_bytes),
+        Column::new("CumCount", "Cum count", figure("cum_count", |f| f.cum_count, false)).right().width("95px").sort_key(|f| f.cum_count),
+    ];
+    let rows = Arc::new(rows);
+    let (h, h2, by_index) = (u.highlight.clone(), u.highlight.clone(), rows.clone());
+    let id = move |i: usize| by_index.get(i).map(|f: &FunctionRow| (f.function.clone(), f.file.clone()));
+    let id2 = id.clone();
+    let spec = TableSpec::new("dm-functions", columns)
+        .filter("Filter functions or files", "dm-filter", |f: &FunctionRow| vec![f.function.as_str(), f.file.as_str()])
+        .row_attrs(|f, _| vec![("data-function", f.function.clone())])
+        .row_class(|f| if f.library { "lib" } else { "" })
+        .selected(move |i| h.with(|cur| cur.is_some() && *cur == id(i)))
+        .on_click(move |i| {
+            let id = id2(i);
+            h2.update(|cur| *cur = if *cur == id { None } else { id });
+        });
+    view! { <Table spec rows state=u.table.clone() /> }
+}
+
+/// `kind` or `kind · device`.
+fn kind_label(kind: &str, device: &str) -> String {
+    if device.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind} · {device}")
     }
+}
+
+/// A table of stacks (`frames` of each row) with the whole stack of the row clicked below it: rows
+/// keep one height, so the stack cannot unfold inside the table.
+fn with_stack_panel<R: Send + Sync + 'static>(spec: TableSpec<R>, rows: Vec<R>, frames: fn(&R) -> &[Frame]) -> impl IntoView {
+    let rows = Arc::new(rows);
+    let picked = RwSignal::new(None::<usize>);
+    let of_row = rows.clone();
+    view! {
+        <Table spec=spec.pick(picked) rows />
+        {move || match picked.get().and_then(|i| of_row.get(i)) {
+            Some(r) => view! { <div class="stack-panel"><span class="muted small">"Stack, root first"</span>{stack_view(frames(r))}</div> }.into_any(),
+            None => view! { <p class="muted small stack-panel">"Click a row for its whole stack."</p> }.into_any(),
+        }}
+    }
+}
+
+/// Allocation sites (one row per distinct stack) with their bytes and counts; a click shows the stack.
+#[component]
+fn SiteTable(rows: Vec<StackRow>) -> impl IntoView {
+    let key = |s: &StackRow| stack_key(&s.kind, &s.device, &s.site);
+    let columns = vec![
+        Column::new("site", "Site (library call ← your code)", move |s: &StackRow, _| {
+            view! { <span title=s.site.clone()><Text metric="site" value=s.site.clone() key=key(s) /></span> }.into_any()
+        })
+        .sort_key(|s| s.site.clone()),
+        Column::new("kind", "Kind", |s: &StackRow, _| view! { <span class="muted">{kind_label(&s.kind, &s.device)}</span> }.into_any())
+            .width("130px")
+            .sort_key(|s| (s.kind.clone(), s.device.clone())),
+        Column::new("bytes", "Bytes", move |s: &StackRow, _| view! { <Bytes metric="site_bytes" value=s.bytes key=key(s) /> }.into_any())
+            .right()
+            .width("110px")
+            .sort_key(|s| s.bytes),
+        Column::new("count", "Count", move |s: &StackRow, _| {
+            view! { <Count metric="site_count" value=s.count.unsigned_abs() key=key(s) /> }.into_any()
+        })
+        .right()
+        .width("80px")
+        .sort_key(|s| s.count),
+    ];
+    let spec = TableSpec::new("dm-sites", columns).row_attrs(|s, _| vec![("data-site", s.site.clone()), ("data-kind", s.kind.clone())]);
+    with_stack_panel(spec, rows, |s| &s.frames)
+}
+
+/// The stacks that changed between base and target, largest growth first; a click shows the stack.
+#[component]
+fn DiffTable(rows: Vec<DiffRow>) -> impl IntoView {
+    let max = rows.iter().map(|s| s.delta_bytes.unsigned_abs()).max().unwrap_or(0).max(1);
+    let key = |s: &DiffRow| stack_key(&s.kind, &s.device, &s.site);
+    let columns = vec![
+        Column::new("site", "Site (library call ← your code)", move |s: &DiffRow, _| {
+            view! { <span title=s.site.clone()><Text metric="diff_site" value=s.site.clone() key=key(s) /></span> }.into_any()
+        })
+        .sort_key(|s| s.site.clone()),
+        Column::new("kind", "Kind", |s: &DiffRow, _| view! { <span class="muted">{kind_label(&s.kind, &s.device)}</span> }.into_any())
+            .width("130px")
+            .sort_key(|s| (s.kind.clone(), s.device.clone())),
+        Column::new("base", "Base", move |s: &DiffRow, _| view! { <Bytes metric="diff_base_bytes" value=s.base_bytes key=key(s) /> }.into_any())
+            .right()
+            .width("100px")
+            .sort_key(|s| s.base_bytes),
+        Column::new("target", "Target", move |s: &DiffRow, _| view! { <Bytes metric="diff_target_bytes" value=s.new_bytes key=key(s) /> }.into_any())
+            .right()
+            .width("100px")
+            .sort_key(|s| s.new_bytes),
+        Column::new("change", "Change", move |s: &DiffRow, _| view! { <SignedBytes metric="diff_delta_bytes" value=s.delta_bytes key=key(s) /> }.into_any())
+            .right()
+            .width("110px")
+            .sort_key(|s| s.delta_bytes),
+        Column::new("bar", "", move |s: &DiffRow, _| {
+            let pct = s.delta_bytes.unsigned_abs() as f64 * 100.0 / max as f64;
+            view! { <div class="delta-bar" data-sign=if s.delta_bytes < 0 { "shrink" } else { "grow" } style=format!("width:{pct:.1}%")></div> }.into_any()
+        })
+        .class("bar-col")
+        .width("120px"),
+        Column::new("delta_count", "Δ count", move |s: &DiffRow, _| {
+            view! { <span class="num" data-metric="diff_delta_count" data-key=key(s) data-value=s.delta_count.to_string()>{crate::units::signed_count(s.delta_count, true)}</span> }.into_any()
+        })
+        .right()
+        .width("80px")
+        .sort_key(|s| s.delta_count),
+    ];
+    let spec = TableSpec::new("dm-diff", columns).row_attrs(|s, _| vec![("data-site", s.site.clone()), ("data-kind", s.kind.clone())]);
+    with_stack_panel(spec, rows, |s| &s.frames)
 }
 
 #[component]
 fn DiffView(view: DeviceMemoryDiffView) -> impl IntoView {
     let r = view.report;
-    let max = r.stacks.iter().map(|s| s.delta_bytes.unsigned_abs()).max().unwrap_or(0).max(1);
     let no_highlight = Signal::derive(|| None);
     view! {
         <header class="summary-cards">
@@ -523,26 +571,7 @@ fn DiffView(view: DeviceMemoryDiffView) -> impl IntoView {
         </section>
         <section>
             <h2>"Changed stacks"</h2>
-            <table class="grid dm-diff">
-                <thead><tr><th>"Site (library call ← your code)"</th><th>"Kind"</th><th class="r">"Base"</th><th class="r">"Target"</th><th class="r">"Change"</th><th class="bar-col"></th><th class="r">"Δ count"</th></tr></thead>
-                <tbody>
-                    {r.stacks.into_iter().map(|s| {
-                        let key = stack_key(&s.kind, &s.device, &s.site);
-                        let pct = s.delta_bytes.unsigned_abs() as f64 * 100.0 / max as f64;
-                        view! {
-                            <tr data-site=s.site.clone() data-kind=s.kind.clone()>
-                                <td><details><summary><Text metric="diff_site" value=s.site.clone() key=key.clone() /></summary>{stack_view(&s.frames)}</details></td>
-                                <td class="muted">{if s.device.is_empty() { s.kind.clone() } else { format!("{} · {}", s.kind, s.device) }}</td>
-                                <td class="r"><Bytes metric="diff_base_bytes" value=s.base_bytes key=key.clone() /></td>
-                                <td class="r"><Bytes metric="diff_target_bytes" value=s.new_bytes key=key.clone() /></td>
-                                <td class="r"><SignedBytes metric="diff_delta_bytes" value=s.delta_bytes key=key.clone() /></td>
-                                <td class="bar-col"><div class="delta-bar" data-sign=if s.delta_bytes < 0 { "shrink" } else { "grow" } style=format!("width:{pct:.1}%")></div></td>
-                                <td class="r"><span class="num" data-metric="diff_delta_count" data-key=key data-value=s.delta_count.to_string()>{crate::units::signed_count(s.delta_count, true)}</span></td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
+            <DiffTable rows=r.stacks />
         </section>
     }
 }
@@ -612,7 +641,7 @@ fn stack_card(s: SeriesStack, rank: usize, labels: Vec<String>) -> impl IntoView
     let key = stack_key(&s.kind, &s.device, &s.site);
     let g = s.growth.clone();
     let last = s.bytes.last().copied().unwrap_or(0);
-    let kind = if s.device.is_empty() { s.kind.clone() } else { format!("{} · {}", s.kind, s.device) };
+    let kind = kind_label(&s.kind, &s.device);
     view! {
         <article class="dm-stack" class:suspect=s.suspect data-site=s.site.clone() data-kind=s.kind.clone() data-suspect=s.suspect.to_string() data-rank=rank.to_string()>
             <div class="head">

@@ -4,20 +4,22 @@
 //! out, sorts and filters rows, and maps times to pixels.
 
 use crate::analysis::memory_events::Activity;
+use crate::analysis::memory_profile::LiveOpGroup;
 use crate::decode::Format;
 use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, TimelineEvent, TimelineWindow};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::EngineError;
 use crate::engine::FileOverview;
-use crate::ui::charts::timeline::{self, Frame, Scene};
+use crate::ui::charts::timeline::{self, Scene};
+use crate::ui::charts::viewport::{key_nav, Viewport};
 use crate::ui::charts::{observe_width, prepare, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::components::table::{Column, Table, TableSpec};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use crate::units::count as fmt_count;
 use leptos::prelude::*;
 use std::sync::Arc;
-use wasm_bindgen::JsCast;
 
 /// XProf's page hides breakdown rows requesting less than this (0.001 GiB); we show all by default.
 const SMALL_ROW_BYTES: f64 = 0.001 * 1024.0 * 1024.0 * 1024.0;
@@ -25,8 +27,6 @@ const SMALL_ROW_BYTES: f64 = 0.001 * 1024.0 * 1024.0 * 1024.0;
 const CHART_HEIGHT: f64 = 300.0;
 /// The narrowest zoom, so a zoomed view always spans some time.
 const MIN_SPAN_PS: i64 = 1_000;
-/// Live-at-end groups listed before the rest fold away.
-const LIVE_OPS_SHOWN: usize = 12;
 
 fn ms(ps: i64) -> String {
     format!("{:.3} ms", ps as f64 / 1e9)
@@ -205,24 +205,12 @@ fn ZeroBytes(a: Arc<AllocatorView>) -> impl IntoView {
     }
 }
 
-/// Zooming: the visible range, clamped to the profile, or `None` for the whole profile.
-fn clamp_range(full: (i64, i64), start: i64, end: i64) -> Option<(i64, i64)> {
-    let span = end.saturating_sub(start).max(MIN_SPAN_PS).min(full.1 - full.0);
-    let start = start.clamp(full.0, full.1 - span);
-    let range = (start, start + span);
+/// Zooming: the visible range `v` kept inside the profile and at least [`MIN_SPAN_PS`] wide, or
+/// `None` for the whole profile.
+fn zoomed(full: (i64, i64), v: Viewport) -> Option<(i64, i64)> {
+    let v = v.within(Viewport::x_range(full.0 as f64, full.1 as f64), MIN_SPAN_PS as f64, 0.0);
+    let range = (v.x0.round() as i64, v.x1.round() as i64);
     (range != full).then_some(range)
-}
-
-fn zoom_around(full: (i64, i64), range: (i64, i64), center: i64, factor: f64) -> Option<(i64, i64)> {
-    let span = (range.1 - range.0) as f64;
-    let new_span = (span * factor) as i64;
-    let left = ((center - range.0) as f64 / span.max(1.0) * new_span as f64) as i64;
-    clamp_range(full, center - left, center - left + new_span)
-}
-
-fn pan(full: (i64, i64), range: (i64, i64), fraction: f64) -> Option<(i64, i64)> {
-    let shift = ((range.1 - range.0) as f64 * fraction) as i64;
-    clamp_range(full, range.0 + shift, range.1 + shift)
 }
 
 #[component]
@@ -264,7 +252,7 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         (Some(z), Reply::Ready(w)) if (w.start_ps, w.end_ps) == z => f(&w.events),
         _ => sampled.with_value(|a| f(&a.timeline)),
     };
-    let frame = move || Frame { width: width.get(), height: CHART_HEIGHT, start_ps: range().0, end_ps: range().1 };
+    let frame = move || timeline::frame(width.get(), CHART_HEIGHT, range().0, range().1);
 
     // Follow the container's width, as every chart does.
     Effect::new(move |_| {
@@ -280,10 +268,10 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         let unit = state.unit.get();
         let f = frame();
         let Some(canvas) = canvas_ref.get() else { return };
-        if f.width <= 0.0 {
+        if f.w <= 0.0 {
             return;
         }
-        let Some(ctx) = prepare(&canvas, f.width, f.height) else { return };
+        let Some(ctx) = prepare(&canvas, f.w, f.h) else { return };
         let lifetimes = selected_row.get().and_then(|i| a3.breakdown.get(i)).map(|r| r.lifetimes.as_slice()).unwrap_or(&[]);
         let palette = Palette::read();
         let (hover, drag, show_free) = (hover.get(), drag.get(), show_free.get());
@@ -311,7 +299,7 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
         }
         let mut found = None;
         if f.in_plot(x, y) {
-            with_events(&mut |events| found = timeline::event_at(events, f.time_at(x)));
+            with_events(&mut |events| found = timeline::event_at(events, timeline::time_at(&f, x)));
         }
         if hover.get_untracked() != found {
             hover.set(found);
@@ -328,8 +316,8 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
             drag.set(None);
             if (x1 - x0).abs() >= 5.0 {
                 let f = frame();
-                let (t0, t1) = (f.time_at(x0.min(x1)), f.time_at(x0.max(x1)));
-                zoom.set(clamp_range(full, t0, t1));
+                let (t0, t1) = (timeline::time_at(&f, x0.min(x1)), timeline::time_at(&f, x0.max(x1)));
+                zoom.set(zoomed(full, Viewport::x_range(t0 as f64, t1 as f64)));
             }
         }
     };
@@ -340,22 +328,13 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
             return;
         }
         e.prevent_default();
-        let factor = if e.delta_y() < 0.0 { 1.0 / 1.25 } else { 1.25 };
-        zoom.set(zoom_around(full, range(), f.time_at(x), factor));
+        zoom.set(zoomed(full, f.wheel(x, f64::from(e.offset_y()), e.delta_y(), true, false)));
     };
     let on_key = move |e: web_sys::KeyboardEvent| {
-        let r = range();
-        let center = r.0 + (r.1 - r.0) / 2;
-        let next = match e.key().as_str() {
-            "w" | "W" | "+" | "=" => zoom_around(full, r, center, 1.0 / 1.5),
-            "s" | "S" | "-" | "_" => zoom_around(full, r, center, 1.5),
-            "a" | "A" | "ArrowLeft" => pan(full, r, -0.2),
-            "d" | "D" | "ArrowRight" => pan(full, r, 0.2),
-            "0" | "Escape" => None,
-            _ => return,
-        };
+        let Some(nav) = key_nav(&e.key()) else { return };
         e.prevent_default();
-        zoom.set(next);
+        let f = frame();
+        zoom.set(zoomed(full, f.v.key(nav, Viewport::x_range(full.0 as f64, full.1 as f64), false)));
     };
 
     // Hover details, from the hovered event.
@@ -463,208 +442,84 @@ fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Opt
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SortCol {
-    Op,
-    AllocationBytes,
-    RequestedBytes,
-    Occurrences,
-    FreedBeforePeak,
-    Region,
-    DataType,
-    Shape,
-}
-
-impl SortCol {
-    fn cmp(self, a: &BreakdownEntry, b: &BreakdownEntry) -> std::cmp::Ordering {
-        let (m, n) = (&a.metadata, &b.metadata);
-        match self {
-            SortCol::Op => m.tf_op_name.cmp(&n.tf_op_name),
-            SortCol::AllocationBytes => m.allocation_bytes.cmp(&n.allocation_bytes),
-            SortCol::RequestedBytes => m.requested_bytes.cmp(&n.requested_bytes),
-            SortCol::Occurrences => a.occurrences.cmp(&b.occurrences),
-            SortCol::FreedBeforePeak => a.freed_before_peak.cmp(&b.freed_before_peak),
-            SortCol::Region => m.region_type.cmp(&n.region_type),
-            SortCol::DataType => m.data_type.cmp(&n.data_type),
-            SortCol::Shape => m.tensor_shape.cmp(&n.tensor_shape),
-        }
-    }
-    fn slug(self) -> &'static str {
-        match self {
-            SortCol::Op => "op",
-            SortCol::AllocationBytes => "allocation_bytes",
-            SortCol::RequestedBytes => "requested_bytes",
-            SortCol::Occurrences => "occurrences",
-            SortCol::FreedBeforePeak => "freed_before_peak",
-            SortCol::Region => "region",
-            SortCol::DataType => "data_type",
-            SortCol::Shape => "shape",
-        }
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn breakdown_csv(rows: &[&BreakdownEntry]) -> String {
-    let mut out = String::from("op_name,allocation_bytes,requested_bytes,occurrences,freed_before_peak,region_type,data_type,shape\n");
-    for r in rows {
-        let m = &r.metadata;
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{}\n",
-            csv_field(&m.tf_op_name),
-            m.allocation_bytes,
-            m.requested_bytes,
-            r.occurrences,
-            r.freed_before_peak,
-            csv_field(&m.region_type),
-            csv_field(&m.data_type),
-            csv_field(&m.tensor_shape)
-        ));
-    }
-    out
-}
-
-/// Offers `text` as a file download, without leaving the page.
-fn download(file_name: &str, text: &str, mime: &str) -> Result<(), wasm_bindgen::JsValue> {
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type(mime);
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&js_sys::Array::of1(&text.into()), &opts)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
-    let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-    let a: web_sys::HtmlAnchorElement = doc.create_element("a")?.dyn_into().map_err(|_| "no anchor")?;
-    a.set_href(&url);
-    a.set_download(file_name);
-    a.click();
-    web_sys::Url::revoke_object_url(&url)
-}
-
+/// The rows live at the peak, as XProf orders them until a column is sorted; a click on a row draws
+/// its allocation's lifetimes on the timeline.
 #[component]
 fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<usize>>) -> impl IntoView {
-    let sort = RwSignal::new(None::<(SortCol, bool)>);
-    let filter = RwSignal::new(String::new());
     let hide_small = RwSignal::new(false);
-
-    // Indices of the rows shown, in display order: XProf's order unless a column is sorted.
-    let a1 = a.clone();
-    let shown = Memo::new(move |_| {
-        let needle = filter.get().to_lowercase();
-        let hide = hide_small.get();
-        let mut idx: Vec<usize> = (0..a1.breakdown.len())
-            .filter(|&i| {
-                let r = &a1.breakdown[i];
-                let m = &r.metadata;
-                (!hide || m.requested_bytes as f64 >= SMALL_ROW_BYTES)
-                    && (needle.is_empty() || m.strings().iter().any(|s| s.to_lowercase().contains(&needle)))
-            })
-            .collect();
-        if let Some((col, desc)) = sort.get() {
-            idx.sort_by(|&i, &j| {
-                let o = col.cmp(&a1.breakdown[i], &a1.breakdown[j]);
-                if desc {
-                    o.reverse()
-                } else {
-                    o
-                }
-            });
-        }
-        idx
-    });
-
-    let header = move |col: SortCol, label: &'static str, right: bool| {
-        let aria = move || match sort.get() {
-            Some((c, true)) if c == col => "descending",
-            Some((c, false)) if c == col => "ascending",
-            _ => "none",
-        };
-        view! {
-            <th class:r=right aria-sort=aria data-sort=col.slug()>
-                <button class="th-sort" on:click=move |_| sort.update(|s| *s = match *s {
-                    // Sizes and counts start largest first; text starts A→Z.
-                    Some((c, d)) if c == col => Some((c, !d)),
-                    _ => Some((col, right)),
-                })>
-                    {label}
-                    <span class="arrow">{move || match aria() { "descending" => "▼", "ascending" => "▲", _ => "" }}</span>
-                </button>
-            </th>
-        }
-    };
-
-    let a2 = a.clone();
+    let text = |metric: &'static str, value: &str, k: usize| view! { <Text metric value=value.to_string() key=k.to_string() /> };
+    let columns: Vec<Column<BreakdownEntry>> = vec![
+        Column::new("op", "Op name", |r: &BreakdownEntry, k| {
+            let op = &r.metadata.tf_op_name;
+            let shown = if op.is_empty() { "(no op)".to_string() } else { op.clone() };
+            view! { <span class:muted=op.is_empty() title=op.clone()><Text metric="row_op" value=op.clone() key=k.to_string() shown /></span> }.into_any()
+        })
+        .class("op")
+        .sort_key(|r| r.metadata.tf_op_name.clone())
+        .csv("op_name", |r| r.metadata.tf_op_name.clone()),
+        Column::new("allocation_bytes", "Allocation size", |r: &BreakdownEntry, k| view! { <Bytes metric="row_allocation_bytes" value=r.metadata.allocation_bytes key=k.to_string() /> }.into_any())
+            .right()
+            .width("120px")
+            .sort_key(|r| r.metadata.allocation_bytes)
+            .csv("allocation_bytes", |r| r.metadata.allocation_bytes.to_string()),
+        Column::new("requested_bytes", "Requested size", |r: &BreakdownEntry, k| view! { <Bytes metric="row_requested_bytes" value=r.metadata.requested_bytes key=k.to_string() /> }.into_any())
+            .right()
+            .width("120px")
+            .sort_key(|r| r.metadata.requested_bytes)
+            .csv("requested_bytes", |r| r.metadata.requested_bytes.to_string()),
+        Column::new("occurrences", "Occurrences", |r: &BreakdownEntry, k| view! { <Count metric="row_occurrences" value=r.occurrences key=k.to_string() /> }.into_any())
+            .right()
+            .width("105px")
+            .sort_key(|r| r.occurrences)
+            .csv("occurrences", |r| r.occurrences.to_string()),
+        Column::new("freed_before_peak", "Freed before peak", |r: &BreakdownEntry, k| {
+            view! { <span class:muted=r.freed_before_peak == 0><Count metric="row_freed_before_peak" value=r.freed_before_peak key=k.to_string() /></span> }.into_any()
+        })
+        .right()
+        .width("135px")
+        .sort_key(|r| r.freed_before_peak)
+        .csv("freed_before_peak", |r| r.freed_before_peak.to_string()),
+        Column::new("region", "Region", move |r: &BreakdownEntry, k| view! { <span title=r.metadata.region_type.clone()>{text("row_region", &r.metadata.region_type, k)}</span> }.into_any())
+            .width("110px")
+            .sort_key(|r| r.metadata.region_type.clone())
+            .csv("region_type", |r| r.metadata.region_type.clone()),
+        Column::new("data_type", "Data type", move |r: &BreakdownEntry, k| view! { <span title=r.metadata.data_type.clone()>{text("row_data_type", &r.metadata.data_type, k)}</span> }.into_any())
+            .width("90px")
+            .sort_key(|r| r.metadata.data_type.clone())
+            .csv("data_type", |r| r.metadata.data_type.clone()),
+        Column::new("shape", "Shape", move |r: &BreakdownEntry, k| view! { <code title=r.metadata.tensor_shape.clone()>{text("row_shape", &r.metadata.tensor_shape, k)}</code> }.into_any())
+            .width("140px")
+            .sort_key(|r| r.metadata.tensor_shape.clone())
+            .csv("shape", |r| r.metadata.tensor_shape.clone()),
+    ];
     let export_name =
         format!("{}.{}.breakdown.csv", name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"), a.memory_id);
-    let on_export = move |_| {
-        let rows: Vec<&BreakdownEntry> = shown.get_untracked().iter().filter_map(|&i| a2.breakdown.get(i)).collect();
-        if let Err(e) = download(&export_name, &breakdown_csv(&rows), "text/csv") {
-            web_sys::console::error_1(&e);
-        }
-    };
-
-    let a3 = a.clone();
-    let total = a.breakdown.len();
+    let spec = TableSpec::new("mp-table", columns)
+        .testid("breakdown")
+        .filter("Filter op, region, type, shape", "breakdown-filter", |r: &BreakdownEntry| r.metadata.strings().to_vec())
+        .keep(move |r: &BreakdownEntry| !hide_small.get() || r.metadata.requested_bytes as f64 >= SMALL_ROW_BYTES)
+        .counts("breakdown-count", "breakdown_rows_shown", "breakdown_rows")
+        .csv(export_name, "export-csv")
+        .row_attrs(|_, i| vec![("data-row", i.to_string())])
+        .row_class(|r: &BreakdownEntry| if r.lifetimes.is_empty() { "" } else { "selectable" })
+        .row_title(|r: &BreakdownEntry| {
+            if r.lifetimes.is_empty() {
+                "A computed row: no single allocation to draw"
+            } else {
+                "Click to draw this allocation's lifetime on the timeline"
+            }
+            .to_string()
+        })
+        .pick(selected_row);
     view! {
         <section class="mp-breakdown">
             <h2>"Live at the peak"</h2>
-            <div class="mp-table-bar">
-                <input type="search" class="filter" placeholder="Filter op, region, type, shape" data-testid="breakdown-filter"
-                    prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
+            <Table spec rows=Arc::new(a.breakdown.clone())>
                 <label class="field" title="XProf's page hides rows requesting less than 0.001 GiB">
                     <input type="checkbox" data-testid="hide-small" prop:checked=move || hide_small.get() on:change=move |ev| hide_small.set(event_target_checked(&ev)) />
                     "Hide rows under 0.001 GiB requested (as XProf)"
                 </label>
-                <span class="muted" data-testid="breakdown-count">
-                    {move || view! { <Count metric="breakdown_rows_shown" value=shown.with(Vec::len) as u64 /> }}
-                    " of " <Count metric="breakdown_rows" value=total as u64 /> " rows"
-                </span>
-                <span class="spacer"></span>
-                <button class="btn" data-testid="export-csv" on:click=on_export>"Export CSV"</button>
-            </div>
-            <table class="grid mp-table" data-testid="breakdown">
-                <thead>
-                    <tr>
-                        {header(SortCol::Op, "Op name", false)}
-                        {header(SortCol::AllocationBytes, "Allocation size", true)}
-                        {header(SortCol::RequestedBytes, "Requested size", true)}
-                        {header(SortCol::Occurrences, "Occurrences", true)}
-                        {header(SortCol::FreedBeforePeak, "Freed before peak", true)}
-                        {header(SortCol::Region, "Region", false)}
-                        {header(SortCol::DataType, "Data type", false)}
-                        {header(SortCol::Shape, "Shape", false)}
-                    </tr>
-                </thead>
-                <tbody>
-                    {move || shown.get().into_iter().filter_map(|i| {
-                        let r = a3.breakdown.get(i)?.clone();
-                        let m = r.metadata;
-                        let k = i.to_string();
-                        let selectable = !r.lifetimes.is_empty();
-                        Some(view! {
-                            <tr
-                                data-row=k.clone()
-                                class:selected=move || selected_row.get() == Some(i)
-                                class:selectable=selectable
-                                title=if selectable { "Click to draw this allocation's lifetime on the timeline" } else { "A computed row: no single allocation to draw" }
-                                on:click=move |_| selected_row.update(|s| *s = if *s == Some(i) { None } else { Some(i) })
-                            >
-                                <td class="op" class:muted=m.tf_op_name.is_empty() title=m.tf_op_name.clone()><Text metric="row_op" value=m.tf_op_name.clone() key=k.clone() shown=if m.tf_op_name.is_empty() { "(no op)".to_string() } else { m.tf_op_name.clone() } /></td>
-                                <td class="r"><Bytes metric="row_allocation_bytes" value=m.allocation_bytes key=k.clone() /></td>
-                                <td class="r"><Bytes metric="row_requested_bytes" value=m.requested_bytes key=k.clone() /></td>
-                                <td class="r"><Count metric="row_occurrences" value=r.occurrences key=k.clone() /></td>
-                                <td class="r" class:muted=r.freed_before_peak == 0><Count metric="row_freed_before_peak" value=r.freed_before_peak key=k.clone() /></td>
-                                <td class="clip" title=m.region_type.clone()><Text metric="row_region" value=m.region_type.clone() key=k.clone() /></td>
-                                <td class="clip" title=m.data_type.clone()><Text metric="row_data_type" value=m.data_type.clone() key=k.clone() /></td>
-                                <td class="clip" title=m.tensor_shape.clone()><code><Text metric="row_shape" value=m.tensor_shape.clone() key=k.clone() /></code></td>
-                            </tr>
-                        })
-                    }).collect_view()}
-                </tbody>
-            </table>
+            </Table>
             <p class="hint muted">
                 <strong>"Freed before peak"</strong>
                 " is Tidemark's: allocations XProf lists as live at the peak although a deallocation before the peak freed them. XProf replays only the peak's step, and steps overlap in time (input pipeline, next step), so it misses those frees; the other columns are XProf's."
@@ -680,17 +535,28 @@ fn LeakHintsSection(a: Arc<AllocatorView>) -> impl IntoView {
     let first_step = h.step_floors.first().map(|f| f.step_id);
     let last_step = h.step_floors.last().map(|f| f.step_id);
     let steps = h.step_floors.len();
-    let (shown_ops, more_ops) = h.live_at_end.split_at(h.live_at_end.len().min(LIVE_OPS_SHOWN));
-    let op_row = |g: &crate::analysis::memory_profile::LiveOpGroup| {
-        let k = g.tf_op_name.clone();
-        view! {
-            <tr>
-                <td class="op"><code>{if k.is_empty() { "(no op)".to_string() } else { k.clone() }}</code></td>
-                <td class="r"><Count metric="live_at_end_allocations" value=g.allocations key=k.clone() /></td>
-                <td class="r"><Bytes metric="live_at_end_op_bytes" value=g.allocation_bytes key=k.clone() /></td>
-            </tr>
-        }
-    };
+    let columns = vec![
+        Column::new("op", "Op", |g: &LiveOpGroup, _| {
+            view! { <code title=g.tf_op_name.clone()>{if g.tf_op_name.is_empty() { "(no op)".to_string() } else { g.tf_op_name.clone() }}</code> }.into_any()
+        })
+        .class("op")
+        .sort_key(|g| g.tf_op_name.clone()),
+        Column::new("allocations", "Allocations", |g: &LiveOpGroup, _| {
+            view! { <Count metric="live_at_end_allocations" value=g.allocations key=g.tf_op_name.clone() /> }.into_any()
+        })
+        .right()
+        .width("110px")
+        .sort_key(|g| g.allocations),
+        Column::new("bytes", "Bytes", |g: &LiveOpGroup, _| {
+            view! { <Bytes metric="live_at_end_op_bytes" value=g.allocation_bytes key=g.tf_op_name.clone() /> }.into_any()
+        })
+        .right()
+        .width("110px")
+        .sort_key(|g| g.allocation_bytes),
+    ];
+    let live_ops = TableSpec::new("mp-live", columns)
+        .filter("Filter ops", "live-at-end-filter", |g: &LiveOpGroup| vec![g.tf_op_name.as_str()])
+        .max_height(320.0);
     view! {
         <section class="mp-leaks" data-testid="leak-hints">
             <h2>"Leak hints"</h2>
@@ -723,16 +589,7 @@ fn LeakHintsSection(a: Arc<AllocatorView>) -> impl IntoView {
                 "Still live at the end of the window: " <Bytes metric="live_at_end_bytes" value=h.live_at_end_bytes /> " in "
                 <Count metric="live_at_end_groups" value=h.live_at_end.len() as u64 /> " op(s):"
             </p>
-            <table class="grid mp-live">
-                <thead><tr><th>"Op"</th><th class="r">"Allocations"</th><th class="r">"Bytes"</th></tr></thead>
-                <tbody>{shown_ops.iter().map(op_row).collect_view()}</tbody>
-            </table>
-            {(!more_ops.is_empty()).then(|| view! {
-                <details>
-                    <summary>{format!("{} more op(s)", more_ops.len())}</summary>
-                    <table class="grid mp-live"><tbody>{more_ops.iter().map(op_row).collect_view()}</tbody></table>
-                </details>
-            })}
+            <Table spec=live_ops rows=Arc::new(h.live_at_end.clone()) />
         </section>
     }
 }

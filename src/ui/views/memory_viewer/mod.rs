@@ -4,21 +4,22 @@
 //! them out, links the charts (hovering a buffer highlights it everywhere), and remembers the module
 //! in the URL.
 
+use crate::analysis::memory_viewer::GroupTotal;
 use crate::engine::memory_viewer::ModuleEntry;
 use crate::engine::memory_viewer_columns::{PeakBuffer, ViewerData, ViewerReply};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::EngineError;
 use crate::ui::charts::block_timeline::{BlockTimeline, TimelineData};
-use crate::ui::charts::plot::{group_color, Viewport, GROUPS};
+use crate::ui::charts::plot::{group_color, GROUPS};
+use crate::ui::charts::viewport::Viewport;
 use crate::ui::charts::working_space::WorkingSpace;
 use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// Buffers listed at most in the buffer chart; the rest are counted.
-const MAX_LISTED_BUFFERS: usize = 300;
 /// Buffers named in the "what to shrink" panel.
 const TOP_BUFFERS: usize = 5;
 
@@ -424,32 +425,21 @@ fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSig
             "{} buffers hold {} of the peak; the largest buffer is {} ({}).",
             g.group,
             share(g.bytes, peak),
-            b.name,
+            b.instruction_name,
             crate::units::bytes(b.size_bytes)
         ),
         (Some(g), None) => format!("{} buffers hold {} of the peak.", g.group, share(g.bytes, peak)),
         _ => "Nothing is live at the peak.".into(),
     };
+    let stack = groups.clone();
     view! {
         <section class="panel shrink" data-testid="oom">
             <div class="panel-head"><h2>"What to shrink"</h2><span class="muted">"at the peak"</span></div>
             <p class="headline">{headline}</p>
             <div class="stack-bar" aria-hidden="true">
-                {groups.iter().map(|g| view! { <div style=format!("flex:{} 0 0;background:{}", g.bytes.max(0), group_color(&g.group, 0)) title=g.group.to_string()></div> }).collect_view()}
+                {stack.iter().map(|g| view! { <div style=format!("flex:{} 0 0;background:{}", g.bytes.max(0), group_color(&g.group, 0)) title=g.group.to_string()></div> }).collect_view()}
             </div>
-            <table class="grid compact">
-                <thead><tr><th>"Group"</th><th class="r">"Bytes"</th><th class="r">"Share"</th><th class="r">"Buffers"</th></tr></thead>
-                <tbody>
-                    {groups.iter().map(|g| view! {
-                        <tr>
-                            <td><i class="swatch" style=format!("background:{}", group_color(&g.group, 0))></i>{g.group.to_string()}</td>
-                            <td class="r"><Bytes metric="peak_group_bytes" value=g.bytes key=g.group.to_string() /></td>
-                            <td class="r num">{share(g.bytes, peak)}</td>
-                            <td class="r"><Count metric="peak_group_buffers" value=g.buffer_count as u64 key=g.group.to_string() /></td>
-                        </tr>
-                    }).collect_view()}
-                </tbody>
-            </table>
+            <Table spec=group_table(peak) rows=Arc::new(groups) />
             {(!top.is_empty()).then(|| view! { <h3>"Largest buffers"</h3> })}
             <ol class="top-buffers">
                 {top.into_iter().map(|o| {
@@ -457,8 +447,8 @@ fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSig
                     let key = id.unwrap_or(-1).to_string();
                     view! {
                         <li on:mouseenter=move |_| hovered.set(id) on:mouseleave=move |_| hovered.set(None) on:click=move |_| pinned.set(id)>
-                            <div class="tb-line"><code class="tb-name">{o.name.clone()}</code><Bytes metric="top_buffer_bytes" value=o.size_bytes key=key.clone() /></div>
-                            <div class="muted tb-sub"><code>{o.shape.clone()}</code>{format!(" · {} · {} of peak", o.group, share(o.size_bytes, peak))}</div>
+                            <div class="tb-line"><code class="tb-name">{o.instruction_name.clone()}</code><Bytes metric="top_buffer_bytes" value=o.size_bytes key=key.clone() /></div>
+                            <div class="muted tb-sub"><code>{o.shape.clone()}</code>{format!(" · {} · {} of peak", o.group.as_deref().unwrap_or(""), share(o.size_bytes, peak))}</div>
                         </li>
                     }
                 }).collect_view()}
@@ -470,11 +460,13 @@ fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSig
 /// A peak buffer's figures and text, owned, for a row of the page.
 #[derive(Clone)]
 struct BufferRow {
+    /// Its position in program order (its colour number).
+    color_index: usize,
     logical_buffer_id: Option<i64>,
     label: String,
-    name: String,
+    instruction_name: String,
     shape: String,
-    group: String,
+    group: Option<String>,
     size_bytes: i64,
     unpadded_bytes: i64,
 }
@@ -482,86 +474,141 @@ struct BufferRow {
 impl BufferRow {
     fn of(o: PeakBuffer<'_>) -> Self {
         BufferRow {
+            color_index: o.index,
             logical_buffer_id: o.logical_buffer_id,
             label: o.label.to_string(),
-            name: o.text.name.to_string(),
+            instruction_name: o.text.name.to_string(),
             shape: o.text.shape.to_string(),
-            group: o.group.unwrap_or("").to_string(),
+            group: o.group.map(str::to_string),
             size_bytes: o.size_bytes,
             unpadded_bytes: o.unpadded_bytes,
         }
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Order {
-    Program,
-    Size,
-    Padding,
+/// Bytes per allocation group at the peak, with their share of it.
+fn group_table(peak: i64) -> TableSpec<GroupTotal> {
+    let columns = vec![
+        Column::new("group", "Group", |g: &GroupTotal, _| {
+            view! { <i class="swatch" style=format!("background:{}", group_color(&g.group, 0))></i>{g.group.to_string()} }.into_any()
+        })
+        .sort_key(|g| g.group.to_string()),
+        Column::new("bytes", "Bytes", |g: &GroupTotal, _| {
+            view! { <Bytes metric="peak_group_bytes" value=g.bytes key=g.group.to_string() /> }.into_any()
+        })
+        .right()
+        .width("80px")
+        .sort_key(|g| g.bytes),
+        Column::new("share", "Share", move |g: &GroupTotal, _| view! { <span class="num">{share(g.bytes, peak)}</span> }.into_any())
+            .right()
+            .width("60px"),
+        Column::new("buffers", "Buffers", |g: &GroupTotal, _| {
+            view! { <Count metric="peak_group_buffers" value=g.buffer_count as u64 key=g.group.to_string() /> }.into_any()
+        })
+        .right()
+        .width("64px")
+        .sort_key(|g| g.buffer_count),
+    ];
+    TableSpec::new("compact", columns).max_height(240.0)
 }
 
-/// The buffers live at the peak as bars, by program order, size or padding.
+/// A buffer live at the peak, with its place in XProf's by-size order.
+struct PeakRow {
+    /// 0 for the largest (XProf's `maxHeapBySize` order, ties as XProf breaks them).
+    size_rank: usize,
+    /// Padding bytes (size − unpadded); 0 for the folded small buffers.
+    padding_bytes: i64,
+    o: BufferRow,
+}
+
+/// The buffers live at the peak as bars, sortable by program order, size or padding.
 #[component]
 fn PeakBuffers(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSignal<Option<i64>>) -> impl IntoView {
-    let order = RwSignal::new(Order::Size);
     let count = viewer.peak_buffer_count();
-    let largest = viewer.peak_buffers().map(|o| o.size_bytes).max().unwrap_or(0).max(1);
-    let v = viewer.clone();
-    let rows = move || {
-        let mut idx: Vec<usize> = match order.get() {
-            Order::Program => (0..v.peak_buffer_count()).collect(),
-            Order::Size => v.peak_buffers_by_size.to_vec(),
-            Order::Padding => {
-                let pad =
-                    |i: usize| v.peak_buffer(i).filter(|o| o.logical_buffer_id.is_some()).map_or(0, |o| o.size_bytes - o.unpadded_bytes);
-                let mut i: Vec<usize> = (0..v.peak_buffer_count()).collect();
-                i.sort_by_key(|&i| std::cmp::Reverse(pad(i)));
-                i
-            }
-        };
-        idx.truncate(MAX_LISTED_BUFFERS);
-        idx.into_iter()
-            .filter_map(|i| v.peak_buffer(i).map(BufferRow::of))
-            .map(|o| {
-                let id = o.logical_buffer_id;
-                let key = id.map_or_else(|| "small".to_string(), |i| i.to_string());
-                let group = o.group.clone();
-                let padded = o.size_bytes as f64 / largest as f64 * 100.0;
-                let unpadded = if id.is_some() { o.unpadded_bytes as f64 / largest as f64 * 100.0 } else { padded };
-                let name = if id.is_some() { o.name.clone() } else { o.label.clone() };
-                view! {
-                    <div
-                        class="buffer-row"
-                        class:active=move || id.is_some() && (hovered.get() == id || pinned.get() == id)
-                        data-testid="peak-buffer"
-                        data-buffer-id=key.clone()
-                        on:mouseenter=move |_| if id.is_some() { hovered.set(id) }
-                        on:mouseleave=move |_| hovered.set(None)
-                        on:click=move |_| if id.is_some() { pinned.set(id) }
-                    >
-                        <code class="br-name" title=o.label.clone()>{name}</code>
-                        <div class="br-bar" title="darker: unpadded bytes; lighter: padding">
-                            <div class="pad" style=format!("width:{padded:.2}%;background:{}", group_color(&group, 1))></div>
-                            <div class="fill" style=format!("width:{unpadded:.2}%;background:{}", group_color(&group, 2))></div>
-                        </div>
-                        <span class="br-size"><Bytes metric="peak_buffer_bytes" value=o.size_bytes key=key.clone() /></span>
-                        <span class="br-group muted">{if id.is_some() { group } else { "folded".to_string() }}</span>
-                    </div>
-                }
+    let largest = viewer.peak_buffers().map(|o| o.size_bytes).max().unwrap_or(0).max(1) as f64;
+    let mut size_rank = vec![0; count];
+    for (rank, &i) in viewer.peak_buffers_by_size.iter().enumerate() {
+        if let Some(r) = size_rank.get_mut(i) {
+            *r = rank;
+        }
+    }
+    let rows: Arc<Vec<PeakRow>> = Arc::new(
+        viewer
+            .peak_buffers()
+            .zip(size_rank)
+            .map(|(o, size_rank)| PeakRow {
+                size_rank,
+                padding_bytes: if o.logical_buffer_id.is_some() { o.size_bytes - o.unpadded_bytes } else { 0 },
+                o: BufferRow::of(o),
             })
-            .collect_view()
+            .collect(),
+    );
+    let key = |r: &PeakRow| r.o.logical_buffer_id.map_or_else(|| "small".to_string(), |i| i.to_string());
+    let columns = vec![
+        Column::new("program", "#", |_: &PeakRow, i| view! { <span class="muted num">{i}</span> }.into_any())
+            .right()
+            .width("44px")
+            .sort_key(|r| r.o.color_index),
+        Column::new("name", "Buffer", |r: &PeakRow, _| {
+            let name = if r.o.logical_buffer_id.is_some() { r.o.instruction_name.clone() } else { r.o.label.clone() };
+            view! { <code class="br-name" title=r.o.label.clone()>{name}</code> }.into_any()
+        })
+        .sort_key(|r| r.o.instruction_name.clone()),
+        Column::new("bar", "", move |r: &PeakRow, _| {
+            let group = r.o.group.as_deref().unwrap_or("");
+            let padded = r.o.size_bytes as f64 / largest * 100.0;
+            let unpadded = if r.o.logical_buffer_id.is_some() { r.o.unpadded_bytes as f64 / largest * 100.0 } else { padded };
+            view! {
+                <div class="br-bar" title="darker: unpadded bytes; lighter: padding">
+                    <div class="pad" style=format!("width:{padded:.2}%;background:{}", group_color(group, 1))></div>
+                    <div class="fill" style=format!("width:{unpadded:.2}%;background:{}", group_color(group, 2))></div>
+                </div>
+            }
+            .into_any()
+        })
+        .class("bar-col"),
+        // Largest first is XProf's rank order, ties included.
+        Column::new("size", "Size", move |r: &PeakRow, _| {
+            view! { <Bytes metric="peak_buffer_bytes" value=r.o.size_bytes key=key(r) /> }.into_any()
+        })
+        .right()
+        .width("90px")
+        .sort_by(|a, b| b.size_rank.cmp(&a.size_rank)),
+        Column::new("padding", "Padding", move |r: &PeakRow, _| {
+            view! { <Bytes metric="peak_buffer_padding_bytes" value=r.padding_bytes key=key(r) /> }.into_any()
+        })
+        .right()
+        .width("90px")
+        .sort_key(|r| r.padding_bytes),
+        Column::new("group", "Group", |r: &PeakRow, _| {
+            let group = if r.o.logical_buffer_id.is_some() { r.o.group.as_deref().unwrap_or("").to_string() } else { "folded".to_string() };
+            view! { <span class="muted">{group}</span> }.into_any()
+        })
+        .width("96px")
+        .sort_key(|r| r.o.group.as_deref().unwrap_or("").to_string()),
+    ];
+    let id_of = {
+        let rows = rows.clone();
+        move |i: usize| rows.get(i).and_then(|r| r.o.logical_buffer_id)
     };
-    let tab = move |o: Order, label: &'static str| {
-        view! { <button class="seg" class:on=move || order.get() == o on:click=move |_| order.set(o) data-order=label>{label}</button> }
-    };
+    let (sel_id, click_id, hover_id) = (id_of.clone(), id_of.clone(), id_of);
+    let spec = TableSpec::new("peak-buffer-table compact", columns)
+        .max_height(320.0)
+        .row_attrs(move |r, _| vec![("data-testid", "peak-buffer".to_string()), ("data-buffer-id", key(r))])
+        .selected(move |i| sel_id(i).is_some_and(|id| hovered.get() == Some(id) || pinned.get() == Some(id)))
+        .on_hover(move |i| hovered.set(i.and_then(&hover_id)))
+        .on_click(move |i| {
+            if let Some(id) = click_id(i) {
+                pinned.set(Some(id));
+            }
+        });
     view! {
         <section class="panel peak-buffers">
             <div class="panel-head">
                 <h2>"Buffers at the peak"</h2>
-                <span class="muted"><Count metric="peak_buffer_count" value=count as u64 />" buffers"{(count > MAX_LISTED_BUFFERS).then(|| format!(", first {MAX_LISTED_BUFFERS} shown"))}</span>
-                <div class="segmented">{tab(Order::Program, "program order")}{tab(Order::Size, "size")}{tab(Order::Padding, "padding")}</div>
+                <span class="muted"><Count metric="peak_buffer_count" value=count as u64 />" buffers"</span>
             </div>
-            <div class="buffer-list">{rows}</div>
+            <Table spec rows state=TableState::sorted("size", true) />
         </section>
     }
 }
