@@ -77,10 +77,7 @@ pub(super) fn Controls(mode: Memo<Mode>, labels: ReadSignal<Labels>, pending: Si
     let pending = move || pending.get().then(|| view! { <span class="muted updating">"updating…"</span> });
     let fold = u.fold.clone();
     let fold_set = u.fold.clone();
-    let (kinds, devices) = {
-        let l2 = labels.clone();
-        (move || labels().kinds, move || l2().devices)
-    };
+    let (kinds, devices) = (move || labels().kinds, move || labels().devices);
     let (kind, device) = (u.kind.clone(), u.device.clone());
     view! {
         <div class="dm-controls">

@@ -25,13 +25,16 @@ use std::sync::Arc;
 /// Buffers named in the "what to shrink" panel.
 const TOP_BUFFERS: usize = 5;
 
+/// A module's columns and its block layout, ready to draw.
+type Drawn = (Arc<ViewerData>, Arc<TimelineData>);
+
 /// The engine's answer for the page: the module list, the module shown and its viewer (or why not).
 #[derive(Clone)]
 struct Page {
     modules: Arc<Vec<ModuleEntry>>,
     /// (file id, module name) shown; `None`: the file has no modules.
     shown: Option<(u32, String)>,
-    viewer: Option<Result<(Arc<ViewerData>, Arc<TimelineData>), EngineError>>,
+    viewer: Option<Result<Drawn, EngineError>>,
 }
 
 #[component]
