@@ -91,6 +91,9 @@ test('markup in profiles is shown as text and runs nothing', async () => {
   for (const name of Object.keys(files)) await waitForFile(page, name);
 
   await selectFile(page, 'markup.xplane.pb');
+  // A plane's lines are listed under the planes table once the plane is clicked.
+  await page.click('tr[data-plane="/host:CPU"]');
+  await page.waitForSelector('table.lines');
   const xs = await page.textContent('article.overview');
   for (const s of [IMG, STYLE, `${SCRIPT}(5)`, `${IMG}-host`]) assert.ok(xs.includes(s), `shown literally: ${s}\n${xs}`);
   assert.deepEqual(await metric(page, 'allocations', IMG), ['1']);

@@ -282,7 +282,7 @@ pub fn BlockTimeline(
         true
     });
 
-    let frame = move || canvas.get_untracked().map(|c| Frame::of(&c, view.get_untracked(), MARGINS));
+    let frame = move || canvas.get_untracked().map(|c| super::frame_of(&c, view.get_untracked(), MARGINS));
     let d = data.clone();
     let move_viewer = viewer.clone();
     let on_move = move |ev: web_sys::MouseEvent| {

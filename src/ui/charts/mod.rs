@@ -94,6 +94,11 @@ impl Palette {
     }
 }
 
+/// `canvas`'s current CSS box showing `v` inside margins `m`.
+pub fn frame_of(canvas: &HtmlCanvasElement, v: viewport::Viewport, m: viewport::Margins) -> viewport::Frame {
+    viewport::Frame { v, w: f64::from(canvas.client_width()), h: f64::from(canvas.client_height()), m }
+}
+
 /// Milliseconds since the page started, for load and frame timings.
 pub fn now_ms() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())

@@ -1,6 +1,7 @@
 //! The one viewport of every chart: the data window shown ([`Viewport`]), its mapping to the pixels
 //! of a canvas inside the axes' margins ([`Frame`]), and the zoom and pan maths that the wheel, a drag
 //! and the keys (W/S zoom, A/D pan, 0 or Esc resets) share, so every chart moves the same way.
+//! Plain maths with no web dependency (`tests/ui_geometry.rs` runs it natively).
 
 /// Room around the plot for the axes, in CSS pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -125,10 +126,6 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// `canvas`'s current CSS box showing `v`.
-    pub fn of(canvas: &web_sys::HtmlCanvasElement, v: Viewport, m: Margins) -> Frame {
-        Frame { v, w: f64::from(canvas.client_width()), h: f64::from(canvas.client_height()), m }
-    }
     pub fn plot_left(&self) -> f64 {
         self.m.left
     }

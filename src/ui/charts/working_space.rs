@@ -141,7 +141,7 @@ pub fn WorkingSpace(
     let n = viewer.heap_bytes.len();
     let on_move = move |ev: web_sys::MouseEvent| {
         let Some(c) = canvas.get_untracked() else { return };
-        let f = Frame::of(&c, view.get_untracked(), MARGINS);
+        let f = super::frame_of(&c, view.get_untracked(), MARGINS);
         let px = f64::from(ev.offset_x());
         let x = f.dx(px);
         let inside = px >= f.plot_left() && px <= f.plot_right() && n > 0;

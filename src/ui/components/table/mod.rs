@@ -163,7 +163,7 @@ impl<R> TableSpec<R> {
     }
 
     /// A filter box (`placeholder`, `data-testid`): a row is shown when one of `texts(row)` contains
-    /// what is typed, ignoring case.
+    /// what is typed, ignoring case. Shown only when there are more rows than the scroll box holds.
     pub fn filter(
         mut self,
         placeholder: &'static str,
@@ -371,7 +371,10 @@ pub fn Table<R: Send + Sync + 'static>(
     };
     let spacer_below = spacer.clone();
 
-    let filter_box = spec.filter.as_ref().map(|(placeholder, testid, _)| {
+    // A filter box only where there is something to look for (more rows than the box shows), or a
+    // filter kept from before to clear.
+    let worth_filtering = total as f64 * ROW_H_PX > max_h || !state.filter.get_untracked().is_empty();
+    let filter_box = spec.filter.as_ref().filter(|_| worth_filtering).map(|(placeholder, testid, _)| {
         let (get, set) = (state.filter.clone(), state.filter.clone());
         view! {
             <input type="search" class="filter" placeholder=*placeholder data-testid=*testid

@@ -1,5 +1,6 @@
 //! Which rows of a virtualised table are in the DOM: the rows on screen plus a margin, rounded out to
 //! whole blocks so that scrolling changes the window (and so the DOM) only when it crosses a block.
+//! Plain maths with no web dependency (`tests/ui_geometry.rs` runs it natively).
 
 use std::ops::Range;
 

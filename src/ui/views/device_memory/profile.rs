@@ -80,7 +80,7 @@ pub(super) fn FunctionTable(rows: Vec<FunctionRow>) -> impl IntoView {
             .width("95px")
             .sort_key(|f| f.flat_count),
         Column::new("CumBytes", "Cum bytes", figure("cum_bytes", |f| f.cum_bytes, true)).right().width("110px").sort_key(|f| f.cum_bytes),
-        Column::new("CumCount", "Cum count", figure("cum_count", |f| f.cum_count, false)).right().width("95px").sort_key(|f| f.cum_count),
+        Column::new("CumCount", "Cum count", figure("cum_count", |f| f.cum_count, false)).right().width("110px").sort_key(|f| f.cum_count),
     ];
     let rows = Arc::new(rows);
     let (h, h2, by_index) = (u.highlight.clone(), u.highlight.clone(), rows.clone());

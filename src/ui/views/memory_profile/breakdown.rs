@@ -19,24 +19,24 @@ pub(super) fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSig
         .csv("op_name", |r| r.metadata.tf_op_name.clone()),
         Column::new("allocation_bytes", "Allocation size", |r: &BreakdownEntry, k| view! { <Bytes metric="row_allocation_bytes" value=r.metadata.allocation_bytes key=k.to_string() /> }.into_any())
             .right()
-            .width("120px")
+            .width("130px")
             .sort_key(|r| r.metadata.allocation_bytes)
             .csv("allocation_bytes", |r| r.metadata.allocation_bytes.to_string()),
         Column::new("requested_bytes", "Requested size", |r: &BreakdownEntry, k| view! { <Bytes metric="row_requested_bytes" value=r.metadata.requested_bytes key=k.to_string() /> }.into_any())
             .right()
-            .width("120px")
+            .width("130px")
             .sort_key(|r| r.metadata.requested_bytes)
             .csv("requested_bytes", |r| r.metadata.requested_bytes.to_string()),
         Column::new("occurrences", "Occurrences", |r: &BreakdownEntry, k| view! { <Count metric="row_occurrences" value=r.occurrences key=k.to_string() /> }.into_any())
             .right()
-            .width("105px")
+            .width("115px")
             .sort_key(|r| r.occurrences)
             .csv("occurrences", |r| r.occurrences.to_string()),
         Column::new("freed_before_peak", "Freed before peak", |r: &BreakdownEntry, k| {
             view! { <span class:muted=r.freed_before_peak == 0><Count metric="row_freed_before_peak" value=r.freed_before_peak key=k.to_string() /></span> }.into_any()
         })
         .right()
-        .width("135px")
+        .width("150px")
         .sort_key(|r| r.freed_before_peak)
         .csv("freed_before_peak", |r| r.freed_before_peak.to_string()),
         Column::new("region", "Region", move |r: &BreakdownEntry, k| view! { <span title=r.metadata.region_type.clone()>{text("row_region", &r.metadata.region_type, k)}</span> }.into_any())
@@ -44,7 +44,7 @@ pub(super) fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSig
             .sort_key(|r| r.metadata.region_type.clone())
             .csv("region_type", |r| r.metadata.region_type.clone()),
         Column::new("data_type", "Data type", move |r: &BreakdownEntry, k| view! { <span title=r.metadata.data_type.clone()>{text("row_data_type", &r.metadata.data_type, k)}</span> }.into_any())
-            .width("90px")
+            .width("100px")
             .sort_key(|r| r.metadata.data_type.clone())
             .csv("data_type", |r| r.metadata.data_type.clone()),
         Column::new("shape", "Shape", move |r: &BreakdownEntry, k| view! { <code title=r.metadata.tensor_shape.clone()>{text("row_shape", &r.metadata.tensor_shape, k)}</code> }.into_any())

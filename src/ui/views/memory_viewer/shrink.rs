@@ -88,7 +88,7 @@ pub(super) fn group_table(peak: i64) -> TableSpec<GroupTotal> {
             view! { <Count metric="peak_group_buffers" value=g.buffer_count as u64 key=g.group.to_string() /> }.into_any()
         })
         .right()
-        .width("64px")
+        .width("72px")
         .sort_key(|g| g.buffer_count),
     ];
     TableSpec::new("compact", columns).max_height(240.0)

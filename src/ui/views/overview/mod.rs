@@ -162,7 +162,7 @@ fn allocator_table() -> TableSpec<AllocatorOverview> {
             view! { <Count metric="deallocations" value=a.deallocations key=a.memory_id.clone() /> }.into_any()
         })
         .right()
-        .width("120px")
+        .width("130px")
         .sort_key(|a| a.deallocations),
         Column::new("peak", "Peak in use", |a: &AllocatorOverview, _| {
             view! { <Bytes metric="peak_bytes_in_use" value=a.max_peak_bytes_in_use key=a.memory_id.clone() /> }.into_any()
@@ -189,13 +189,13 @@ fn module_table() -> TableSpec<ModuleSummary> {
             let shown = if m.has_buffer_assignment { "yes" } else { "none" }.to_string();
             view! { <Text metric="has_buffer_assignment" value=m.has_buffer_assignment.to_string() shown key=m.name.clone() /> }.into_any()
         })
-        .width("140px")
+        .width("160px")
         .sort_key(|m| m.has_buffer_assignment),
         Column::new("instructions", "Instructions", |m: &ModuleSummary, _| {
             view! { <Count metric="instruction_count" value=m.instruction_count as u64 key=m.name.clone() /> }.into_any()
         })
         .right()
-        .width("110px")
+        .width("120px")
         .sort_key(|m| m.instruction_count),
         Column::new("allocations", "Allocations", |m: &ModuleSummary, _| {
             view! { <Count metric="allocation_count" value=m.allocation_count as u64 key=m.name.clone() /> }.into_any()
@@ -207,7 +207,7 @@ fn module_table() -> TableSpec<ModuleSummary> {
             view! { <Bytes metric="total_allocation_bytes" value=m.total_allocation_bytes as i64 key=m.name.clone() /> }.into_any()
         })
         .right()
-        .width("130px")
+        .width("145px")
         .sort_key(|m| m.total_allocation_bytes),
     ];
     TableSpec::new("", columns)
