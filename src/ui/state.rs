@@ -72,20 +72,16 @@ pub struct LoadedFile {
 }
 
 impl LoadedFile {
-    /// The file's base name.
-    pub fn name(&self) -> &str {
-        crate::engine::overview::base_name(&self.path)
-    }
-
-    /// How the file is labelled in lists: its base name, or its path where another loaded file has
-    /// the same base name.
+    /// How the file is labelled in lists: its base name, or, where another loaded file has the same
+    /// base name, the shortest end of its path that no other loaded file shares
+    /// (`run1/host.xplane.pb`).
     pub fn label(&self, all: &[LoadedFile]) -> String {
-        let repeated = all.iter().any(|o| o.key != self.key && o.name() == self.name());
-        if repeated {
-            self.path.clone()
-        } else {
-            self.name().to_string()
-        }
+        let parts: Vec<&str> = self.path.split('/').collect();
+        let others: Vec<&LoadedFile> = all.iter().filter(|o| o.key != self.key).collect();
+        (1..=parts.len())
+            .map(|k| parts[parts.len() - k..].join("/"))
+            .find(|end| !others.iter().any(|o| o.path == *end || o.path.ends_with(&format!("/{end}"))))
+            .unwrap_or_else(|| self.path.clone())
     }
 }
 
