@@ -7,7 +7,7 @@
 //! the engine; the trap that follows ends the worker, and the page starts a fresh one.
 
 use crate::engine::protocol::{self, Request, RequestBody, Response, ResponseBody, VERSION};
-use crate::engine::{OpenError, Session};
+use crate::engine::{EngineError, Session};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -44,7 +44,7 @@ fn post(scope: &DedicatedWorkerGlobalScope, r: &Response, bytes: Option<&[u8]>) 
 fn subject(json: &str) -> Option<(u64, String)> {
     let req: Request = serde_json::from_str(json).ok()?;
     let subject = match &req.body {
-        RequestBody::Open { name } => name.clone(),
+        RequestBody::Open { path } => path.clone(),
         _ => format!("request #{}", req.seq),
     };
     Some((req.seq, subject))
@@ -65,11 +65,13 @@ fn on_panic(info: &std::panic::PanicHookInfo) {
     let Some((seq, file)) = CURRENT.with(|c| c.try_borrow().ok().and_then(|c| c.clone())) else { return };
     let what = panic_message(info);
     let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-    let message = format!(
-        "the engine failed on this file ({what}{place}). This is a bug in Tidemark: please report it, with the file if you can. The engine has been restarted; other files are unaffected"
-    );
+    let error = EngineError::EngineStopped {
+        file,
+        reason: format!("{what}{place}"),
+        then: "this is a bug in Tidemark: please report it, with the file if you can. The engine has been restarted; other files are unaffected".into(),
+    };
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    post(&scope, &Response { v: VERSION, seq, body: ResponseBody::Failed { error: OpenError { file, message } } }, None);
+    post(&scope, &Response { v: VERSION, seq, body: ResponseBody::Failed { error } }, None);
 }
 
 /// Installs the message handler; the worker then lives as long as the page keeps it.

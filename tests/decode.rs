@@ -238,7 +238,7 @@ fn truncated_files_say_where_they_end() {
 fn engine_session_names_the_file_in_errors() {
     let mut s = tidemark::engine::Session::new();
     let e = s.open("broken.xplane.pb", b"not a profile at all".to_vec(), &mut |_, _| {}).err().expect("error");
-    assert_eq!(e.file, "broken.xplane.pb");
+    assert_eq!(e.file(), Some("broken.xplane.pb"));
     assert!(e.to_string().starts_with("broken.xplane.pb: this is not a profile"), "{e}");
     let ok = s.open("a.prof", bytes("pprof/docs_seed_memory.prof"), &mut |_, _| {}).map(|f| f.id).unwrap();
     assert!(s.get(ok).is_some());
@@ -249,7 +249,7 @@ fn protocol_round_trip() {
     use tidemark::engine::protocol::{handle, Response, ResponseBody, VERSION};
     let mut s = tidemark::engine::Session::new();
     let mut progress = Vec::new();
-    let req = format!(r#"{{"v":{VERSION},"seq":7,"body":{{"type":"open","name":"a1.xplane.pb.gz"}}}}"#);
+    let req = format!(r#"{{"v":{VERSION},"seq":7,"body":{{"type":"open","path":"a1.xplane.pb.gz"}}}}"#);
     let r = handle(&mut s, &req, Some(bytes("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz")), &mut |r: Response| progress.push(r));
     assert_eq!(r.seq, 7);
     assert!(matches!(r.body, ResponseBody::Opened { .. }), "{r:?}");

@@ -5,9 +5,10 @@ mod common;
 
 use common::{bytes, pprof};
 use tidemark::analysis::device_memory::{self as dm, Options};
+use tidemark::decode::Format;
 use tidemark::engine::device_memory::{flatten, DeviceMemoryQuery, FlameNode};
 use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
-use tidemark::engine::Session;
+use tidemark::engine::{EngineError, Session};
 
 /// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
 fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
@@ -19,8 +20,8 @@ fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBod
 }
 
 fn open(s: &mut Session, rel: &str) -> u32 {
-    let name = rel.rsplit('/').next().unwrap().to_string();
-    match ask(s, RequestBody::Open { name }, Some(bytes(rel))) {
+    let path = rel.rsplit('/').next().unwrap().to_string();
+    match ask(s, RequestBody::Open { path }, Some(bytes(rel))) {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{rel}: {other:?}"),
     }
@@ -135,15 +136,15 @@ fn requests_on_the_wrong_file_explain_themselves() {
         RequestBody::DeviceMemorySeries { file_ids: vec![prof, hlo], query: folded() },
     ] {
         match ask(&mut s, body, None) {
-            ResponseBody::Failed { error } => {
-                assert_eq!(error.file, "module_0014.jit__normal.cpu_after_optimizations.hlo.pb");
-                assert!(error.message.contains("save_device_memory_profile"), "{}", error.message);
+            ResponseBody::Failed { error: error @ EngineError::WrongFormat { found: Format::HloProto, .. } } => {
+                assert_eq!(error.file(), Some("module_0014.jit__normal.cpu_after_optimizations.hlo.pb"));
+                assert!(error.detail().contains("save_device_memory_profile"), "{error}");
             }
             other => panic!("{other:?}"),
         }
     }
     match ask(&mut s, RequestBody::DeviceMemoryProfile { file_id: 99, query: folded() }, None) {
-        ResponseBody::Failed { error } => assert_eq!(error.message, "no such open file"),
+        ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 99 }),
         other => panic!("{other:?}"),
     }
 }

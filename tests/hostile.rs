@@ -131,7 +131,7 @@ struct Tally {
 /// analysis of the decoded file; `Err` says what was wrong (a panic or an insane output).
 fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Result<bool, String> {
     let mut session = Session::new();
-    let request = format!(r#"{{"v":{VERSION},"seq":1,"body":{{"type":"open","name":{}}}}}"#, serde_json::to_string(name).unwrap());
+    let request = format!(r#"{{"v":{VERSION},"seq":1,"body":{{"type":"open","path":{}}}}}"#, serde_json::to_string(name).unwrap());
     let mut last_done = 0;
     let reply = handle(&mut session, &request, Some(bytes), &mut |r: Response| {
         if let ResponseBody::Progress { done, total } = r.body {
@@ -148,12 +148,12 @@ fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Resul
             file_id
         }
         ResponseBody::Failed { error } => {
-            if error.file != name {
-                return Err(format!("the error names file {:?}", error.file));
+            if error.file() != Some(name) {
+                return Err(format!("the error names file {:?}", error.file()));
             }
-            check_message(&error.message)?;
+            check_message(&error.detail())?;
             if std::env::var_os("TIDEMARK_SWEEP_VERBOSE").is_some() {
-                eprintln!("  -> {}", error.message);
+                eprintln!("  -> {error}");
             }
             return Ok(false);
         }
@@ -162,7 +162,7 @@ fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Resul
     if matches!(session.get(file_id).expect("opened file").file.profile, Profile::XSpace(_)) {
         match session.take_memory_profile(file_id) {
             Ok(p) => check_memory_profile(&p)?,
-            Err(e) => check_message(&e.message)?,
+            Err(e) => check_message(&e.detail())?,
         }
     }
     let file = &session.get(file_id).expect("opened file").file;

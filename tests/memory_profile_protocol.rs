@@ -7,7 +7,7 @@ use common::bytes as fixture;
 use serde_json::Value;
 use tidemark::engine::memory_profile::{MemoryProfileView, TimelineWindow};
 use tidemark::engine::protocol::{handle, Response, ResponseBody, VERSION};
-use tidemark::engine::Session;
+use tidemark::engine::{EngineError, Session};
 
 /// Sends `body` (JSON of a `RequestBody`) and returns the reply after a JSON round trip, as the page
 /// receives it.
@@ -22,7 +22,7 @@ fn ask(s: &mut Session, seq: u64, body: &str, bytes: Option<Vec<u8>>) -> Respons
 
 fn open(s: &mut Session, rel: &str) -> u32 {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    match ask(s, 1, &format!(r#"{{"type":"open","name":"{name}"}}"#), Some(fixture(rel))) {
+    match ask(s, 1, &format!(r#"{{"type":"open","path":"{name}"}}"#), Some(fixture(rel))) {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{rel}: {other:?}"),
     }
@@ -131,12 +131,19 @@ fn bad_requests_fail_with_a_message() {
     let mut s = Session::new();
     let id = open(&mut s, "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz");
     let unknown_id = ask(&mut s, 4, &format!(r#"{{"type":"memory_profile","file_id":{id},"memory_id":"gpu_9"}}"#), None);
-    assert!(matches!(&unknown_id, ResponseBody::Failed { error } if error.message.contains("bfc_cpu_allocator_for_gpu")), "{unknown_id:?}");
+    assert!(
+        matches!(&unknown_id, ResponseBody::Failed { error: EngineError::UnknownMemoryId { memory_id, known, .. } }
+            if memory_id == "gpu_9" && known.iter().any(|k| k == "bfc_cpu_allocator_for_gpu")),
+        "{unknown_id:?}"
+    );
     let prof = open(&mut s, "pprof/docs_seed_memory.prof");
     let wrong_format = ask(&mut s, 5, &format!(r#"{{"type":"memory_profile","file_id":{prof},"memory_id":null}}"#), None);
-    assert!(matches!(&wrong_format, ResponseBody::Failed { error } if error.message.contains("XProf trace")), "{wrong_format:?}");
+    assert!(
+        matches!(&wrong_format, ResponseBody::Failed { error: error @ EngineError::WrongFormat { .. } } if error.detail().contains("XProf trace")),
+        "{wrong_format:?}"
+    );
     // Closing the file forgets its kept profile.
     assert!(matches!(ask(&mut s, 6, &format!(r#"{{"type":"close","file_id":{id}}}"#), None), ResponseBody::Closed { .. }));
     let gone = ask(&mut s, 7, &format!(r#"{{"type":"memory_profile","file_id":{id},"memory_id":null}}"#), None);
-    assert!(matches!(gone, ResponseBody::Failed { .. }));
+    assert_eq!(gone, ResponseBody::Failed { error: EngineError::UnknownFile { file_id: id } });
 }

@@ -5,10 +5,12 @@
 mod common;
 
 use common::bytes;
+use std::sync::Arc;
 use tidemark::analysis::memory_viewer::{analyze, Options};
 use tidemark::decode::{decode, Profile};
+use tidemark::engine::memory_viewer_columns::ViewerReply;
 use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
-use tidemark::engine::Session;
+use tidemark::engine::{EngineError, Session};
 
 /// Sends `body` as the page does (JSON both ways) and returns the reply as the page reads it.
 fn ask(session: &mut Session, seq: u64, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
@@ -21,7 +23,7 @@ fn ask(session: &mut Session, seq: u64, body: RequestBody, file: Option<Vec<u8>>
 }
 
 fn open(session: &mut Session, seq: u64, name: &str, rel: &str) -> u32 {
-    match ask(session, seq, RequestBody::Open { name: name.into() }, Some(bytes(rel))) {
+    match ask(session, seq, RequestBody::Open { path: name.into() }, Some(bytes(rel))) {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{name}: {other:?}"),
     }
@@ -35,7 +37,14 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
         open(&mut s, 2, "module_0008.jit_tiny.before_optimizations.hlo.pb", "hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
     let after = open(&mut s, 3, "module_0042.after.hlo.pb", "hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb");
 
-    let ResponseBody::MemoryViewerModules { modules } = ask(&mut s, 4, RequestBody::MemoryViewerModules, None) else {
+    let files = vec![a2, before, after];
+    let page = |file_id: u32, module: Option<&str>, memory_space: Option<i64>| RequestBody::MemoryViewer {
+        file_ids: files.clone(),
+        file_id,
+        module: module.map(str::to_string),
+        memory_space,
+    };
+    let ResponseBody::MemoryViewer { modules, module: largest, .. } = ask(&mut s, 4, page(a2, None, None), None) else {
         panic!("expected the module list")
     };
     // a2's nine modules, plus one module per HloProto dump.
@@ -49,12 +58,18 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
     assert_eq!(last.file_id, before);
     assert_eq!(last.peak_heap_bytes, None);
     let problem = last.problem.as_ref().expect("a reason");
-    assert!(problem.no_buffer_assignment && problem.message.contains("after_optimizations"), "{problem:?}");
+    assert!(matches!(problem, EngineError::NoBufferAssignment { .. }) && problem.detail().contains("after_optimizations"), "{problem:?}");
 
-    // One module: the same analysis the engine computes from the module's own HloProto.
-    let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: None };
-    let ResponseBody::MemoryViewer { viewer, module, file_id } = ask(&mut s, 5, body, None) else { panic!("expected a viewer") };
-    assert_eq!((file_id, module.as_str()), (a2, "jit_train_step(14)"));
+    // Without a module: the file's largest.
+    assert_eq!(largest.as_deref(), modules.iter().find(|m| m.file_id == a2).map(|m| m.name.as_str()));
+
+    // One module: the same analysis the engine computes from the module's own HloProto, in columns.
+    let ResponseBody::MemoryViewer { viewer, module, file_id, .. } = ask(&mut s, 5, page(a2, Some("jit_train_step(14)"), None), None)
+    else {
+        panic!("expected a viewer")
+    };
+    assert_eq!((file_id, module.as_deref()), (a2, Some("jit_train_step(14)")));
+    let viewer = viewer.expect("a module").expect("a viewer");
     let Profile::Hlo(direct) =
         decode("jit_train_step(14).hlo_proto.pb", bytes("jax/a2_mlp_train/jit_train_step(14).hlo_proto.pb"), &mut |_, _| {})
             .unwrap()
@@ -62,31 +77,34 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
     else {
         panic!("an HloProto")
     };
-    assert_eq!(*viewer, analyze(&direct.proto, Options::default()).unwrap());
+    let direct = analyze(&direct.proto, Options::default()).unwrap();
+    assert_eq!(viewer, ViewerReply::Engine(Arc::new(direct.clone())));
+    let ViewerReply::Page(columns) = &viewer else { panic!("the page reads columns") };
+    assert_eq!(columns.block_count(), direct.blocks.len());
     let listed = modules.iter().find(|m| m.file_id == a2 && m.name == "jit_train_step(14)").unwrap();
-    assert_eq!(listed.peak_heap_bytes, Some(viewer.peak_heap_bytes));
-    assert_eq!(listed.memory_spaces, viewer.memory_spaces);
+    assert_eq!(listed.peak_heap_bytes, Some(columns.peak_heap_bytes()));
+    assert_eq!(listed.memory_spaces, *columns.memory_spaces);
 
     // Asking again answers from the cache, identically.
-    let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: Some(0) };
-    let ResponseBody::MemoryViewer { viewer: again, .. } = ask(&mut s, 6, body, None) else { panic!("expected a viewer") };
-    assert_eq!(again, viewer);
-
-    // No buffer assignment, an unknown module, a memory space the module lacks, a closed file: plain answers.
-    let body = RequestBody::MemoryViewer { file_id: before, module: last.name.clone(), memory_space: None };
-    let ResponseBody::MemoryViewerUnavailable { problem, .. } = ask(&mut s, 7, body, None) else { panic!("expected a problem") };
-    assert!(problem.no_buffer_assignment);
-    let body = RequestBody::MemoryViewer { file_id: a2, module: "no_such_module".into(), memory_space: None };
-    let ResponseBody::MemoryViewerUnavailable { problem, .. } = ask(&mut s, 8, body, None) else { panic!("expected a problem") };
-    assert!(!problem.no_buffer_assignment && problem.message.contains("jit_train_step(14)"), "{problem:?}");
-    let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: Some(7) };
-    let ResponseBody::MemoryViewerUnavailable { problem, .. } = ask(&mut s, 9, body, None) else { panic!("expected a problem") };
-    assert!(problem.message.contains("memory space 7"), "{problem:?}");
-    ask(&mut s, 10, RequestBody::Close { file_id: a2 }, None);
-    let body = RequestBody::MemoryViewer { file_id: a2, module: "jit_train_step(14)".into(), memory_space: None };
-    assert!(matches!(ask(&mut s, 11, body, None), ResponseBody::MemoryViewerUnavailable { .. }));
-    let ResponseBody::MemoryViewerModules { modules } = ask(&mut s, 12, RequestBody::MemoryViewerModules, None) else {
-        panic!("expected the module list")
+    let ResponseBody::MemoryViewer { viewer: again, .. } = ask(&mut s, 6, page(a2, Some("jit_train_step(14)"), Some(0)), None) else {
+        panic!("expected a viewer")
     };
+    assert_eq!(again.expect("a module").expect("a viewer"), viewer);
+
+    // No buffer assignment, a module the file lacks (its largest instead), a memory space the module
+    // lacks, a closed file: plain answers.
+    let ResponseBody::MemoryViewer { viewer, .. } = ask(&mut s, 7, page(before, Some(&last.name), None), None) else { panic!("a reply") };
+    let error = viewer.expect("a module").expect_err("no viewer");
+    assert!(matches!(error, EngineError::NoBufferAssignment { .. }), "{error:?}");
+    let ResponseBody::MemoryViewer { module, .. } = ask(&mut s, 8, page(a2, Some("no_such_module"), None), None) else { panic!("a reply") };
+    assert_eq!(module, largest);
+    let ResponseBody::MemoryViewer { viewer, .. } = ask(&mut s, 9, page(a2, Some("jit_train_step(14)"), Some(7)), None) else {
+        panic!("a reply")
+    };
+    let Some(Err(EngineError::NoSuchMemorySpace { memory_space, present, .. })) = viewer else { panic!("expected a missing memory space") };
+    assert_eq!((memory_space, present), (7, columns.memory_spaces.to_vec()));
+    ask(&mut s, 10, RequestBody::Close { file_id: a2 }, None);
+    assert_eq!(ask(&mut s, 11, page(a2, None, None), None), ResponseBody::Failed { error: EngineError::UnknownFile { file_id: a2 } });
+    let ResponseBody::MemoryViewer { modules, .. } = ask(&mut s, 12, page(after, None, None), None) else { panic!("the module list") };
     assert_eq!(modules.len(), 2);
 }

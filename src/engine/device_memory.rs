@@ -1,7 +1,7 @@
 //! Device memory (JAX pprof) analyses of opened files, shaped for the page: the report, the stack
 //! tree flattened for a flame graph, and which kinds and devices the files hold (for the filters).
 
-use super::{OpenError, Session};
+use super::{EngineError, Session};
 use crate::analysis::device_memory::{self as dm, DiffReport, ProfileReport, SeriesReport, TreeNode};
 use crate::decode::pprof::PprofFile;
 use crate::decode::Profile;
@@ -101,26 +101,44 @@ pub struct DeviceMemorySeriesView {
 
 impl Session {
     /// The pprof profile of file `file_id`, or why there is none.
-    fn pprof(&self, file_id: u32) -> Result<(&str, &PprofFile), OpenError> {
-        let f = self.get(file_id).ok_or_else(|| OpenError { file: format!("#{file_id}"), message: "no such open file".into() })?;
+    fn pprof(&self, file_id: u32) -> Result<(&str, &PprofFile), EngineError> {
+        let f = self.file(file_id)?;
         match &f.file.profile {
             Profile::Pprof(p) => Ok((&f.file.name, p)),
-            other => Err(OpenError {
+            other => Err(EngineError::WrongFormat {
                 file: f.file.name.clone(),
-                message: format!(
-                    "this file is {}; device memory needs a JAX device memory profile (*.prof from jax.profiler.save_device_memory_profile)",
-                    other.format()
-                ),
+                tool: "Device memory tool".into(),
+                found: other.format(),
+                needs: "a JAX device memory profile (*.prof from jax.profiler.save_device_memory_profile)".into(),
             }),
         }
     }
 
-    pub fn device_memory_profile(&self, file_id: u32, query: &DeviceMemoryQuery) -> Result<DeviceMemoryProfileView, OpenError> {
-        let (name, p) = self.pprof(file_id)?;
+    /// The analysis of one profile, `query` applied: what the CLI prints, and the page's view below.
+    pub fn device_memory_report(&self, file_id: u32, query: &DeviceMemoryQuery) -> Result<ProfileReport, EngineError> {
+        let (_, p) = self.pprof(file_id)?;
         let kept = on_device(p, query);
-        let mut report = dm::analyze(kept.as_ref().unwrap_or(p), &options(query));
+        Ok(dm::analyze(kept.as_ref().unwrap_or(p), &options(query)))
+    }
+
+    pub fn device_memory_profile(&self, file_id: u32, query: &DeviceMemoryQuery) -> Result<DeviceMemoryProfileView, EngineError> {
+        let mut report = self.device_memory_report(file_id, query)?;
+        let (name, p) = self.pprof(file_id)?;
         let flame = take_tree(&mut report.tree);
         Ok(DeviceMemoryProfileView { file_id, name: name.to_string(), labels: labels(&[p]), report, flame })
+    }
+
+    /// `target` minus `base`, stack by stack, `query` applied to both.
+    pub fn device_memory_diff_report(
+        &self,
+        base_file_id: u32,
+        target_file_id: u32,
+        query: &DeviceMemoryQuery,
+    ) -> Result<DiffReport, EngineError> {
+        let (_, base) = self.pprof(base_file_id)?;
+        let (_, target) = self.pprof(target_file_id)?;
+        let (kept_base, kept_target) = (on_device(base, query), on_device(target, query));
+        Ok(dm::diff(kept_base.as_ref().unwrap_or(base), kept_target.as_ref().unwrap_or(target), &options(query)))
     }
 
     pub fn device_memory_diff(
@@ -128,11 +146,10 @@ impl Session {
         base_file_id: u32,
         target_file_id: u32,
         query: &DeviceMemoryQuery,
-    ) -> Result<DeviceMemoryDiffView, OpenError> {
+    ) -> Result<DeviceMemoryDiffView, EngineError> {
+        let mut report = self.device_memory_diff_report(base_file_id, target_file_id, query)?;
         let (base_name, base) = self.pprof(base_file_id)?;
         let (target_name, target) = self.pprof(target_file_id)?;
-        let (kept_base, kept_target) = (on_device(base, query), on_device(target, query));
-        let mut report = dm::diff(kept_base.as_ref().unwrap_or(base), kept_target.as_ref().unwrap_or(target), &options(query));
         let flame = take_tree(&mut report.tree);
         Ok(DeviceMemoryDiffView {
             base_file_id,
@@ -146,12 +163,16 @@ impl Session {
     }
 
     /// The series of `file_ids`, ordered by the numbers in their names when they all have one.
-    pub fn device_memory_series(&self, file_ids: &[u32], query: &DeviceMemoryQuery) -> Result<DeviceMemorySeriesView, OpenError> {
+    pub fn device_memory_series_report(&self, file_ids: &[u32], query: &DeviceMemoryQuery) -> Result<SeriesReport, EngineError> {
         let files = file_ids.iter().map(|&id| self.pprof(id)).collect::<Result<Vec<_>, _>>()?;
         let kept: Vec<Option<PprofFile>> = files.iter().map(|(_, p)| on_device(p, query)).collect();
         let named: Vec<(&str, &PprofFile)> = files.iter().zip(&kept).map(|((n, p), k)| (*n, k.as_ref().unwrap_or(p))).collect();
-        let report = dm::series(&named, &options(query));
-        let all: Vec<&PprofFile> = files.iter().map(|(_, p)| *p).collect();
+        Ok(dm::series(&named, &options(query)))
+    }
+
+    pub fn device_memory_series(&self, file_ids: &[u32], query: &DeviceMemoryQuery) -> Result<DeviceMemorySeriesView, EngineError> {
+        let report = self.device_memory_series_report(file_ids, query)?;
+        let all = file_ids.iter().map(|&id| self.pprof(id).map(|(_, p)| p)).collect::<Result<Vec<_>, _>>()?;
         Ok(DeviceMemorySeriesView { file_ids: file_ids.to_vec(), labels: labels(&all), report })
     }
 }

@@ -6,7 +6,7 @@
 //! ≤1000-point timeline with each point's event, and the breakdown with each row's metadata and
 //! lifetimes resolved — never the full snapshot list, which can be millions of events.
 
-use super::{OpenError, Session};
+use super::{EngineError, Session};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
     self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
@@ -153,39 +153,44 @@ pub struct TimelineWindow {
 impl Session {
     /// The Memory Profile of file `file_id` (an XProf trace), handed over: the one kept since the file
     /// was opened (no longer kept), else computed now.
-    pub fn take_memory_profile(&mut self, file_id: u32) -> Result<MemoryProfile, OpenError> {
+    pub fn take_memory_profile(&mut self, file_id: u32) -> Result<MemoryProfile, EngineError> {
         match self.memory_profiles.remove(&file_id) {
             Some(p) => Ok(p),
             None => self.compute_memory_profile(file_id),
         }
     }
 
-    fn compute_memory_profile(&self, file_id: u32) -> Result<MemoryProfile, OpenError> {
-        let f = self.get(file_id).ok_or_else(|| no_such_file(file_id))?;
-        let err = |message: String| OpenError { file: f.file.name.clone(), message };
+    fn compute_memory_profile(&self, file_id: u32) -> Result<MemoryProfile, EngineError> {
+        let f = self.file(file_id)?;
+        let file = f.file.name.clone();
         match &f.file.profile {
-            Profile::XSpace(space) => memory_profile::analyze(space).map_err(|e| err(e.to_string())),
-            other => Err(err(format!(
-                "this file is {}; the Memory Profile needs an XProf trace (*.xplane.pb) with allocator events",
-                other.format()
-            ))),
+            Profile::XSpace(space) => {
+                memory_profile::analyze(space).map_err(|e| EngineError::Analysis { file, tool: TOOL.into(), message: e.to_string() })
+            }
+            other => Err(EngineError::WrongFormat {
+                file,
+                tool: TOOL.into(),
+                found: other.format(),
+                needs: "an XProf trace (*.xplane.pb) with allocator events".into(),
+            }),
         }
     }
 
     /// The Memory Profile of `file_id`, computed on first use and kept until the file is closed.
-    pub fn cached_memory_profile(&mut self, file_id: u32) -> Result<&MemoryProfile, OpenError> {
+    pub fn cached_memory_profile(&mut self, file_id: u32) -> Result<&MemoryProfile, EngineError> {
         if !self.memory_profiles.contains_key(&file_id) {
             let profile = self.compute_memory_profile(file_id)?;
             self.memory_profiles.insert(file_id, profile);
         }
-        self.memory_profiles.get(&file_id).ok_or_else(|| no_such_file(file_id))
+        self.memory_profiles.get(&file_id).ok_or(EngineError::UnknownFile { file_id })
     }
 
     /// The page's view of `memory_id` (or the first memory ID) of file `file_id`.
-    pub fn memory_profile_view(&mut self, file_id: u32, memory_id: Option<&str>) -> Result<MemoryProfileView, OpenError> {
+    pub fn memory_profile_view(&mut self, file_id: u32, memory_id: Option<&str>) -> Result<MemoryProfileView, EngineError> {
+        let file = self.file(file_id)?.file.name.clone();
         let profile = self.cached_memory_profile(file_id)?;
         let chosen = match memory_id {
-            Some(id) => Some(profile.allocator(id).ok_or_else(|| no_such_memory_id(profile, file_id, id))?),
+            Some(id) => Some(profile.allocator(id).ok_or_else(|| no_such_memory_id(profile, file, id))?),
             None => profile.allocators.first(),
         };
         Ok(MemoryProfileView {
@@ -204,9 +209,10 @@ impl Session {
         start_ps: i64,
         end_ps: i64,
         max_points: usize,
-    ) -> Result<TimelineWindow, OpenError> {
+    ) -> Result<TimelineWindow, EngineError> {
+        let file = self.file(file_id)?.file.name.clone();
         let profile = self.cached_memory_profile(file_id)?;
-        let a = profile.allocator(memory_id).ok_or_else(|| no_such_memory_id(profile, file_id, memory_id))?;
+        let a = profile.allocator(memory_id).ok_or_else(|| no_such_memory_id(profile, file, memory_id))?;
         let first = a.snapshots.partition_point(|s| s.time_offset_ps < start_ps);
         let end = a.snapshots.partition_point(|s| s.time_offset_ps <= end_ps).max(first);
         let points = a.timeline_window(start_ps, end_ps, max_points.clamp(1, MAX_WINDOW_POINTS));
@@ -221,13 +227,11 @@ impl Session {
     }
 }
 
-fn no_such_file(file_id: u32) -> OpenError {
-    OpenError { file: format!("#{file_id}"), message: "no such open file".into() }
-}
+/// The tool's name in errors.
+const TOOL: &str = "Memory Profile";
 
-fn no_such_memory_id(profile: &MemoryProfile, file_id: u32, id: &str) -> OpenError {
-    let known: Vec<&str> = profile.memory_ids().collect();
-    OpenError { file: format!("#{file_id}"), message: format!("no memory ID `{id}` (this file has: {})", known.join(", ")) }
+fn no_such_memory_id(profile: &MemoryProfile, file: String, id: &str) -> EngineError {
+    EngineError::UnknownMemoryId { file, memory_id: id.to_string(), known: profile.memory_ids().map(str::to_string).collect() }
 }
 
 fn events(a: &AllocatorProfile, points: Vec<TimelinePoint>) -> Vec<TimelineEvent> {

@@ -3,8 +3,10 @@
 
 pub mod bundle;
 pub mod device_memory;
+pub mod error;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod memory_viewer_columns;
 pub mod op_metrics;
 pub mod overview;
 pub mod protocol;
@@ -17,17 +19,9 @@ pub mod trace_viewer;
 pub mod warmup;
 
 use crate::decode::{self, DecodedFile, Progress};
+pub use error::EngineError;
 pub use overview::FileOverview;
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-
-/// Why a file could not be opened, naming the file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
-#[error("{file}: {message}")]
-pub struct OpenError {
-    pub file: String,
-    pub message: String,
-}
 
 /// An opened file: its decoded content and its overview.
 pub struct OpenFile {
@@ -55,20 +49,20 @@ impl Session {
         Self::default()
     }
 
-    /// Decodes and indexes `bytes` as file `name`, and computes its overview.
+    /// Decodes and indexes `bytes` as file `path` (relative to what the user opened: a folder, a drop,
+    /// a bundle; never reduced to its base name, which repeats across runs), and computes its overview.
     ///
     /// A trace with allocator events gets its Memory Profile computed here too: the overview's
     /// per-allocator counts come out of it, so the host plane (millions of events in a long trace) is
     /// read once for both, and the Memory Profile tab then opens at once. Should the analysis fail, the
     /// overview counts the events itself and the tab shows the analysis's error when asked.
-    pub fn open(&mut self, name: &str, bytes: impl Into<decode::Input>, progress: Progress) -> Result<&OpenFile, OpenError> {
-        let err = |message: String| OpenError { file: name.to_string(), message };
-        let file = decode::decode(name, bytes, progress).map_err(|e| err(e.to_string()))?;
+    pub fn open(&mut self, path: &str, bytes: impl Into<decode::Input>, progress: Progress) -> Result<&OpenFile, EngineError> {
+        let file = decode::decode(path, bytes, progress).map_err(|e| EngineError::decode(path, &e))?;
         let memory = match &file.profile {
             decode::Profile::XSpace(space) => crate::analysis::memory_profile::analyze(space).ok(),
             _ => None,
         };
-        let overview = overview::overview(&file, memory.as_ref()).map_err(|e| err(e.to_string()))?;
+        let overview = overview::overview(&file, memory.as_ref()).map_err(|e| EngineError::decode(path, &e))?;
         let id = self.next_id;
         self.next_id += 1;
         if let Some(m) = memory {
@@ -80,6 +74,34 @@ impl Session {
 
     pub fn get(&self, id: u32) -> Option<&OpenFile> {
         self.files.iter().find(|f| f.id == id)
+    }
+
+    /// File `id`, or the error every tool answers for a file id the session does not hold.
+    pub fn file(&self, id: u32) -> Result<&OpenFile, EngineError> {
+        self.get(id).ok_or(EngineError::UnknownFile { file_id: id })
+    }
+
+    /// The trace (XSpace) of file `id` for `tool`, or the error every trace tool answers: an unknown
+    /// file id, or a file of another format.
+    pub fn trace_of(&self, id: u32, tool: &str) -> Result<(&OpenFile, &crate::decode::xplane::XSpace), EngineError> {
+        let f = self.file(id)?;
+        match &f.file.profile {
+            decode::Profile::XSpace(space) => Ok((f, space)),
+            other => Err(EngineError::WrongFormat {
+                file: f.file.name.clone(),
+                tool: tool.into(),
+                found: other.format(),
+                needs: "an XProf trace (*.xplane.pb)".into(),
+            }),
+        }
+    }
+
+    /// An analysis of file `id` by `tool` failed on its content.
+    pub fn analysis_error(&self, id: u32, tool: &str, message: String) -> EngineError {
+        match self.get(id) {
+            Some(f) => EngineError::Analysis { file: f.file.name.clone(), tool: tool.into(), message },
+            None => EngineError::UnknownFile { file_id: id },
+        }
     }
 
     pub fn close(&mut self, id: u32) -> bool {

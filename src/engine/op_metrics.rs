@@ -2,12 +2,11 @@
 //! stats, Op Profile, the roofline, the input-pipeline op table) reads the same dbs, so the host
 //! threads are replayed once per file however many tables the user opens.
 
-use super::{OpenError, Session};
+use super::{EngineError, Session};
 use crate::analysis::framework_op_stats::{self, FrameworkOpStats};
 use crate::analysis::op_metrics::host::host_op_metrics_db;
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, PerfEnv};
 use crate::decode::xplane::XSpace;
-use crate::decode::Profile;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -34,24 +33,23 @@ pub struct FileOpMetrics {
 /// Op metrics computed so far, by file id.
 pub(super) type OpMetricsCache = HashMap<u32, Arc<FileOpMetrics>>;
 
+/// The tools' name in errors.
+const TOOL: &str = "op tables";
+
 impl Session {
     /// The op metrics of `file_id`, computed on first use and kept until the file is closed.
-    pub fn op_metrics(&mut self, file_id: u32) -> Result<Arc<FileOpMetrics>, OpenError> {
+    pub fn op_metrics(&mut self, file_id: u32) -> Result<Arc<FileOpMetrics>, EngineError> {
         if let Some(m) = self.op_metrics.get(&file_id) {
             return Ok(m.clone());
         }
-        let f = self.get(file_id).ok_or_else(|| OpenError { file: format!("#{file_id}"), message: "no such open file".into() })?;
-        let err = |message: String| OpenError { file: f.file.name.clone(), message };
-        let metrics = match &f.file.profile {
-            Profile::XSpace(space) => Arc::new(file_op_metrics(space).map_err(|e| err(e.to_string()))?),
-            other => return Err(err(format!("this file is {}; the op tables need an XProf trace (*.xplane.pb)", other.format()))),
-        };
+        let (_, space) = self.trace_of(file_id, TOOL)?;
+        let metrics = Arc::new(file_op_metrics(space).map_err(|e| self.analysis_error(file_id, TOOL, e.to_string()))?);
         self.op_metrics.insert(file_id, metrics.clone());
         Ok(metrics)
     }
 
     /// Framework op stats of `file_id` (XProf's `framework_op_stats` tool).
-    pub fn framework_op_stats(&mut self, file_id: u32) -> Result<FrameworkOpStats, OpenError> {
+    pub fn framework_op_stats(&mut self, file_id: u32) -> Result<FrameworkOpStats, EngineError> {
         let m = self.op_metrics(file_id)?;
         Ok(framework_op_stats::framework_op_stats(&framework_op_stats::Inputs {
             host: &m.host,

@@ -9,7 +9,11 @@ use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileOverview {
+    /// The file's base name, for display.
     pub name: String,
+    /// The file's path relative to what was opened (a folder, a drop, a bundle): what identifies it,
+    /// since base names repeat (every TensorBoard run holds `<host>.xplane.pb`).
+    pub path: String,
     pub format: Format,
     pub size_bytes: u64,
     pub gzipped: bool,
@@ -61,8 +65,13 @@ pub struct PprofOverview {
     pub samples_by_kind: BTreeMap<String, usize>,
 }
 
+/// The last component of a path, whichever separator it uses.
+pub fn base_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
 fn host_from_name(name: &str) -> Option<String> {
-    let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let base = base_name(name);
     let base = base.strip_suffix(".gz").unwrap_or(base);
     base.strip_suffix(".xplane.pb").filter(|h| !h.is_empty()).map(str::to_string)
 }
@@ -70,7 +79,8 @@ fn host_from_name(name: &str) -> Option<String> {
 /// The overview of `file`; `host_memory` is its Memory Profile if the caller computed it already.
 pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Result<FileOverview, DecodeError> {
     let mut o = FileOverview {
-        name: file.name.clone(),
+        name: base_name(&file.name).to_string(),
+        path: file.name.clone(),
         format: file.profile.format(),
         size_bytes: file.size_bytes,
         gzipped: file.gzipped,

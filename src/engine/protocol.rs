@@ -4,13 +4,13 @@
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
-use super::memory_viewer::{ModuleEntry, ModuleProblem};
-use super::{FileOverview, OpenError, Session};
-use crate::analysis::memory_viewer::MemoryViewer;
+use super::memory_viewer::ModuleEntry;
+use super::memory_viewer_columns::ViewerReply;
+use super::{EngineError, FileOverview, Session};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -22,9 +22,9 @@ pub struct Request {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RequestBody {
-    /// Decode the bytes sent alongside as file `name`.
+    /// Decode the bytes sent alongside as file `path` (relative to what the user opened).
     Open {
-        name: String,
+        path: String,
     },
     Close {
         file_id: u32,
@@ -66,12 +66,13 @@ pub enum RequestBody {
         end_ps: i64,
         max_points: usize,
     },
-    /// Every module of every open file, with its peak (the Memory Viewer's module selector).
-    MemoryViewerModules,
-    /// The Memory Viewer of one module; `memory_space` `None` picks device memory where present.
+    /// The Memory Viewer page: the modules of the open files `file_ids` (its module selector) and
+    /// module `module` of file `file_id` (the file's largest when `None` or not one of its modules);
+    /// `memory_space` `None` picks device memory where present.
     MemoryViewer {
+        file_ids: Vec<u32>,
         file_id: u32,
-        module: String,
+        module: Option<String>,
         memory_space: Option<i64>,
     },
 }
@@ -94,8 +95,9 @@ pub enum ResponseBody {
         file_id: u32,
         overview: Box<FileOverview>,
     },
+    /// The request could not be answered; every tool's failures are one [`EngineError`].
     Failed {
-        error: OpenError,
+        error: EngineError,
     },
     Closed {
         file_id: u32,
@@ -121,19 +123,13 @@ pub enum ResponseBody {
     MemoryTimeline {
         window: Box<TimelineWindow>,
     },
-    MemoryViewerModules {
-        modules: Vec<ModuleEntry>,
-    },
+    /// `module`: the module shown (`None` when the file has none), and its Memory Viewer in columns
+    /// or why it has none.
     MemoryViewer {
+        modules: Vec<ModuleEntry>,
         file_id: u32,
-        module: String,
-        viewer: Box<MemoryViewer>,
-    },
-    /// The module has no Memory Viewer (no buffer assignment, no such module, ...).
-    MemoryViewerUnavailable {
-        file_id: u32,
-        module: String,
-        problem: ModuleProblem,
+        module: Option<String>,
+        viewer: Option<Result<ViewerReply, EngineError>>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -154,7 +150,7 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         return reply(ResponseBody::Rejected { message: format!("protocol version {} is not {VERSION}; reload the page", req.v) });
     }
     match req.body {
-        RequestBody::Open { name } => {
+        RequestBody::Open { path } => {
             let mut last_pct = u64::MAX;
             let mut progress = |done: u64, total: u64| {
                 let pct = done.saturating_mul(100).checked_div(total).unwrap_or(100);
@@ -163,17 +159,17 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                     emit(Response { v: VERSION, seq, body: ResponseBody::Progress { done, total } });
                 }
             };
-            match session.open(&name, bytes.unwrap_or_default(), &mut progress) {
+            match session.open(&path, bytes.unwrap_or_default(), &mut progress) {
                 Ok(f) => reply(ResponseBody::Opened { file_id: f.id, overview: Box::new(f.overview.clone()) }),
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::Source { file_id, slim } => match session.get(file_id) {
-            Some(f) => {
+        RequestBody::Source { file_id, slim } => match session.file(file_id) {
+            Ok(f) => {
                 let slim = slim && super::slim::possible(&f.file);
                 reply(ResponseBody::Source { file_id, name: f.file.name.clone(), slim })
             }
-            None => reply(ResponseBody::Rejected { message: format!("file {file_id} is not open") }),
+            Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::Close { file_id } => {
             session.close(file_id);
@@ -203,11 +199,18 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::MemoryViewerModules => reply(ResponseBody::MemoryViewerModules { modules: session.memory_viewer_modules() }),
-        RequestBody::MemoryViewer { file_id, module, memory_space } => match session.memory_viewer(file_id, &module, memory_space) {
-            Ok(viewer) => reply(ResponseBody::MemoryViewer { file_id, module, viewer: Box::new((*viewer).clone()) }),
-            Err(problem) => reply(ResponseBody::MemoryViewerUnavailable { file_id, module, problem }),
-        },
+        RequestBody::MemoryViewer { file_ids, file_id, module, memory_space } => {
+            match session.memory_viewer_page(&file_ids, file_id, module.as_deref(), memory_space) {
+                Ok(page) => {
+                    let (module, viewer) = match page.shown {
+                        Some((name, viewer)) => (Some(name), Some(viewer.map(ViewerReply::Engine))),
+                        None => (None, None),
+                    };
+                    reply(ResponseBody::MemoryViewer { modules: page.modules, file_id, module, viewer })
+                }
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
     }
 }
 

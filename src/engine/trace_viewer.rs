@@ -3,7 +3,7 @@
 //! range summary) is answered from the store's columns, and an event's details and the JSON export read
 //! the file's bytes, which the session keeps anyway.
 
-use super::{OpenError, Session};
+use super::{EngineError, Session};
 use crate::analysis::trace_viewer::details::{self, EventDetails};
 use crate::analysis::trace_viewer::export;
 use crate::analysis::trace_viewer::lod::{self, LodQuery, LodReply};
@@ -11,27 +11,22 @@ use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{self, NameSummary, SearchResult};
 use crate::analysis::trace_viewer::TraceStore;
 use crate::decode::xplane::XSpace;
-use crate::decode::Profile;
+
+/// The tool's name in errors.
+const TOOL: &str = "Trace Viewer";
 
 impl Session {
     /// The XSpace of file `file_id`, or why there is none.
-    fn trace_space(&self, file_id: u32) -> Result<&XSpace, OpenError> {
-        let f = self.get(file_id).ok_or_else(|| OpenError { file: format!("#{file_id}"), message: "no such open file".into() })?;
-        match &f.file.profile {
-            Profile::XSpace(space) => Ok(space),
-            other => Err(OpenError {
-                file: f.file.name.clone(),
-                message: format!("this file is {}; the Trace Viewer needs an XProf trace (*.xplane.pb)", other.format()),
-            }),
-        }
+    fn trace_space(&self, file_id: u32) -> Result<&XSpace, EngineError> {
+        self.trace_of(file_id, TOOL).map(|(_, space)| space)
     }
 
-    fn file_error(&self, file_id: u32, message: String) -> OpenError {
-        OpenError { file: self.get(file_id).map_or_else(|| format!("#{file_id}"), |f| f.file.name.clone()), message }
+    fn file_error(&self, file_id: u32, message: String) -> EngineError {
+        self.analysis_error(file_id, TOOL, message)
     }
 
     /// The event store of file `file_id`, built on first use.
-    pub fn trace_store(&mut self, file_id: u32) -> Result<&TraceStore, OpenError> {
+    pub fn trace_store(&mut self, file_id: u32) -> Result<&TraceStore, EngineError> {
         if !self.trace_stores.contains_key(&file_id) {
             let store = TraceStore::build(self.trace_space(file_id)?).map_err(|e| self.file_error(file_id, e.to_string()))?;
             self.trace_stores.insert(file_id, store);
@@ -40,24 +35,24 @@ impl Session {
     }
 
     /// Processes, threads, names and time span of file `file_id`'s trace.
-    pub fn trace_outline(&mut self, file_id: u32) -> Result<TraceOutline, OpenError> {
+    pub fn trace_outline(&mut self, file_id: u32) -> Result<TraceOutline, EngineError> {
         Ok(self.trace_store(file_id)?.outline())
     }
 
     /// The spans to draw for a window ([`lod::query`]).
-    pub fn trace_spans(&mut self, file_id: u32, query: &LodQuery) -> Result<LodReply, OpenError> {
+    pub fn trace_spans(&mut self, file_id: u32, query: &LodQuery) -> Result<LodReply, EngineError> {
         Ok(lod::query(self.trace_store(file_id)?, query))
     }
 
     /// One event in full; `None` for an event index out of range.
-    pub fn trace_event_details(&mut self, file_id: u32, event: u32) -> Result<Option<EventDetails>, OpenError> {
+    pub fn trace_event_details(&mut self, file_id: u32, event: u32) -> Result<Option<EventDetails>, EngineError> {
         self.trace_store(file_id)?;
         let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);
         details::details(space, store, event).map_err(|e| self.file_error(file_id, e.to_string()))
     }
 
     /// The events whose names contain `needle` (ignoring case).
-    pub fn trace_search(&mut self, file_id: u32, needle: &str) -> Result<SearchResult, OpenError> {
+    pub fn trace_search(&mut self, file_id: u32, needle: &str) -> Result<SearchResult, EngineError> {
         Ok(summary::search(self.trace_store(file_id)?, needle))
     }
 
@@ -68,14 +63,19 @@ impl Session {
         from_ps: i64,
         to_ps: i64,
         threads: Option<&[u32]>,
-    ) -> Result<Vec<NameSummary>, OpenError> {
+    ) -> Result<Vec<NameSummary>, EngineError> {
         Ok(summary::range_summary(self.trace_store(file_id)?, from_ps, to_ps, threads))
     }
 
     /// Writes XProf's trace_viewer JSON of the whole trace, or of the events that overlap `range_ps`
     /// (the page's "export visible range"), to `out`; returns the number of events written. Needs no
     /// event store: the events are read from the file as they are written.
-    pub fn trace_export_json(&self, file_id: u32, range_ps: Option<(i64, i64)>, out: &mut impl std::io::Write) -> Result<usize, OpenError> {
+    pub fn trace_export_json(
+        &self,
+        file_id: u32,
+        range_ps: Option<(i64, i64)>,
+        out: &mut impl std::io::Write,
+    ) -> Result<usize, EngineError> {
         export::write_json(self.trace_space(file_id)?, range_ps, out).map_err(|e| self.file_error(file_id, e.to_string()))
     }
 }

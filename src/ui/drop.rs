@@ -1,6 +1,10 @@
 //! Turning what the user dropped or picked — files, several files, whole folders — into files to open.
 //! Folders are walked recursively and only files named like profiles are taken, so dropping a
 //! TensorBoard run folder opens its `*.xplane.pb` and skips XProf's JSON outputs beside them.
+//!
+//! Each file is named by its path relative to what was opened: `logs/run1/host.xplane.pb` for a
+//! dropped or picked folder `logs`, the file name for a dropped or picked file. Runs repeat host file
+//! names, so the base name alone would make one run's file replace another's.
 
 use super::engine_client;
 use super::state::AppState;
@@ -13,14 +17,23 @@ use web_sys::{FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
 /// Opens every file of a `FileList` (file picker, folder picker, or a drop without entries).
 /// Explicitly chosen single files are opened whatever their name; files of a folder are filtered.
 pub fn open_list(state: AppState, list: &web_sys::FileList, from_folder: bool) {
-    let mut files: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+    let mut files: Vec<(String, web_sys::File)> = (0..list.length()).filter_map(|i| list.get(i)).map(|f| (relative_path(&f), f)).collect();
     if from_folder {
-        files.retain(|f| is_profile_name(&f.name()));
+        files.retain(|(_, f)| is_profile_name(&f.name()));
     }
-    files.sort_by_key(|f| f.name());
-    for f in files {
-        engine_client::open_file(state, f);
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, f) in files {
+        engine_client::open_file(state, f, path);
     }
+}
+
+/// A picked file's path inside the picked folder (`webkitRelativePath`), else its name.
+fn relative_path(file: &web_sys::File) -> String {
+    js_sys::Reflect::get(file, &"webkitRelativePath".into())
+        .ok()
+        .and_then(|p| p.as_string())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| file.name())
 }
 
 /// Handles a drop: entries are taken synchronously (the DataTransfer is emptied after the event).
@@ -45,7 +58,10 @@ fn walk(state: AppState, entry: FileSystemEntry, filter: bool) {
     if entry.is_directory() {
         read_dir(state, entry.unchecked_into::<FileSystemDirectoryEntry>().create_reader());
     } else if !filter || is_profile_name(&entry.name()) {
-        let cb = Closure::once_into_js(move |file: web_sys::File| engine_client::open_file(state, file));
+        // `fullPath` is the path inside the drop, from `/`.
+        let path = entry.full_path().trim_start_matches('/').to_string();
+        let path = if path.is_empty() { entry.name() } else { path };
+        let cb = Closure::once_into_js(move |file: web_sys::File| engine_client::open_file(state, file, path));
         entry.unchecked_into::<FileSystemFileEntry>().file_with_callback(cb.unchecked_ref());
     }
 }

@@ -4,6 +4,7 @@
 
 use super::state::{AppState, FileStatus, LoadedFile};
 use crate::engine::protocol::{Request, RequestBody, Response, ResponseBody, VERSION};
+use crate::engine::EngineError;
 use leptos::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -136,12 +137,7 @@ fn on_error(generation: u64, ev: web_sys::Event) {
     let restart = was_ready;
     let what = if restart { "it has been restarted" } else { "this browser could not start it" };
     for (label, mut handler) in pending {
-        handler(ResponseBody::Failed {
-            error: crate::engine::OpenError {
-                file: label.clone(),
-                message: format!("the engine stopped while working on this file ({reason}); {what}"),
-            },
-        });
+        handler(ResponseBody::Failed { error: EngineError::EngineStopped { file: label, reason: reason.clone(), then: what.to_string() } });
     }
     if restart {
         report_alert(format!("The engine worker stopped ({reason}) and was restarted. Files loaded before it stopped keep their overview; drop them again to analyse them further."));
@@ -247,8 +243,9 @@ pub(crate) fn request(body: RequestBody, label: String, handler: impl FnMut(Resp
     send(body, None, label, Box::new(handler));
 }
 
-/// Registers a file as loading and returns its key. A file of the same name replaces the old one.
-fn begin(state: AppState, name: &str, total: u64) -> u64 {
+/// Registers a file as loading and returns its key. A file of the same path replaces the old one;
+/// files that only share a base name (the same host file in two runs) are both kept.
+fn begin(state: AppState, path: &str, total: u64) -> u64 {
     let key = NEXT_KEY.with(|k| {
         let mut k = k.borrow_mut();
         *k += 1;
@@ -256,7 +253,7 @@ fn begin(state: AppState, name: &str, total: u64) -> u64 {
     });
     let replaced: Vec<u32> = state.files.with_untracked(|fs| {
         fs.iter()
-            .filter(|f| f.name == name)
+            .filter(|f| f.path == path)
             .filter_map(|f| match f.status {
                 FileStatus::Ready { file_id, .. } => Some(file_id),
                 _ => None,
@@ -264,53 +261,57 @@ fn begin(state: AppState, name: &str, total: u64) -> u64 {
             .collect()
     });
     for file_id in replaced {
-        send(RequestBody::Close { file_id }, None, name.to_string(), Box::new(|_| {}));
+        send(RequestBody::Close { file_id }, None, path.to_string(), Box::new(|_| {}));
     }
     state.files.update(|fs| {
-        fs.retain(|f| f.name != name);
-        fs.push(LoadedFile { key, name: name.to_string(), status: FileStatus::Loading { read: 0, decoded: 0, total } });
+        fs.retain(|f| f.path != path);
+        fs.push(LoadedFile { key, path: path.to_string(), status: FileStatus::Loading { read: 0, decoded: 0, total } });
     });
     if state.selected.get_untracked().is_none() {
-        state.selected.set(Some(name.to_string()));
+        state.selected.set(Some(path.to_string()));
     }
     key
 }
 
 /// Sends read bytes to the engine and follows the file's progress to its overview or error.
-fn decode(state: AppState, key: u64, name: &str, buffer: js_sys::ArrayBuffer) {
+fn decode(state: AppState, key: u64, path: &str, buffer: js_sys::ArrayBuffer) {
     let total = u64::from(buffer.byte_length());
+    let label = path.to_string();
     send(
-        RequestBody::Open { name: name.to_string() },
+        RequestBody::Open { path: path.to_string() },
         Some(buffer),
-        name.to_string(),
+        path.to_string(),
         Box::new(move |body| match body {
             ResponseBody::Progress { done, total: t } => {
                 let decoded = done.saturating_mul(total).checked_div(t).unwrap_or(total);
                 state.update_file(key, FileStatus::Loading { read: total, decoded, total });
             }
-            ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview }),
-            ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { message: error.message }),
-            ResponseBody::Rejected { message } => state.update_file(key, FileStatus::Failed { message }),
+            ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview: overview.into() }),
+            ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { error }),
+            ResponseBody::Rejected { message } => {
+                state.update_file(key, FileStatus::Failed { error: EngineError::Unreadable { file: label.clone(), reason: message } })
+            }
             // Replies to other requests are routed to their own handlers.
             _ => {}
         }),
     );
 }
 
-/// Reads `file` from disk with progress, then decodes it in the worker.
-pub fn open_file(state: AppState, file: web_sys::File) {
-    let name = file.name();
+/// Reads `file` from disk with progress, then decodes it in the worker. `path` names it: relative to
+/// the folder it came from, or its name.
+pub fn open_file(state: AppState, file: web_sys::File, path: String) {
     let size = file.size() as u64;
-    let key = begin(state, &name, size);
+    let key = begin(state, &path, size);
+    let unreadable = |reason: String| FileStatus::Failed { error: EngineError::Unreadable { file: path.clone(), reason } };
     if size > MAX_FILE_BYTES {
         let e = crate::decode::DecodeError::TooLarge { size_bytes: size, limit_bytes: MAX_FILE_BYTES };
-        state.update_file(key, FileStatus::Failed { message: e.to_string() });
+        state.update_file(key, FileStatus::Failed { error: EngineError::decode(&path, &e) });
         return;
     }
     let reader = match web_sys::FileReader::new() {
         Ok(r) => r,
         Err(e) => {
-            state.update_file(key, FileStatus::Failed { message: format!("the browser cannot read files: {e:?}") });
+            state.update_file(key, unreadable(format!("the browser cannot read files: {e:?}")));
             return;
         }
     };
@@ -318,15 +319,22 @@ pub fn open_file(state: AppState, file: web_sys::File) {
         state.update_file(key, FileStatus::Loading { read: ev.loaded() as u64, decoded: 0, total: size });
     });
     let r2 = reader.clone();
-    let load_name = name.clone();
+    let load_path = path.clone();
     let on_load = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
         match r2.result().ok().and_then(|v| v.dyn_into::<js_sys::ArrayBuffer>().ok()) {
-            Some(buf) => decode(state, key, &load_name, buf),
-            None => state.update_file(key, FileStatus::Failed { message: "the browser could not read this file".into() }),
+            Some(buf) => decode(state, key, &load_path, buf),
+            None => state.update_file(
+                key,
+                FileStatus::Failed {
+                    error: EngineError::Unreadable { file: load_path.clone(), reason: "the browser could not read this file".into() },
+                },
+            ),
         }
     });
+    let error_path = path.clone();
     let on_error = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
-        state.update_file(key, FileStatus::Failed { message: "the browser could not read this file (was it moved or deleted?)".into() });
+        let reason = "the browser could not read this file (was it moved or deleted?)".into();
+        state.update_file(key, FileStatus::Failed { error: EngineError::Unreadable { file: error_path.clone(), reason } });
     });
     reader.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
     reader.set_onload(Some(on_load.as_ref().unchecked_ref()));
@@ -335,14 +343,14 @@ pub fn open_file(state: AppState, file: web_sys::File) {
     on_load.forget();
     on_error.forget();
     if let Err(e) = reader.read_as_array_buffer(&file) {
-        state.update_file(key, FileStatus::Failed { message: format!("the browser could not read this file: {e:?}") });
+        state.update_file(key, unreadable(format!("the browser could not read this file: {e:?}")));
     }
 }
 
 /// Opens bytes that are already in memory (the bundled demo).
-pub fn open_bytes(state: AppState, name: &str, buffer: js_sys::ArrayBuffer) {
-    let key = begin(state, name, u64::from(buffer.byte_length()));
-    decode(state, key, name, buffer);
+pub fn open_bytes(state: AppState, path: &str, buffer: js_sys::ArrayBuffer) {
+    let key = begin(state, path, u64::from(buffer.byte_length()));
+    decode(state, key, path, buffer);
 }
 
 /// The bytes of a loaded file as the user opened it — or its slim copy, when `slim` and one can be made
@@ -359,7 +367,7 @@ pub async fn source(file_id: u32, label: String, slim: bool) -> Result<(js_sys::
                 ResponseBody::Source { slim, .. } => {
                     REPLY_BYTES.with(|b| b.borrow_mut().take()).map(|b| (b, slim)).ok_or_else(|| "the engine sent no bytes".to_string())
                 }
-                ResponseBody::Failed { error } => Err(error.message),
+                ResponseBody::Failed { error } => Err(error.detail()),
                 ResponseBody::Rejected { message } => Err(message),
                 _ => return,
             };

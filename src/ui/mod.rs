@@ -8,10 +8,11 @@ pub mod components;
 pub mod drop;
 pub mod engine_client;
 pub mod state;
+pub mod use_engine;
 pub mod views;
 
 use leptos::prelude::*;
-use state::{AppState, FileStatus, HashView, Theme, Tool};
+use state::{AppState, HashView, Shown, Theme, Tool};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -158,6 +159,9 @@ pub fn App() -> impl IntoView {
     }
     on_key.forget();
 
+    // What the main area shows, as a memo: the tool view is built again only when the tool or the
+    // selected file's state changes, not on every progress tick of a file loading beside it.
+    let shown = Memo::new(move |_| state.shown());
     let dragging = RwSignal::new(0i32);
     let on_drag_enter = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
@@ -184,7 +188,7 @@ pub fn App() -> impl IntoView {
                 </Show>
                 <main class="main">
                     <views::files::ErrorBanners />
-                    {move || main_view(state)}
+                    {move || main_view(state.tool.get(), shown.get())}
                 </main>
             </div>
             <div class="drop-overlay" aria-hidden="true"><div>"Drop to open — files stay on this machine"</div></div>
@@ -192,26 +196,21 @@ pub fn App() -> impl IntoView {
     }
 }
 
-fn main_view(state: AppState) -> AnyView {
-    if state.files.with(Vec::is_empty) {
-        return view! { <views::landing::Landing /> }.into_any();
-    }
-    let tool = state.tool.get();
-    let selected = state.selected.get();
-    let status = state.files.with(|fs| selected.as_ref().and_then(|n| fs.iter().find(|f| &f.name == n)).map(|f| f.status.clone()));
-    match status {
-        Some(FileStatus::Ready { file_id, overview }) => match tool {
-            Tool::Overview => view! { <views::overview::Overview overview=*overview /> }.into_any(),
-            Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=*overview /> }.into_any(),
-            Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=*overview /> }.into_any(),
-            Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView /> }.into_any(),
+fn main_view(tool: Tool, shown: Shown) -> AnyView {
+    match shown {
+        Shown::Nothing => view! { <views::landing::Landing /> }.into_any(),
+        Shown::Ready { file_id, overview } => match tool {
+            Tool::Overview => view! { <views::overview::Overview overview=(*overview).clone() /> }.into_any(),
+            Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=(*overview).clone() /> }.into_any(),
+            Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=(*overview).clone() /> }.into_any(),
+            Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView file_id /> }.into_any(),
         },
-        Some(FileStatus::Loading { .. }) => view! { <p class="muted loading">"Loading " {selected} "…"</p> }.into_any(),
-        Some(FileStatus::Failed { .. }) => {
+        Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
+        Shown::Failed => {
             view! { <p class="muted">"This file could not be opened; see the message above. Other files are unaffected."</p> }.into_any()
         }
-        None => {
-            let hint = selected.map(|n| format!("{n} is not loaded in this page. Drop it again to restore this view."));
+        Shown::Missing { path } => {
+            let hint = path.map(|p| format!("{p} is not loaded in this page. Drop it again to restore this view."));
             view! { <p class="muted" data-testid="missing-file">{hint.unwrap_or_else(|| "Select a file on the left.".into())}</p> }
                 .into_any()
         }

@@ -1,10 +1,12 @@
 //! The page's state, shared through context: loaded files, the selected file and tool, display
 //! preferences. The selected file and tool live in the URL hash so a reload or a shared link restores
-//! the view.
+//! the view. Engine results are not kept here: views ask for them through [`crate::ui::engine`], and
+//! the worker keeps what is costly to compute.
 
 use crate::engine::FileOverview;
 use crate::units::ByteUnit;
 use leptos::prelude::*;
+use std::sync::Arc;
 
 /// The tools, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,10 +54,10 @@ pub enum FileStatus {
     },
     Ready {
         file_id: u32,
-        overview: Box<FileOverview>,
+        overview: Arc<FileOverview>,
     },
     Failed {
-        message: String,
+        error: crate::engine::EngineError,
     },
 }
 
@@ -63,8 +65,45 @@ pub enum FileStatus {
 pub struct LoadedFile {
     /// Page-local key, stable for the life of the page.
     pub key: u64,
-    pub name: String,
+    /// The path relative to what was opened (`run1/host.xplane.pb` in a dropped folder, the file
+    /// name for a dropped file): what identifies the file, in the page and in the URL.
+    pub path: String,
     pub status: FileStatus,
+}
+
+impl LoadedFile {
+    /// How the file is labelled in lists: its base name, or, where another loaded file has the same
+    /// base name, the shortest end of its path that no other loaded file shares
+    /// (`run1/host.xplane.pb`).
+    pub fn label(&self, all: &[LoadedFile]) -> String {
+        let parts: Vec<&str> = self.path.split('/').collect();
+        let others: Vec<&LoadedFile> = all.iter().filter(|o| o.key != self.key).collect();
+        (1..=parts.len())
+            .map(|k| parts[parts.len() - k..].join("/"))
+            .find(|end| !others.iter().any(|o| o.path == *end || o.path.ends_with(&format!("/{end}"))))
+            .unwrap_or_else(|| self.path.clone())
+    }
+}
+
+/// What the main area shows for the selected file. It changes only when the selected file's state
+/// changes kind (loading → ready), never with another file's progress, so a tool view is not rebuilt
+/// (and does not ask the engine again) while other files load.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    /// No file is loaded: the landing page.
+    Nothing,
+    Ready {
+        file_id: u32,
+        overview: Arc<FileOverview>,
+    },
+    Loading {
+        path: String,
+    },
+    Failed,
+    /// The selected path (from a link) is not loaded; `None`: nothing is selected.
+    Missing {
+        path: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +116,7 @@ pub enum Theme {
 #[derive(Clone, Copy)]
 pub struct AppState {
     pub files: RwSignal<Vec<LoadedFile>>,
-    /// Name of the selected file.
+    /// Path of the selected file.
     pub selected: RwSignal<Option<String>>,
     pub tool: RwSignal<Tool>,
     pub unit: RwSignal<ByteUnit>,
@@ -118,6 +157,35 @@ impl AppState {
                 f.status = status;
             }
         });
+    }
+
+    /// What the main area shows (see [`Shown`]); read it through a `Memo` so that it only notifies
+    /// when it changes.
+    pub fn shown(&self) -> Shown {
+        let selected = self.selected.get();
+        self.files.with(|fs| {
+            if fs.is_empty() {
+                return Shown::Nothing;
+            }
+            match selected.as_ref().and_then(|p| fs.iter().find(|f| &f.path == p)).map(|f| &f.status) {
+                Some(FileStatus::Ready { file_id, overview }) => Shown::Ready { file_id: *file_id, overview: overview.clone() },
+                Some(FileStatus::Loading { .. }) => Shown::Loading { path: selected.unwrap_or_default() },
+                Some(FileStatus::Failed { .. }) => Shown::Failed,
+                None => Shown::Missing { path: selected },
+            }
+        })
+    }
+
+    /// The loaded files' engine ids and paths, in list order.
+    pub fn ready_files(&self) -> Vec<(u32, String)> {
+        self.files.with(|fs| {
+            fs.iter()
+                .filter_map(|f| match f.status {
+                    FileStatus::Ready { file_id, .. } => Some((file_id, f.path.clone())),
+                    _ => None,
+                })
+                .collect()
+        })
     }
 }
 

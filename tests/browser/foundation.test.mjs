@@ -120,7 +120,7 @@ test('a folder opens the profiles inside it and skips the rest', async () => {
   const page = await newPage(browser);
   await openApp(page, server.url);
   await page.setInputFiles('[data-testid="folder-input"]', fixture('pprof/docs_leak'));
-  for (let k = 1; k <= 9; k++) await waitForFile(page, `memory${k}.prof`);
+  for (let k = 1; k <= 9; k++) await waitForFile(page, `docs_leak/memory${k}.prof`); // named by its path in the picked folder
   assert.equal(await page.locator('.file-row').count(), 9);
 });
 

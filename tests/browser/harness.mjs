@@ -125,3 +125,27 @@ export function cliOverview(files) {
 export async function shot(page, name) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
+
+// --- A minimal protobuf writer: enough to build pprof, HloProto and XSpace files by hand. --------
+const varint = (n) => {
+  const out = [];
+  let v = BigInt(n);
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v > 0n) b |= 0x80;
+    out.push(b);
+  } while (v > 0n);
+  return Buffer.from(out);
+};
+export const pb = {
+  varint,
+  /** Field `num` with a varint value. */
+  int: (num, v) => Buffer.concat([varint(num << 3), varint(v)]),
+  /** Field `num` length-delimited: a string or nested message bytes. */
+  len: (num, payload) => {
+    const b = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
+    return Buffer.concat([varint((num << 3) | 2), varint(b.length), b]);
+  },
+  msg: (...fields) => Buffer.concat(fields),
+};

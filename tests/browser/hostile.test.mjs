@@ -8,7 +8,7 @@ import { writeFileSync, mkdtempSync, openSync, ftruncateSync, closeSync } from '
 import { tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import {
-  serve, launch, newPage, openApp, pickFiles, waitForFile as waitForPlainFile, metric, shot, fixture,
+  serve, launch, newPage, openApp, pickFiles, waitForFile as waitForPlainFile, metric, shot, fixture, pb,
 } from './harness.mjs';
 
 /** A file name as a CSS attribute value: these names contain quotes. */
@@ -23,26 +23,7 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-// --- A minimal protobuf writer: enough to build the three formats by hand. ---------------------
-const varint = (n) => {
-  const out = [];
-  let v = BigInt(n);
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v > 0n) b |= 0x80;
-    out.push(b);
-  } while (v > 0n);
-  return Buffer.from(out);
-};
-/** Field `num` with a varint value. */
-const int = (num, v) => Buffer.concat([varint(num << 3), varint(v)]);
-/** Field `num` length-delimited: a string or nested message bytes. */
-const len = (num, payload) => {
-  const b = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
-  return Buffer.concat([varint((num << 3) | 2), varint(b.length), b]);
-};
-const msg = (...fields) => Buffer.concat(fields);
+const { varint, int, len, msg } = pb;
 
 const IMG = '<img src=x onerror="window.__pwned=1;alert(1)">';
 const SCRIPT = '<script>window.__pwned=2;alert(2)</script>';
@@ -110,6 +91,9 @@ test('markup in profiles is shown as text and runs nothing', async () => {
   for (const name of Object.keys(files)) await waitForFile(page, name);
 
   await selectFile(page, 'markup.xplane.pb');
+  // A plane's lines are listed under the planes table once the plane is clicked.
+  await page.click('tr[data-plane="/host:CPU"]');
+  await page.waitForSelector('table.lines');
   const xs = await page.textContent('article.overview');
   for (const s of [IMG, STYLE, `${SCRIPT}(5)`, `${IMG}-host`]) assert.ok(xs.includes(s), `shown literally: ${s}\n${xs}`);
   assert.deepEqual(await metric(page, 'allocations', IMG), ['1']);

@@ -69,6 +69,10 @@ pub enum MemoryViewerError {
     NoBufferAssignment { module: String },
     #[error("memory space {memory_space} has no allocations in this module; its memory spaces are {present:?}")]
     NoSuchMemorySpace { memory_space: i64, present: Vec<i64> },
+    #[error("no module `{module}`; the modules are: {}", known.join(", "))]
+    UnknownModule { module: String, known: Vec<String> },
+    #[error("`{module}` names several modules; choose one of: {}", candidates.join(", "))]
+    AmbiguousModule { module: String, candidates: Vec<String> },
     #[error("the heap-simulator trace cannot be replayed: {0}")]
     Trace(String),
     #[error("{0}")]

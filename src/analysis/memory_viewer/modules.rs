@@ -44,20 +44,11 @@ pub fn select<'i, 'a>(inputs: &'i [ModuleInput<'a>], name: &str) -> Result<&'i M
         return Ok(m);
     }
     let by_module: Vec<&ModuleInput> = inputs.iter().filter(|m| m.module_name == name).collect();
+    let names = |ms: &mut dyn Iterator<Item = &ModuleInput>| ms.map(|m| m.name.clone()).collect();
     match by_module.as_slice() {
         [one] => Ok(one),
-        [] => {
-            let names: Vec<&str> = inputs.iter().map(|m| m.name.as_str()).collect();
-            Err(MemoryViewerError::Module(if names.is_empty() {
-                format!("no module `{name}`: this file has no HLO modules")
-            } else {
-                format!("no module `{name}`; the modules are: {}", names.join(", "))
-            }))
-        }
-        many => {
-            let names: Vec<&str> = many.iter().map(|m| m.name.as_str()).collect();
-            Err(MemoryViewerError::Module(format!("`{name}` names several modules; choose one of: {}", names.join(", "))))
-        }
+        [] => Err(MemoryViewerError::UnknownModule { module: name.to_string(), known: names(&mut inputs.iter()) }),
+        many => Err(MemoryViewerError::AmbiguousModule { module: name.to_string(), candidates: names(&mut many.iter().copied()) }),
     }
 }
 

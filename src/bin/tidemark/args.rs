@@ -50,12 +50,49 @@ impl Args {
 
     /// The files, with directories replaced by the files below them (sorted, so output is stable).
     pub fn expanded_files(&self) -> Result<Vec<PathBuf>, String> {
+        Ok(self.expanded_inputs()?.into_iter().map(|i| i.path).collect())
+    }
+
+    /// [`Args::expanded_files`], each with its path relative to what was named: below a directory
+    /// argument, relative to it; a file argument, its file name (as a page names a dropped file).
+    pub fn expanded_inputs(&self) -> Result<Vec<Input>, String> {
         let mut out = Vec::new();
         for f in &self.files {
-            expand(f, &mut out)?;
+            if f.is_dir() {
+                expand(f, f, &mut out)?;
+            } else {
+                let relative = f.file_name().map_or_else(|| f.display().to_string(), |n| n.to_string_lossy().into_owned());
+                out.push(Input { path: f.clone(), relative });
+            }
         }
         Ok(out)
     }
+}
+
+/// A file to open and the path that names it.
+pub struct Input {
+    pub path: PathBuf,
+    /// `/`-separated, relative to the directory it was found in (see [`Args::expanded_inputs`]).
+    pub relative: String,
+}
+
+fn expand(root: &Path, dir: &Path, out: &mut Vec<Input>) -> Result<(), String> {
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
+            expand(root, &e, out)?;
+        } else if is_profile_name(&e) {
+            let relative = e.strip_prefix(root).unwrap_or(&e).iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join("/");
+            out.push(Input { path: e, relative });
+        }
+    }
+    Ok(())
+}
+
+fn is_profile_name(p: &Path) -> bool {
+    p.file_name().and_then(|n| n.to_str()).is_some_and(tidemark::decode::sniff::is_profile_name)
 }
 
 /// The one trace a single-file command reads, opened in a fresh session.
@@ -80,37 +117,10 @@ pub fn open_one(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
         return Err(2);
     };
     let name = path.display().to_string();
-    let bytes = tidemark::engine::read_input::read_input(path).map_err(|e| {
-        eprintln!("tidemark: {name}: cannot read the file: {e}");
-        1
-    })?;
     let mut session = Session::new();
-    let id = session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).map_err(|e| {
+    let id = crate::open::open_file(&mut session, path, &name).map_err(|e| {
         eprintln!("tidemark: {e}");
         1
     })?;
     Ok(OpenedFile { args, name, session, id })
-}
-
-fn expand(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    if path.is_dir() {
-        let mut entries: Vec<PathBuf> =
-            std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        entries.sort();
-        for e in entries {
-            if e.is_dir() {
-                expand(&e, out)?;
-            } else if is_profile_name(&e) {
-                out.push(e);
-            }
-        }
-        Ok(())
-    } else {
-        out.push(path.to_path_buf());
-        Ok(())
-    }
-}
-
-fn is_profile_name(p: &Path) -> bool {
-    p.file_name().and_then(|n| n.to_str()).is_some_and(tidemark::decode::sniff::is_profile_name)
 }

@@ -40,7 +40,7 @@ pub fn run(argv: &[String]) -> i32 {
                 return 2;
             }
         };
-    let (Some(out), Ok(files)) = (args.option("o"), args.expanded_files()) else {
+    let (Some(out), Ok(files)) = (args.option("o"), args.expanded_inputs()) else {
         eprintln!("tidemark bundle: -o OUT.html is required\n{USAGE}");
         return 2;
     };
@@ -58,8 +58,8 @@ pub fn run(argv: &[String]) -> i32 {
     // Every file must open: a report with a file that cannot be read helps nobody.
     let mut session = Session::new();
     let mut names = Vec::new();
-    for path in &files {
-        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    for input in &files {
+        let (path, name) = (&input.path, input.relative.clone());
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) => {

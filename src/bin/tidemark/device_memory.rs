@@ -2,11 +2,13 @@
 //! device memory profiles, as text or JSON (docs/device-memory-json.md).
 
 use crate::args::Args;
+use crate::open::open_file;
 use crate::units::{bytes, count};
 use std::fmt::Write;
 use std::path::Path;
-use tidemark::analysis::device_memory::{self as dm, Options};
-use tidemark::decode::{self, pprof::PprofFile, Profile};
+use tidemark::analysis::device_memory as dm;
+use tidemark::engine::device_memory::DeviceMemoryQuery;
+use tidemark::engine::Session;
 
 const USAGE: &str = "usage: tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind buffer|executable]";
 /// Rows shown per table in text output; `--json` has them all.
@@ -19,48 +21,53 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(_) => return usage_error("give one or more FILEs, or exactly one FILE with --base"),
         Err(e) => return usage_error(&e),
     };
-    let options = Options { fold_library_frames: !args.flag("all-frames"), kind: args.option("kind").map(str::to_string) };
-    let base = match args.option("base").map(|b| load(Path::new(b))).transpose() {
+    let query =
+        DeviceMemoryQuery { fold_library_frames: !args.flag("all-frames"), kind: args.option("kind").map(str::to_string), device: None };
+    // The page's path: every file opened in one session, every report asked of it.
+    let mut session = Session::new();
+    let base = match args.option("base").map(|b| open(&mut session, Path::new(b))).transpose() {
         Ok(b) => b,
         Err(e) => return fail(&e),
     };
-    let mut loaded = Vec::new();
+    let mut ids = Vec::new();
     for f in &files {
-        match load(f) {
-            Ok(p) => loaded.push(p),
+        match open(&mut session, f) {
+            Ok(id) => ids.push(id),
             Err(e) => return fail(&e),
         }
     }
+    let name = |id: u32| session.get(id).map(|f| f.file.name.clone()).unwrap_or_default();
     let json = args.flag("json");
-    let out = match (base, loaded.as_slice()) {
-        (Some((base_name, base)), [(name, new)]) => {
-            let report = dm::diff(&base, new, &options);
+    let out = match (base, ids.as_slice()) {
+        (Some(base), [target]) => session.device_memory_diff_report(base, *target, &query).map(|report| {
             if json {
-                to_json(serde_json::json!({ "mode": "diff", "base": base_name, "new": name, "report": report }))
+                to_json(serde_json::json!({ "mode": "diff", "base": name(base), "new": name(*target), "report": report }))
             } else {
-                diff_text(&base_name, name, &report)
+                diff_text(&name(base), &name(*target), &report)
             }
-        }
-        (_, [(name, profile)]) => {
-            let report = dm::analyze(profile, &options);
+        }),
+        (_, [id]) => session.device_memory_report(*id, &query).map(|report| {
             if json {
-                to_json(serde_json::json!({ "mode": "profile", "file": name, "report": report }))
+                to_json(serde_json::json!({ "mode": "profile", "file": name(*id), "report": report }))
             } else {
-                profile_text(name, &report)
+                profile_text(&name(*id), &report)
             }
-        }
-        (_, many) => {
-            let named: Vec<(&str, &PprofFile)> = many.iter().map(|(n, p)| (n.as_str(), p)).collect();
-            let report = dm::series(&named, &options);
+        }),
+        (_, many) => session.device_memory_series_report(many, &query).map(|report| {
             if json {
                 to_json(serde_json::json!({ "mode": "series", "report": report }))
             } else {
                 series_text(&report)
             }
-        }
+        }),
     };
-    print!("{out}");
-    0
+    match out {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(e) => fail(&e.to_string()),
+    }
 }
 
 fn usage_error(e: &str) -> i32 {
@@ -73,18 +80,8 @@ fn fail(e: &str) -> i32 {
     1
 }
 
-/// Reads and decodes `path`, which must be a pprof profile. Errors name the file.
-fn load(path: &Path) -> Result<(String, PprofFile), String> {
-    let name = path.display().to_string();
-    let data = tidemark::engine::read_input::read_input(path).map_err(|e| format!("{name}: cannot read the file: {e}"))?;
-    match decode::decode(&name, data, &mut |_, _| {}) {
-        Ok(decode::DecodedFile { profile: Profile::Pprof(p), .. }) => Ok((name, p)),
-        Ok(other) => Err(format!(
-            "{name}: this is {}, not a JAX device memory profile (*.prof from jax.profiler.save_device_memory_profile)",
-            other.profile.format()
-        )),
-        Err(e) => Err(format!("{name}: {e}")),
-    }
+fn open(session: &mut Session, path: &Path) -> Result<u32, String> {
+    open_file(session, path, &path.display().to_string()).map_err(|e| e.to_string())
 }
 
 fn to_json(v: serde_json::Value) -> String {

@@ -1,6 +1,7 @@
 //! `tidemark inspect`: the page's overview, as text or JSON.
 
 use crate::args::Args;
+use crate::open::open_file;
 use crate::units::{bytes, count};
 use std::fmt::Write;
 use tidemark::engine::{FileOverview, Session};
@@ -13,7 +14,7 @@ pub fn run(argv: &[String]) -> i32 {
             return 2;
         }
     };
-    let files = match args.expanded_files() {
+    let files = match args.expanded_inputs() {
         Ok(f) if !f.is_empty() => f,
         Ok(_) => {
             eprintln!("tidemark inspect: no files given (usage: tidemark inspect FILE|DIR... [--json])");
@@ -27,17 +28,9 @@ pub fn run(argv: &[String]) -> i32 {
     let mut session = Session::new();
     let mut overviews = Vec::new();
     let mut errors = Vec::new();
-    for path in &files {
-        let name = path.display().to_string();
-        let bytes = match tidemark::engine::read_input::read_input(path) {
-            Ok(b) => b,
-            Err(e) => {
-                errors.push(tidemark::engine::OpenError { file: name, message: format!("cannot read the file: {e}") });
-                continue;
-            }
-        };
-        match session.open(&name, bytes, &mut |_, _| {}) {
-            Ok(f) => overviews.push(f.overview.clone()),
+    for input in &files {
+        match open_file(&mut session, &input.path, &input.relative) {
+            Ok(id) => overviews.extend(session.get(id).map(|f| f.overview.clone())),
             Err(e) => errors.push(e),
         }
     }
@@ -58,7 +51,7 @@ pub fn run(argv: &[String]) -> i32 {
 fn text(o: &FileOverview) -> String {
     let mut s = String::new();
     let gz = if o.gzipped { ", gzip" } else { "" };
-    let _ = writeln!(s, "{}\n  format: {} ({}{gz})", o.name, o.format, bytes(o.size_bytes as i64));
+    let _ = writeln!(s, "{}\n  format: {} ({}{gz})", o.path, o.format, bytes(o.size_bytes as i64));
     if !o.hosts.is_empty() {
         let _ = writeln!(s, "  host: {}", o.hosts.join(", "));
     }

@@ -16,6 +16,7 @@ mod inspect;
 mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
+mod open;
 #[cfg(not(target_arch = "wasm32"))]
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]

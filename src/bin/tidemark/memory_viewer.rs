@@ -1,11 +1,13 @@
 //! `tidemark memory-viewer`: XProf's Memory Viewer for one HLO module, as text or as XProf's JSON.
 
 use crate::args::Args;
+use crate::open::open_file;
 use crate::units::bytes;
 use std::fmt::Write;
-use tidemark::analysis::memory_viewer::{analyze, modules, xprof_json::to_xprof_json, MemoryViewer, Options};
+use tidemark::analysis::memory_viewer::{xprof_json::to_xprof_json, MemoryViewer};
 use tidemark::decode::Profile;
-use tidemark::engine::Session;
+use tidemark::engine::memory_viewer::ModuleEntry;
+use tidemark::engine::{EngineError, Session};
 
 const USAGE: &str = "usage: tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]";
 /// Buffers listed in the text summary.
@@ -17,43 +19,42 @@ pub fn run(argv: &[String]) -> i32 {
         Err(e) => return usage(&e),
     };
     let [path] = args.files.as_slice() else { return usage("give exactly one FILE") };
+    // Without --memory-space: device memory where the module has it, else its first (as the page).
     let memory_space = match args.option("memory-space").map(str::parse::<i64>) {
-        None => 0,
-        Some(Ok(n)) => n,
+        None => None,
+        Some(Ok(n)) => Some(n),
         Some(Err(_)) => return usage("--memory-space takes an integer"),
     };
-    let options = Options { memory_space, ..Options::default() };
     let name = path.display().to_string();
-    let file_bytes = match tidemark::engine::read_input::read_input(path) {
-        Ok(b) => b,
-        Err(e) => return fail(&format!("{name}: cannot read the file: {e}")),
-    };
     let mut session = Session::new();
-    let profile = match session.open(&name, file_bytes, &mut |_, _| {}) {
-        Ok(f) => &f.file.profile,
+    let file_id = match open_file(&mut session, path, &name) {
+        Ok(id) => id,
         Err(e) => return fail(&e.to_string()),
     };
-    let inputs = modules::module_inputs(profile);
-    if inputs.is_empty() {
-        return fail(&format!("{name}: no HLO modules here; the Memory Viewer reads XLA HloProtos and XProf traces (*.xplane.pb)"));
-    }
-    let selected = match (args.option("module"), profile) {
-        (Some(m), _) => modules::select(&inputs, m),
-        (None, Profile::Hlo(_)) => Ok(&inputs[0]),
-        (None, _) => return list(profile, options, args.flag("json")),
+    let one_module_dump = session.get(file_id).is_some_and(|f| matches!(f.file.profile, Profile::Hlo(_)));
+    let module = match args.option("module") {
+        Some(m) => m.to_string(),
+        None => {
+            let modules = session.memory_viewer_modules(Some(&[file_id]));
+            match modules.first() {
+                None => {
+                    return fail(&format!(
+                        "{name}: no HLO modules here; the Memory Viewer reads XLA HloProtos and XProf traces (*.xplane.pb)"
+                    ))
+                }
+                Some(m) if one_module_dump => m.name.clone(),
+                Some(_) => return list(&modules, args.flag("json")),
+            }
+        }
     };
-    let module = match selected {
-        Ok(m) => m,
-        Err(e) => return fail(&format!("{name}: {e}")),
-    };
-    let viewer = match module.proto.as_ref().map_err(String::clone).and_then(|p| analyze(p, options).map_err(|e| e.to_string())) {
+    let viewer = match session.memory_viewer(file_id, &module, memory_space) {
         Ok(v) => v,
-        Err(e) => return fail(&format!("{name}: {}: {e}", module.name)),
+        Err(e) => return fail(&e.to_string()),
     };
     if args.flag("json") {
         println!("{}", serde_json::to_string_pretty(&to_xprof_json(&viewer)).unwrap_or_default());
     } else {
-        print!("{}", summary(&module.name, &viewer));
+        print!("{}", summary(&module, &viewer));
     }
     0
 }
@@ -68,18 +69,29 @@ fn fail(message: &str) -> i32 {
     1
 }
 
-/// Lists the modules of a trace with their peaks, so the user can pick one with `--module`.
-fn list(profile: &Profile, options: Options, json: bool) -> i32 {
-    let listing = modules::list_modules(profile, options);
+/// Lists the modules of a trace with their peaks (largest first, as the page's selector), so the user
+/// can pick one with `--module`.
+fn list(modules: &[ModuleEntry], json: bool) -> i32 {
     if json {
+        let listing: Vec<serde_json::Value> = modules
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "name": m.name,
+                    "module_name": m.module_name,
+                    "peak_heap_bytes": m.peak_heap_bytes,
+                    "problem": m.problem.as_ref().map(EngineError::detail),
+                })
+            })
+            .collect();
         println!("{}", serde_json::to_string_pretty(&listing).unwrap_or_default());
         return 0;
     }
     println!("HLO modules (choose one with --module NAME):");
-    for m in &listing {
+    for m in modules {
         let peak = match (&m.peak_heap_bytes, &m.problem) {
             (Some(b), _) => format!("peak {}", bytes(*b)),
-            (None, Some(p)) => p.clone(),
+            (None, Some(p)) => p.detail(),
             (None, None) => String::new(),
         };
         println!("  {:<48} {peak}", m.name);

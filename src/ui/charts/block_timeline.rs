@@ -6,9 +6,11 @@
 //! colour, and folds blocks thinner than a couple of pixels into a coarse coverage grid drawn as one
 //! path per colour and density level, so the cost of a frame is bounded by the screen, not the module.
 
-use super::plot::{group_color, group_index, redraw, x_axis, y_axis, Frame, Viewport, GROUPS, LEFT, TOP};
+use super::axis::{bytes_label, x_axis, y_axis, Style};
+use super::plot::{group_color, group_index, redraw, GROUPS, MARGINS};
+use super::viewport::{key_nav, Frame, Viewport};
 use super::{prepare_fit, Palette};
-use crate::analysis::memory_viewer::MemoryViewer;
+use crate::engine::memory_viewer_columns::ViewerData;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use leptos::prelude::*;
 use std::collections::HashMap;
@@ -32,7 +34,7 @@ struct Block {
     y1: f64,
     group: usize,
     shade: usize,
-    /// Index into `MemoryViewer::blocks`.
+    /// Index into the viewer's blocks.
     index: usize,
 }
 
@@ -45,12 +47,12 @@ pub struct TimelineData {
 }
 
 impl TimelineData {
-    pub fn new(v: &MemoryViewer) -> TimelineData {
+    pub fn new(v: &ViewerData) -> TimelineData {
         let mut blocks = Vec::new();
         let mut bands = Vec::new();
         let mut steps = (v.heap_bytes.len().max(2) - 1) as f64;
         let mut top = 0f64;
-        for (index, b) in v.blocks.iter().enumerate() {
+        for (index, b) in (0..v.block_count()).filter_map(|i| Some((i, v.block(i)?))) {
             let y0 = b.offset_bytes as f64;
             let y1 = y0 + b.size_bytes as f64;
             top = top.max(y1);
@@ -63,14 +65,14 @@ impl TimelineData {
                     x1: (b.end_step.max(b.start_step + 1)) as f64,
                     y0,
                     y1,
-                    group: group_index(&b.category),
+                    group: group_index(b.category),
                     shade: id.rem_euclid(SHADES as i64) as usize,
                     index,
                 }),
             }
         }
         blocks.sort_by(|a, b| a.x0.total_cmp(&b.x0));
-        let by_buffer = blocks.iter().enumerate().filter_map(|(i, b)| v.blocks[b.index].logical_buffer_id.map(|id| (id, i))).collect();
+        let by_buffer = blocks.iter().enumerate().filter_map(|(i, b)| v.block(b.index)?.logical_buffer_id.map(|id| (id, i))).collect();
         TimelineData { blocks, bands, by_buffer, full: Viewport { x0: 0.0, x1: steps, y0: 0.0, y1: top.max(1.0) } }
     }
 
@@ -78,22 +80,15 @@ impl TimelineData {
         self.blocks.is_empty()
     }
 
-    /// The index in `MemoryViewer::blocks` of buffer `id`'s block.
+    /// The index in the viewer's blocks of buffer `id`'s block.
     pub fn block_of(&self, id: i64) -> Option<usize> {
         self.by_buffer.get(&id).and_then(|&i| self.blocks.get(i)).map(|b| b.index)
     }
 
     /// Keeps `v` inside the module and no smaller than a step by a byte.
+    /// `v` kept inside the module, at least one step wide and 16 bytes tall.
     pub fn clamp(&self, v: Viewport) -> Viewport {
-        let f = self.full;
-        let fit = |a: f64, b: f64, lo: f64, hi: f64, min: f64| {
-            let w = (b - a).clamp(min.min(hi - lo), hi - lo);
-            let a = a.clamp(lo, hi - w);
-            (a, a + w)
-        };
-        let (x0, x1) = fit(v.x0, v.x1, f.x0, f.x1, 1.0);
-        let (y0, y1) = fit(v.y0, v.y1, f.y0, f.y1, 16.0);
-        Viewport { x0, x1, y0, y1 }
+        v.within(self.full, 1.0, 16.0)
     }
 }
 
@@ -106,23 +101,24 @@ struct FrameStats {
 fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, highlight: Option<usize>) -> Option<FrameStats> {
     let (ctx, w, h) = prepare_fit(canvas)?;
     let p = Palette::read();
-    let f = Frame { v, w, h };
+    let f = Frame { v, w, h, m: MARGINS };
     let (pw, ph) = (f.plot_w(), f.plot_h());
-    if pw <= 0.0 || ph <= 0.0 {
+    if pw <= 1.0 || ph <= 1.0 {
         return None;
     }
-    y_axis(&ctx, &p, v.y0, v.y1, w, h);
-    x_axis(&ctx, &p, v.x0, v.x1, w, h);
+    let (left, top) = (f.plot_left(), f.plot_top());
+    y_axis(&ctx, &f, &p, Style { grid: true, binary: true, ..Style::default() }, |b, _| bytes_label(b));
+    x_axis(&ctx, &f, &p, Style { grid: true, integer: true, ..Style::default() }, |t, _| crate::units::count(t as u64));
     ctx.save();
     ctx.begin_path();
-    ctx.rect(LEFT, TOP, pw, ph);
+    ctx.rect(left, top, pw, ph);
     ctx.clip();
     // Allocation bands: where each allocation's bytes start and end.
     ctx.set_fill_style_str(&p.fg_2);
     for &(y0, y1) in &data.bands {
         for y in [y0, y1] {
             if y >= v.y0 && y <= v.y1 {
-                ctx.fill_rect(LEFT, f.sy(y).round() - 0.5, pw, 1.0);
+                ctx.fill_rect(left, f.sy(y).round() - 0.5, pw, 1.0);
             }
         }
     }
@@ -141,8 +137,8 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
         if b.x1 <= v.x0 || b.y1 <= v.y0 || b.y0 >= v.y1 {
             continue;
         }
-        let (l, r) = (f.sx(b.x0).max(LEFT), f.sx(b.x1).min(LEFT + pw));
-        let (t, bot) = (f.sy(b.y1).max(TOP), f.sy(b.y0).min(TOP + ph));
+        let (l, r) = (f.sx(b.x0).max(left), f.sx(b.x1).min(left + pw));
+        let (t, bot) = (f.sy(b.y1).max(top), f.sy(b.y0).min(top + ph));
         let (bw, bh) = (r - l, bot - t);
         if bw >= MIN_BLOCK_PX && bh >= MIN_BLOCK_PX {
             rects[b.group * SHADES + b.shade].push([l, t, bw, bh]);
@@ -153,13 +149,13 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
             continue;
         }
         folded += 1;
-        let (c0, c1) = (((l - LEFT) / CELL_PX) as usize, (((r - LEFT) / CELL_PX) as usize).min(cols - 1));
-        let (r0, r1) = (((t - TOP) / CELL_PX) as usize, (((bot - TOP) / CELL_PX) as usize).min(rows - 1));
+        let (c0, c1) = (((l - left) / CELL_PX) as usize, (((r - left) / CELL_PX) as usize).min(cols - 1));
+        let (r0, r1) = (((t - top) / CELL_PX) as usize, (((bot - top) / CELL_PX) as usize).min(rows - 1));
         for row in r0..=r1.max(r0).min(rows - 1) {
-            let cy0 = TOP + row as f64 * CELL_PX;
+            let cy0 = top + row as f64 * CELL_PX;
             let oy = (bot.min(cy0 + CELL_PX) - t.max(cy0)).max(0.0);
             for col in c0..=c1.max(c0).min(cols - 1) {
-                let cx0 = LEFT + col as f64 * CELL_PX;
+                let cx0 = left + col as f64 * CELL_PX;
                 let ox = (r.min(cx0 + CELL_PX) - l.max(cx0)).max(0.0);
                 // Even an infinitely thin block is visible: count it as a tenth of a pixel.
                 let area = (ox * oy).max(0.1) as f32;
@@ -220,7 +216,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
         ctx.set_fill_style_str(group_color(GROUPS.get(k / levels).copied().unwrap_or(""), 0));
         ctx.begin_path();
         for &(c, r, n) in batch {
-            ctx.rect(LEFT + c as f64 * CELL_PX, TOP + r as f64 * CELL_PX, n as f64 * CELL_PX, CELL_PX);
+            ctx.rect(left + c as f64 * CELL_PX, top + r as f64 * CELL_PX, n as f64 * CELL_PX, CELL_PX);
         }
         ctx.fill();
     }
@@ -238,7 +234,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
     ctx.restore();
     ctx.set_stroke_style_str(&p.border);
     ctx.set_line_width(1.0);
-    ctx.stroke_rect(LEFT + 0.5, TOP + 0.5, pw - 1.0, ph - 1.0);
+    ctx.stroke_rect(left + 0.5, top + 0.5, pw - 1.0, ph - 1.0);
     Some(FrameStats { drawn, folded })
 }
 
@@ -246,8 +242,8 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, data: &TimelineData, v: Viewport, h
 /// blocks can be pointed at).
 fn hit(data: &TimelineData, f: Frame, px: f64, py: f64) -> Option<usize> {
     let (x, y) = (f.dx(px), f.dy(py));
-    let sx = 2.0 * (f.v.x1 - f.v.x0) / f.plot_w();
-    let sy = 2.0 * (f.v.y1 - f.v.y0) / f.plot_h();
+    let (per_x, per_y) = f.per_px();
+    let (sx, sy) = (2.0 * per_x, 2.0 * per_y);
     let end = data.blocks.partition_point(|b| b.x0 < x + sx);
     let mut best: Option<(f64, usize)> = None;
     for (i, b) in data.blocks[..end].iter().enumerate() {
@@ -264,7 +260,7 @@ fn hit(data: &TimelineData, f: Frame, px: f64, py: f64) -> Option<usize> {
 
 #[component]
 pub fn BlockTimeline(
-    viewer: Arc<MemoryViewer>,
+    viewer: Arc<ViewerData>,
     data: Arc<TimelineData>,
     /// Shared with the working-space chart, whose x axis follows this one.
     view: RwSignal<Viewport>,
@@ -286,22 +282,19 @@ pub fn BlockTimeline(
         true
     });
 
-    let frame = move || canvas.get_untracked().map(|c| Frame::of(&c, view.get_untracked()));
+    let frame = move || canvas.get_untracked().map(|c| super::frame_of(&c, view.get_untracked(), MARGINS));
     let d = data.clone();
     let move_viewer = viewer.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
         let (px, py) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
         let Some(f) = frame() else { return };
         if let Some((sx, sy, v0)) = drag.get_value() {
-            let kx = (v0.x1 - v0.x0) / f.plot_w();
-            let ky = (v0.y1 - v0.y0) / f.plot_h();
-            let (dx, dy) = ((px - sx) * kx, (py - sy) * ky);
-            view.set(d.clamp(Viewport { x0: v0.x0 - dx, x1: v0.x1 - dx, y0: v0.y0 + dy, y1: v0.y1 + dy }));
+            view.set(d.clamp(f.drag(v0, px - sx, py - sy)));
             return;
         }
         let found = hit(&d, f, px, py);
         hover.set(found.map(|i| (i, px, py)));
-        let id = found.and_then(|i| move_viewer.blocks[d.blocks[i].index].logical_buffer_id);
+        let id = found.and_then(|i| move_viewer.block(d.blocks[i].index).and_then(|b| b.logical_buffer_id));
         if hovered.get_untracked() != id {
             hovered.set(id);
         }
@@ -310,67 +303,44 @@ pub fn BlockTimeline(
     let on_wheel = move |ev: web_sys::WheelEvent| {
         ev.prevent_default();
         let Some(f) = frame() else { return };
-        let (x, y) = (f.dx(f64::from(ev.offset_x())), f.dy(f64::from(ev.offset_y())));
-        let v = f.v;
         if ev.delta_x().abs() > ev.delta_y().abs() {
-            let dx = ev.delta_x() / f.plot_w() * (v.x1 - v.x0);
-            view.set(d.clamp(Viewport { x0: v.x0 + dx, x1: v.x1 + dx, ..v }));
+            view.set(d.clamp(f.v.shift(ev.delta_x() * f.per_px().0, 0.0)));
             return;
         }
-        let k = (ev.delta_y() * 0.002).exp();
         // Ctrl or Shift: program order only (a trackpad pinch arrives as Ctrl+wheel); Alt: offsets only.
         let (zx, zy) = (!ev.alt_key(), !(ev.ctrl_key() || ev.shift_key()));
-        view.set(d.clamp(Viewport {
-            x0: if zx { x - (x - v.x0) * k } else { v.x0 },
-            x1: if zx { x + (v.x1 - x) * k } else { v.x1 },
-            y0: if zy { y - (y - v.y0) * k } else { v.y0 },
-            y1: if zy { y + (v.y1 - y) * k } else { v.y1 },
-        }));
+        view.set(d.clamp(f.wheel(f64::from(ev.offset_x()), f64::from(ev.offset_y()), ev.delta_y(), zx, zy)));
     };
     let d = data.clone();
     let on_key = move |ev: web_sys::KeyboardEvent| {
-        let v = view.get_untracked();
-        let (w, hgt) = (v.x1 - v.x0, v.y1 - v.y0);
-        let zoom = |k: f64, x: bool, y: bool| {
-            let (cx, cy) = ((v.x0 + v.x1) / 2.0, (v.y0 + v.y1) / 2.0);
-            let (nw, nh) = (if x { w * k } else { w }, if y { hgt * k } else { hgt });
-            Viewport { x0: cx - nw / 2.0, x1: cx + nw / 2.0, y0: cy - nh / 2.0, y1: cy + nh / 2.0 }
-        };
-        let next = match ev.key().as_str() {
-            "w" | "W" | "+" | "=" => zoom(0.8, true, !ev.shift_key()),
-            "s" | "S" | "-" | "_" => zoom(1.25, true, !ev.shift_key()),
-            "a" | "A" | "ArrowLeft" => Viewport { x0: v.x0 - w * 0.1, x1: v.x1 - w * 0.1, ..v },
-            "d" | "D" | "ArrowRight" => Viewport { x0: v.x0 + w * 0.1, x1: v.x1 + w * 0.1, ..v },
-            "ArrowUp" => Viewport { y0: v.y0 + hgt * 0.1, y1: v.y1 + hgt * 0.1, ..v },
-            "ArrowDown" => Viewport { y0: v.y0 - hgt * 0.1, y1: v.y1 - hgt * 0.1, ..v },
-            "0" | "Escape" => d.full,
-            _ => return,
-        };
+        let Some(nav) = key_nav(&ev.key()) else { return };
         ev.prevent_default();
-        view.set(d.clamp(next));
+        // Shift: W/S zoom program order only.
+        view.set(d.clamp(view.get_untracked().key(nav, d.full, !ev.shift_key())));
     };
     let full = data.full;
     let card_viewer = viewer.clone();
     let card_data = data.clone();
     let card = move || {
         let (i, px, py) = hover.get()?;
-        let b = card_viewer.blocks.get(card_data.blocks.get(i)?.index)?.clone();
+        let b = card_viewer.block(card_data.blocks.get(i)?.index)?;
+        let t = b.text;
         let key = b.logical_buffer_id.unwrap_or(-1).to_string();
         // Keep the card inside the canvas: flip it left/up near the right/bottom edge.
         let (cw, ch) = canvas.get_untracked().map_or((0.0, 0.0), |c| (f64::from(c.client_width()), f64::from(c.client_height())));
         let left = if px > cw - 340.0 { px - 330.0 } else { px + 14.0 };
         let top = if py > ch - 170.0 { (py - 170.0).max(0.0) } else { py + 14.0 };
-        let source = b.source.as_ref().map(|s| format!("{}:{}", s.file_name, s.line_number));
+        let source = t.source.as_ref().map(|s| format!("{}:{}", s.file_name, s.line_number));
         Some(view! {
             <div class="hover-card" data-testid="block-card" data-buffer-id=key.clone() style=format!("left:{left:.0}px;top:{top:.0}px")>
-                <div class="hc-title"><code>{b.name.clone()}</code></div>
+                <div class="hc-title"><code>{t.name.to_string()}</code></div>
                 <table>
                     <tr><td>"Size"</td><td><Bytes metric="block_size_bytes" value=b.size_bytes key=key.clone() /></td></tr>
                     <tr><td>"Offset"</td><td><Bytes metric="block_offset_bytes" value=b.offset_bytes key=key.clone() /></td></tr>
                     <tr><td>"Lifetime"</td><td>"steps " <Count metric="block_start_step" value=b.start_step.max(0) as u64 key=key.clone() /> " – " <Count metric="block_end_step" value=b.end_step.max(0) as u64 key=key.clone() /></td></tr>
                     <tr><td>"Group"</td><td><Text metric="block_category" value=b.category.to_string() key=key.clone() /></td></tr>
-                    <tr><td>"Shape"</td><td><code>{b.shape.clone()}</code></td></tr>
-                    {(!b.op_name.is_empty()).then(|| view! { <tr><td>"Op"</td><td class="wrap">{b.op_name.clone()}</td></tr> })}
+                    <tr><td>"Shape"</td><td><code>{t.shape.to_string()}</code></td></tr>
+                    {(!t.op_name.is_empty()).then(|| view! { <tr><td>"Op"</td><td class="wrap">{t.op_name.to_string()}</td></tr> })}
                     {source.map(|s| view! { <tr><td>"Source"</td><td class="wrap"><code>{s}</code></td></tr> })}
                 </table>
             </div>

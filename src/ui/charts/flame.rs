@@ -5,6 +5,7 @@
 //! Widths are magnitudes (`|self| + Σ children`), so the same chart draws a diff, whose values are
 //! signed: there a frame's colour says growth (red) or shrinkage (green), its width how much.
 
+use super::viewport::{Frame, Margins, Viewport};
 use super::{fit_text, font, observe_width, prepare, Palette};
 use crate::engine::device_memory::FlameNode;
 use crate::ui::components::metric::{Bytes, Count, SignedBytes};
@@ -65,13 +66,14 @@ fn visible(nodes: &[FlameNode], placed: &[Placed], zoom: usize, width: f64) -> V
     if z.w <= 0.0 || width <= 0.0 {
         return Vec::new();
     }
-    let scale = width / z.w;
+    // The zoomed frame's value range fills the width.
+    let f = Frame { v: Viewport::x_range(z.x0, z.x0 + z.w), w: width, h: 0.0, m: Margins::NONE };
     placed
         .iter()
         .enumerate()
         .filter_map(|(i, p)| {
-            let x0 = ((p.x0 - z.x0) * scale).max(0.0);
-            let x1 = ((p.x0 + p.w - z.x0) * scale).min(width);
+            let x0 = f.sx(p.x0).max(0.0);
+            let x1 = f.sx(p.x0 + p.w).min(width);
             (x1 - x0 >= 0.5).then(|| Rect { i, x: x0, w: x1 - x0, y: f64::from(nodes[i].depth) * ROW_H })
         })
         .collect()

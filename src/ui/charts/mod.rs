@@ -1,11 +1,14 @@
 //! Canvas charts. They draw what the engine answered and nothing else; the shared pieces here keep
 //! every chart sharp on high-DPI screens, sized to its container and in the page's theme colours.
+//! Every chart maps data to pixels through [`viewport`] and labels its axes with [`axis`].
 
+pub mod axis;
 pub mod block_timeline;
 pub mod flame;
 pub mod plot;
 pub mod sparkline;
 pub mod timeline;
+pub mod viewport;
 pub mod working_space;
 
 use wasm_bindgen::JsCast;
@@ -91,25 +94,9 @@ impl Palette {
     }
 }
 
-/// A round axis step of at least `x`: 1, 2 or 5 times a power of ten, or (`binary`, for byte axes
-/// whose labels are KiB/MiB) a power of two. 1 for a step that is not a positive number.
-pub fn nice(x: f64, binary: bool) -> f64 {
-    if !(x.is_finite() && x > 0.0) {
-        return 1.0;
-    }
-    let (base, mults): (f64, &[f64]) = if binary { (2.0, &[1.0, 2.0]) } else { (10.0, &[1.0, 2.0, 5.0, 10.0]) };
-    let unit = base.powf(x.log(base).floor());
-    mults.iter().map(|m| unit * m).find(|s| *s >= x * (1.0 - 1e-12)).unwrap_or(unit * base)
-}
-
-/// The multiples of `step` in `[lo, hi]` (tick positions), computed from the first one rather than
-/// accumulated, so long axes do not drift.
-pub fn ticks(lo: f64, hi: f64, step: f64) -> Vec<f64> {
-    if !(step.is_finite() && step > 0.0 && lo.is_finite() && hi.is_finite() && hi >= lo) {
-        return Vec::new();
-    }
-    let first = (lo / step).ceil() * step;
-    (0..).map(|i| first + f64::from(i) * step).take_while(|v| *v <= hi + step * 1e-9).collect()
+/// `canvas`'s current CSS box showing `v` inside margins `m`.
+pub fn frame_of(canvas: &HtmlCanvasElement, v: viewport::Viewport, m: viewport::Margins) -> viewport::Frame {
+    viewport::Frame { v, w: f64::from(canvas.client_width()), h: f64::from(canvas.client_height()), m }
 }
 
 /// Milliseconds since the page started, for load and frame timings.

@@ -2,6 +2,8 @@
 //! sparkline for small multiples (one stack's bytes through the series). Hover names the snapshot
 //! and its exact value.
 
+use super::axis::{y_axis, Style};
+use super::viewport::{Frame, Margins, Viewport};
 use super::{font, observe_width, prepare, Palette};
 use crate::ui::components::metric::Bytes;
 use crate::ui::state::AppState;
@@ -12,10 +14,18 @@ use std::sync::Arc;
 const AXIS_W: f64 = 64.0;
 const LABEL_H: f64 = 16.0;
 
-/// The points' x positions (centres) across `w` pixels, after `left`.
-fn xs(n: usize, left: f64, w: f64) -> Vec<f64> {
-    let step = (w - left) / n.max(1) as f64;
-    (0..n).map(|i| left + step * (i as f64 + 0.5)).collect()
+/// The chart's frame: snapshot `i` spans x `i..i + 1` (its bar or point at the middle), y spans the
+/// values and 0; bars leave room for the value axis and the snapshot labels.
+fn frame(values: &[i64], width: f64, height: f64, bars: bool) -> Frame {
+    let lo = values.iter().copied().min().unwrap_or(0).min(0) as f64;
+    let hi = values.iter().copied().max().unwrap_or(0).max(0) as f64;
+    let m = if bars {
+        Margins { left: AXIS_W, right: 0.0, top: 6.0, bottom: LABEL_H }
+    } else {
+        Margins { left: 0.0, right: 0.0, top: 3.0, bottom: 3.0 }
+    };
+    let v = Viewport { x0: 0.0, x1: values.len().max(1) as f64, y0: lo, y1: if hi > lo { hi } else { lo + 1.0 } };
+    Frame { v, w: width, h: height, m }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -33,25 +43,13 @@ fn draw(
     let Some(ctx) = prepare(canvas, width, height) else { return };
     let pal = Palette::read();
     let colour = pal.var(colour_var);
-    let lo = values.iter().copied().min().unwrap_or(0).min(0) as f64;
-    let hi = values.iter().copied().max().unwrap_or(0).max(0) as f64;
-    let span = if hi > lo { hi - lo } else { 1.0 };
-    let (left, bottom) = if bars { (AXIS_W, LABEL_H) } else { (0.0, 0.0) };
-    let (top, plot_h) = (if bars { 6.0 } else { 3.0 }, height - bottom - 6.0);
-    let y = |v: f64| top + plot_h * (1.0 - (v - lo) / span);
-    let x = xs(values.len(), left, width);
-    let step = (width - left) / values.len().max(1) as f64;
-    ctx.set_font(&font(10));
+    let f = frame(values, width, height, bars);
+    let y = |v: f64| f.sy(v);
+    let x: Vec<f64> = (0..values.len()).map(|i| f.sx(i as f64 + 0.5)).collect();
+    let step = f.plot_w() / values.len().max(1) as f64;
     if bars {
-        // Value axis: 0, half and the maximum, with faint grid lines.
-        ctx.set_text_baseline("middle");
-        ctx.set_text_align("right");
-        for v in [lo, (lo + hi) / 2.0, hi] {
-            ctx.set_fill_style_str(&pal.fg_2);
-            let _ = ctx.fill_text(&format(v.round() as i64), left - 6.0, y(v));
-            ctx.set_fill_style_str(&pal.border);
-            ctx.fill_rect(left, y(v).round(), width - left, 1.0);
-        }
+        y_axis(&ctx, &f, &pal, Style { grid: true, ..Style::default() }, |v, _| format(v.round() as i64));
+        ctx.set_font(&font(10));
         ctx.set_text_align("center");
         ctx.set_text_baseline("top");
         // Label every k-th snapshot so labels never overlap.
@@ -64,7 +62,7 @@ fn draw(
             ctx.fill_rect(x[i] - bw / 2.0, y0.min(y1), bw, (y1 - y0).abs().max(1.0));
             if i % every == 0 {
                 ctx.set_fill_style_str(&pal.fg_2);
-                let _ = ctx.fill_text(labels.get(i).map_or("", String::as_str), x[i], height - bottom + 3.0);
+                let _ = ctx.fill_text(labels.get(i).map_or("", String::as_str), x[i], f.plot_bottom() + 3.0);
             }
         }
         return;
@@ -125,11 +123,10 @@ pub fn SeriesChart(
         });
     }
     let n = values.len();
+    let hit_values = values.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
         let x = f64::from(ev.offset_x());
-        let left = if bars { AXIS_W } else { 0.0 };
-        let step = (width.get_untracked() - left) / n.max(1) as f64;
-        let i = ((x - left) / step).floor();
+        let i = frame(&hit_values, width.get_untracked(), height, bars).dx(x).floor();
         hover.set((i >= 0.0 && (i as usize) < n).then_some((i as usize, x)));
     };
     let tip = {

@@ -3,7 +3,9 @@
 //! lifetimes of a selected breakdown row as bars. Canvas 2D in CSS pixels on a context from
 //! [`super::prepare`], which handles devicePixelRatio.
 
-use super::{font, nice, ticks, Palette};
+use super::axis::{decimals, nice, x_axis, y_axis, Style};
+use super::viewport::{Frame, Margins, Viewport};
+use super::{font, Palette};
 use crate::analysis::memory_profile::Lifetime;
 use crate::engine::memory_profile::TimelineEvent;
 use crate::units::ByteUnit;
@@ -11,51 +13,21 @@ use wasm_bindgen::JsValue;
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 /// Room for the axes around the plot, in CSS pixels.
-const LEFT: f64 = 76.0;
-const RIGHT: f64 = 48.0;
-const TOP: f64 = 18.0;
-const BOTTOM: f64 = 28.0;
+const MARGINS: Margins = Margins { left: 76.0, right: 48.0, top: 18.0, bottom: 28.0 };
 /// Bands for at most this many lifetimes are shaded across the plot; more would be a wash.
 const MAX_SHADED_LIFETIMES: usize = 12;
 /// Lanes the lifetime bars are spread over, so overlapping ones stay visible.
 const LIFETIME_LANES: usize = 6;
 
-/// The chart's size and visible time range; maps between pixels and times.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Frame {
-    pub width: f64,
-    pub height: f64,
-    pub start_ps: i64,
-    pub end_ps: i64,
+/// The chart's frame: a canvas `width` × `height` CSS px showing times `start_ps..end_ps`.
+pub fn frame(width: f64, height: f64, start_ps: i64, end_ps: i64) -> Frame {
+    let end_ps = end_ps.max(start_ps.saturating_add(1));
+    Frame { v: Viewport::x_range(start_ps as f64, end_ps as f64), w: width, h: height, m: MARGINS }
 }
 
-impl Frame {
-    pub fn plot_left(&self) -> f64 {
-        LEFT
-    }
-    pub fn plot_right(&self) -> f64 {
-        (self.width - RIGHT).max(LEFT + 1.0)
-    }
-    fn plot_top(&self) -> f64 {
-        TOP
-    }
-    fn plot_bottom(&self) -> f64 {
-        (self.height - BOTTOM).max(TOP + 1.0)
-    }
-    fn span_ps(&self) -> f64 {
-        (self.end_ps.saturating_sub(self.start_ps)).max(1) as f64
-    }
-    pub fn x_of(&self, t_ps: i64) -> f64 {
-        self.plot_left() + (t_ps.saturating_sub(self.start_ps)) as f64 / self.span_ps() * (self.plot_right() - self.plot_left())
-    }
-    /// The time under pixel `x`, clamped to the visible range.
-    pub fn time_at(&self, x: f64) -> i64 {
-        let f = ((x - self.plot_left()) / (self.plot_right() - self.plot_left())).clamp(0.0, 1.0);
-        self.start_ps.saturating_add((f * self.span_ps()) as i64)
-    }
-    pub fn in_plot(&self, x: f64, y: f64) -> bool {
-        (self.plot_left()..=self.plot_right()).contains(&x) && (self.plot_top()..=self.plot_bottom()).contains(&y)
-    }
+/// The time under pixel column `x`, clamped to the visible range.
+pub fn time_at(f: &Frame, x: f64) -> i64 {
+    f.dx(x).clamp(f.v.x0, f.v.x1) as i64
 }
 
 /// Everything one frame shows.
@@ -78,11 +50,6 @@ pub fn event_at(events: &[TimelineEvent], t_ps: i64) -> Option<usize> {
         return None;
     }
     Some(events.partition_point(|e| e.point.time_offset_ps <= t_ps).saturating_sub(1))
-}
-
-/// Decimals that tell ticks `step` apart.
-fn decimals(step: f64) -> usize {
-    (-step.log10().floor()).clamp(0.0, 6.0) as usize
 }
 
 /// The byte axis: its top, tick step and labels, in `unit` (or the largest unit that keeps the top ≥ 1
@@ -122,8 +89,8 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
 
     // Visible events, plus one on each side so the steps reach the plot's edges.
     let ev = scene.events;
-    let first = ev.partition_point(|e| e.point.time_offset_ps < frame.start_ps).saturating_sub(1);
-    let last = ev.partition_point(|e| e.point.time_offset_ps <= frame.end_ps).saturating_add(1).min(ev.len());
+    let first = ev.partition_point(|e| (e.point.time_offset_ps as f64) < frame.v.x0).saturating_sub(1);
+    let last = ev.partition_point(|e| e.point.time_offset_ps as f64 <= frame.v.x1).saturating_add(1).min(ev.len());
     let visible = &ev[first.min(last)..last];
 
     let mut max = visible.iter().map(|e| e.point.stats.in_use_bytes()).max().unwrap_or(0) as f64;
@@ -131,45 +98,23 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
         max = max.max(visible.iter().map(|e| e.point.stats.free_memory_bytes).max().unwrap_or(0) as f64);
     }
     let (top, step, unit_label, div) = byte_axis(max.max(1.0), scene.unit);
-    let y_of = |v: f64| b - (v / top).clamp(0.0, 1.05) * (b - t);
+    let bytes = frame.with(Viewport { y0: 0.0, y1: top, ..frame.v });
+    let y_of = |v: f64| bytes.sy(v.clamp(0.0, top * 1.05));
 
-    // Grid and byte axis.
-    ctx.set_text_align("right");
-    ctx.set_text_baseline("middle");
+    // Grid and byte axis; fragmentation (0–100 %) on the right; time in ms below.
     let dec = decimals(step / div);
-    for v in ticks(0.0, top, step) {
-        let y = y_of(v).round() + 0.5;
-        ctx.begin_path();
-        ctx.move_to(l, y);
-        ctx.line_to(r, y);
-        stroke(ctx, &palette.border, 1.0);
-        ctx.set_fill_style_str(&palette.fg_2);
-        let _ = ctx.fill_text(&format!("{:.dec$} {unit_label}", v / div), l - 6.0, y);
-    }
-    // Fragmentation axis (0–100 %).
-    ctx.set_text_align("left");
-    for pct in [0, 25, 50, 75, 100] {
-        ctx.set_fill_style_str(&frag_colour);
-        let _ = ctx.fill_text(&format!("{pct}%"), r + 6.0, b - f64::from(pct) / 100.0 * (b - t));
-    }
-    // Time axis.
-    let span_ms = frame.span_ps() / 1e9;
-    let tick_ms = nice(span_ms / ((r - l) / 110.0).max(1.0), false);
-    let dec = decimals(tick_ms);
-    ctx.set_text_align("center");
-    ctx.set_text_baseline("top");
-    let start_ms = frame.start_ps as f64 / 1e9;
-    for ms in ticks(start_ms, start_ms + span_ms, tick_ms) {
-        let x = frame.x_of((ms * 1e9) as i64).round() + 0.5;
-        ctx.begin_path();
-        ctx.move_to(x, b);
-        ctx.line_to(x, b + 4.0);
-        stroke(ctx, &palette.fg_2, 1.0);
-        ctx.set_fill_style_str(&palette.fg_2);
-        let _ = ctx.fill_text(&format!("{ms:.dec$}"), x, b + 6.0);
-    }
+    y_axis(ctx, &bytes, palette, Style { grid: true, step: Some(step), ..Style::default() }, |v, _| {
+        format!("{:.dec$} {unit_label}", v / div)
+    });
+    let percent = frame.with(Viewport { y0: 0.0, y1: 100.0, ..frame.v });
+    let frag_axis = Style { right: true, colour: Some(&frag_colour), step: Some(25.0), ..Style::default() };
+    y_axis(ctx, &percent, palette, frag_axis, |v, _| format!("{v:.0}%"));
+    // Ticks are picoseconds (powers of ten apart, so round in ms too), labelled in ms.
+    x_axis(ctx, frame, palette, Style::default(), |ps, step| format!("{:.dec$}", ps / 1e9, dec = decimals(step / 1e9)));
+    ctx.set_fill_style_str(&palette.fg_2);
     ctx.set_text_align("right");
-    let _ = ctx.fill_text("ms", r + RIGHT - 4.0, b + 6.0);
+    ctx.set_text_baseline("top");
+    let _ = ctx.fill_text("ms", frame.w - 4.0, b + 6.0);
 
     ctx.save();
     ctx.begin_path();
@@ -177,10 +122,10 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
     ctx.clip();
 
     // A selected row's lifetimes: shaded spans (when few) and bars in lanes along the bottom.
-    let end_x = |lt: &Lifetime| lt.deallocated_at_ps.map_or(r + 10.0, |d| frame.x_of(d));
+    let end_x = |lt: &Lifetime| lt.deallocated_at_ps.map_or(r + 10.0, |d| frame.sx(d as f64));
     if scene.lifetimes.len() <= MAX_SHADED_LIFETIMES {
         for lt in scene.lifetimes {
-            let x0 = frame.x_of(lt.allocated_at_ps);
+            let x0 = frame.sx(lt.allocated_at_ps as f64);
             ctx.set_fill_style_str(&palette.accent);
             ctx.set_global_alpha(0.12);
             ctx.fill_rect(x0, t, (end_x(lt) - x0).max(2.0), b - t);
@@ -189,7 +134,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
     }
 
     if !visible.is_empty() {
-        let xs: Vec<f64> = visible.iter().map(|e| frame.x_of(e.point.time_offset_ps)).collect();
+        let xs: Vec<f64> = visible.iter().map(|e| frame.sx(e.point.time_offset_ps as f64)).collect();
         let heap: Vec<f64> = visible.iter().map(|e| e.point.stats.heap_allocated_bytes as f64).collect();
         let total: Vec<f64> = visible.iter().map(|e| e.point.stats.in_use_bytes() as f64).collect();
         let free: Vec<f64> = visible.iter().map(|e| e.point.stats.free_memory_bytes as f64).collect();
@@ -244,7 +189,8 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
             set_dash(ctx, &[]);
         }
         ctx.begin_path();
-        step_path(&frag, &|f| b - f * (b - t));
+        let fraction = frame.with(Viewport { y0: 0.0, y1: 1.0, ..frame.v });
+        step_path(&frag, &|f| fraction.sy(f));
         ctx.set_global_alpha(0.7);
         stroke(ctx, &frag_colour, 1.0);
         ctx.set_global_alpha(1.0);
@@ -253,7 +199,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
     // Lifetime bars in lanes along the top of the plot, where the curves rarely reach, each with a
     // tick at its allocation; an open end (never freed in the window) runs off the right edge.
     for (i, lt) in scene.lifetimes.iter().enumerate() {
-        let x0 = frame.x_of(lt.allocated_at_ps);
+        let x0 = frame.sx(lt.allocated_at_ps as f64);
         let y = t + 4.0 + (i % LIFETIME_LANES) as f64 * 5.0;
         ctx.set_fill_style_str(&palette.accent);
         ctx.fill_rect(x0, y - 1.5, (end_x(lt) - x0).max(3.0), 3.0);
@@ -267,8 +213,8 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
     ctx.restore();
 
     // The peak: a dashed rule, a dot and its height.
-    if (frame.start_ps..=frame.end_ps).contains(&scene.peak_time_ps) {
-        let x = frame.x_of(scene.peak_time_ps).round() + 0.5;
+    if (frame.v.x0..=frame.v.x1).contains(&(scene.peak_time_ps as f64)) {
+        let x = frame.sx(scene.peak_time_ps as f64).round() + 0.5;
         let y = y_of(scene.peak_bytes as f64);
         ctx.begin_path();
         ctx.move_to(x, t);
@@ -290,7 +236,7 @@ pub fn draw(ctx: &Ctx, frame: &Frame, scene: &Scene, palette: &Palette) {
 
     // Hover: a rule and a dot on the heap + stack line.
     if let Some(e) = scene.hover.and_then(|i| ev.get(i)) {
-        let x = frame.x_of(e.point.time_offset_ps).round() + 0.5;
+        let x = frame.sx(e.point.time_offset_ps as f64).round() + 0.5;
         if (l..=r).contains(&x) {
             ctx.begin_path();
             ctx.move_to(x, t);

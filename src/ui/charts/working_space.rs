@@ -2,9 +2,11 @@
 //! the peak as a vertical line, the hovered buffer's lifetime as a band; hovering names the HLO
 //! instruction at that point. Its x axis follows the block timeline's viewport.
 
-use super::plot::{redraw, x_axis, y_axis, Frame, Viewport, LEFT, TOP};
+use super::axis::{bytes_label, x_axis, y_axis, Style};
+use super::plot::{redraw, MARGINS};
+use super::viewport::{Frame, Viewport};
 use super::{font, prepare_fit, Palette};
-use crate::analysis::memory_viewer::MemoryViewer;
+use crate::engine::memory_viewer_columns::ViewerData;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -52,27 +54,28 @@ fn series(ctx: &CanvasRenderingContext2d, values: &[i64], f: Frame) {
 /// Draws the chart over program steps `v.x0..v.x1` (`v`'s y range is the block timeline's and unused).
 fn draw(
     canvas: &web_sys::HtmlCanvasElement,
-    viewer: &MemoryViewer,
+    viewer: &ViewerData,
     v: Viewport,
     span: Option<(i64, i64)>,
     cursor: Option<usize>,
 ) -> Option<()> {
     let (ctx, w, h) = prepare_fit(canvas)?;
     let p = Palette::read();
-    let top = (viewer.peak_heap_bytes as f64 * 1.08).max(1.0);
-    let f = Frame { v: Viewport { y0: 0.0, y1: top, ..v }, w, h };
+    let y_top = (viewer.peak_heap_bytes() as f64 * 1.08).max(1.0);
+    let f = Frame { v: Viewport { y0: 0.0, y1: y_top, ..v }, w, h, m: MARGINS };
     let (plot_w, plot_h) = (f.plot_w(), f.plot_h());
-    y_axis(&ctx, &p, 0.0, top, w, h);
-    x_axis(&ctx, &p, v.x0, v.x1, w, h);
+    y_axis(&ctx, &f, &p, Style { grid: true, binary: true, ..Style::default() }, |b, _| bytes_label(b));
+    x_axis(&ctx, &f, &p, Style { grid: true, integer: true, ..Style::default() }, |t, _| crate::units::count(t as u64));
+    let (left, top) = (f.plot_left(), f.plot_top());
     ctx.save();
     ctx.begin_path();
-    ctx.rect(LEFT, TOP, plot_w, plot_h);
+    ctx.rect(left, top, plot_w, plot_h);
     ctx.clip();
     if let Some((s, l)) = span {
         ctx.set_fill_style_str(&p.accent);
         ctx.set_global_alpha(0.16);
         let (a, b) = (f.sx(s as f64), f.sx(l.max(s + 1) as f64));
-        ctx.fill_rect(a, TOP, (b - a).max(2.0), plot_h);
+        ctx.fill_rect(a, top, (b - a).max(2.0), plot_h);
         ctx.set_global_alpha(1.0);
     }
     ctx.set_line_width(1.0);
@@ -88,22 +91,22 @@ fn draw(
     ctx.set_stroke_style_str(&peak);
     ctx.set_line_width(1.0);
     ctx.begin_path();
-    ctx.move_to(peak_x, TOP);
-    ctx.line_to(peak_x, TOP + plot_h);
+    ctx.move_to(peak_x, top);
+    ctx.line_to(peak_x, top + plot_h);
     ctx.stroke();
     ctx.set_fill_style_str(&peak);
     ctx.set_font(&format!("600 {}", font(11)));
     ctx.set_text_baseline("top");
-    let label = format!("peak {}", crate::units::bytes(viewer.peak_heap_bytes));
-    let right_room = peak_x + 4.0 + 110.0 < LEFT + plot_w;
+    let label = format!("peak {}", crate::units::bytes(viewer.peak_heap_bytes()));
+    let right_room = peak_x + 4.0 + 110.0 < left + plot_w;
     ctx.set_text_align(if right_room { "left" } else { "right" });
-    let _ = ctx.fill_text(&label, if right_room { peak_x + 4.0 } else { peak_x - 4.0 }, TOP + 2.0);
+    let _ = ctx.fill_text(&label, if right_room { peak_x + 4.0 } else { peak_x - 4.0 }, top + 2.0);
     if let Some(i) = cursor {
         let x = f.sx(i as f64).round() + 0.5;
         ctx.set_stroke_style_str(&p.fg);
         ctx.begin_path();
-        ctx.move_to(x, TOP);
-        ctx.line_to(x, TOP + plot_h);
+        ctx.move_to(x, top);
+        ctx.line_to(x, top + plot_h);
         ctx.stroke();
         if let Some(&y) = viewer.heap_bytes.get(i) {
             ctx.set_fill_style_str(&p.accent);
@@ -115,13 +118,13 @@ fn draw(
     ctx.restore();
     ctx.set_stroke_style_str(&p.border);
     ctx.set_line_width(1.0);
-    ctx.stroke_rect(LEFT + 0.5, TOP + 0.5, plot_w - 1.0, plot_h - 1.0);
+    ctx.stroke_rect(left + 0.5, top + 0.5, plot_w - 1.0, plot_h - 1.0);
     Some(())
 }
 
 #[component]
 pub fn WorkingSpace(
-    viewer: Arc<MemoryViewer>,
+    viewer: Arc<ViewerData>,
     /// The block timeline's viewport; only its x range is used.
     view: RwSignal<Viewport>,
     hovered: RwSignal<Option<i64>>,
@@ -131,17 +134,17 @@ pub fn WorkingSpace(
     let cursor = RwSignal::new(None::<(usize, f64)>);
     let v2 = viewer.clone();
     redraw(canvas, move |c| {
-        let span = hovered.get().or(pinned.get()).and_then(|id| v2.spans.get(&id)).map(|s| (s.start, s.limit));
+        let span = hovered.get().or(pinned.get()).and_then(|id| v2.span(id));
         let at = cursor.get().map(|(i, _)| i);
         draw(c, &v2, view.get(), span, at).is_some()
     });
     let n = viewer.heap_bytes.len();
     let on_move = move |ev: web_sys::MouseEvent| {
         let Some(c) = canvas.get_untracked() else { return };
-        let f = Frame::of(&c, view.get_untracked());
+        let f = super::frame_of(&c, view.get_untracked(), MARGINS);
         let px = f64::from(ev.offset_x());
         let x = f.dx(px);
-        let inside = px >= LEFT && px <= LEFT + f.plot_w() && n > 0;
+        let inside = px >= f.plot_left() && px <= f.plot_right() && n > 0;
         let i = x.round().clamp(0.0, n.saturating_sub(1) as f64) as usize;
         cursor.set(inside.then_some((i, px)));
     };

@@ -1,4 +1,5 @@
 //! Small reusable pieces of the page.
 
 pub mod metric;
+pub mod table;
 pub mod toolbar;

@@ -14,7 +14,9 @@ pub fn Toolbar() -> impl IntoView {
     let export_open = RwSignal::new(false);
     let in_bundle = engine_client::bundle().is_some();
     let names = move || {
-        state.files.with(|fs| fs.iter().map(|f| (f.name.clone(), matches!(f.status, FileStatus::Failed { .. }))).collect::<Vec<_>>())
+        state
+            .files
+            .with(|fs| fs.iter().map(|f| (f.path.clone(), f.label(fs), matches!(f.status, FileStatus::Failed { .. }))).collect::<Vec<_>>())
     };
     // No typed attribute exists for directory picking; set it once the input exists.
     Effect::new(move |_| {
@@ -58,9 +60,9 @@ pub fn Toolbar() -> impl IntoView {
                         {move || {
                             names()
                                 .into_iter()
-                                .map(|(n, failed)| {
-                                    let label = if failed { format!("{n} (failed)") } else { n.clone() };
-                                    view! { <option value=n>{label}</option> }
+                                .map(|(path, label, failed)| {
+                                    let label = if failed { format!("{label} (failed)") } else { label };
+                                    view! { <option value=path>{label}</option> }
                                 })
                                 .collect_view()
                         }}

@@ -5,7 +5,7 @@
 use crate::engine::bundle::{self, Assets};
 use crate::ui::components::metric::Bytes;
 use crate::ui::engine_client;
-use crate::ui::state::{AppState, FileStatus};
+use crate::ui::state::AppState;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -74,14 +74,7 @@ fn assemble(assets: &Assets, sources: &[(String, Vec<u8>)], hash: &str) -> Prepa
 
 async fn prepare(state: AppState) -> Result<Choices, String> {
     let assets = own_assets().await?;
-    let loaded: Vec<(u32, String)> = state.files.with_untracked(|fs| {
-        fs.iter()
-            .filter_map(|f| match f.status {
-                FileStatus::Ready { file_id, .. } => Some((file_id, f.name.clone())),
-                _ => None,
-            })
-            .collect()
-    });
+    let loaded = untrack(|| state.ready_files());
     if loaded.is_empty() {
         return Err("no profile is loaded: open one first".into());
     }
@@ -136,8 +129,8 @@ pub fn ExportDialog(
         }
     });
     let file_name = move || {
-        let base = state.selected.get_untracked().unwrap_or_else(|| "profile".into());
-        let base = base.split('.').next().unwrap_or("profile").to_string();
+        let selected = state.selected.get_untracked().unwrap_or_else(|| "profile".into());
+        let base = crate::engine::overview::base_name(&selected).split('.').next().unwrap_or("profile").to_string();
         format!("tidemark-{base}.html")
     };
     view! {

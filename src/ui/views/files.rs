@@ -19,10 +19,12 @@ pub fn FileList() -> impl IntoView {
             <div class="files-head">"Files"</div>
             <For each=move || state.files.get() key=|f| (f.key, format!("{:?}", std::mem::discriminant(&f.status))) let:f>
                 {
-                    let name = f.name.clone();
-                    let sel_name = f.name.clone();
+                    let path = f.path.clone();
+                    let sel_path = f.path.clone();
                     let key = f.key;
-                    let selected = move || state.selected.get().as_deref() == Some(sel_name.as_str());
+                    // The base name, or the path where another loaded file has the same base name.
+                    let label = move || state.files.with(|fs| fs.iter().find(|x| x.key == key).map(|x| x.label(fs)).unwrap_or_default());
+                    let selected = move || state.selected.get().as_deref() == Some(sel_path.as_str());
                     let status = move || state.files.with(|fs| fs.iter().find(|x| x.key == key).map(|x| x.status.clone()));
                     let badge = match &f.status {
                         FileStatus::Ready { overview, .. } => match overview.format {
@@ -38,17 +40,17 @@ pub fn FileList() -> impl IntoView {
                         FileStatus::Failed { .. } => "failed",
                         FileStatus::Loading { .. } => "loading",
                     };
-                    let click_name = name.clone();
+                    let click_path = path.clone();
                     view! {
                         <div
                             class="file-row"
                             class:selected=selected
-                            data-file=name.clone()
+                            data-file=path.clone()
                             data-state=state_attr
-                            on:click=move |_| state.selected.set(Some(click_name.clone()))
+                            on:click=move |_| state.selected.set(Some(click_path.clone()))
                         >
                             <span class="badge" data-kind=badge>{badge}</span>
-                            <span class="file-name" title=name.clone()>{name.clone()}</span>
+                            <span class="file-name" title=path.clone()>{label}</span>
                             <button
                                 class="close"
                                 title="Remove this file"
@@ -88,7 +90,7 @@ pub fn ErrorBanners() -> impl IntoView {
         state.files.with(|fs| {
             fs.iter()
                 .filter_map(|f| match &f.status {
-                    FileStatus::Failed { message } => Some((f.key, f.name.clone(), message.clone())),
+                    FileStatus::Failed { error } => Some((f.key, f.path.clone(), error.detail())),
                     _ => None,
                 })
                 .collect::<Vec<_>>()

@@ -4,7 +4,14 @@
 //! what keeps growing, with the leak suspects ranked and explained. All figures come from the engine
 //! (`engine::device_memory`); this view only asks and draws.
 
-use crate::analysis::device_memory::{order_by_number, Frame, FunctionRow, SeriesStack};
+mod controls;
+mod diff;
+mod not_pprof;
+mod profile;
+mod series;
+mod stacks;
+
+use crate::analysis::device_memory::{order_by_number, DiffRow, Frame, FunctionRow, SeriesStack, StackRow};
 use crate::decode::Format;
 use crate::engine::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView, Labels};
 use crate::engine::protocol::{RequestBody, ResponseBody};
@@ -12,9 +19,16 @@ use crate::engine::FileOverview;
 use crate::ui::charts::flame::FlameGraph;
 use crate::ui::charts::sparkline::SeriesChart;
 use crate::ui::components::metric::{Bytes, Count, SignedBytes, Text};
-use crate::ui::engine_client;
+use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use crate::ui::state::{AppState, FileStatus, Tool};
+use crate::ui::use_engine::{use_engine, Reply};
+use controls::Controls;
+use diff::DiffView;
 use leptos::prelude::*;
+use not_pprof::NotPprof;
+use profile::ProfileView;
+use series::SeriesView;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -33,25 +47,26 @@ impl Mode {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SortKey {
-    Function,
-    FlatBytes,
-    FlatCount,
-    CumBytes,
-    CumCount,
-}
-
+/// One of the tool's three answers.
 #[derive(Debug, Clone, PartialEq)]
-enum Reply {
+enum Answer {
     Profile(Box<DeviceMemoryProfileView>),
     Diff(Box<DeviceMemoryDiffView>),
     Series(Box<DeviceMemorySeriesView>),
-    Failed(String),
 }
 
-/// The tool's choices and its last answer. They outlive the view, which the page rebuilds whenever
-/// the file list changes, so a choice or an answer is not lost (nor asked again) on a rebuild.
+impl Answer {
+    fn labels(&self) -> &Labels {
+        match self {
+            Answer::Profile(v) => &v.labels,
+            Answer::Diff(v) => &v.labels,
+            Answer::Series(v) => &v.labels,
+        }
+    }
+}
+
+/// The tool's choices (not its answers: those come from the engine, which keeps them). They outlive
+/// the view, so switching tools and back keeps the mode, filters and sort the user chose.
 #[derive(Clone)]
 struct Ui {
     /// `None`: a series when two or more profiles are loaded, else the selected profile.
@@ -62,14 +77,10 @@ struct Ui {
     /// File names chosen for a diff.
     base: ArcRwSignal<Option<String>>,
     target: ArcRwSignal<Option<String>>,
-    sort: ArcRwSignal<(SortKey, bool)>,
-    filter: ArcRwSignal<String>,
+    /// The function table's sort and filter.
+    table: TableState,
     /// The function whose frames the flame graph outlines (a clicked table row).
     highlight: ArcRwSignal<Option<(String, String)>>,
-    /// The last answer and the request (as JSON) it answers.
-    reply: ArcRwSignal<Option<(String, Reply)>>,
-    /// The request in flight, if any.
-    pending: ArcRwSignal<Option<String>>,
     /// How many series stacks to show beyond the suspects.
     show_all: ArcRwSignal<bool>,
 }
@@ -82,11 +93,8 @@ thread_local! {
         device: ArcRwSignal::new(None),
         base: ArcRwSignal::new(None),
         target: ArcRwSignal::new(None),
-        sort: ArcRwSignal::new((SortKey::FlatBytes, true)),
-        filter: ArcRwSignal::new(String::new()),
+        table: TableState::sorted("FlatBytes", true),
         highlight: ArcRwSignal::new(None),
-        reply: ArcRwSignal::new(None),
-        pending: ArcRwSignal::new(None),
         show_all: ArcRwSignal::new(false),
     };
 }
@@ -95,13 +103,13 @@ fn ui() -> Ui {
     UI.with(Clone::clone)
 }
 
-/// Loaded pprof files (name, engine file id) in series order, and how many files are still loading.
+/// Loaded pprof files (path, engine file id) in series order, and how many files are still loading.
 fn profiles(state: AppState) -> (Vec<(String, u32)>, usize) {
     state.files.with(|fs| {
         let ready: Vec<(String, u32)> = fs
             .iter()
             .filter_map(|f| match &f.status {
-                FileStatus::Ready { file_id, overview } if overview.format == Format::Pprof => Some((f.name.clone(), *file_id)),
+                FileStatus::Ready { file_id, overview } if overview.format == Format::Pprof => Some((f.path.clone(), *file_id)),
                 _ => None,
             })
             .collect();
@@ -147,30 +155,6 @@ fn diff_pair(state: AppState, u: &Ui, pprofs: &[(String, u32)]) -> (Option<Strin
     (loaded(&u.base.get()).or(fallback), target)
 }
 
-fn send(u: &Ui, key: String, body: RequestBody) {
-    u.pending.set(Some(key.clone()));
-    let u2 = u.clone();
-    engine_client::send(
-        body,
-        None,
-        "device memory".into(),
-        Box::new(move |body| {
-            let reply = match body {
-                ResponseBody::DeviceMemoryProfile { view } => Reply::Profile(view),
-                ResponseBody::DeviceMemoryDiff { view } => Reply::Diff(view),
-                ResponseBody::DeviceMemorySeries { view } => Reply::Series(view),
-                ResponseBody::Failed { error } => Reply::Failed(error.to_string()),
-                ResponseBody::Rejected { message } => Reply::Failed(message),
-                _ => return,
-            };
-            if u2.pending.get_untracked().as_ref() == Some(&key) {
-                u2.pending.set(None);
-            }
-            u2.reply.set(Some((key.clone(), reply)));
-        }),
-    );
-}
-
 #[component]
 pub fn DeviceMemory(overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -189,479 +173,56 @@ pub fn DeviceMemory(overview: FileOverview) -> impl IntoView {
             }
         })
     };
-    // The request the choices call for, as (JSON key, body), or why there is none.
+    // The request the choices call for, or why there is none.
     let wanted = {
         let u = u.clone();
         Memo::new(move |_| {
             let (pprofs, loading) = profiles(state);
-            request(state, &u, mode.get(), &pprofs, loading).map(|b| (serde_json::to_string(&b).unwrap_or_default(), b))
+            request(state, &u, mode.get(), &pprofs, loading)
         })
     };
-    {
-        let u = u.clone();
-        Effect::new(move |_| {
-            let Ok((key, body)) = wanted.get() else { return };
-            let answered = u.reply.with_untracked(|r| r.as_ref().is_some_and(|(k, _)| *k == key));
-            if !answered && u.pending.get_untracked().as_ref() != Some(&key) {
-                send(&u, key, body);
-            }
-        });
-    }
-    let status = {
-        let u = u.clone();
-        move || match wanted.get() {
-            Err(_) => "waiting",
-            Ok((key, _)) if u.reply.with(|r| r.as_ref().is_some_and(|(k, _)| *k == key)) => "ready",
-            Ok(_) => "loading",
+    let fetch = use_engine(
+        "device memory",
+        move || wanted.get().ok(),
+        |body| match body {
+            ResponseBody::DeviceMemoryProfile { view } => Some(Answer::Profile(view)),
+            ResponseBody::DeviceMemoryDiff { view } => Some(Answer::Diff(view)),
+            ResponseBody::DeviceMemorySeries { view } => Some(Answer::Series(view)),
+            _ => None,
+        },
+    );
+    // The filters offer the labels of the last answer (the files' labels, whatever is filtered); kept
+    // while the next answer is computed so the selects do not empty meanwhile.
+    let labels = RwSignal::new(Labels::default());
+    Effect::new(move |_| {
+        if let Reply::Ready(a) = fetch.reply.get() {
+            labels.set(a.labels().clone());
+        }
+    });
+    let status = move || match (wanted.with(Result::is_err), fetch.reply.get()) {
+        (true, _) => "waiting",
+        (false, Reply::Waiting) => "loading",
+        (false, _) => "ready",
+    };
+    let body = move || {
+        let waiting = wanted.get().err();
+        let m = mode.get();
+        match (fetch.reply.get(), waiting) {
+            (_, Some(why)) if m == Mode::Series || m == Mode::Diff => view! { <p class="muted">{why}</p> }.into_any(),
+            (Reply::Failed(e), _) => view! { <p class="banner error" data-testid="dm-error">{e.to_string()}</p> }.into_any(),
+            (Reply::Rejected(e), _) => view! { <p class="banner error" data-testid="dm-error">{e}</p> }.into_any(),
+            (Reply::Ready(Answer::Profile(v)), _) if m == Mode::Profile => view! { <ProfileView view=*v /> }.into_any(),
+            (Reply::Ready(Answer::Diff(v)), _) if m == Mode::Diff => view! { <DiffView view=*v /> }.into_any(),
+            (Reply::Ready(Answer::Series(v)), _) if m == Mode::Series => view! { <SeriesView view=*v /> }.into_any(),
+            _ => view! { <p class="muted loading">"Analysing…"</p> }.into_any(),
         }
     };
-    let body = {
-        let u = u.clone();
-        move || {
-            let waiting = wanted.get().err();
-            let m = mode.get();
-            // Keep showing the last answer while a new one is computed: no blank flash, no jump.
-            let reply = u.reply.get().map(|(_, r)| r);
-            match (reply, waiting) {
-                (_, Some(why)) if m == Mode::Series || m == Mode::Diff => view! { <p class="muted">{why}</p> }.into_any(),
-                (Some(Reply::Failed(e)), _) => view! { <p class="banner error" data-testid="dm-error">{e}</p> }.into_any(),
-                (Some(Reply::Profile(v)), _) if m == Mode::Profile => view! { <ProfileView view=*v /> }.into_any(),
-                (Some(Reply::Diff(v)), _) if m == Mode::Diff => view! { <DiffView view=*v /> }.into_any(),
-                (Some(Reply::Series(v)), _) if m == Mode::Series => view! { <SeriesView view=*v /> }.into_any(),
-                _ => view! { <p class="muted loading">"Analysing…"</p> }.into_any(),
-            }
-        }
-    };
+    let pending = Signal::derive(move || wanted.with(Result::is_ok) && matches!(fetch.reply.get(), Reply::Waiting));
     view! {
         <article class="device-memory" data-testid="device-memory" data-mode=move || mode.get().slug() data-state=status>
-            <Controls mode=mode />
+            <Controls mode=mode labels=labels.read_only() pending />
             {body}
         </article>
     }
     .into_any()
-}
-
-/// A select of label values with an "all" entry; `None` = all.
-fn label_select(testid: &'static str, all: &'static str, values: Vec<String>, signal: ArcRwSignal<Option<String>>) -> impl IntoView {
-    let current = signal.clone();
-    view! {
-        <select data-testid=testid on:change=move |ev| { let v = event_target_value(&ev); signal.set((!v.is_empty()).then_some(v)); } prop:value=move || current.get().unwrap_or_default()>
-            <option value="">{all}</option>
-            {values.into_iter().map(|v| view! { <option value=v.clone()>{v.clone()}</option> }).collect_view()}
-        </select>
-    }
-}
-
-#[component]
-fn Controls(mode: Memo<Mode>) -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let u = ui();
-    let count = move || profiles(state).0.len();
-    // Filters offer the labels of the last answer: they are the files' labels, whatever is filtered.
-    let labels = {
-        let u = u.clone();
-        move || {
-            u.reply.with(|r| match r.as_ref().map(|(_, r)| r) {
-                Some(Reply::Profile(v)) => v.labels.clone(),
-                Some(Reply::Diff(v)) => v.labels.clone(),
-                Some(Reply::Series(v)) => v.labels.clone(),
-                _ => Labels::default(),
-            })
-        }
-    };
-    let mode_button = {
-        let u = u.clone();
-        move |m: Mode, label: &'static str| {
-            let u = u.clone();
-            let needs_two = m != Mode::Profile;
-            view! {
-                <button
-                    class="seg"
-                    data-mode=m.slug()
-                    aria-pressed=move || (mode.get() == m).to_string()
-                    disabled=move || needs_two && count() < 2
-                    title=if needs_two { "Needs two or more loaded *.prof files" } else { "The selected profile" }
-                    on:click=move |_| u.mode.set(Some(m))
-                >
-                    {label}
-                </button>
-            }
-        }
-    };
-    let pair = {
-        let u = u.clone();
-        move || {
-            if mode.get() != Mode::Diff {
-                return None;
-            }
-            let pprofs = profiles(state).0;
-            let (base, target) = diff_pair(state, &u, &pprofs);
-            let options = move |sel: Option<String>| {
-                pprofs
-                    .iter()
-                    .map(|(n, _)| view! { <option value=n.clone() selected=sel.as_deref() == Some(n.as_str())>{n.clone()}</option> })
-                    .collect_view()
-            };
-            let (ub, ut) = (u.base.clone(), u.target.clone());
-            let (sb, st) = (base.clone(), target.clone());
-            let swap = {
-                let (ub, ut) = (u.base.clone(), u.target.clone());
-                move |_| {
-                    ub.set(st.clone());
-                    ut.set(sb.clone());
-                }
-            };
-            Some(view! {
-                <label class="field">"Base " <select data-testid="dm-base" on:change=move |ev| ub.set(Some(event_target_value(&ev)))>{options.clone()(base)}</select></label>
-                <button class="btn icon" title="Swap base and target" data-testid="dm-swap" on:click=swap>"⇄"</button>
-                <label class="field">"Target " <select data-testid="dm-target" on:change=move |ev| ut.set(Some(event_target_value(&ev)))>{options(target)}</select></label>
-            })
-        }
-    };
-    let selected = move || (mode.get() == Mode::Profile).then(|| view! { <span class="muted">{state.selected.get()}</span> });
-    let pending = {
-        let u = u.clone();
-        move || u.pending.get().is_some().then(|| view! { <span class="muted updating">"updating…"</span> })
-    };
-    let fold = u.fold.clone();
-    let fold_set = u.fold.clone();
-    let (kinds, devices) = {
-        let l2 = labels.clone();
-        (move || labels().kinds, move || l2().devices)
-    };
-    let (kind, device) = (u.kind.clone(), u.device.clone());
-    view! {
-        <div class="dm-controls">
-            <div class="segmented" role="group" aria-label="View">
-                {mode_button(Mode::Profile, "Snapshot")}
-                {mode_button(Mode::Diff, "Diff")}
-                {mode_button(Mode::Series, "Series")}
-            </div>
-            {selected}
-            {pair}
-            <span class="sep"></span>
-            <label class="field check" title="Collapse runs of library frames (site-packages, JAX, the standard library) to the library call your code made">
-                <input type="checkbox" data-testid="dm-fold" prop:checked=move || fold.get() on:change=move |ev| fold_set.set(event_target_checked(&ev)) />
-                "Fold library frames"
-            </label>
-            <label class="field">"Kind " {move || label_select("dm-kind", "all", kinds(), kind.clone())}</label>
-            <label class="field">"Device " {move || label_select("dm-device", "all", devices(), device.clone())}</label>
-            {pending}
-        </div>
-    }
-}
-
-/// A selected file that is not a device memory profile: say what this tool reads, and where to go.
-#[component]
-fn NotPprof(overview: FileOverview) -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let (what, instead, tool) = match overview.format {
-        Format::XSpace => (
-            "an XProf trace (xplane.pb)",
-            "The Memory Profile tab reads its allocator events; the Memory Viewer reads the HLO modules it embeds.",
-            Tool::MemoryProfile,
-        ),
-        Format::HloProto => ("an XLA HloProto dump", "The Memory Viewer tab reads its buffer assignment.", Tool::MemoryViewer),
-        Format::Pprof => ("a pprof profile", "", Tool::DeviceMemory),
-    };
-    let others = profiles(state).0;
-    view! {
-        <section class="pending" data-testid="dm-not-pprof">
-            <h2>"Device memory"</h2>
-            <p>{format!("{} is {what}. ", overview.name)}"This tool reads JAX device memory profiles: the " <code>"*.prof"</code> " files that " <code>"jax.profiler.save_device_memory_profile"</code> " writes."</p>
-            <p>{instead} " " <button class="btn" on:click=move |_| state.tool.set(tool)>{format!("Open {}", tool.title())}</button></p>
-            {(!others.is_empty()).then(|| view! {
-                <p class="muted">"Loaded profiles: "
-                    {others.into_iter().map(|(n, _)| { let n2 = n.clone(); view! { <button class="btn link" on:click=move |_| state.selected.set(Some(n2.clone()))>{n}</button> } }).collect_view()}
-                </p>
-            })}
-        </section>
-    }
-}
-
-fn basename(file: &str) -> &str {
-    file.rsplit(['/', '\\']).next().unwrap_or(file)
-}
-
-/// `<module>:19 → func2:15 → func1:12`, root first, library frames marked.
-fn stack_view(frames: &[Frame]) -> impl IntoView {
-    let frames = frames.to_vec();
-    view! {
-        <ol class="stack">
-            {frames.into_iter().map(|f| view! {
-                <li class:lib=f.library title=format!("{}:{}", f.file, f.line)>
-                    <code>{f.function.clone()}</code>" "<span class="muted">{format!("{}:{}", basename(&f.file), f.line)}</span>
-                </li>
-            }).collect_view()}
-        </ol>
-    }
-}
-
-fn stack_key(kind: &str, device: &str, site: &str) -> String {
-    format!("{kind}|{device}|{site}")
-}
-
-#[component]
-fn ProfileView(view: DeviceMemoryProfileView) -> impl IntoView {
-    let u = ui();
-    let r = view.report;
-    let highlight = Signal::derive({
-        let h = u.highlight.clone();
-        move || h.get()
-    });
-    let notes = r.notes.clone();
-    view! {
-        <header class="summary-cards">
-            <div class="card"><div class="label">"Live bytes"</div><div class="value"><Bytes metric="dm_total_bytes" value=r.total_bytes /></div></div>
-            <div class="card"><div class="label">"Samples"</div><div class="value"><Count metric="dm_total_count" value=r.total_count.unsigned_abs() /></div></div>
-            {r.by_kind.iter().map(|k| {
-                let key = format!("{}|{}", k.kind, k.device);
-                let label = if k.device.is_empty() { k.kind.clone() } else { format!("{} · {}", k.kind, k.device) };
-                view! {
-                    <div class="card"><div class="label">{label}</div><div class="value">
-                        <Bytes metric="kind_bytes" value=k.bytes key=key.clone() />
-                        <span class="muted small">" in "<Count metric="kind_count" value=k.count.unsigned_abs() key=key /></span>
-                    </div></div>
-                }
-            }).collect_view()}
-        </header>
-        {(!notes.is_empty()).then(|| view! { <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul> })}
-        <section>
-            <h2>"Live bytes by Python stack"</h2>
-            <FlameGraph nodes=view.flame highlight=highlight />
-        </section>
-        <div class="dm-tables">
-            <section>
-                <h2>"Functions"</h2>
-                <FunctionTable rows=r.functions />
-            </section>
-            <section>
-                <h2>"Allocation sites"</h2>
-                <table class="grid dm-sites">
-                    <thead><tr><th>"Site (library call ← your code)"</th><th>"Kind"</th><th class="r">"Bytes"</th><th class="r">"Count"</th></tr></thead>
-                    <tbody>
-                        {r.stacks.into_iter().map(|s| {
-                            let key = stack_key(&s.kind, &s.device, &s.site);
-                            view! {
-                                <tr data-site=s.site.clone() data-kind=s.kind.clone()>
-                                    <td><details><summary><Text metric="site" value=s.site.clone() key=key.clone() /></summary>{stack_view(&s.frames)}</details></td>
-                                    <td class="muted">{if s.device.is_empty() { s.kind.clone() } else { format!("{} · {}", s.kind, s.device) }}</td>
-                                    <td class="r"><Bytes metric="site_bytes" value=s.bytes key=key.clone() /></td>
-                                    <td class="r"><Count metric="site_count" value=s.count.unsigned_abs() key=key /></td>
-                                </tr>
-                            }
-                        }).collect_view()}
-                    </tbody>
-                </table>
-            </section>
-        </div>
-    }
-}
-
-/// The top table by function: flat (allocated here) and cumulative (on the stack) bytes and counts,
-/// sortable, filterable by name; a click outlines the function in the flame graph.
-#[component]
-fn FunctionTable(rows: Vec<FunctionRow>) -> impl IntoView {
-    let u = ui();
-    let (sort, sort_set) = (u.sort.clone(), u.sort.clone());
-    let (filter, filter_set, filter_get) = (u.filter.clone(), u.filter.clone(), u.filter.clone());
-    let highlight = u.highlight.clone();
-    let sorted = move || {
-        let (key, desc) = sort.get();
-        let needle = filter.get().to_lowercase();
-        let mut rows: Vec<FunctionRow> = rows
-            .iter()
-            .filter(|r| needle.is_empty() || r.function.to_lowercase().contains(&needle) || r.file.to_lowercase().contains(&needle))
-            .cloned()
-            .collect();
-        rows.sort_by(|a, b| {
-            let o = match key {
-                SortKey::Function => b.function.cmp(&a.function),
-                SortKey::FlatBytes => a.flat_bytes.cmp(&b.flat_bytes),
-                SortKey::FlatCount => a.flat_count.cmp(&b.flat_count),
-                SortKey::CumBytes => a.cum_bytes.cmp(&b.cum_bytes),
-                SortKey::CumCount => a.cum_count.cmp(&b.cum_count),
-            };
-            if desc {
-                o.reverse()
-            } else {
-                o
-            }
-        });
-        rows
-    };
-    let header = move |key: SortKey, label: &'static str, right: bool| {
-        let (s, set) = (sort_set.clone(), sort_set.clone());
-        view! {
-            <th class:r=right class="sortable" data-sort=format!("{key:?}")
-                aria-sort=move || { let (k, d) = s.get(); if k == key { if d { "descending" } else { "ascending" } } else { "none" } }
-                on:click=move |_| set.update(|(k, d)| { if *k == key { *d = !*d } else { *k = key; *d = key != SortKey::Function } })>
-                {label}
-            </th>
-        }
-    };
-    view! {
-        <input class="filter" type="search" placeholder="Filter functions or files" data-testid="dm-filter" prop:value=move || filter_get.get() on:input=move |ev| filter_set.set(event_target_value(&ev)) />
-        <table class="grid dm-functions">
-            <thead><tr>
-                {header(SortKey::Function, "Function", false)}
-                {header(SortKey::FlatBytes, "Flat bytes", true)}
-                {header(SortKey::FlatCount, "Flat count", true)}
-                {header(SortKey::CumBytes, "Cum bytes", true)}
-                {header(SortKey::CumCount, "Cum count", true)}
-            </tr></thead>
-            <tbody>
-                {move || sorted().into_iter().map(|f| {
-                    let key = format!("{}@{}", f.function, f.file);
-                    let id = (f.function.clone(), f.file.clone());
-                    let (h, h2) = (highlight.clone(), highlight.clone());
-                    let id2 = id.clone();
-                    view! {
-                        <tr data-function=f.function.clone() class:lib=f.library class:selected=move || h.get().as_ref() == Some(&id2)
-                            on:click=move |_| h2.update(|cur| *cur = if cur.as_ref() == Some(&id) { None } else { Some(id.clone()) })>
-                            <td title=f.file.clone()><code>{f.function.clone()}</code>" "<span class="muted">{basename(&f.file).to_string()}</span>{f.library.then(|| view! { <span class="tag">"lib"</span> })}</td>
-                            <td class="r"><Bytes metric="flat_bytes" value=f.flat_bytes key=key.clone() /></td>
-                            <td class="r"><Count metric="flat_count" value=f.flat_count.unsigned_abs() key=key.clone() /></td>
-                            <td class="r"><Bytes metric="cum_bytes" value=f.cum_bytes key=key.clone() /></td>
-                            <td class="r"><Count metric="cum_count" value=f.cum_count.unsigned_abs() key=key /></td>
-                        </tr>
-                    }
-                }).collect_view()}
-            </tbody>
-        </table>
-    }
-}
-
-#[component]
-fn DiffView(view: DeviceMemoryDiffView) -> impl IntoView {
-    let r = view.report;
-    let max = r.stacks.iter().map(|s| s.delta_bytes.unsigned_abs()).max().unwrap_or(0).max(1);
-    let no_highlight = Signal::derive(|| None);
-    view! {
-        <header class="summary-cards">
-            <div class="card"><div class="label">{format!("Base · {}", view.base_name)}</div><div class="value"><Bytes metric="diff_base_total_bytes" value=r.base_total_bytes /></div></div>
-            <div class="card"><div class="label">{format!("Target · {}", view.target_name)}</div><div class="value"><Bytes metric="diff_target_total_bytes" value=r.new_total_bytes /></div></div>
-            <div class="card"><div class="label">"Change"</div><div class="value"><SignedBytes metric="diff_delta_total_bytes" value=r.delta_bytes /></div></div>
-            <div class="card"><div class="label">"Change in samples"</div><div class="value"><span class="num" data-metric="diff_delta_total_count" data-value=r.delta_count.to_string()>{crate::units::signed_count(r.delta_count, true)}</span></div></div>
-        </header>
-        {(!r.notes.is_empty()).then(|| view! { <ul class="notes">{r.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul> })}
-        <section>
-            <h2>"Change by Python stack " <span class="legend"><i class="grow"></i>"growth " <i class="shrink"></i>"shrinkage"</span></h2>
-            {if r.stacks.is_empty() {
-                view! { <p class="empty" data-testid="diff-empty">"No stack changed: the target holds exactly what the base held."</p> }.into_any()
-            } else {
-                view! { <FlameGraph nodes=view.flame diff=true highlight=no_highlight /> }.into_any()
-            }}
-        </section>
-        <section>
-            <h2>"Changed stacks"</h2>
-            <table class="grid dm-diff">
-                <thead><tr><th>"Site (library call ← your code)"</th><th>"Kind"</th><th class="r">"Base"</th><th class="r">"Target"</th><th class="r">"Change"</th><th class="bar-col"></th><th class="r">"Δ count"</th></tr></thead>
-                <tbody>
-                    {r.stacks.into_iter().map(|s| {
-                        let key = stack_key(&s.kind, &s.device, &s.site);
-                        let pct = s.delta_bytes.unsigned_abs() as f64 * 100.0 / max as f64;
-                        view! {
-                            <tr data-site=s.site.clone() data-kind=s.kind.clone()>
-                                <td><details><summary><Text metric="diff_site" value=s.site.clone() key=key.clone() /></summary>{stack_view(&s.frames)}</details></td>
-                                <td class="muted">{if s.device.is_empty() { s.kind.clone() } else { format!("{} · {}", s.kind, s.device) }}</td>
-                                <td class="r"><Bytes metric="diff_base_bytes" value=s.base_bytes key=key.clone() /></td>
-                                <td class="r"><Bytes metric="diff_target_bytes" value=s.new_bytes key=key.clone() /></td>
-                                <td class="r"><SignedBytes metric="diff_delta_bytes" value=s.delta_bytes key=key.clone() /></td>
-                                <td class="bar-col"><div class="delta-bar" data-sign=if s.delta_bytes < 0 { "shrink" } else { "grow" } style=format!("width:{pct:.1}%")></div></td>
-                                <td class="r"><span class="num" data-metric="diff_delta_count" data-key=key data-value=s.delta_count.to_string()>{crate::units::signed_count(s.delta_count, true)}</span></td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </section>
-    }
-}
-
-/// How many non-suspect stacks the series shows before "Show all".
-const OTHER_STACKS: usize = 6;
-
-#[component]
-fn SeriesView(view: DeviceMemorySeriesView) -> impl IntoView {
-    let u = ui();
-    let r = view.report;
-    let labels: Vec<String> = r.snapshots.iter().map(|s| basename(&s.name).to_string()).collect();
-    let totals: Vec<i64> = r.snapshots.iter().map(|s| s.total_bytes).collect();
-    let (first, last) = (totals.first().copied().unwrap_or(0), totals.last().copied().unwrap_or(0));
-    let order = if r.ordered_by_number {
-        "ordered by the number in each file name"
-    } else {
-        "in the order loaded (the names carry no distinct numbers)"
-    };
-    let suspects: Vec<SeriesStack> = r.stacks.iter().take(r.suspect_count).cloned().collect();
-    let others: Vec<SeriesStack> = r.stacks.iter().skip(r.suspect_count).cloned().collect();
-    let other_count = others.len();
-    let show_all = u.show_all.clone();
-    let show_set = u.show_all.clone();
-    let labels2 = labels.clone();
-    let suspect_card = if r.suspect_count > 0 { "card alert" } else { "card" };
-    view! {
-        <header class="summary-cards">
-            <div class="card"><div class="label">"Snapshots"</div><div class="value"><Count metric="snapshot_count" value=r.snapshots.len() as u64 /></div></div>
-            <div class="card"><div class="label">"First → last"</div><div class="value"><Bytes metric="series_first_total_bytes" value=first />" → "<Bytes metric="series_last_total_bytes" value=last /></div></div>
-            <div class="card"><div class="label">"Change"</div><div class="value"><SignedBytes metric="series_delta_total_bytes" value=last - first /></div></div>
-            <div class=suspect_card><div class="label">"Leak suspects"</div><div class="value"><Count metric="suspect_count" value=r.suspect_count as u64 /></div></div>
-        </header>
-        {(!r.notes.is_empty()).then(|| view! { <ul class="notes">{r.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul> })}
-        <section>
-            <h2>"Live bytes per snapshot " <span class="muted small">{order}</span></h2>
-            <SeriesChart values=totals labels=labels.clone() metric="snapshot_total_bytes" key="total" height=120.0 bars=true />
-        </section>
-        <section>
-            <h2>"Leak suspects"</h2>
-            {if suspects.is_empty() {
-                view! { <p class="empty" data-testid="no-suspects">"No stack ended larger than it started while growing in more than half of the steps: nothing here looks like a leak."</p> }.into_any()
-            } else {
-                view! { <div class="multiples">{suspects.into_iter().enumerate().map(|(i, s)| stack_card(s, i + 1, labels.clone())).collect_view()}</div> }.into_any()
-            }}
-        </section>
-        <section>
-            <h2>"Other stacks " <span class="muted small">"largest last snapshot first"</span></h2>
-            <div class="multiples">
-                {move || {
-                    let n = if show_all.get() { other_count } else { OTHER_STACKS };
-                    others.iter().take(n).cloned().map(|s| stack_card(s, 0, labels2.clone())).collect_view()
-                }}
-            </div>
-            {(other_count > OTHER_STACKS).then(|| view! {
-                <button class="btn" data-testid="dm-show-all" on:click=move |_| show_set.update(|v| *v = !*v)>
-                    {move || if u.show_all.get() { "Show fewer".to_string() } else { format!("Show all {other_count}") }}
-                </button>
-            })}
-        </section>
-    }
-}
-
-/// One stack through the series as a small multiple: its sparkline, growth figures and the
-/// engine's explanation. `rank` is its place among the suspects (0: not a suspect).
-fn stack_card(s: SeriesStack, rank: usize, labels: Vec<String>) -> impl IntoView {
-    let key = stack_key(&s.kind, &s.device, &s.site);
-    let g = s.growth.clone();
-    let last = s.bytes.last().copied().unwrap_or(0);
-    let kind = if s.device.is_empty() { s.kind.clone() } else { format!("{} · {}", s.kind, s.device) };
-    view! {
-        <article class="dm-stack" class:suspect=s.suspect data-site=s.site.clone() data-kind=s.kind.clone() data-suspect=s.suspect.to_string() data-rank=rank.to_string()>
-            <div class="head">
-                {(rank > 0).then(|| view! { <span class="rank">{format!("#{rank}")}</span> })}
-                <code class="site" title=s.site.clone()>{s.site.clone()}</code>
-                <span class="muted small">{kind}</span>
-            </div>
-            <SeriesChart values=s.bytes.clone() labels=labels metric="series_bytes" key=key.clone() height=44.0 colour_var=if s.suspect { "--grow" } else { "--fg-2" } />
-            <div class="figures">
-                <span>"now "<Bytes metric="series_last_bytes" value=last key=key.clone() /></span>
-                <span>"net "<SignedBytes metric="series_net_growth_bytes" value=g.net_growth_bytes key=key.clone() /></span>
-                <span>"per step "<SignedBytes metric="series_mean_growth_bytes_per_step" value=g.mean_growth_bytes_per_step.round() as i64 key=key.clone() /></span>
-                <span>"grew in "<Count metric="series_grew_steps" value=g.grew_steps as u64 key=key.clone() />"/"{g.steps}</span>
-                <span title="How well a straight line fits the bytes (1: steady growth)">"R² "<Text metric="series_r_squared" value=format!("{:.3}", g.r_squared) key=key.clone() /></span>
-            </div>
-            <p class="explain"><Text metric="series_explanation" value=s.explanation.clone() key=key /></p>
-            <details><summary class="muted">"Stack"</summary>{stack_view(&s.frames)}</details>
-        </article>
-    }
 }

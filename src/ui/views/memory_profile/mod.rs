@@ -3,20 +3,29 @@
 //! hints. Every number is the engine's ([`crate::engine::memory_profile`]); this view only lays them
 //! out, sorts and filters rows, and maps times to pixels.
 
+mod breakdown;
+mod leaks;
+mod panel;
+mod timeline_chart;
+
 use crate::analysis::memory_events::Activity;
+use crate::analysis::memory_profile::LiveOpGroup;
 use crate::decode::Format;
-use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, MemoryProfileView, TimelineEvent, TimelineWindow};
+use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, TimelineEvent, TimelineWindow};
 use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::EngineError;
 use crate::engine::FileOverview;
-use crate::ui::charts::timeline::{self, Frame, Scene};
-use crate::ui::charts::{now_ms, observe_width, prepare, Palette};
+use crate::ui::charts::timeline::{self, Scene};
+use crate::ui::charts::viewport::{key_nav, Viewport};
+use crate::ui::charts::{observe_width, prepare, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
-use crate::ui::engine_client;
+use crate::ui::components::table::{Column, Table, TableSpec};
 use crate::ui::state::AppState;
+use crate::ui::use_engine::{use_engine, Reply};
 use crate::units::count as fmt_count;
 use leptos::prelude::*;
+use panel::AllocatorPanel;
 use std::sync::Arc;
-use wasm_bindgen::JsCast;
 
 /// XProf's page hides breakdown rows requesting less than this (0.001 GiB); we show all by default.
 const SMALL_ROW_BYTES: f64 = 0.001 * 1024.0 * 1024.0 * 1024.0;
@@ -24,15 +33,6 @@ const SMALL_ROW_BYTES: f64 = 0.001 * 1024.0 * 1024.0 * 1024.0;
 const CHART_HEIGHT: f64 = 300.0;
 /// The narrowest zoom, so a zoomed view always spans some time.
 const MIN_SPAN_PS: i64 = 1_000;
-/// Live-at-end groups listed before the rest fold away.
-const LIVE_OPS_SHOWN: usize = 12;
-
-#[derive(Clone)]
-enum Load {
-    Loading,
-    Ready(Arc<MemoryProfileView>),
-    Failed(String),
-}
 
 fn ms(ps: i64) -> String {
     format!("{:.3} ms", ps as f64 / 1e9)
@@ -46,47 +46,37 @@ fn percent(f: f64) -> String {
 pub fn MemoryProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
     // In the URL hash (with the selected row), so a reload, a shared link or a bundle restores them.
     let memory_id = expect_context::<AppState>().memory_id;
-    let load = RwSignal::new(Load::Loading);
-    let elapsed_ms = RwSignal::new(None::<f64>);
-    let generation = RwSignal::new(0u64);
-    let name = overview.name.clone();
+    let name = overview.path.clone();
     let article_name = name.clone();
 
     // One request per memory ID; the worker keeps the analysis, so only the first one computes it.
-    let label = name.clone();
+    let fetch = use_engine(
+        "Memory Profile",
+        move || Some(RequestBody::MemoryProfile { file_id, memory_id: memory_id.get() }),
+        |body| match body {
+            ResponseBody::MemoryProfile { view } => Some(Arc::new(*view)),
+            _ => None,
+        },
+    );
+    // A memory ID from a link that this file does not have: show the file's first instead.
     Effect::new(move |_| {
-        let id = memory_id.get();
-        let g = generation.get_untracked() + 1;
-        generation.set(g);
-        let t0 = now_ms();
-        engine_client::request(RequestBody::MemoryProfile { file_id, memory_id: id }, label.clone(), move |body| {
-            if generation.try_get_untracked() != Some(g) {
-                return; // a newer request is on its way
-            }
-            elapsed_ms.try_set(Some(now_ms() - t0));
-            let next = match body {
-                ResponseBody::MemoryProfile { view } => Load::Ready(Arc::new(*view)),
-                // A memory ID from a link that this file does not have: show the file's first instead.
-                ResponseBody::Failed { .. } if memory_id.get_untracked().is_some() => {
-                    memory_id.set(None);
-                    return;
-                }
-                ResponseBody::Failed { error } => Load::Failed(error.message),
-                ResponseBody::Rejected { message } => Load::Failed(message),
-                _ => return,
-            };
-            load.try_set(next);
-        });
+        if let Reply::Failed(EngineError::UnknownMemoryId { .. }) = fetch.reply.get() {
+            memory_id.set(None);
+        }
     });
+    let elapsed_ms = fetch.elapsed_ms;
 
     let format = overview.format;
     let hlo_modules = overview.hlo_modules.iter().filter(|m| m.has_buffer_assignment).count();
     view! {
         <article class="memprof" data-file=article_name data-testid="memory-profile">
-            {move || match load.get() {
-                Load::Loading => view! { <p class="muted loading" data-testid="memory-profile-loading">"Analysing allocator events…"</p> }.into_any(),
-                Load::Failed(message) => view! { <NotAnInput message format /> }.into_any(),
-                Load::Ready(v) => match v.allocator.clone() {
+            {move || match fetch.reply.get() {
+                Reply::Waiting | Reply::Failed(EngineError::UnknownMemoryId { .. }) => {
+                    view! { <p class="muted loading" data-testid="memory-profile-loading">"Analysing allocator events…"</p> }.into_any()
+                }
+                Reply::Failed(error) => view! { <NotAnInput message=error.detail() format /> }.into_any(),
+                Reply::Rejected(message) => view! { <NotAnInput message format /> }.into_any(),
+                Reply::Ready(v) => match v.allocator.clone() {
                     None => view! { <NoEvents hlo_modules /> }.into_any(),
                     Some(a) => view! {
                         <AllocatorPanel file_id name=name.clone() memory_ids=v.memory_ids.clone() a=Arc::new(a) memory_id elapsed_ms />
@@ -135,618 +125,5 @@ fn NoEvents(hlo_modules: usize) -> impl IntoView {
                 </li>
             </ul>
         </div>
-    }
-}
-
-#[component]
-fn AllocatorPanel(
-    file_id: u32,
-    name: String,
-    memory_ids: Vec<String>,
-    a: Arc<AllocatorView>,
-    memory_id: RwSignal<Option<String>>,
-    elapsed_ms: RwSignal<Option<f64>>,
-) -> impl IntoView {
-    let selected_row = expect_context::<AppState>().breakdown_row;
-    let current = a.memory_id.clone();
-    let s = &a.summary;
-    let c = a.counts;
-
-    view! {
-        <header class="mp-head">
-            <label class="field">
-                "Memory ID"
-                <select
-                    data-testid="memory-id-select"
-                    prop:value=current.clone()
-                    on:change=move |ev| {
-                        selected_row.set(None);
-                        memory_id.set(Some(event_target_value(&ev)));
-                    }
-                >
-                    {memory_ids.into_iter().map(|id| view! { <option value=id.clone() selected=id == current>{id.clone()}</option> }).collect_view()}
-                </select>
-            </label>
-            <span class="muted">
-                <Count metric="snapshot_count" value=a.snapshot_count as u64 /> " events · peak in step "
-                <Text metric="peak_step_id" value=s.peak_step_id.to_string() />
-            </span>
-            <span class="spacer"></span>
-            {move || elapsed_ms.get().map(|t| view! {
-                <span class="muted" title="Time from the page's request to the worker's reply; the first request includes the analysis, later ones reuse it.">
-                    "engine reply " <Text metric="memory_profile_reply_ms" value=format!("{t:.1}") shown=format!("{t:.0} ms") />
-                </span>
-            })}
-        </header>
-
-        <div class="summary-cards" data-testid="memory-summary">
-            <div class="card"><div class="label">"Allocations"</div><div class="value"><Count metric="allocations" value=c.allocations /></div>{(c.allocations != c.sampled_allocations).then(|| view! { <div class="sub" title="XProf's page counts only its 1,000 sampled points">"XProf: " <Count metric="xprof_sampled_allocations" value=c.sampled_allocations /> " (sampled)"</div> })}</div>
-            <div class="card"><div class="label">"Deallocations"</div><div class="value"><Count metric="deallocations" value=c.deallocations /></div>{(c.deallocations != c.sampled_deallocations).then(|| view! { <div class="sub" title="XProf's page counts only its 1,000 sampled points">"XProf: " <Count metric="xprof_sampled_deallocations" value=c.sampled_deallocations /> " (sampled)"</div> })}</div>
-            {(!a.zero_bytes).then(|| view! {
-                <div class="card"><div class="label">"Peak heap"</div><div class="value"><Bytes metric="peak_heap_bytes" value=s.peak_stats.heap_allocated_bytes /></div></div>
-                <div class="card"><div class="label">"Peak stack"</div><div class="value"><Bytes metric="peak_stack_bytes" value=s.peak_stats.stack_reserved_bytes /></div></div>
-                <div class="card"><div class="label">"Peak time"</div><div class="value"><Text metric="peak_time_ps" value=s.peak_stats_time_ps.to_string() shown=ms(s.peak_stats_time_ps) /></div></div>
-                <div class="card"><div class="label">"Capacity"</div><div class="value"><Bytes metric="memory_capacity_bytes" value=s.memory_capacity_bytes /></div></div>
-                <div class="card"><div class="label">"Peak fragmentation"</div><div class="value"><Text metric="fragmentation_at_peak" value=s.peak_stats.fragmentation.to_string() shown=percent(s.peak_stats.fragmentation) /></div></div>
-                <div class="card"><div class="label">"Lifetime peak"</div><div class="value"><Bytes metric="peak_bytes_usage_lifetime" value=s.peak_bytes_usage_lifetime /></div></div>
-            })}
-        </div>
-
-        {if a.zero_bytes {
-            view! { <ZeroBytes a=a.clone() /> }.into_any()
-        } else {
-            view! {
-                <TimelineChart file_id a=a.clone() selected_row />
-                <Breakdown name a=a.clone() selected_row />
-                <LeakHintsSection a=a.clone() />
-            }.into_any()
-        }}
-    }
-}
-
-/// Events with every byte count zero: counts are real, sizes are not recorded.
-#[component]
-fn ZeroBytes(a: Arc<AllocatorView>) -> impl IntoView {
-    view! {
-        <div class="mp-empty" data-testid="memory-profile-empty" data-reason="zero_bytes">
-            <p>
-                <strong>"The allocator " <code>{a.memory_id.clone()}</code> " recorded its events without sizes"</strong>
-                ": every byte count in them is zero, so there is no timeline or peak to show — only the counts above."
-            </p>
-            <p class="muted">
-                "TensorFlow's default CPU allocator does this. Profile again with " <code>"TF_CPU_ALLOCATOR_USE_BFC=true"</code>
-                " set before TensorFlow starts, or on a GPU, to get real sizes."
-            </p>
-        </div>
-    }
-}
-
-/// Zooming: the visible range, clamped to the profile, or `None` for the whole profile.
-fn clamp_range(full: (i64, i64), start: i64, end: i64) -> Option<(i64, i64)> {
-    let span = end.saturating_sub(start).max(MIN_SPAN_PS).min(full.1 - full.0);
-    let start = start.clamp(full.0, full.1 - span);
-    let range = (start, start + span);
-    (range != full).then_some(range)
-}
-
-fn zoom_around(full: (i64, i64), range: (i64, i64), center: i64, factor: f64) -> Option<(i64, i64)> {
-    let span = (range.1 - range.0) as f64;
-    let new_span = (span * factor) as i64;
-    let left = ((center - range.0) as f64 / span.max(1.0) * new_span as f64) as i64;
-    clamp_range(full, center - left, center - left + new_span)
-}
-
-fn pan(full: (i64, i64), range: (i64, i64), fraction: f64) -> Option<(i64, i64)> {
-    let shift = ((range.1 - range.0) as f64 * fraction) as i64;
-    clamp_range(full, range.0 + shift, range.1 + shift)
-}
-
-#[component]
-fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Option<usize>>) -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let full = (a.first_time_ps, a.last_time_ps.max(a.first_time_ps + MIN_SPAN_PS));
-    let zoom = RwSignal::new(None::<(i64, i64)>);
-    let window = RwSignal::new(None::<Arc<TimelineWindow>>);
-    let hover = RwSignal::new(None::<usize>);
-    let pointer = RwSignal::new((0.0f64, 0.0f64));
-    let drag = RwSignal::new(None::<(f64, f64)>);
-    let show_free = RwSignal::new(false);
-    let width = RwSignal::new(0.0f64);
-    let canvas_ref = NodeRef::<leptos::html::Canvas>::new();
-    let wrap_ref = NodeRef::<leptos::html::Div>::new();
-
-    let range = move || zoom.get().unwrap_or(full);
-    // The events on screen: the zoomed window once it arrived, else XProf's sampled timeline.
-    let sampled = StoredValue::new(a.clone());
-    let with_events = move |f: &mut dyn FnMut(&[TimelineEvent])| match (zoom.get(), window.get()) {
-        (Some(z), Some(w)) if (w.start_ps, w.end_ps) == z => f(&w.events),
-        _ => sampled.with_value(|a| f(&a.timeline)),
-    };
-    let frame = move || Frame { width: width.get(), height: CHART_HEIGHT, start_ps: range().0, end_ps: range().1 };
-
-    // Follow the container's width, as every chart does.
-    Effect::new(move |_| {
-        if let Some(el) = wrap_ref.get() {
-            observe_width(&el, move |w| width.set(w));
-        }
-    });
-
-    // Zoomed: ask for the full-resolution events of the range (about two per pixel).
-    let memory_id = a.memory_id.clone();
-    Effect::new(move |_| {
-        hover.set(None);
-        let Some((start_ps, end_ps)) = zoom.get() else { return };
-        let max_points = (width.get_untracked() * 2.0).max(500.0) as usize;
-        let body = RequestBody::MemoryTimeline { file_id, memory_id: memory_id.clone(), start_ps, end_ps, max_points };
-        engine_client::request(body, memory_id.clone(), move |reply| {
-            if let ResponseBody::MemoryTimeline { window: w } = reply {
-                if zoom.try_get_untracked() == Some(Some((w.start_ps, w.end_ps))) {
-                    window.try_set(Some(Arc::from(w)));
-                }
-            }
-        });
-    });
-
-    // Draw whenever anything shown changes (theme included: colours come from CSS).
-    let a3 = a.clone();
-    Effect::new(move |_| {
-        let _theme = state.theme.get();
-        let unit = state.unit.get();
-        let f = frame();
-        let Some(canvas) = canvas_ref.get() else { return };
-        if f.width <= 0.0 {
-            return;
-        }
-        let Some(ctx) = prepare(&canvas, f.width, f.height) else { return };
-        let lifetimes = selected_row.get().and_then(|i| a3.breakdown.get(i)).map(|r| r.lifetimes.as_slice()).unwrap_or(&[]);
-        let palette = Palette::read();
-        let (hover, drag, show_free) = (hover.get(), drag.get(), show_free.get());
-        with_events(&mut |events| {
-            let scene = Scene {
-                events,
-                peak_time_ps: a3.summary.peak_stats_time_ps,
-                peak_bytes: a3.summary.peak_stats.peak_bytes_in_use,
-                lifetimes,
-                hover,
-                drag,
-                show_free,
-                unit,
-            };
-            timeline::draw(&ctx, &f, &scene, &palette);
-        });
-    });
-
-    let on_move = move |e: web_sys::MouseEvent| {
-        let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-        pointer.set((x, y));
-        let f = frame();
-        if let Some((x0, _)) = drag.get_untracked() {
-            drag.set(Some((x0, x)));
-        }
-        let mut found = None;
-        if f.in_plot(x, y) {
-            with_events(&mut |events| found = timeline::event_at(events, f.time_at(x)));
-        }
-        if hover.get_untracked() != found {
-            hover.set(found);
-        }
-    };
-    let on_down = move |e: web_sys::MouseEvent| {
-        let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-        if e.button() == 0 && frame().in_plot(x, y) {
-            drag.set(Some((x, x)));
-        }
-    };
-    let on_up = move |_: web_sys::MouseEvent| {
-        if let Some((x0, x1)) = drag.get_untracked() {
-            drag.set(None);
-            if (x1 - x0).abs() >= 5.0 {
-                let f = frame();
-                let (t0, t1) = (f.time_at(x0.min(x1)), f.time_at(x0.max(x1)));
-                zoom.set(clamp_range(full, t0, t1));
-            }
-        }
-    };
-    let on_wheel = move |e: web_sys::WheelEvent| {
-        let f = frame();
-        let x = f64::from(e.offset_x());
-        if e.delta_y() == 0.0 || !f.in_plot(x, f64::from(e.offset_y())) {
-            return;
-        }
-        e.prevent_default();
-        let factor = if e.delta_y() < 0.0 { 1.0 / 1.25 } else { 1.25 };
-        zoom.set(zoom_around(full, range(), f.time_at(x), factor));
-    };
-    let on_key = move |e: web_sys::KeyboardEvent| {
-        let r = range();
-        let center = r.0 + (r.1 - r.0) / 2;
-        let next = match e.key().as_str() {
-            "w" | "W" | "+" | "=" => zoom_around(full, r, center, 1.0 / 1.5),
-            "s" | "S" | "-" | "_" => zoom_around(full, r, center, 1.5),
-            "a" | "A" | "ArrowLeft" => pan(full, r, -0.2),
-            "d" | "D" | "ArrowRight" => pan(full, r, 0.2),
-            "0" | "Escape" => None,
-            _ => return,
-        };
-        e.prevent_default();
-        zoom.set(next);
-    };
-
-    // Hover details, from the hovered event.
-    let a4 = a.clone();
-    let tooltip = move || {
-        let i = hover.get()?;
-        let mut event = None;
-        with_events(&mut |events| event = events.get(i).cloned());
-        let e = event?;
-        let (x, y) = pointer.get();
-        let left = if x + 300.0 > width.get() { x - 300.0 } else { x + 14.0 };
-        let m = &e.activity;
-        let st = e.point.stats;
-        let is_peak =
-            e.point.time_offset_ps == a4.summary.peak_stats_time_ps && st.in_use_bytes() == a4.summary.peak_stats.peak_bytes_in_use;
-        Some(view! {
-            <div class="mp-tooltip" data-testid="timeline-tooltip" style=format!("left:{left:.0}px;top:{:.0}px", (y + 14.0).min(CHART_HEIGHT - 40.0))>
-                <div class="tt-head">
-                    <Text metric="hover_activity" value=format!("{:?}", m.activity).to_lowercase() shown=if m.activity == Activity::Allocation { "Allocation" } else { "Deallocation" }.to_string() />
-                    " at " <Text metric="hover_time_ps" value=e.point.time_offset_ps.to_string() shown=ms(e.point.time_offset_ps) />
-                    {is_peak.then_some(" · peak")}
-                </div>
-                <div class="tt-op"><Text metric="hover_op" value=m.tf_op_name.clone() shown=if m.tf_op_name.is_empty() { "(no op)".to_string() } else { m.tf_op_name.clone() } /></div>
-                <dl>
-                    <dt>"Size"</dt><dd><Bytes metric="hover_allocation_bytes" value=m.allocation_bytes /> " (requested " <Bytes metric="hover_requested_bytes" value=m.requested_bytes /> ")"</dd>
-                    <dt>"Shape"</dt><dd><Text metric="hover_shape" value=m.tensor_shape.clone() /> " " <Text metric="hover_dtype" value=m.data_type.clone() /></dd>
-                    <dt>"Region"</dt><dd><Text metric="hover_region" value=m.region_type.clone() /></dd>
-                    <dt>"Step"</dt><dd><Text metric="hover_step" value=m.step_id.to_string() /></dd>
-                    <dt>"Heap"</dt><dd><Bytes metric="hover_heap_bytes" value=st.heap_allocated_bytes /> " + stack " <Bytes metric="hover_stack_bytes" value=st.stack_reserved_bytes /></dd>
-                    <dt>"Free"</dt><dd><Bytes metric="hover_free_bytes" value=st.free_memory_bytes /> " · frag. " <Text metric="hover_fragmentation" value=st.fragmentation.to_string() shown=percent(st.fragmentation) /></dd>
-                </dl>
-            </div>
-        })
-    };
-
-    let a5 = a.clone();
-    let status = move || {
-        let points = {
-            let mut n = 0;
-            with_events(&mut |events| n = events.len());
-            n
-        };
-        match (zoom.get(), window.get()) {
-            (Some(z), Some(w)) if (w.start_ps, w.end_ps) == z => {
-                let full_res = w.events.len() == w.event_count;
-                view! {
-                    <span data-testid="timeline-status" data-zoomed="true" data-full-resolution=full_res.to_string()>
-                        {format!("{:.1}–{:.1} ms · ", z.0 as f64 / 1e9, z.1 as f64 / 1e9)} <Count metric="timeline_window_events" value=w.event_count as u64 /> " events"
-                        {if full_res { ", full resolution".to_string() } else { format!(", {} points drawn (max filter)", fmt_count(points as u64)) }}
-                    </span>
-                }.into_any()
-            }
-            (Some(z), _) => view! { <span data-testid="timeline-status" data-zoomed="loading">{format!("{:.1}–{:.1} ms · loading full resolution…", z.0 as f64 / 1e9, z.1 as f64 / 1e9)}</span> }.into_any(),
-            (None, _) => view! {
-                <span data-testid="timeline-status" data-zoomed="false">
-                    "XProf's " <Count metric="timeline_points" value=points as u64 /> " sampled points of " {fmt_count(a5.snapshot_count as u64)} " events"
-                </span>
-            }.into_any(),
-        }
-    };
-
-    view! {
-        <section class="mp-timeline">
-            <h2>"Memory timeline"</h2>
-            <div class="mp-chart-bar">
-                <span class="legend">
-                    <span class="sw heap"></span>"Heap"
-                    <span class="sw stack"></span>"Stack"
-                    <label title="Free memory of the allocator; often far larger than what is in use, so it is off by default">
-                        <input type="checkbox" data-testid="show-free" prop:checked=move || show_free.get() on:change=move |ev| show_free.set(event_target_checked(&ev)) />
-                        <span class="sw free"></span>"Free"
-                    </label>
-                    <span class="sw frag"></span>"Fragmentation (right axis)"
-                    <span class="sw peak"></span>"Peak"
-                    {move || selected_row.get().map(|_| view! { <span class="sw life"></span>"Selected row's lifetimes" })}
-                </span>
-                <span class="spacer"></span>
-                <span class="muted">{status}</span>
-                <button class="btn" data-testid="zoom-reset" disabled=move || zoom.get().is_none() on:click=move |_| zoom.set(None)>"Reset zoom"</button>
-            </div>
-            <div class="mp-chart" node_ref=wrap_ref>
-                <canvas
-                    node_ref=canvas_ref
-                    data-testid="timeline-canvas"
-                    // The visible range and plot edges, so tests (and scripts) can aim at a time.
-                    data-start-ps=move || range().0.to_string()
-                    data-end-ps=move || range().1.to_string()
-                    data-plot-left=move || frame().plot_left().to_string()
-                    data-plot-right=move || frame().plot_right().to_string()
-                    tabindex="0"
-                    aria-label="Memory timeline. Drag or scroll to zoom, W/S zoom, A/D pan, double-click or 0 resets."
-                    style=move || format!("width:{}px;height:{CHART_HEIGHT}px", width.get())
-                    on:mousemove=on_move
-                    on:mousedown=on_down
-                    on:mouseup=on_up
-                    on:mouseleave=move |_| { hover.set(None); drag.set(None); }
-                    on:wheel=on_wheel
-                    on:dblclick=move |_| zoom.set(None)
-                    on:keydown=on_key
-                ></canvas>
-                {tooltip}
-            </div>
-            <p class="hint muted">"Drag or scroll to zoom into the full-resolution timeline · W/S zoom, A/D pan · double-click or 0 resets · click a row below to draw its lifetime"</p>
-        </section>
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SortCol {
-    Op,
-    AllocationBytes,
-    RequestedBytes,
-    Occurrences,
-    FreedBeforePeak,
-    Region,
-    DataType,
-    Shape,
-}
-
-impl SortCol {
-    fn cmp(self, a: &BreakdownEntry, b: &BreakdownEntry) -> std::cmp::Ordering {
-        let (m, n) = (&a.metadata, &b.metadata);
-        match self {
-            SortCol::Op => m.tf_op_name.cmp(&n.tf_op_name),
-            SortCol::AllocationBytes => m.allocation_bytes.cmp(&n.allocation_bytes),
-            SortCol::RequestedBytes => m.requested_bytes.cmp(&n.requested_bytes),
-            SortCol::Occurrences => a.occurrences.cmp(&b.occurrences),
-            SortCol::FreedBeforePeak => a.freed_before_peak.cmp(&b.freed_before_peak),
-            SortCol::Region => m.region_type.cmp(&n.region_type),
-            SortCol::DataType => m.data_type.cmp(&n.data_type),
-            SortCol::Shape => m.tensor_shape.cmp(&n.tensor_shape),
-        }
-    }
-    fn slug(self) -> &'static str {
-        match self {
-            SortCol::Op => "op",
-            SortCol::AllocationBytes => "allocation_bytes",
-            SortCol::RequestedBytes => "requested_bytes",
-            SortCol::Occurrences => "occurrences",
-            SortCol::FreedBeforePeak => "freed_before_peak",
-            SortCol::Region => "region",
-            SortCol::DataType => "data_type",
-            SortCol::Shape => "shape",
-        }
-    }
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn breakdown_csv(rows: &[&BreakdownEntry]) -> String {
-    let mut out = String::from("op_name,allocation_bytes,requested_bytes,occurrences,freed_before_peak,region_type,data_type,shape\n");
-    for r in rows {
-        let m = &r.metadata;
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{}\n",
-            csv_field(&m.tf_op_name),
-            m.allocation_bytes,
-            m.requested_bytes,
-            r.occurrences,
-            r.freed_before_peak,
-            csv_field(&m.region_type),
-            csv_field(&m.data_type),
-            csv_field(&m.tensor_shape)
-        ));
-    }
-    out
-}
-
-/// Offers `text` as a file download, without leaving the page.
-fn download(file_name: &str, text: &str, mime: &str) -> Result<(), wasm_bindgen::JsValue> {
-    let opts = web_sys::BlobPropertyBag::new();
-    opts.set_type(mime);
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&js_sys::Array::of1(&text.into()), &opts)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
-    let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
-    let a: web_sys::HtmlAnchorElement = doc.create_element("a")?.dyn_into().map_err(|_| "no anchor")?;
-    a.set_href(&url);
-    a.set_download(file_name);
-    a.click();
-    web_sys::Url::revoke_object_url(&url)
-}
-
-#[component]
-fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<usize>>) -> impl IntoView {
-    let sort = RwSignal::new(None::<(SortCol, bool)>);
-    let filter = RwSignal::new(String::new());
-    let hide_small = RwSignal::new(false);
-
-    // Indices of the rows shown, in display order: XProf's order unless a column is sorted.
-    let a1 = a.clone();
-    let shown = Memo::new(move |_| {
-        let needle = filter.get().to_lowercase();
-        let hide = hide_small.get();
-        let mut idx: Vec<usize> = (0..a1.breakdown.len())
-            .filter(|&i| {
-                let r = &a1.breakdown[i];
-                let m = &r.metadata;
-                (!hide || m.requested_bytes as f64 >= SMALL_ROW_BYTES)
-                    && (needle.is_empty() || m.strings().iter().any(|s| s.to_lowercase().contains(&needle)))
-            })
-            .collect();
-        if let Some((col, desc)) = sort.get() {
-            idx.sort_by(|&i, &j| {
-                let o = col.cmp(&a1.breakdown[i], &a1.breakdown[j]);
-                if desc {
-                    o.reverse()
-                } else {
-                    o
-                }
-            });
-        }
-        idx
-    });
-
-    let header = move |col: SortCol, label: &'static str, right: bool| {
-        let aria = move || match sort.get() {
-            Some((c, true)) if c == col => "descending",
-            Some((c, false)) if c == col => "ascending",
-            _ => "none",
-        };
-        view! {
-            <th class:r=right aria-sort=aria data-sort=col.slug()>
-                <button class="th-sort" on:click=move |_| sort.update(|s| *s = match *s {
-                    // Sizes and counts start largest first; text starts A→Z.
-                    Some((c, d)) if c == col => Some((c, !d)),
-                    _ => Some((col, right)),
-                })>
-                    {label}
-                    <span class="arrow">{move || match aria() { "descending" => "▼", "ascending" => "▲", _ => "" }}</span>
-                </button>
-            </th>
-        }
-    };
-
-    let a2 = a.clone();
-    let export_name =
-        format!("{}.{}.breakdown.csv", name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"), a.memory_id);
-    let on_export = move |_| {
-        let rows: Vec<&BreakdownEntry> = shown.get_untracked().iter().filter_map(|&i| a2.breakdown.get(i)).collect();
-        if let Err(e) = download(&export_name, &breakdown_csv(&rows), "text/csv") {
-            web_sys::console::error_1(&e);
-        }
-    };
-
-    let a3 = a.clone();
-    let total = a.breakdown.len();
-    view! {
-        <section class="mp-breakdown">
-            <h2>"Live at the peak"</h2>
-            <div class="mp-table-bar">
-                <input type="search" class="filter" placeholder="Filter op, region, type, shape" data-testid="breakdown-filter"
-                    prop:value=move || filter.get() on:input=move |ev| filter.set(event_target_value(&ev)) />
-                <label class="field" title="XProf's page hides rows requesting less than 0.001 GiB">
-                    <input type="checkbox" data-testid="hide-small" prop:checked=move || hide_small.get() on:change=move |ev| hide_small.set(event_target_checked(&ev)) />
-                    "Hide rows under 0.001 GiB requested (as XProf)"
-                </label>
-                <span class="muted" data-testid="breakdown-count">
-                    {move || view! { <Count metric="breakdown_rows_shown" value=shown.with(Vec::len) as u64 /> }}
-                    " of " <Count metric="breakdown_rows" value=total as u64 /> " rows"
-                </span>
-                <span class="spacer"></span>
-                <button class="btn" data-testid="export-csv" on:click=on_export>"Export CSV"</button>
-            </div>
-            <table class="grid mp-table" data-testid="breakdown">
-                <thead>
-                    <tr>
-                        {header(SortCol::Op, "Op name", false)}
-                        {header(SortCol::AllocationBytes, "Allocation size", true)}
-                        {header(SortCol::RequestedBytes, "Requested size", true)}
-                        {header(SortCol::Occurrences, "Occurrences", true)}
-                        {header(SortCol::FreedBeforePeak, "Freed before peak", true)}
-                        {header(SortCol::Region, "Region", false)}
-                        {header(SortCol::DataType, "Data type", false)}
-                        {header(SortCol::Shape, "Shape", false)}
-                    </tr>
-                </thead>
-                <tbody>
-                    {move || shown.get().into_iter().filter_map(|i| {
-                        let r = a3.breakdown.get(i)?.clone();
-                        let m = r.metadata;
-                        let k = i.to_string();
-                        let selectable = !r.lifetimes.is_empty();
-                        Some(view! {
-                            <tr
-                                data-row=k.clone()
-                                class:selected=move || selected_row.get() == Some(i)
-                                class:selectable=selectable
-                                title=if selectable { "Click to draw this allocation's lifetime on the timeline" } else { "A computed row: no single allocation to draw" }
-                                on:click=move |_| selected_row.update(|s| *s = if *s == Some(i) { None } else { Some(i) })
-                            >
-                                <td class="op" class:muted=m.tf_op_name.is_empty() title=m.tf_op_name.clone()><Text metric="row_op" value=m.tf_op_name.clone() key=k.clone() shown=if m.tf_op_name.is_empty() { "(no op)".to_string() } else { m.tf_op_name.clone() } /></td>
-                                <td class="r"><Bytes metric="row_allocation_bytes" value=m.allocation_bytes key=k.clone() /></td>
-                                <td class="r"><Bytes metric="row_requested_bytes" value=m.requested_bytes key=k.clone() /></td>
-                                <td class="r"><Count metric="row_occurrences" value=r.occurrences key=k.clone() /></td>
-                                <td class="r" class:muted=r.freed_before_peak == 0><Count metric="row_freed_before_peak" value=r.freed_before_peak key=k.clone() /></td>
-                                <td class="clip" title=m.region_type.clone()><Text metric="row_region" value=m.region_type.clone() key=k.clone() /></td>
-                                <td class="clip" title=m.data_type.clone()><Text metric="row_data_type" value=m.data_type.clone() key=k.clone() /></td>
-                                <td class="clip" title=m.tensor_shape.clone()><code><Text metric="row_shape" value=m.tensor_shape.clone() key=k.clone() /></code></td>
-                            </tr>
-                        })
-                    }).collect_view()}
-                </tbody>
-            </table>
-            <p class="hint muted">
-                <strong>"Freed before peak"</strong>
-                " is Tidemark's: allocations XProf lists as live at the peak although a deallocation before the peak freed them. XProf replays only the peak's step, and steps overlap in time (input pipeline, next step), so it misses those frees; the other columns are XProf's."
-            </p>
-        </section>
-    }
-}
-
-#[component]
-fn LeakHintsSection(a: Arc<AllocatorView>) -> impl IntoView {
-    let h = a.leaks.clone();
-    let c = a.counts;
-    let first_step = h.step_floors.first().map(|f| f.step_id);
-    let last_step = h.step_floors.last().map(|f| f.step_id);
-    let steps = h.step_floors.len();
-    let (shown_ops, more_ops) = h.live_at_end.split_at(h.live_at_end.len().min(LIVE_OPS_SHOWN));
-    let op_row = |g: &crate::analysis::memory_profile::LiveOpGroup| {
-        let k = g.tf_op_name.clone();
-        view! {
-            <tr>
-                <td class="op"><code>{if k.is_empty() { "(no op)".to_string() } else { k.clone() }}</code></td>
-                <td class="r"><Count metric="live_at_end_allocations" value=g.allocations key=k.clone() /></td>
-                <td class="r"><Bytes metric="live_at_end_op_bytes" value=g.allocation_bytes key=k.clone() /></td>
-            </tr>
-        }
-    };
-    view! {
-        <section class="mp-leaks" data-testid="leak-hints">
-            <h2>"Leak hints"</h2>
-            <p>
-                "In the profiled window: " <Count metric="allocations" value=c.allocations key="window" /> " allocations ("
-                <Bytes metric="window_allocated_bytes" value=h.allocated_bytes /> ") and " <Count metric="deallocations" value=c.deallocations key="window" />
-                " deallocations (" <Bytes metric="window_deallocated_bytes" value=h.deallocated_bytes /> ")"
-                {(h.unmatched_deallocations > 0).then(|| view! {
-                    "; " <Count metric="unmatched_deallocations" value=h.unmatched_deallocations /> " deallocations free memory allocated before the window"
-                })}
-                "."
-            </p>
-            {if h.heap_grows_every_step {
-                view! {
-                    <p class="notes" data-testid="heap-grows">
-                        "Heap grows step over step: the lowest usage of each of the " {steps} " steps ("
-                        {first_step} "–" {last_step} ") is above the previous step's, "
-                        <Bytes metric="floor_growth_bytes" value=h.floor_growth_bytes /> " from first to last. Memory retained every step is a leak or a cache still warming up."
-                    </p>
-                }.into_any()
-            } else {
-                view! {
-                    <p class="muted" data-testid="heap-steady">
-                        "Lowest usage per step does not rise every step (" {steps} " steps; first to last "
-                        <Bytes metric="floor_growth_bytes" value=h.floor_growth_bytes /> ")."
-                    </p>
-                }.into_any()
-            }}
-            <p>
-                "Still live at the end of the window: " <Bytes metric="live_at_end_bytes" value=h.live_at_end_bytes /> " in "
-                <Count metric="live_at_end_groups" value=h.live_at_end.len() as u64 /> " op(s):"
-            </p>
-            <table class="grid mp-live">
-                <thead><tr><th>"Op"</th><th class="r">"Allocations"</th><th class="r">"Bytes"</th></tr></thead>
-                <tbody>{shown_ops.iter().map(op_row).collect_view()}</tbody>
-            </table>
-            {(!more_ops.is_empty()).then(|| view! {
-                <details>
-                    <summary>{format!("{} more op(s)", more_ops.len())}</summary>
-                    <table class="grid mp-live"><tbody>{more_ops.iter().map(op_row).collect_view()}</tbody></table>
-                </details>
-            })}
-        </section>
     }
 }

@@ -1,9 +1,13 @@
 //! The Overview tool: what a file is and what the memory tools will find in it.
 
+use crate::decode::hlo::ModuleSummary;
 use crate::decode::Format;
+use crate::engine::overview::{AllocatorOverview, LineOverview, PlaneOverview};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::components::table::{Column, Table, TableSpec};
 use leptos::prelude::*;
+use std::sync::Arc;
 
 fn format_name(f: Format) -> &'static str {
     match f {
@@ -47,31 +51,7 @@ pub fn Overview(overview: FileOverview) -> impl IntoView {
             {is_xspace.then(|| view! {
                 <section>
                     <h2>"Planes"</h2>
-                    <table class="grid">
-                        <thead><tr><th>"Plane"</th><th class="r">"Lines"</th><th class="r">"Events"</th></tr></thead>
-                        <tbody>
-                            {planes.into_iter().map(|p| {
-                                let name = p.name.clone();
-                                let lines = p.lines.clone();
-                                view! {
-                                    <tr data-plane=name.clone()>
-                                        <td>
-                                            <details>
-                                                <summary><code>{name.clone()}</code></summary>
-                                                <table class="grid inner">
-                                                    {lines.into_iter().map(|l| view! {
-                                                        <tr><td>{if l.name.is_empty() { "(unnamed line)".to_string() } else { l.name.clone() }}</td><td class="r"><Count metric="line_event_count" value=l.event_count as u64 key=format!("{}/{}", name, l.name) /></td></tr>
-                                                    }).collect_view()}
-                                                </table>
-                                            </details>
-                                        </td>
-                                        <td class="r"><Count metric="plane_line_count" value=p.line_count as u64 key=p.name.clone() /></td>
-                                        <td class="r"><Count metric="plane_event_count" value=p.event_count as u64 key=p.name.clone() /></td>
-                                    </tr>
-                                }
-                            }).collect_view()}
-                        </tbody>
-                    </table>
+                    <PlaneTable planes />
                 </section>
                 <section>
                     <h2>"Memory events"</h2>
@@ -84,21 +64,7 @@ pub fn Overview(overview: FileOverview) -> impl IntoView {
                             </p>
                         }.into_any()
                     } else {
-                        view! {
-                            <table class="grid">
-                                <thead><tr><th>"Memory ID (allocator)"</th><th class="r">"Allocations"</th><th class="r">"Deallocations"</th><th class="r">"Peak in use"</th></tr></thead>
-                                <tbody>
-                                    {allocators.into_iter().map(|a| view! {
-                                        <tr data-allocator=a.memory_id.clone()>
-                                            <td><code>{a.memory_id.clone()}</code></td>
-                                            <td class="r"><Count metric="allocations" value=a.allocations key=a.memory_id.clone() /></td>
-                                            <td class="r"><Count metric="deallocations" value=a.deallocations key=a.memory_id.clone() /></td>
-                                            <td class="r"><Bytes metric="peak_bytes_in_use" value=a.max_peak_bytes_in_use key=a.memory_id.clone() /></td>
-                                        </tr>
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                        }.into_any()
+                        view! { <Table spec=allocator_table() rows=Arc::new(allocators) /> }.into_any()
                     }}
                 </section>
             })}
@@ -106,24 +72,7 @@ pub fn Overview(overview: FileOverview) -> impl IntoView {
             {(!modules.is_empty()).then(|| view! {
                 <section>
                     <h2>"HLO modules"</h2>
-                    <table class="grid">
-                        <thead><tr><th>"Module"</th><th class="r">"Program id"</th><th>"Buffer assignment"</th><th class="r">"Instructions"</th><th class="r">"Allocations"</th><th class="r">"Total allocation"</th></tr></thead>
-                        <tbody>
-                            {modules.into_iter().map(|m| {
-                                let k = m.name.clone();
-                                view! {
-                                    <tr data-module=k.clone()>
-                                        <td><code>{m.name.clone()}</code></td>
-                                        <td class="r">{m.program_id.map(|p| view! { <Count metric="program_id" value=p key=k.clone() /> })}</td>
-                                        <td><Text metric="has_buffer_assignment" value=m.has_buffer_assignment.to_string() shown=if m.has_buffer_assignment { "yes" } else { "none" }.to_string() key=k.clone() /></td>
-                                        <td class="r"><Count metric="instruction_count" value=m.instruction_count as u64 key=k.clone() /></td>
-                                        <td class="r"><Count metric="allocation_count" value=m.allocation_count as u64 key=k.clone() /></td>
-                                        <td class="r"><Bytes metric="total_allocation_bytes" value=m.total_allocation_bytes as i64 key=k.clone() /></td>
-                                    </tr>
-                                }
-                            }).collect_view()}
-                        </tbody>
-                    </table>
+                    <Table spec=module_table() rows=Arc::new(modules) />
                 </section>
             })}
 
@@ -143,4 +92,125 @@ pub fn Overview(overview: FileOverview) -> impl IntoView {
             })}
         </article>
     }
+}
+
+/// The trace's planes; a click on one lists its lines below.
+#[component]
+fn PlaneTable(planes: Vec<PlaneOverview>) -> impl IntoView {
+    let columns = vec![
+        Column::new("plane", "Plane", |p: &PlaneOverview, _| view! { <code title=p.name.clone()>{p.name.clone()}</code> }.into_any())
+            .sort_key(|p| p.name.clone()),
+        Column::new("lines", "Lines", |p: &PlaneOverview, _| {
+            view! { <Count metric="plane_line_count" value=p.line_count as u64 key=p.name.clone() /> }.into_any()
+        })
+        .right()
+        .width("90px")
+        .sort_key(|p| p.line_count),
+        Column::new("events", "Events", |p: &PlaneOverview, _| {
+            view! { <Count metric="plane_event_count" value=p.event_count as u64 key=p.name.clone() /> }.into_any()
+        })
+        .right()
+        .width("110px")
+        .sort_key(|p| p.event_count),
+    ];
+    let planes = Arc::new(planes);
+    let picked = RwSignal::new(None::<usize>);
+    let spec = TableSpec::new("", columns)
+        .filter("Filter planes", "plane-filter", |p: &PlaneOverview| vec![p.name.as_str()])
+        .row_attrs(|p, _| vec![("data-plane", p.name.clone())])
+        .row_title(|_| "Click to list this plane's lines".to_string())
+        .pick(picked);
+    let lines_of = planes.clone();
+    view! {
+        <Table spec rows=planes />
+        {move || picked.get().and_then(|i| lines_of.get(i)).map(|p| {
+            let plane = p.name.clone();
+            let columns = vec![
+                Column::new("line", "Line", |l: &LineOverview, _| {
+                    view! { {if l.name.is_empty() { "(unnamed line)".to_string() } else { l.name.clone() }} }.into_any()
+                })
+                .sort_key(|l| l.name.clone()),
+                Column::new("events", "Events", move |l: &LineOverview, _| {
+                    view! { <Count metric="line_event_count" value=l.event_count as u64 key=format!("{}/{}", plane, l.name) /> }.into_any()
+                })
+                .right()
+                .width("110px")
+                .sort_key(|l| l.event_count),
+            ];
+            view! {
+                <h3>"Lines of " <code>{p.name.clone()}</code></h3>
+                <Table spec=TableSpec::new("lines", columns).max_height(320.0) rows=Arc::new(p.lines.clone()) />
+            }
+        })}
+    }
+}
+
+/// Memory events per allocator.
+fn allocator_table() -> TableSpec<AllocatorOverview> {
+    let columns = vec![
+        Column::new("memory_id", "Memory ID (allocator)", |a: &AllocatorOverview, _| {
+            view! { <code>{a.memory_id.clone()}</code> }.into_any()
+        })
+        .sort_key(|a| a.memory_id.clone()),
+        Column::new("allocations", "Allocations", |a: &AllocatorOverview, _| {
+            view! { <Count metric="allocations" value=a.allocations key=a.memory_id.clone() /> }.into_any()
+        })
+        .right()
+        .width("120px")
+        .sort_key(|a| a.allocations),
+        Column::new("deallocations", "Deallocations", |a: &AllocatorOverview, _| {
+            view! { <Count metric="deallocations" value=a.deallocations key=a.memory_id.clone() /> }.into_any()
+        })
+        .right()
+        .width("130px")
+        .sort_key(|a| a.deallocations),
+        Column::new("peak", "Peak in use", |a: &AllocatorOverview, _| {
+            view! { <Bytes metric="peak_bytes_in_use" value=a.max_peak_bytes_in_use key=a.memory_id.clone() /> }.into_any()
+        })
+        .right()
+        .width("120px")
+        .sort_key(|a| a.max_peak_bytes_in_use),
+    ];
+    TableSpec::new("", columns).row_attrs(|a, _| vec![("data-allocator", a.memory_id.clone())])
+}
+
+/// The file's HLO modules and their buffer assignment.
+fn module_table() -> TableSpec<ModuleSummary> {
+    let columns = vec![
+        Column::new("module", "Module", |m: &ModuleSummary, _| view! { <code title=m.name.clone()>{m.name.clone()}</code> }.into_any())
+            .sort_key(|m| m.name.clone()),
+        Column::new("program_id", "Program id", |m: &ModuleSummary, _| {
+            m.program_id.map(|p| view! { <Count metric="program_id" value=p key=m.name.clone() /> }).into_any()
+        })
+        .right()
+        .width("110px")
+        .sort_key(|m| m.program_id),
+        Column::new("buffer_assignment", "Buffer assignment", |m: &ModuleSummary, _| {
+            let shown = if m.has_buffer_assignment { "yes" } else { "none" }.to_string();
+            view! { <Text metric="has_buffer_assignment" value=m.has_buffer_assignment.to_string() shown key=m.name.clone() /> }.into_any()
+        })
+        .width("160px")
+        .sort_key(|m| m.has_buffer_assignment),
+        Column::new("instructions", "Instructions", |m: &ModuleSummary, _| {
+            view! { <Count metric="instruction_count" value=m.instruction_count as u64 key=m.name.clone() /> }.into_any()
+        })
+        .right()
+        .width("120px")
+        .sort_key(|m| m.instruction_count),
+        Column::new("allocations", "Allocations", |m: &ModuleSummary, _| {
+            view! { <Count metric="allocation_count" value=m.allocation_count as u64 key=m.name.clone() /> }.into_any()
+        })
+        .right()
+        .width("110px")
+        .sort_key(|m| m.allocation_count),
+        Column::new("total_allocation", "Total allocation", |m: &ModuleSummary, _| {
+            view! { <Bytes metric="total_allocation_bytes" value=m.total_allocation_bytes as i64 key=m.name.clone() /> }.into_any()
+        })
+        .right()
+        .width("145px")
+        .sort_key(|m| m.total_allocation_bytes),
+    ];
+    TableSpec::new("", columns)
+        .filter("Filter modules", "module-filter", |m: &ModuleSummary| vec![m.name.as_str()])
+        .row_attrs(|m, _| vec![("data-module", m.name.clone())])
 }
