@@ -5,6 +5,7 @@ pub mod bundle;
 pub mod device_memory;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_tables;
 pub mod overview;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
@@ -42,6 +43,7 @@ pub struct Session {
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
     viewers: memory_viewer::ViewerCache,
+    op_tables: op_tables::OpTablesCache,
 }
 
 impl Session {
@@ -81,6 +83,7 @@ impl Session {
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
         self.viewers.forget_file(id);
+        self.op_tables.forget_file(id);
         before != self.files.len()
     }
 

@@ -11,6 +11,8 @@ mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
+mod kernel_stats;
+#[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
@@ -28,6 +30,7 @@ Usage:
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
+  tidemark kernel-stats FILE [--json]     XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -54,6 +57,7 @@ fn main() {
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),
+        "kernel-stats" => kernel_stats::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2
