@@ -7,5 +7,6 @@ pub mod kernel_stats;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_metrics;
 pub mod step_groups;
 pub mod xla_modules;
