@@ -11,6 +11,7 @@ pub mod table;
 pub mod tensor_core;
 
 use crate::analysis::device_planes::{device_planes, is_derived_line};
+use crate::analysis::op_metrics::parse_tf_op_fullname;
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
@@ -161,14 +162,14 @@ impl KernelEventStats {
         let uses_tensor_core = tensor_core::is_kernel_using_tensor_core(name);
         let (mut op_name, mut eligible) = (String::new(), false);
         if !self.tf_op.is_empty() {
-            op_name = tf_op_name(&self.tf_op).to_string();
+            op_name = parse_tf_op_fullname(&self.tf_op).name.to_string();
             eligible = tensor_core::is_einsum_tensor_core_eligible(&self.equation)
                 || tensor_core::is_op_tensor_core_eligible(&op_name)
                 || uses_tensor_core;
         }
         let instruction = self.program_id.filter(|_| !self.hlo_op.is_empty()).and_then(|p| modules.instruction(p, &self.hlo_op));
         if let Some(instruction) = instruction {
-            op_name = tf_op_name(&instruction.tf_op_name).to_string();
+            op_name = parse_tf_op_fullname(&instruction.tf_op_name).name.to_string();
             eligible |= tensor_core::is_op_tensor_core_eligible(&op_name);
         }
         KernelKey {
@@ -183,30 +184,4 @@ impl KernelEventStats {
             op_name,
         }
     }
-}
-
-/// The op-name part of a `tf_op` stat (`name:Type`), as XProf's TF-op parse gives it: the part
-/// before the first colon when it parses as a TensorFlow or JAX op (or has no type), else the whole
-/// string (an unknown op, or a `Iterator::…` dataset op).
-fn tf_op_name(fullname: &str) -> &str {
-    let Some((name, op_type)) = fullname.split_once(':') else { return fullname };
-    if name == "Iterator" {
-        return fullname;
-    }
-    let is_tf_name = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_./>-".contains(c));
-    let is_tf_type = op_type.chars().next().is_some_and(|c| c.is_ascii_uppercase() || c == '_')
-        && op_type.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if op_type.is_empty() || (is_tf_name && is_tf_type) || is_jax_op_type(op_type) {
-        name
-    } else {
-        fullname
-    }
-}
-
-/// JAX op types: `[a-z_][a-z0-9_]*`, optionally followed by `[…]`.
-fn is_jax_op_type(t: &str) -> bool {
-    let head = t.split_once('[').map_or(t, |(h, rest)| if rest.ends_with(']') { h } else { "" });
-    head.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && head.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
