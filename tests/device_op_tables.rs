@@ -1,10 +1,11 @@
-//! The device op tables (Kernel Stats so far) equal XProf 2.24's output: on the real GPU/TPU traces
+//! The device op tables (Kernel Stats, HLO Op Stats) equal XProf 2.24's output: on the real GPU/TPU traces
 //! beside the checkout (read in place, skipped with a note when absent) and, in their empty form, on
 //! the CPU fixtures.
 
 mod common;
 
 use serde_json::Value;
+use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
 use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
 use tidemark::engine::Session;
 
@@ -62,4 +63,26 @@ fn kernel_stats_equals_xprof_on_device_traces() {
         // Kept: asked again, the same analysis comes back.
         assert!(std::sync::Arc::ptr_eq(&stats, &session.kernel_stats(id).unwrap()));
     }
+}
+
+#[test]
+fn hlo_stats_is_empty_on_cpu_traces() {
+    for f in CPU_FIXTURES {
+        let (mut session, id) = open_session(f, common::bytes(&format!("{f}.xplane.pb.gz")));
+        let stats = session.hlo_stats(id).unwrap();
+        assert!(stats.rows.is_empty(), "{f}");
+        assert_same("hlo_stats", f, &hlo_stats_json(&stats), &common::json(&format!("{f}.hlo_stats.json")));
+    }
+}
+
+/// The TPU trace: every row and cell as XProf's, in XProf's order (its rows have no ties in self time
+/// and name, so no row order is XProf's hash order here).
+#[test]
+fn hlo_stats_equals_xprof_on_the_tpu_trace() {
+    let f = "jax_tpu_v6e_inference/tpu_v6e_inference";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let oracle = common::json_at(&trace.with_file_name("tpu_v6e_inference.hlo_stats.json"));
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    let stats = session.hlo_stats(id).unwrap();
+    assert_same("hlo_stats", f, &hlo_stats_json(&stats), &oracle);
 }

@@ -1,7 +1,10 @@
-//! The device op tables of opened files (Kernel Stats so far), each computed once per file and kept
-//! until the file is closed; the trace's HLO modules, which they all look ops up in, are indexed once.
+//! The device op tables of opened files (Kernel Stats, HLO Op Stats), each computed once per file and
+//! kept until the file is closed; what they share (the trace's HLO modules, the device op db) is
+//! computed once too.
 
 use super::Session;
+use crate::analysis::device_ops::{self, DeviceOps};
+use crate::analysis::hlo_stats::{self, HloStats};
 use crate::analysis::kernel_stats::{self, KernelStats};
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::{xplane::XSpace, Profile};
@@ -24,12 +27,16 @@ pub enum OpTablesError {
 pub struct OpTablesCache {
     modules: HashMap<u32, Arc<XlaModules>>,
     kernel_stats: HashMap<u32, Arc<KernelStats>>,
+    device_ops: HashMap<u32, Arc<DeviceOps>>,
+    hlo_stats: HashMap<u32, Arc<HloStats>>,
 }
 
 impl OpTablesCache {
     pub(super) fn forget_file(&mut self, file_id: u32) {
         self.modules.remove(&file_id);
         self.kernel_stats.remove(&file_id);
+        self.device_ops.remove(&file_id);
+        self.hlo_stats.remove(&file_id);
     }
 }
 
@@ -64,6 +71,29 @@ impl Session {
             .map_err(|e| OpTablesError::Unreadable { file: name.to_string(), message: e.to_string() })?;
         let stats = Arc::new(stats);
         self.op_tables.kernel_stats.insert(file_id, stats.clone());
+        Ok(stats)
+    }
+
+    /// The device op db of file `file_id`: every HLO op the accelerators ran, over all cores.
+    pub fn device_ops(&mut self, file_id: u32) -> Result<Arc<DeviceOps>, OpTablesError> {
+        if let Some(d) = self.op_tables.device_ops.get(&file_id) {
+            return Ok(d.clone());
+        }
+        let (name, space) = self.trace(file_id)?;
+        let ops =
+            Arc::new(device_ops::analyze(space).map_err(|e| OpTablesError::Unreadable { file: name.to_string(), message: e.to_string() })?);
+        self.op_tables.device_ops.insert(file_id, ops.clone());
+        Ok(ops)
+    }
+
+    /// HLO Op Stats of file `file_id` (empty for a CPU-only trace).
+    pub fn hlo_stats(&mut self, file_id: u32) -> Result<Arc<HloStats>, OpTablesError> {
+        if let Some(h) = self.op_tables.hlo_stats.get(&file_id) {
+            return Ok(h.clone());
+        }
+        let ops = self.device_ops(file_id)?;
+        let stats = Arc::new(hlo_stats::analyze(&ops));
+        self.op_tables.hlo_stats.insert(file_id, stats.clone());
         Ok(stats)
     }
 }
