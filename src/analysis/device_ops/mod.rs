@@ -7,6 +7,7 @@
 //! give [`DeviceOpsError::GpuNotSupported`], never a table that would differ from XProf's.
 
 pub mod metadata;
+pub mod tf_ops;
 pub mod tpu;
 
 use crate::analysis::device_planes::{device_planes, DeviceKind};
