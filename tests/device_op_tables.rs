@@ -7,6 +7,7 @@ mod common;
 use serde_json::Value;
 use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
 use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
+use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
 use tidemark::engine::Session;
 
 /// Every CPU fixture (trace, oracle prefix).
@@ -85,4 +86,26 @@ fn hlo_stats_equals_xprof_on_the_tpu_trace() {
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
     let stats = session.hlo_stats(id).unwrap();
     assert_same("hlo_stats", f, &hlo_stats_json(&stats), &oracle);
+}
+
+#[test]
+fn roofline_model_is_empty_on_cpu_traces() {
+    for f in CPU_FIXTURES {
+        let (mut session, id) = open_session(f, common::bytes(&format!("{f}.xplane.pb.gz")));
+        let model = session.roofline_model(id).unwrap();
+        assert!(model.records.is_empty(), "{f}");
+        assert_same("roofline_model", f, &roofline_json(&model), &common::json(&format!("{f}.roofline_model.json")));
+    }
+}
+
+/// The TPU trace: both record sets (infeed/outfeed included, excluded), the peaks and the diagnostics,
+/// in XProf's order (no ties in self time and name).
+#[test]
+fn roofline_model_equals_xprof_on_the_tpu_trace() {
+    let f = "jax_tpu_v6e_inference/tpu_v6e_inference";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let oracle = common::json_at(&trace.with_file_name("tpu_v6e_inference.roofline_model.json"));
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    let model = session.roofline_model(id).unwrap();
+    assert_same("roofline_model", f, &roofline_json(&model), &oracle);
 }

@@ -10,5 +10,6 @@ pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_metrics;
+pub mod roofline_model;
 pub mod step_groups;
 pub mod xla_modules;

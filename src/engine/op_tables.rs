@@ -6,6 +6,7 @@ use super::Session;
 use crate::analysis::device_ops::{self, DeviceOps};
 use crate::analysis::hlo_stats::{self, HloStats};
 use crate::analysis::kernel_stats::{self, KernelStats};
+use crate::analysis::roofline_model::{self, RooflineModel};
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::{xplane::XSpace, Profile};
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ pub struct OpTablesCache {
     kernel_stats: HashMap<u32, Arc<KernelStats>>,
     device_ops: HashMap<u32, Arc<DeviceOps>>,
     hlo_stats: HashMap<u32, Arc<HloStats>>,
+    roofline_models: HashMap<u32, Arc<RooflineModel>>,
 }
 
 impl OpTablesCache {
@@ -37,6 +39,7 @@ impl OpTablesCache {
         self.kernel_stats.remove(&file_id);
         self.device_ops.remove(&file_id);
         self.hlo_stats.remove(&file_id);
+        self.roofline_models.remove(&file_id);
     }
 }
 
@@ -95,5 +98,20 @@ impl Session {
         let stats = Arc::new(hlo_stats::analyze(&ops));
         self.op_tables.hlo_stats.insert(file_id, stats.clone());
         Ok(stats)
+    }
+
+    /// The Roofline Model of file `file_id` (empty for a CPU-only trace).
+    pub fn roofline_model(&mut self, file_id: u32) -> Result<Arc<RooflineModel>, OpTablesError> {
+        if let Some(r) = self.op_tables.roofline_models.get(&file_id) {
+            return Ok(r.clone());
+        }
+        let ops = self.device_ops(file_id)?;
+        let model = roofline_model::analyze(&ops).map_err(|e| OpTablesError::Unreadable {
+            file: self.get(file_id).map(|f| f.file.name.clone()).unwrap_or_default(),
+            message: e.to_string(),
+        })?;
+        let model = Arc::new(model);
+        self.op_tables.roofline_models.insert(file_id, model.clone());
+        Ok(model)
     }
 }

@@ -27,6 +27,12 @@ pub enum DeviceOpsError {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeviceOps {
     pub hardware: HardwareType,
+    /// The device's model as the trace names it (`TPU v6 Lite`); empty on a CPU-only trace.
+    pub device_type: String,
+    /// Device cores (one per device plane).
+    pub core_count: u32,
+    /// Whether any core has a non-empty `Steps` line (step-based tables need the step db).
+    pub has_steps: bool,
     /// The peaks of the first device plane (XProf takes them from there).
     pub perf_env: PerfEnv,
     /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
@@ -44,7 +50,16 @@ pub fn analyze(space: &XSpace) -> Result<DeviceOps, DeviceOpsError> {
     for plane in &planes {
         combined.combine(&tpu::core_op_metrics_db(space, plane)?, true);
     }
-    Ok(DeviceOps { hardware: HardwareType::Tpu, perf_env: tpu_perf_env(planes[0]), db: combined.finish() })
+    let device_type = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let has_steps = planes.iter().flat_map(|p| &p.lines).any(|l| tpu::STEP_LINES.contains(&l.header.name.as_str()) && l.event_count > 0);
+    Ok(DeviceOps {
+        hardware: HardwareType::Tpu,
+        device_type,
+        core_count: planes.len() as u32,
+        has_steps,
+        perf_env: tpu_perf_env(planes[0]),
+        db: combined.finish(),
+    })
 }
 
 /// A TPU's peaks from its plane's stats (XProf's `GetPerfEnvFromXPlane`): bandwidths indexed HBM,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// Lines whose events are ops.
 const OP_LINES: &[&str] = &["XLA Ops", "TensorFlow Ops", "SparseCore XLA Ops"];
 /// Lines whose events are steps (they count towards the core's span).
-const STEP_LINES: &[&str] = &["Steps", "SparseCore Steps"];
+pub const STEP_LINES: &[&str] = &["Steps", "SparseCore Steps"];
 const ROOT_SYMBOL_ID: u64 = 0;
 const CUSTOM_CALL: &str = "custom-call";
 

@@ -1,4 +1,4 @@
-//! `tidemark kernel-stats | hlo-stats`: XProf's device op tables of one trace, as a readable table or
+//! `tidemark kernel-stats | hlo-stats | roofline-model`: XProf's device op tables of one trace, as a readable table or
 //! (`--json`) as XProf's JSON.
 
 use crate::args::Args;
@@ -6,7 +6,8 @@ use crate::units::count;
 use std::fmt::Write;
 use tidemark::analysis::hlo_stats::HloStats;
 use tidemark::analysis::kernel_stats::KernelStats;
-use tidemark::analysis::{hlo_stats, kernel_stats};
+use tidemark::analysis::roofline_model::RooflineModel;
+use tidemark::analysis::{hlo_stats, kernel_stats, roofline_model};
 use tidemark::engine::op_tables::OpTablesError;
 use tidemark::engine::Session;
 
@@ -32,6 +33,18 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
 
 pub fn hlo_stats(argv: &[String]) -> i32 {
     run(argv, Tool { command: "hlo-stats", compute: Session::hlo_stats, json: hlo_stats::table::to_xprof_json, table: hlo_table })
+}
+
+pub fn roofline_model(argv: &[String]) -> i32 {
+    run(
+        argv,
+        Tool {
+            command: "roofline-model",
+            compute: Session::roofline_model,
+            json: roofline_model::table::to_xprof_json,
+            table: roofline_table,
+        },
+    )
 }
 
 fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
@@ -164,6 +177,58 @@ fn hlo_table(name: &str, stats: &HloStats) -> String {
             shorten(&r.op.category),
             shorten(r.hlo_op_name()),
             shorten(&r.op.provenance),
+            w = NAME_WIDTH + 1
+        );
+    }
+    s
+}
+
+fn roofline_table(name: &str, model: &RooflineModel) -> String {
+    let mut s = String::new();
+    if model.records.is_empty() {
+        let _ = writeln!(s, "{name}: no device ops (the Roofline Model reads TPU `XLA Ops` lines)");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "{name}: {} — peak {:.0} GFLOP/s, HBM {:.1} GiB/s (ridge point {:.1} FLOP/byte)",
+        model.device_type,
+        model.peak_flop_rate,
+        model.peak_hbm_bw,
+        model.ridge_point(model.peak_hbm_bw)
+    );
+    for w in &model.warnings {
+        let _ = writeln!(s, "note: {w}");
+    }
+    let _ = writeln!(
+        s,
+        "{:<8} {:>4} {:>14} {:>10} {:>10} {:>10} {:>8}  {:<8}  {:<w$}  category",
+        "span",
+        "rank",
+        "time µs",
+        "GFLOP/s",
+        "GiB/s",
+        "FLOP/B",
+        "eff %",
+        "bound",
+        "op",
+        w = NAME_WIDTH + 1
+    );
+    // The records with infeed/outfeed included (XProf repeats them without).
+    for r in model.records.iter().filter(|r| r.include_infeed_outfeed).take(TOP_HLO_ROWS) {
+        let _ = writeln!(
+            s,
+            "{:<8} {:>4} {:>14.3} {:>10.3} {:>10.3} {:>10.3} {:>8.3}  {:<8}  {:<w$}  {}",
+            r.span.label(),
+            r.rank,
+            r.total_time_us,
+            r.rates.measured_flop_rate,
+            r.rates.measured_memory_bw,
+            r.rates.operational_intensity,
+            r.roofline_efficiency * 100.0,
+            r.rates.bound_by,
+            shorten(&r.name),
+            r.category,
             w = NAME_WIDTH + 1
         );
     }
