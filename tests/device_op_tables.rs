@@ -109,3 +109,28 @@ fn roofline_model_equals_xprof_on_the_tpu_trace() {
     let model = session.roofline_model(id).unwrap();
     assert_same("roofline_model", f, &roofline_json(&model), &oracle);
 }
+
+/// The V100 TensorFlow trace: its kernels carry no framework or XLA op, so the device op db holds only
+/// idle time and HLO Op Stats is empty, as XProf's; the AMD traces' XLA kernels are refused with a
+/// clear error (their FLOPs and bytes need XLA's GPU cost model).
+#[test]
+fn hlo_stats_on_gpu_traces() {
+    let f = "tf_v100_multi_worker/v100_worker";
+    if let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) {
+        let oracle = common::json_at(&trace.with_file_name("v100_worker.hlo_stats.json"));
+        let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+        let ops = session.device_ops(id).unwrap();
+        assert_eq!(ops.db.metrics.len(), 1, "only the idle row");
+        assert!(ops.db.metrics[0].is_idle());
+        // XProf's Op Profile shows that idle row's time (its tree is only the idle node here).
+        let op_profile = common::json_at(&trace.with_file_name("v100_worker.op_profile.json"));
+        assert_eq!(Some(ops.db.total_time_ps), op_profile["byProgram"]["metrics"]["rawTime"].as_u64());
+        assert_same("hlo_stats", f, &hlo_stats_json(&session.hlo_stats(id).unwrap()), &oracle);
+    }
+    let f = "jax_mi300x_conv/mi300x_conv";
+    if let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) {
+        let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+        let e = session.hlo_stats(id).unwrap_err().to_string();
+        assert!(e.contains("GPU cost model"), "{e}");
+    }
+}

@@ -82,9 +82,12 @@ impl Session {
         if let Some(d) = self.op_tables.device_ops.get(&file_id) {
             return Ok(d.clone());
         }
+        let modules = self.xla_modules(file_id)?;
         let (name, space) = self.trace(file_id)?;
-        let ops =
-            Arc::new(device_ops::analyze(space).map_err(|e| OpTablesError::Unreadable { file: name.to_string(), message: e.to_string() })?);
+        let ops = Arc::new(
+            device_ops::analyze(space, &modules)
+                .map_err(|e| OpTablesError::Unreadable { file: name.to_string(), message: e.to_string() })?,
+        );
         self.op_tables.device_ops.insert(file_id, ops.clone());
         Ok(ops)
     }

@@ -2,22 +2,25 @@
 //! summed over the cores (XProf's `device_op_metrics_db`), and the peaks of the device it ran on.
 //! HLO op stats, Op Profile and the roofline read it.
 //!
-//! Built so far from TPU planes (the ops of their `XLA Ops` lines, described by their event
-//! metadata). GPU planes need XLA's GPU cost model for FLOPs and bytes and are not handled yet: they
-//! give [`DeviceOpsError::GpuNotSupported`], never a table that would differ from XProf's.
+//! Built from TPU planes (the ops of their `XLA Ops` lines, described by their event metadata) and
+//! from GPU planes whose kernels come from framework ops. GPU kernels of XLA ops need XLA's GPU cost
+//! model for FLOPs and bytes, which Tidemark does not have: such traces give
+//! [`DeviceOpsError::GpuNotSupported`], never a table that would differ from XProf's.
 
+pub mod gpu;
 pub mod metadata;
 pub mod tf_ops;
 pub mod tpu;
 
 use crate::analysis::device_planes::{device_planes, DeviceKind};
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, OpMetricsDbBuilder, PerfEnv};
+use crate::analysis::xla_modules::XlaModules;
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DeviceOpsError {
-    #[error("HLO ops of GPU traces are not computed yet (Tidemark reads TPU `XLA Ops` lines; GPU kernels need XLA's GPU cost model)")]
+    #[error("the GPU kernels of XLA ops are not analysed yet (their FLOPs and bytes need XLA's GPU cost model)")]
     GpuNotSupported,
     #[error(transparent)]
     Decode(#[from] DecodeError),
@@ -33,20 +36,28 @@ pub struct DeviceOps {
     pub core_count: u32,
     /// Whether any core has a non-empty `Steps` line (step-based tables need the step db).
     pub has_steps: bool,
-    /// The peaks of the first device plane (XProf takes them from there).
+    /// The peaks of the first device plane (XProf takes them from there); not read on GPUs yet (empty).
     pub perf_env: PerfEnv,
     /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
     pub db: OpMetricsDb,
 }
 
-pub fn analyze(space: &XSpace) -> Result<DeviceOps, DeviceOpsError> {
+pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, DeviceOpsError> {
     let Some((kind, planes)) = device_planes(space) else {
         return Ok(DeviceOps { hardware: HardwareType::CpuOnly, ..DeviceOps::default() });
     };
-    if kind == DeviceKind::Gpu {
-        return Err(DeviceOpsError::GpuNotSupported);
-    }
     let mut combined = OpMetricsDbBuilder::new();
+    if kind == DeviceKind::Gpu {
+        for plane in &planes {
+            combined.combine(&gpu::device_op_metrics_db(space, plane, modules)?, true);
+        }
+        return Ok(DeviceOps {
+            hardware: HardwareType::Gpu,
+            core_count: planes.len() as u32,
+            db: combined.finish(),
+            ..DeviceOps::default()
+        });
+    }
     for plane in &planes {
         combined.combine(&tpu::core_op_metrics_db(space, plane)?, true);
     }

@@ -5,7 +5,9 @@
 //!
 //! Records are for the whole profile ("Total") and for the average complete step ("Average"). Per-step
 //! records need the device step db, which Tidemark does not build yet: a trace whose device has
-//! steps gives [`RooflineError::StepsNotSupported`] rather than a table without them.
+//! steps gives [`RooflineError::StepsNotSupported`] rather than a table without them, and a GPU trace
+//! [`RooflineError::GpuNotSupported`] (XProf draws another table for GPUs, with their peaks from the
+//! device capabilities).
 
 pub mod table;
 
@@ -24,6 +26,8 @@ pub const NO_STEP_MARKER: &str = "No step marker observed and hence the step tim
 pub enum RooflineError {
     #[error("the device has steps; Tidemark's roofline model has no per-step records yet")]
     StepsNotSupported,
+    #[error("the roofline model of GPU traces is not built yet (XProf's GPU table, peaks from device capabilities, steps)")]
+    GpuNotSupported,
 }
 
 /// Which span a record covers.
@@ -114,6 +118,9 @@ pub fn analyze(ops: &DeviceOps) -> Result<RooflineModel, RooflineError> {
     if !matches!(ops.hardware, HardwareType::Tpu | HardwareType::Gpu) {
         return Ok(RooflineModel::default());
     }
+    if ops.hardware == HardwareType::Gpu {
+        return Err(RooflineError::GpuNotSupported);
+    }
     if ops.has_steps {
         return Err(RooflineError::StepsNotSupported);
     }
@@ -125,21 +132,15 @@ pub fn analyze(ops: &DeviceOps) -> Result<RooflineModel, RooflineError> {
         peak_hbm_bw: giga_to_gibi(env.peak_bw_giga_bytes_per_second(0)),
         ..RooflineModel::default()
     };
-    if ops.hardware == HardwareType::Tpu {
-        model.megacore = env.has_megacore;
-        model.has_cmem = env.has_cmem;
-        model.has_merged_vmem = env.has_merged_vmem;
-        if model.has_cmem {
-            model.peak_cmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(3));
-            model.peak_cmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(4));
-        } else if model.has_merged_vmem {
-            model.peak_vmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(5));
-            model.peak_vmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(6));
-        }
-    } else {
-        model.has_merged_vmem = true;
-        model.peak_vmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(1));
-        model.peak_vmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(2));
+    model.megacore = env.has_megacore;
+    model.has_cmem = env.has_cmem;
+    model.has_merged_vmem = env.has_merged_vmem;
+    if model.has_cmem {
+        model.peak_cmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(3));
+        model.peak_cmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(4));
+    } else if model.has_merged_vmem {
+        model.peak_vmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(5));
+        model.peak_vmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(6));
     }
     // No steps: the complete-step db is empty.
     let complete_steps = OpMetricsDb::default();
