@@ -7,6 +7,7 @@ mod common;
 use serde_json::Value;
 use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
 use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
+use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
 use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
 use tidemark::engine::Session;
 
@@ -133,4 +134,49 @@ fn hlo_stats_on_gpu_traces() {
         let e = session.hlo_stats(id).unwrap_err().to_string();
         assert!(e.contains("GPU cost model"), "{e}");
     }
+}
+
+#[test]
+fn op_profile_is_empty_on_cpu_traces() {
+    for f in CPU_FIXTURES {
+        let (mut session, id) = open_session(f, common::bytes(&format!("{f}.xplane.pb.gz")));
+        let profile = session.op_profile(id).unwrap();
+        assert!(profile.by_program.children.is_empty(), "{f}");
+        assert_same("op_profile", f, &op_profile_json(&profile), &common::json(&format!("{f}.op_profile.json")));
+    }
+}
+
+/// The V100 trace: only idle time on the device, so XProf's tree is the idle node alone.
+#[test]
+fn op_profile_equals_xprof_on_the_v100_trace() {
+    let f = "tf_v100_multi_worker/v100_worker";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let oracle = common::json_at(&trace.with_file_name("v100_worker.op_profile.json"));
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    assert_same("op_profile", f, &op_profile_json(&session.op_profile(id).unwrap()), &oracle);
+}
+
+/// The TPU trace: equal to XProf's tree except that fusions have no children yet (XProf lists the
+/// fused instructions, program id 0, with their HLO text); the tree is compared with those removed.
+#[test]
+fn op_profile_equals_xprof_on_the_tpu_trace_but_fused_instructions() {
+    fn drop_fused(v: &mut Value) {
+        let fusion = v["xla"]["category"].as_str().is_some_and(|c| c.ends_with(" fusion"));
+        let Some(children) = v.get_mut("children").and_then(Value::as_array_mut) else { return };
+        if fusion {
+            children.retain(|c| c["xla"]["programId"] != "0");
+        }
+        children.iter_mut().for_each(drop_fused);
+        let kept = children.len();
+        if fusion {
+            v["numChildren"] = kept.into();
+        }
+    }
+    let f = "jax_tpu_v6e_inference/tpu_v6e_inference";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let mut oracle = common::json_at(&trace.with_file_name("tpu_v6e_inference.op_profile.json"));
+    drop_fused(&mut oracle["byProgram"]);
+    drop_fused(&mut oracle["byProgramExcludeIdle"]);
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    assert_same("op_profile", f, &op_profile_json(&session.op_profile(id).unwrap()), &oracle);
 }

@@ -10,6 +10,7 @@ pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_metrics;
+pub mod op_profile;
 pub mod roofline_model;
 pub mod step_groups;
 pub mod xla_modules;

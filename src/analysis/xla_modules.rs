@@ -53,6 +53,11 @@ impl XlaModules {
         self.by_program_id.get(&program_id)?.instruction(name)
     }
 
+    /// The name of program `program_id`'s module.
+    pub fn module_name(&self, program_id: u64) -> Option<&str> {
+        self.by_program_id.get(&program_id).map(|m| m.name.as_str())
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_program_id.is_empty()
     }

@@ -6,6 +6,7 @@ use super::Session;
 use crate::analysis::device_ops::{self, DeviceOps};
 use crate::analysis::hlo_stats::{self, HloStats};
 use crate::analysis::kernel_stats::{self, KernelStats};
+use crate::analysis::op_profile::{self, OpProfile};
 use crate::analysis::roofline_model::{self, RooflineModel};
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::{xplane::XSpace, Profile};
@@ -31,6 +32,7 @@ pub struct OpTablesCache {
     device_ops: HashMap<u32, Arc<DeviceOps>>,
     hlo_stats: HashMap<u32, Arc<HloStats>>,
     roofline_models: HashMap<u32, Arc<RooflineModel>>,
+    op_profiles: HashMap<u32, Arc<OpProfile>>,
 }
 
 impl OpTablesCache {
@@ -40,6 +42,7 @@ impl OpTablesCache {
         self.device_ops.remove(&file_id);
         self.hlo_stats.remove(&file_id);
         self.roofline_models.remove(&file_id);
+        self.op_profiles.remove(&file_id);
     }
 }
 
@@ -116,5 +119,17 @@ impl Session {
         let model = Arc::new(model);
         self.op_tables.roofline_models.insert(file_id, model.clone());
         Ok(model)
+    }
+
+    /// The Op Profile of file `file_id` (an empty tree for a CPU-only trace).
+    pub fn op_profile(&mut self, file_id: u32) -> Result<Arc<OpProfile>, OpTablesError> {
+        if let Some(p) = self.op_tables.op_profiles.get(&file_id) {
+            return Ok(p.clone());
+        }
+        let ops = self.device_ops(file_id)?;
+        let modules = self.xla_modules(file_id)?;
+        let profile = Arc::new(op_profile::analyze(&ops, &modules));
+        self.op_tables.op_profiles.insert(file_id, profile.clone());
+        Ok(profile)
     }
 }

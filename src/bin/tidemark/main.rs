@@ -30,6 +30,7 @@ Usage:
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
+  tidemark op-profile FILE [--json]       XProf's Op Profile: device ops by program and category, time and utilisation
   tidemark kernel-stats FILE [--json]     XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
   tidemark hlo-stats FILE [--json]        XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
   tidemark roofline-model FILE [--json]   XProf's Roofline Model: ops against the device's peaks (TPU traces)
@@ -59,6 +60,7 @@ fn main() {
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),
+        "op-profile" => op_tables::op_profile(rest),
         "kernel-stats" => op_tables::kernel_stats(rest),
         "hlo-stats" => op_tables::hlo_stats(rest),
         "roofline-model" => op_tables::roofline_model(rest),

@@ -1,4 +1,4 @@
-//! `tidemark kernel-stats | hlo-stats | roofline-model`: XProf's device op tables of one trace, as a readable table or
+//! `tidemark op-profile | hlo-stats | kernel-stats | roofline-model`: XProf's device op tables of one trace, as a readable table or
 //! (`--json`) as XProf's JSON.
 
 use crate::args::Args;
@@ -6,8 +6,9 @@ use crate::units::count;
 use std::fmt::Write;
 use tidemark::analysis::hlo_stats::HloStats;
 use tidemark::analysis::kernel_stats::KernelStats;
+use tidemark::analysis::op_profile::{Node, OpProfile};
 use tidemark::analysis::roofline_model::RooflineModel;
-use tidemark::analysis::{hlo_stats, kernel_stats, roofline_model};
+use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
 use tidemark::engine::op_tables::OpTablesError;
 use tidemark::engine::Session;
 
@@ -33,6 +34,10 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
 
 pub fn hlo_stats(argv: &[String]) -> i32 {
     run(argv, Tool { command: "hlo-stats", compute: Session::hlo_stats, json: hlo_stats::table::to_xprof_json, table: hlo_table })
+}
+
+pub fn op_profile(argv: &[String]) -> i32 {
+    run(argv, Tool { command: "op-profile", compute: Session::op_profile, json: op_profile::json::to_xprof_json, table: profile_tree })
 }
 
 pub fn roofline_model(argv: &[String]) -> i32 {
@@ -232,5 +237,46 @@ fn roofline_table(name: &str, model: &RooflineModel) -> String {
             w = NAME_WIDTH + 1
         );
     }
+    s
+}
+
+/// Children shown per node of the Op Profile tree.
+const TREE_CHILDREN: usize = 10;
+
+fn profile_tree(name: &str, profile: &OpProfile) -> String {
+    let mut s = String::new();
+    let root = &profile.by_program;
+    if root.children.is_empty() && root.xla.is_none() {
+        let _ = writeln!(s, "{name}: no device ops ({}; Op Profile reads TPU `XLA Ops` lines and GPU kernels)", profile.device_type);
+        return s;
+    }
+    let total = root.metrics.raw_time_ps.max(1) as f64;
+    let _ = writeln!(
+        s,
+        "{name}: {} — time, share of the device's time, FLOPS and HBM utilisation (fused instructions not listed)",
+        profile.device_type
+    );
+    fn walk(s: &mut String, n: &Node, depth: usize, total: f64) {
+        let m = &n.metrics;
+        let _ = writeln!(
+            s,
+            "{:indent$}{:<w$} {:>16.3} µs {:>7.3} % {:>7.2} % {:>7.2} %",
+            "",
+            shorten(&n.name),
+            m.raw_time_ps as f64 / 1e6,
+            m.raw_time_ps as f64 / total * 100.0,
+            m.flops / (m.raw_time_ps as f64 / total).max(f64::MIN_POSITIVE) * 100.0,
+            m.bandwidth_utils[0] * 100.0 + 0.0,
+            indent = depth * 2,
+            w = NAME_WIDTH + 1
+        );
+        for c in n.children.iter().take(TREE_CHILDREN) {
+            walk(s, c, depth + 1, total);
+        }
+        if n.children.len() > TREE_CHILDREN {
+            let _ = writeln!(s, "{:indent$}… {} more", "", n.children.len() - TREE_CHILDREN, indent = depth * 2 + 2);
+        }
+    }
+    walk(&mut s, root, 0, total);
     s
 }
