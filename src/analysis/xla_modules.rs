@@ -11,8 +11,8 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, PartialEq)]
 pub struct XlaInstruction {
     pub opcode: String,
-    /// The framework op the instruction came from, as XProf writes it: `op_name:op_type` (JAX leaves
-    /// the type empty: `jit(f)/dot_general:`); empty when the metadata has no op name.
+    /// The framework op the instruction came from, as XProf 2.24 writes it: `op_name:op_type` (JAX
+    /// leaves the type empty: `jit(f)/dot_general:`; no metadata gives `:`).
     pub tf_op_name: String,
 }
 
@@ -76,11 +76,11 @@ fn index_module(proto: &pb::HloProto) -> XlaModule {
     XlaModule { name: module.map(|m| m.name.clone()).unwrap_or_default(), instructions }
 }
 
-/// The framework op name XProf gives an HLO instruction from its metadata: `name:type`, empty when
-/// both are; XLA's argument/result markers are their own type.
+/// The framework op name XProf gives an HLO instruction from its metadata: `name:type` (its Op
+/// Profile shows `:` for an instruction without metadata); XLA's argument/result markers are their
+/// own type.
 pub fn tf_op_fullname(op_type: &str, op_name: &str) -> String {
     let op_type = match op_type {
-        "" if op_name.is_empty() => return String::new(),
         "" if op_name == "XLA_Args" || op_name == "XLA_Retvals" => op_name,
         t => t,
     };
@@ -96,6 +96,6 @@ mod tests {
         assert_eq!(tf_op_fullname("", "jit(f)/dot_general"), "jit(f)/dot_general:");
         assert_eq!(tf_op_fullname("MatMul", "dense/MatMul"), "dense/MatMul:MatMul");
         assert_eq!(tf_op_fullname("", "XLA_Args"), "XLA_Args:XLA_Args");
-        assert_eq!(tf_op_fullname("", ""), "");
+        assert_eq!(tf_op_fullname("", ""), ":");
     }
 }

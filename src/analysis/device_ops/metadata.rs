@@ -14,22 +14,14 @@ pub struct OpKey {
     pub symbol_id: Option<u64>,
 }
 
-fn unsigned(v: &StatValue<'_>) -> Option<u64> {
-    match v {
-        StatValue::Uint(u) => Some(*u),
-        StatValue::Int(i) => Some(*i as u64),
-        _ => None,
-    }
-}
-
 /// The op key of events of metadata `meta`.
 pub fn op_key(plane: &Plane, meta: &pb::XEventMetadata) -> OpKey {
     let mut key = OpKey::default();
     for s in &meta.stats {
         let Some(v) = plane.stat_value(s) else { continue };
         match plane.stat_name(s.metadata_id) {
-            "program_id" => key.program_id = unsigned(&v),
-            "symbol_id" => key.symbol_id = unsigned(&v),
+            "program_id" => key.program_id = v.as_u64(),
+            "symbol_id" => key.symbol_id = v.as_u64(),
             _ => {}
         }
     }
@@ -48,18 +40,18 @@ pub fn set_op_metadata(plane: &Plane, meta: &pb::XEventMetadata, m: &mut OpMetri
         let Some(v) = plane.stat_value(s) else { continue };
         let text = || v.as_str().unwrap_or("").to_string();
         match plane.stat_name(s.metadata_id) {
-            "program_id" => m.hlo_module_id = unsigned(&v).unwrap_or(0),
+            "program_id" => m.hlo_module_id = v.as_u64().unwrap_or(0),
             "hlo_category" => m.category = text(),
             "tf_op" => m.provenance = text(),
             "flops" => {
-                m.flops = unsigned(&v).unwrap_or(0);
+                m.flops = v.as_u64().unwrap_or(0);
                 m.flops_v2 = m.flops as f64;
             }
             "model_flops" => {
-                m.model_flops = unsigned(&v).unwrap_or(0);
+                m.model_flops = v.as_u64().unwrap_or(0);
                 m.model_flops_v2 = m.model_flops as f64;
             }
-            "bytes_accessed" => m.bytes_accessed = unsigned(&v).unwrap_or(0),
+            "bytes_accessed" => m.bytes_accessed = v.as_u64().unwrap_or(0),
             "memory_access_breakdown" => {
                 if let StatValue::Bytes(b) = v {
                     if let Some(breakdown) = memory_access_breakdown(b) {

@@ -10,10 +10,11 @@ pub mod launch;
 pub mod table;
 pub mod tensor_core;
 
-use crate::analysis::device_planes::{device_planes, is_derived_line};
+use crate::analysis::device_planes::device_planes;
+use crate::analysis::gpu_events::{self, GpuEventStats};
 use crate::analysis::op_metrics::parse_tf_op_fullname;
 use crate::analysis::xla_modules::XlaModules;
-use crate::decode::xplane::{Plane, StatValue, XSpace};
+use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
 use launch::LaunchParams;
 use std::collections::HashMap;
@@ -65,9 +66,6 @@ pub struct KernelStats {
     pub reports: Vec<KernelReport>,
 }
 
-/// The stats of a kernel event that Kernel Stats reads.
-const STATS: &[&str] = &["kernel_details", "tf_op", "equation", "hlo_op", "program_id"];
-
 pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<KernelStats, DecodeError> {
     let mut rows: HashMap<KernelKey, KernelReport> = HashMap::new();
     for plane in device_planes(space).map(|(_, p)| p).unwrap_or_default() {
@@ -99,89 +97,41 @@ fn for_each_kernel(
     modules: &XlaModules,
     mut visit: impl FnMut(KernelKey, LaunchParams, u64),
 ) -> Result<(), DecodeError> {
-    let selection = plane.stat_selection(STATS);
-    for line in plane.lines.iter().filter(|l| !is_derived_line(l.header.id)) {
-        space.for_each_raw_event(
-            line,
-            &selection,
-            |_| true,
-            |_, event| {
-                let duration_ns = u64::try_from(event.header.duration_ps / 1000).unwrap_or(0);
-                if duration_ns == 0 {
-                    return Ok(());
-                }
-                let mut stats = KernelEventStats::default();
-                for raw in event.stats {
-                    let Some(value) = plane.raw_stat_value(raw)? else { continue };
-                    stats.set(plane.stat_name(raw.metadata_id), value);
-                }
-                let Some(details) = stats.kernel_details.take().filter(|d| !d.is_empty()) else { return Ok(()) };
-                let params = launch::parse(&details);
-                let name = plane.event_name(event.header.metadata_id);
-                visit(stats.key(name, &params, modules), params, duration_ns);
-                Ok(())
-            },
-        )?;
-    }
-    Ok(())
+    gpu_events::for_each_event(space, plane, |event, stats| {
+        let duration_ns = u64::try_from(event.header.duration_ps / 1000).unwrap_or(0);
+        if duration_ns == 0 || !stats.is_kernel() {
+            return;
+        }
+        let params = launch::parse(&stats.kernel_details);
+        visit(key(&stats, plane.event_name(event.header.metadata_id), &params, modules), params, duration_ns);
+    })
 }
 
-/// The stats of one kernel event (the last of a repeated stat wins).
-#[derive(Default)]
-struct KernelEventStats {
-    kernel_details: Option<String>,
-    tf_op: String,
-    equation: String,
-    /// The innermost HLO op of the `::`-separated `hlo_op` stat.
-    hlo_op: String,
-    program_id: Option<u64>,
-}
-
-impl KernelEventStats {
-    fn set(&mut self, stat: &str, value: StatValue<'_>) {
-        let text = || value.as_str().unwrap_or("").to_string();
-        match stat {
-            "kernel_details" => self.kernel_details = Some(text()),
-            "tf_op" => self.tf_op = text(),
-            "equation" => self.equation = text(),
-            "hlo_op" => self.hlo_op = value.as_str().and_then(|s| s.rsplit("::").next()).unwrap_or("").to_string(),
-            "program_id" => {
-                self.program_id = match value {
-                    StatValue::Uint(v) => Some(v),
-                    StatValue::Int(v) => Some(v as u64),
-                    _ => None,
-                }
-            }
-            _ => {}
-        }
+/// The row key of a kernel: the op and its Tensor Core eligibility from the `tf_op` stat first, then
+/// from the HLO instruction, which wins where the trace's modules have it.
+fn key(stats: &GpuEventStats, name: &str, params: &LaunchParams, modules: &XlaModules) -> KernelKey {
+    let uses_tensor_core = tensor_core::is_kernel_using_tensor_core(name);
+    let (mut op_name, mut eligible) = (String::new(), false);
+    if !stats.tf_op.is_empty() {
+        op_name = parse_tf_op_fullname(&stats.tf_op).name.to_string();
+        eligible = tensor_core::is_einsum_tensor_core_eligible(&stats.equation)
+            || tensor_core::is_op_tensor_core_eligible(&op_name)
+            || uses_tensor_core;
     }
-
-    /// The row key: the op and its Tensor Core eligibility from the `tf_op` stat first, then from the
-    /// HLO instruction, which wins where the trace's modules have it.
-    fn key(&self, name: &str, params: &LaunchParams, modules: &XlaModules) -> KernelKey {
-        let uses_tensor_core = tensor_core::is_kernel_using_tensor_core(name);
-        let (mut op_name, mut eligible) = (String::new(), false);
-        if !self.tf_op.is_empty() {
-            op_name = parse_tf_op_fullname(&self.tf_op).name.to_string();
-            eligible = tensor_core::is_einsum_tensor_core_eligible(&self.equation)
-                || tensor_core::is_op_tensor_core_eligible(&op_name)
-                || uses_tensor_core;
-        }
-        let instruction = self.program_id.filter(|_| !self.hlo_op.is_empty()).and_then(|p| modules.instruction(p, &self.hlo_op));
-        if let Some(instruction) = instruction {
-            op_name = parse_tf_op_fullname(&instruction.tf_op_name).name.to_string();
-            eligible |= tensor_core::is_op_tensor_core_eligible(&op_name);
-        }
-        KernelKey {
-            name: name.to_string(),
-            grid_dim: params.grid_dim,
-            block_dim: params.block_dim,
-            registers_per_thread: params.registers_per_thread,
-            static_shmem_bytes: params.static_shmem_bytes,
-            dynamic_shmem_bytes: params.dynamic_shmem_bytes,
-            is_kernel_using_tensor_core: uses_tensor_core,
-            is_op_tensor_core_eligible: eligible,
-            op_name,
-        }
+    let instruction = stats.program_id.filter(|_| !stats.hlo_op.is_empty()).and_then(|p| modules.instruction(p, &stats.hlo_op));
+    if let Some(instruction) = instruction {
+        op_name = parse_tf_op_fullname(&instruction.tf_op_name).name.to_string();
+        eligible |= tensor_core::is_op_tensor_core_eligible(&op_name);
+    }
+    KernelKey {
+        name: name.to_string(),
+        grid_dim: params.grid_dim,
+        block_dim: params.block_dim,
+        registers_per_thread: params.registers_per_thread,
+        static_shmem_bytes: params.static_shmem_bytes,
+        dynamic_shmem_bytes: params.dynamic_shmem_bytes,
+        is_kernel_using_tensor_core: uses_tensor_core,
+        is_op_tensor_core_eligible: eligible,
+        op_name,
     }
 }
