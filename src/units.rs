@@ -29,6 +29,22 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A duration in microseconds in the largest unit that keeps it ≥ 1: `850 ns`, `12.34 µs`, `3.07 s`.
+pub fn duration_us(us: f64) -> String {
+    let a = us.abs();
+    if a == 0.0 {
+        "0".to_string()
+    } else if a < 1.0 {
+        format!("{:.0} ns", us * 1e3)
+    } else if a < 1e3 {
+        format!("{us:.2} µs")
+    } else if a < 1e6 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
 /// A fixed byte unit, or `Auto` to pick the largest unit that keeps the value ≥ 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum ByteUnit {
@@ -92,6 +108,15 @@ pub fn signed_count(n: i64, plus: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(super::duration_us(0.0), "0");
+        assert_eq!(super::duration_us(0.85), "850 ns");
+        assert_eq!(super::duration_us(12.344), "12.34 µs");
+        assert_eq!(super::duration_us(3071709.07), "3.07 s");
+        assert_eq!(super::duration_us(17065.05), "17.07 ms");
+    }
 
     #[test]
     fn formats() {

@@ -1,82 +1,98 @@
-//! XProf's DataTable JSON (Google Charts' table shape), which every op-table tool answers in:
-//! `{"cols":[{"id","label","type"}…],"p":{…},"rows":[{"c":[{"v":…}…]}…]}`. Numbers are doubles printed
-//! shortest round-trip with `.0` on integral values (serde_json's f64 printing is exactly that);
-//! `p` is present only when it has entries, and its values are strings.
+//! XProf's DataTable JSON (the Google Charts table shape its op tools answer with):
+//! `{"cols":[{"id","label","type"}...],"p":{name:"text"...},"rows":[{"c":[{"v":value}...]}...]}`.
+//! Numbers are doubles (`1.0`, shortest round-trip form); every `p` value is a string, and a table
+//! without properties has no `p` (as XProf prints kernel and HLO op stats).
 
 use serde_json::{json, Map, Value};
 
-/// A column's type as XProf names it.
+/// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
     Number,
-    Text,
+    String,
     Boolean,
 }
 
-impl ColumnType {
-    fn name(self) -> &'static str {
-        match self {
-            ColumnType::Number => "number",
-            ColumnType::Text => "string",
-            ColumnType::Boolean => "boolean",
-        }
-    }
+/// A DataTable being filled row by row.
+#[derive(Debug, Clone, Default)]
+pub struct DataTable {
+    cols: Vec<Value>,
+    properties: Map<String, Value>,
+    rows: Vec<Value>,
 }
 
 /// One cell's value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub enum Cell<'a> {
     Number(f64),
-    Text(String),
+    Text(&'a str),
     Boolean(bool),
 }
 
-/// A table being built: columns (id, type, label), properties and rows.
-#[derive(Debug, Clone, Default)]
-pub struct DataTable {
-    columns: Vec<(&'static str, ColumnType, &'static str)>,
-    properties: Vec<(String, String)>,
-    rows: Vec<Vec<Cell>>,
-}
-
 impl DataTable {
-    pub fn new(columns: &[(&'static str, ColumnType, &'static str)]) -> Self {
-        DataTable { columns: columns.to_vec(), ..Self::default() }
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    pub fn property(&mut self, key: &str, value: impl Into<String>) {
-        self.properties.push((key.to_string(), value.into()));
+    pub fn column(&mut self, id: &str, column_type: ColumnType, label: &str) {
+        let t = match column_type {
+            ColumnType::Number => "number",
+            ColumnType::String => "string",
+            ColumnType::Boolean => "boolean",
+        };
+        self.cols.push(json!({"id": id, "label": label, "type": t}));
     }
 
-    pub fn push_row(&mut self, cells: Vec<Cell>) {
-        debug_assert_eq!(cells.len(), self.columns.len(), "a row has one cell per column");
-        self.rows.push(cells);
+    /// A table-level property (`p`); XProf keeps them sorted by name, as JSON objects here are.
+    pub fn property(&mut self, name: &str, value: &str) {
+        self.properties.insert(name.to_string(), Value::String(value.to_string()));
     }
 
-    pub fn to_json(&self) -> Value {
-        let cols: Vec<Value> = self.columns.iter().map(|(id, t, label)| json!({"id": id, "label": label, "type": t.name()})).collect();
-        let rows: Vec<Value> = self
-            .rows
-            .iter()
-            .map(|r| {
-                let c: Vec<Value> = r
-                    .iter()
-                    .map(|cell| match cell {
-                        Cell::Number(x) => json!({ "v": x }),
-                        Cell::Text(s) => json!({ "v": s }),
-                        Cell::Boolean(b) => json!({ "v": b }),
-                    })
-                    .collect();
-                json!({ "c": c })
+    pub fn row<'a>(&mut self, cells: impl IntoIterator<Item = Cell<'a>>) {
+        let c: Vec<Value> = cells
+            .into_iter()
+            .map(|cell| match cell {
+                Cell::Number(v) => json!({ "v": v }),
+                Cell::Text(s) => json!({ "v": s }),
+                Cell::Boolean(b) => json!({ "v": b }),
             })
             .collect();
-        let mut table = Map::new();
-        table.insert("cols".into(), Value::Array(cols));
-        if !self.properties.is_empty() {
-            let p: Map<String, Value> = self.properties.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-            table.insert("p".into(), Value::Object(p));
+        self.rows.push(json!({ "c": c }));
+    }
+
+    pub fn into_json(self) -> Value {
+        if self.properties.is_empty() {
+            json!({"cols": self.cols, "rows": self.rows})
+        } else {
+            json!({"cols": self.cols, "p": self.properties, "rows": self.rows})
         }
-        table.insert("rows".into(), Value::Array(rows));
-        Value::Object(table)
+    }
+
+    /// A table with `columns` (id, type, label), in order.
+    pub fn with_columns(columns: &[(&str, ColumnType, &str)]) -> Self {
+        let mut t = Self::new();
+        for &(id, column_type, label) in columns {
+            t.column(id, column_type, label);
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_as_xprof_does() {
+        let mut t = DataTable::new();
+        t.column("rank", ColumnType::Number, "Rank");
+        t.column("name", ColumnType::String, "Name");
+        t.property("task_type", "Training");
+        t.row([Cell::Number(1.0), Cell::Text("a")]);
+        t.row([Cell::Number(0.6293046038264677), Cell::Text("")]);
+        assert_eq!(
+            serde_json::to_string(&t.into_json()).unwrap(),
+            r#"{"cols":[{"id":"rank","label":"Rank","type":"number"},{"id":"name","label":"Name","type":"string"}],"p":{"task_type":"Training"},"rows":[{"c":[{"v":1.0},{"v":"a"}]},{"c":[{"v":0.6293046038264677},{"v":""}]}]}"#
+        );
     }
 }

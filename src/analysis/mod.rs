@@ -4,6 +4,7 @@ pub mod data_table;
 pub mod device_memory;
 pub mod device_ops;
 pub mod device_planes;
+pub mod framework_op_stats;
 pub mod gpu_events;
 pub mod hlo_stats;
 pub mod kernel_stats;

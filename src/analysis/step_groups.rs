@@ -51,6 +51,11 @@ impl StepGroups {
 
 /// XProf's name for the events that make a trace ungroupable (TensorFlow 1 control-flow loops).
 const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
+/// Whether XProf groups `space`'s events: not when a plane names a TensorFlow loop op.
+pub fn is_grouped(space: &XSpace) -> bool {
+    !space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())))
+}
+
 const EXECUTOR: &str = "ExecutorState::Process";
 const ITERATOR_GET_NEXT: [&str; 2] = ["IteratorGetNextOp::DoCompute", "IteratorGetNextAsOptionalOp::DoCompute"];
 const TF_DATA_FUNCTION_RUNS: [&str; 4] = [
@@ -196,7 +201,7 @@ impl<'a> Grouper<'a> {
     /// A grouper for `plane`, the host plane of `space`, that gives the groups of the events whose
     /// event metadata id is `tracked`.
     pub fn new(space: &XSpace, plane: &'a Plane, tracked: impl Fn(i64) -> bool) -> Self {
-        let has_loop_ops = space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
+        let has_loop_ops = !is_grouped(space);
         let ids = StatIds::new(plane);
         let mut metas = vec![MetaInfo { kind: Kind::Other, legacy_root: false, tracked: false, stats: GroupingStats::default() }];
         let meta = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {

@@ -5,6 +5,7 @@ pub mod bundle;
 pub mod device_memory;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_metrics;
 pub mod op_tables;
 pub mod overview;
 pub mod protocol;
@@ -43,6 +44,9 @@ pub struct Session {
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
     viewers: memory_viewer::ViewerCache,
+    /// Op metrics computed so far, by file id (see [`Session::op_metrics`]).
+    op_metrics: op_metrics::OpMetricsCache,
+    /// Device op tables computed so far, by file id (see [`Session::device_ops`]).
     op_tables: op_tables::OpTablesCache,
 }
 
@@ -82,6 +86,7 @@ impl Session {
         let before = self.files.len();
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
+        self.op_metrics.remove(&id);
         self.viewers.forget_file(id);
         self.op_tables.forget_file(id);
         before != self.files.len()

@@ -6,11 +6,11 @@ use crate::analysis::op_metrics::{ps_to_us, safe_divide, SourceInfo};
 
 const COLUMNS: &[(&str, T, &str)] = &[
     ("rank", T::Number, "Rank"),
-    ("program_id", T::Text, "Program id"),
-    ("category", T::Text, "HLO op category"),
-    ("hlo_op_name", T::Text, "HLO op name"),
-    ("hlo_op_expression", T::Text, "HLO op text"),
-    ("tf_op_name", T::Text, "Framework op name"),
+    ("program_id", T::String, "Program id"),
+    ("category", T::String, "HLO op category"),
+    ("hlo_op_name", T::String, "HLO op name"),
+    ("hlo_op_expression", T::String, "HLO op text"),
+    ("tf_op_name", T::String, "Framework op name"),
     ("occurrences", T::Number, "#Occurrences"),
     ("total_time", T::Number, "Total time (us)"),
     ("avg_time", T::Number, "Avg. time (us)"),
@@ -26,18 +26,18 @@ const COLUMNS: &[(&str, T, &str)] = &[
     ("cmem_read_bw", T::Number, "CMEM Read BW (GiB/s)"),
     ("cmem_write_bw", T::Number, "CMEM Write BW (GiB/s)"),
     ("operational_intensity", T::Number, "Operational intensity (FLOPS/Byte)"),
-    ("bound_by", T::Text, "Bound by"),
-    ("hlo_rematerialization", T::Text, "Rematerialization"),
-    ("outside_compilation", T::Text, "Outside Compilation"),
-    ("autotuned", T::Text, "Autotuned"),
-    ("source_info", T::Text, "Source Info"),
-    ("core_type", T::Text, "TPU core type"),
-    ("parent_op_name", T::Text, "Parent op name"),
+    ("bound_by", T::String, "Bound by"),
+    ("hlo_rematerialization", T::String, "Rematerialization"),
+    ("outside_compilation", T::String, "Outside Compilation"),
+    ("autotuned", T::String, "Autotuned"),
+    ("source_info", T::String, "Source Info"),
+    ("core_type", T::String, "TPU core type"),
+    ("parent_op_name", T::String, "Parent op name"),
     ("vdd_energy", T::Number, "VDD Energy (J)"),
 ];
 
-fn yes_no(b: bool) -> Cell {
-    Cell::Text(if b { "Yes" } else { "No" }.into())
+fn yes_no(b: bool) -> Cell<'static> {
+    Cell::Text(if b { "Yes" } else { "No" })
 }
 
 /// Text as HTML attribute-safe text.
@@ -58,18 +58,19 @@ pub fn source_info_html(info: Option<&SourceInfo>) -> String {
     }
 }
 
-fn row(r: &HloStatsRow) -> Vec<Cell> {
+fn push_row(table: &mut DataTable, r: &HloStatsRow) {
     let m = &r.op;
+    let (program_id, source) = (m.hlo_module_id.to_string(), source_info_html(m.source_info.as_ref()));
     let occurrences = m.occurrences as f64;
     let (total_us, self_us) = (ps_to_us(m.time_ps), ps_to_us(m.self_time_ps));
     let rf = &r.roofline;
-    vec![
+    table.row(vec![
         Cell::Number(r.rank as f64),
-        Cell::Text(m.hlo_module_id.to_string()),
-        Cell::Text(m.category.clone()),
-        Cell::Text(r.hlo_op_name().to_string()),
-        Cell::Text(r.expression().to_string()),
-        Cell::Text(m.provenance.clone()),
+        Cell::Text(&program_id),
+        Cell::Text(&m.category),
+        Cell::Text(r.hlo_op_name()),
+        Cell::Text(r.expression()),
+        Cell::Text(&m.provenance),
         Cell::Number(occurrences),
         Cell::Number(total_us),
         Cell::Number(safe_divide(total_us, occurrences)),
@@ -85,21 +86,21 @@ fn row(r: &HloStatsRow) -> Vec<Cell> {
         Cell::Number(rf.cmem_read_bw),
         Cell::Number(rf.cmem_write_bw),
         Cell::Number(rf.operational_intensity),
-        Cell::Text(rf.bound_by.to_string()),
+        Cell::Text(rf.bound_by),
         yes_no(r.is_rematerialization()),
         yes_no(r.is_outside_compilation()),
         yes_no(m.autotuned),
-        Cell::Text(source_info_html(m.source_info.as_ref())),
-        Cell::Text(r.core_type().to_string()),
-        Cell::Text(String::new()),
+        Cell::Text(&source),
+        Cell::Text(r.core_type()),
+        Cell::Text(""),
         Cell::Number(m.vdd_energy_j.unwrap_or(0.0)),
-    ]
+    ]);
 }
 
 pub fn to_xprof_json(stats: &HloStats) -> serde_json::Value {
-    let mut table = DataTable::new(COLUMNS);
+    let mut table = DataTable::with_columns(COLUMNS);
     for r in &stats.rows {
-        table.push_row(row(r));
+        push_row(&mut table, r);
     }
-    table.to_json()
+    table.into_json()
 }

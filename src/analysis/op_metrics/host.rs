@@ -8,12 +8,20 @@
 //!    `input_pipeline_stage_id` and `input_pipeline_stage_category` makes its stage id one (named by the
 //!    event, typed by the category). The first entry of an id wins.
 //! 2. **Activities, per thread.** Derived lines are skipped. Each event gives up to two begin/end pairs,
-//!    numbered in event order: one if its id (its stage id when it has one) is in the op table (eager
-//!    if its `is_eager` stat is non-zero), and one more if it has a non-empty `tf_op` stat, parsed
-//!    whatever its category. An allocator event carries the op it allocated for in `tf_op` — a bare name,
-//!    an op of unknown type and the op's name — so it becomes another occurrence of that op: XProf's
-//!    `sgd/Mul_12` shows 120 occurrences for 60 runs. The row keeps XProf's count and notes how many
-//!    came from allocator events ([`super::OpMetrics::memory_event_occurrences`]).
+//!    numbered in event order: one if its id (its stage id when it has one) is in the op table, and one
+//!    more if it has a non-empty `tf_op` stat, parsed whatever its category (never eager). An allocator
+//!    event carries the op it allocated for in `tf_op` — a bare name, so an op of unknown type and the
+//!    op's name — and so becomes another occurrence of that op: XProf's `sgd/Mul_12` shows 120
+//!    occurrences for 60 runs. The row keeps XProf's count and notes how many came from allocator events
+//!    ([`super::OpMetrics::memory_event_occurrences`]).
+//!
+//!    The first pair is eager as XProf's step grouping marks it: a TensorFlow op is eager when the
+//!    innermost `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has
+//!    an `is_func` stat of 0 (an op run eagerly, not a compiled function), whatever the event's own
+//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group
+//!    ([`crate::analysis::step_groups::is_grouped`]), keep their `is_eager` stat. Difference: XProf
+//!    searches the whole event graph breadth first, cross-thread context links included; only the
+//!    thread's own nesting is followed here (equal on every fixture).
 //! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
 //!    pops until it finds its begin (what it pops on the way is lost; without one it is ignored). A
 //!    matched op adds one occurrence, its duration, and its duration less its children's as self time;
@@ -27,6 +35,7 @@
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
+use crate::analysis::step_groups::is_grouped;
 use crate::decode::xplane::{IdTable, Line, Plane, RawStat, StatValue, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -45,14 +54,15 @@ pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
     let Some(plane) = space.plane_named(HOST_PLANE) else { return Ok(OpMetricsDb::default()) };
     let stats = Stats::new(plane);
     let ops = op_table(space, plane, &stats)?;
-    let memory_ids: Vec<i64> = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
+    let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane) };
     let mut db = OpMetricsDbBuilder::new();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
             continue;
         }
         let mut thread = Thread::default();
-        collect_activities(space, plane, line, &stats, &ops, &memory_ids, &mut thread)?;
+        collect_activities(&info, line, &mut thread)?;
         db.combine(&replay(&mut thread), false);
     }
     Ok(db.finish())
@@ -95,15 +105,16 @@ struct Stats {
     tf_op: Option<i64>,
     stage_id: Option<i64>,
     stage_category: Option<i64>,
+    is_func: Option<i64>,
     selection: IdTable<bool>,
 }
 
 impl Stats {
     fn new(plane: &Plane) -> Self {
-        const NAMES: [&str; 4] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category"];
-        let [is_eager, tf_op, stage_id, stage_category] = NAMES.map(|n| plane.stat_id(n));
-        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category].into_iter().flatten().map(|id| (id, true)));
-        Stats { is_eager, tf_op, stage_id, stage_category, selection }
+        const NAMES: [&str; 5] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
+        let [is_eager, tf_op, stage_id, stage_category, is_func] = NAMES.map(|n| plane.stat_id(n));
+        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category, is_func].into_iter().flatten().map(|id| (id, true)));
+        Stats { is_eager, tf_op, stage_id, stage_category, is_func, selection }
     }
 }
 
@@ -182,6 +193,42 @@ fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<Fa
     Ok(ops)
 }
 
+/// The events eager marking looks at ([`collect_activities`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum EventKind {
+    #[default]
+    Other,
+    /// A TensorFlow op (XProf's `TfOpRun` event type: a name that parses as a TensorFlow op).
+    TfOpRun,
+    EagerKernelExecute,
+}
+
+/// Each event metadata id's [`EventKind`], and whether XProf's grouping (which marks eager ops) runs.
+struct EventKinds {
+    kinds: IdTable<EventKind>,
+    grouped: bool,
+}
+
+impl EventKinds {
+    fn new(space: &XSpace, plane: &Plane) -> Self {
+        let kinds = IdTable::new(plane.meta.event_metadata.iter().filter_map(|(&id, m)| {
+            let kind = if m.name == "EagerExecute" {
+                EventKind::EagerKernelExecute
+            } else if parse_tf_op_fullname(&m.name).category == TfOpCategory::TensorFlow {
+                EventKind::TfOpRun
+            } else {
+                return None;
+            };
+            Some((id, kind))
+        }));
+        EventKinds { kinds, grouped: is_grouped(space) }
+    }
+
+    fn get(&self, metadata_id: i64) -> EventKind {
+        self.kinds.get(metadata_id)
+    }
+}
+
 /// One end of an op occurrence on a thread; `pair` (numbered from 0 per thread, in event order) pairs
 /// a begin with its end and indexes the occurrence's [`Occurrence`].
 #[derive(Debug, Clone, Copy)]
@@ -207,25 +254,47 @@ struct Thread<'a> {
     occurrences: Vec<Occurrence<'a>>,
 }
 
-/// Step 2 of the module doc, for one line.
-fn collect_activities<'a>(
+/// What the per-thread pass reads of the whole plane.
+struct PlaneInfo<'a> {
     space: &'a XSpace,
     plane: &'a Plane,
-    line: &Line,
-    stats: &Stats,
-    ops: &FastMap<i64, HostOp<'a>>,
-    memory_ids: &[i64],
-    thread: &mut Thread<'a>,
-) -> Result<(), DecodeError> {
+    stats: Stats,
+    ops: FastMap<i64, HostOp<'a>>,
+    /// Event metadata ids of allocator events.
+    memory_ids: Vec<i64>,
+    kinds: EventKinds,
+}
+
+/// Step 2 of the module doc, for one line.
+fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a>) -> Result<(), DecodeError> {
+    let (plane, stats) = (p.plane, &p.stats);
     let line_start_ps = line.header.timestamp_ns.wrapping_mul(1000);
     thread.activities.reserve(line.event_count * 2);
-    space.for_each_raw_event(
+    // The events enclosing the current one: (begin, end, for an `EagerExecute`: whether it runs
+    // an op eagerly).
+    let mut enclosing: Vec<(u64, u64, Option<bool>)> = Vec::new();
+    p.space.for_each_raw_event(
         line,
         &stats.selection,
         |_| true,
         |_, e| {
             let begin_ps = line_start_ps.wrapping_add(e.header.offset_ps) as u64;
             let end_ps = begin_ps.wrapping_add(e.header.duration_ps as u64);
+            let mut marked_eager = None;
+            if p.kinds.grouped {
+                let kind = p.kinds.get(e.header.metadata_id);
+                while enclosing.last().is_some_and(|&(b, end, _)| !(b <= begin_ps && end_ps <= end)) {
+                    enclosing.pop();
+                }
+                if kind == EventKind::TfOpRun {
+                    marked_eager = Some(enclosing.iter().rev().find_map(|&(_, _, eager)| eager).unwrap_or(false));
+                }
+                let eager_execute = match kind {
+                    EventKind::EagerKernelExecute => Some(first_stat(plane, e.stats, stats.is_func)?.is_some_and(|v| int_value(&v) == 0)),
+                    _ => None,
+                };
+                enclosing.push((begin_ps, end_ps, eager_execute));
+            }
             let mut push = |occurrence: Occurrence<'a>| {
                 let pair = thread.occurrences.len() as u32;
                 thread.occurrences.push(occurrence);
@@ -236,15 +305,18 @@ fn collect_activities<'a>(
                 Some(stage) => int_value(&stage),
                 None => e.header.metadata_id,
             };
-            if let Some(op) = ops.get(&key) {
-                let is_eager = first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0);
+            if let Some(op) = p.ops.get(&key) {
+                let is_eager = match marked_eager {
+                    Some(eager) => eager,
+                    None => first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0),
+                };
                 push(Occurrence { op: op.clone(), is_eager, from_memory_event: false });
             }
             if let Some(v) = first_stat(plane, e.stats, stats.tf_op)? {
                 let fullname = text_value(v);
                 if !fullname.is_empty() {
                     let op = HostOp::parse(fullname, 0).1;
-                    push(Occurrence { op, is_eager: false, from_memory_event: memory_ids.contains(&e.header.metadata_id) });
+                    push(Occurrence { op, is_eager: false, from_memory_event: p.memory_ids.contains(&e.header.metadata_id) });
                 }
             }
             Ok(())
@@ -317,4 +389,164 @@ fn pop_until(stack: &mut Vec<(u32, u64, u64)>, pair: u32) -> Option<(u32, u64, u
 /// XProf's `IsInfeedEnqueueOp` on an op type.
 fn is_infeed_enqueue(type_: &str) -> bool {
     type_ == "InfeedEnqueue" || type_ == "InfeedEnqueueTuple"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::xplane as pb;
+    use pb::x_stat::Value as V;
+    use prost::Message;
+
+    /// An event: name, offset and duration (ps), stats by name.
+    type Ev = (&'static str, i64, i64, Vec<(&'static str, V)>);
+
+    fn len_field(field: u64, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        prost::encoding::encode_key(field as u32, prost::encoding::WireType::LengthDelimited, &mut out);
+        prost::encoding::encode_varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A host plane with `lines` (line id, events), metadata ids given in order of first use.
+    fn space(lines: Vec<(i64, Vec<Ev>)>) -> XSpace {
+        let mut events: Vec<&str> = Vec::new();
+        let mut stats: Vec<&str> = Vec::new();
+        let id = |names: &mut Vec<&'static str>, n: &'static str| match names.iter().position(|&x| x == n) {
+            Some(i) => i as i64 + 1,
+            None => {
+                names.push(n);
+                names.len() as i64
+            }
+        };
+        let mut line_bytes = Vec::new();
+        for (line_id, evs) in lines {
+            let encoded: Vec<pb::XEvent> = evs
+                .into_iter()
+                .map(|(name, offset_ps, duration_ps, st)| pb::XEvent {
+                    metadata_id: id(&mut events, name),
+                    data: Some(pb::x_event::Data::OffsetPs(offset_ps)),
+                    duration_ps,
+                    stats: st.into_iter().map(|(s, value)| pb::XStat { metadata_id: id(&mut stats, s), value: Some(value) }).collect(),
+                })
+                .collect();
+            let mut line = pb::XLine { id: line_id, name: format!("thread {line_id}"), ..Default::default() }.encode_to_vec();
+            line.extend(pb::XLineEvents { events: encoded }.encode_to_vec());
+            line_bytes.push(line);
+        }
+        let meta = |names: &[&str]| names.iter().enumerate().map(|(i, n)| (i as i64 + 1, n.to_string())).collect::<Vec<_>>();
+        let plane = pb::XPlane {
+            id: 1,
+            name: HOST_PLANE.into(),
+            event_metadata: meta(&events)
+                .into_iter()
+                .map(|(id, name)| (id, pb::XEventMetadata { id, name, ..Default::default() }))
+                .collect(),
+            stat_metadata: meta(&stats).into_iter().map(|(id, name)| (id, pb::XStatMetadata { id, name, ..Default::default() })).collect(),
+            ..Default::default()
+        };
+        let mut plane_bytes = plane.encode_to_vec();
+        for l in &line_bytes {
+            plane_bytes.extend(len_field(3, l));
+        }
+        XSpace::index(len_field(1, &plane_bytes), &mut |_, _| {}).expect("indexes")
+    }
+
+    /// (name, category, occurrences, time, self time) of each row, IDLE last.
+    fn rows(db: &OpMetricsDb) -> Vec<(&str, &str, u64, u64, u64)> {
+        db.metrics.iter().map(|m| (m.name.as_str(), m.category.as_str(), m.occurrences, m.time_ps, m.self_time_ps)).collect()
+    }
+
+    #[test]
+    fn nested_ops_split_self_time_and_idle_fills_the_span() {
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                ("a/Outer:Outer", 0, 100, vec![]),
+                ("a/Inner:Inner", 10, 30, vec![]),
+                ("user TraceMe", 200, 50, vec![]),
+                ("b/Last:Last", 300, 10, vec![]),
+            ],
+        )]))
+        .unwrap();
+        assert_eq!(
+            rows(&db),
+            vec![
+                ("a/Inner", "Inner", 1, 30, 30),
+                ("a/Outer", "Outer", 1, 100, 70),
+                ("b/Last", "Last", 1, 10, 10),
+                ("IDLE", "IDLE", 0, 200, 200)
+            ]
+        );
+        // The span is first to last activity: 0..310; op time 110.
+        assert_eq!((db.total_time_ps, db.total_op_time_ps), (310, 110));
+    }
+
+    #[test]
+    fn a_child_ending_with_its_parent_is_lost() {
+        // The child's end sorts after the parent's (stable sort, the parent came first): the parent's
+        // end pops the child unmatched, and its own end then finds nothing.
+        let db =
+            host_op_metrics_db(&space(vec![(1, vec![("p/Parent:Parent", 0, 100, vec![]), ("p/Child:Child", 50, 50, vec![])])])).unwrap();
+        assert_eq!(rows(&db), vec![("p/Parent", "Parent", 1, 100, 100), ("IDLE", "IDLE", 0, 0, 0)]);
+        // Overlapping ops: the first one's end pops the second, which is lost too.
+        let db = host_op_metrics_db(&space(vec![(1, vec![("x/A:A", 0, 10, vec![]), ("x/B:B", 5, 10, vec![])])])).unwrap();
+        assert_eq!(rows(&db), vec![("x/A", "A", 1, 10, 10), ("IDLE", "IDLE", 0, 5, 5)]);
+    }
+
+    #[test]
+    fn tf_op_stats_count_as_occurrences_memory_events_included() {
+        let tf_op = |s: &str| vec![("tf_op", V::StrValue(s.into()))];
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                // The allocator event comes first at the op's start: its empty type does not stick.
+                ("MemoryAllocation", 0, 0, tf_op("sgd/Mul_12")),
+                ("sgd/Mul_12:Mul", 0, 40, vec![]),
+                ("MemoryDeallocation", 40, 0, tf_op("sgd/Mul_12")),
+                // An executor event naming its op runs the op a second time.
+                ("ExecutorState::Process", 50, 20, tf_op("m/Add:Add")),
+            ],
+        )]))
+        .unwrap();
+        let mul = &db.metrics[0];
+        assert_eq!((mul.name.as_str(), mul.category.as_str(), mul.occurrences, mul.true_occurrences()), ("sgd/Mul_12", "Mul", 3, 1));
+        let add = db.metrics.iter().find(|m| m.name == "m/Add").unwrap();
+        assert_eq!((add.occurrences, add.true_occurrences(), add.time_ps), (1, 1, 20));
+    }
+
+    #[test]
+    fn every_thread_adds_an_idle_row_and_derived_lines_are_skipped() {
+        let derived = i64::from(DERIVED_LINE_MIN) & 0xffff_ffff | (7 << 32);
+        let db = host_op_metrics_db(&space(vec![
+            (1, vec![("a/A:A", 0, 10, vec![]), ("a/A:A", 30, 10, vec![])]),
+            (2, vec![]),
+            (derived, vec![("a/A:A", 0, 1000, vec![])]),
+        ]))
+        .unwrap();
+        assert_eq!(rows(&db), vec![("a/A", "A", 2, 20, 20), ("IDLE", "IDLE", 0, 20, 20)]);
+    }
+
+    #[test]
+    fn eager_ops_are_those_run_under_an_eager_execute() {
+        let eager = |is_func: i64| vec![("is_func", V::Int64Value(is_func))];
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                ("EagerExecute", 0, 100, eager(0)),
+                ("KernelAndDeviceFunc::Run", 1, 98, vec![]),
+                ("e/Eager:BatchDatasetV2", 10, 10, vec![]),
+                ("EagerExecute", 200, 100, eager(1)),
+                ("f/Func:MatMul", 210, 10, vec![("is_eager", V::Int64Value(1))]),
+                // Not a TensorFlow op: its own stat decides.
+                ("jit(f)/dot:", 400, 10, vec![("is_eager", V::Int64Value(1))]),
+            ],
+        )]))
+        .unwrap();
+        let eager_of = |name: &str| db.metrics.iter().find(|m| m.name == name).unwrap().is_eager;
+        assert!(eager_of("e/Eager"));
+        assert!(!eager_of("f/Func"), "a compiled function's op is not eager, whatever its stat says");
+        assert!(eager_of("jit(f)/dot"));
+    }
 }

@@ -6,10 +6,10 @@ use crate::analysis::data_table::{Cell, ColumnType as T, DataTable};
 use crate::analysis::hlo_stats::table::source_info_html;
 
 const COLUMNS: &[(&str, T, &str)] = &[
-    ("step", T::Text, "Step"),
+    ("step", T::String, "Step"),
     ("rank", T::Number, "Rank"),
-    ("category", T::Text, "Category"),
-    ("operation", T::Text, "Operation"),
+    ("category", T::String, "Category"),
+    ("operation", T::String, "Operation"),
     ("occurrences", T::Number, "# Occurrences"),
     ("total_time", T::Number, "Total Time (us)"),
     ("avg_time", T::Number, "Avg. time (us)"),
@@ -33,7 +33,7 @@ const COLUMNS: &[(&str, T, &str)] = &[
     ("vmem_read_operational_intensity", T::Number, "VMEM Read Operational Intensity (FLOP/Byte)"),
     ("vmem_write_operational_intensity", T::Number, "VMEM Write Operational Intensity (FLOP/Byte)"),
     ("bottleneck_operational_intensity", T::Number, "Bottleneck Operational Intensity (FLOP/Byte)"),
-    ("bound_by", T::Text, "Bound by"),
+    ("bound_by", T::String, "Bound by"),
     ("total_time_per_core", T::Number, "Total Time per core (us)"),
     ("total_time_in_percentage", T::Number, "Total Time (%)"),
     ("optimal_flop_rate", T::Number, "Optimal FLOP Rate (GFLOP/s)"),
@@ -41,18 +41,19 @@ const COLUMNS: &[(&str, T, &str)] = &[
     ("compute_efficiency", T::Number, "FLOP Rate / Peak (%)"),
     ("max_mem_bw_utilization", T::Number, "Max memory BW utilization (among supported memories) (%)"),
     ("include_infeed_outfeed", T::Boolean, "Include Infeed/Outfeed"),
-    ("hlo_module_id", T::Text, "Program ID"),
-    ("source_info", T::Text, "Source Info"),
+    ("hlo_module_id", T::String, "Program ID"),
+    ("source_info", T::String, "Source Info"),
 ];
 
-fn row(r: &RooflineRecord) -> Vec<Cell> {
+fn push_row(table: &mut DataTable, r: &RooflineRecord) {
     let n = Cell::Number;
     let f = &r.rates;
-    vec![
-        Cell::Text(r.span.label().into()),
+    let (module_id, source) = (r.hlo_module_id.to_string(), source_info_html(r.source_info.as_ref()));
+    table.row(vec![
+        Cell::Text(r.span.label()),
         n(r.rank as f64),
-        Cell::Text(r.category.clone()),
-        Cell::Text(r.name.clone()),
+        Cell::Text(&r.category),
+        Cell::Text(&r.name),
         n(r.occurrences as f64),
         n(r.total_time_us),
         n(r.avg_time_us),
@@ -76,7 +77,7 @@ fn row(r: &RooflineRecord) -> Vec<Cell> {
         n(f.vmem_read_operational_intensity),
         n(f.vmem_write_operational_intensity),
         n(f.bottleneck_operational_intensity),
-        Cell::Text(f.bound_by.into()),
+        Cell::Text(f.bound_by),
         n(r.total_time_per_core_us),
         n(r.total_time_fraction),
         n(r.optimal_flop_rate),
@@ -84,9 +85,9 @@ fn row(r: &RooflineRecord) -> Vec<Cell> {
         n(r.compute_efficiency),
         n(r.max_mem_bw_utilization),
         Cell::Boolean(r.include_infeed_outfeed),
-        Cell::Text(r.hlo_module_id.to_string()),
-        Cell::Text(source_info_html(r.source_info.as_ref())),
-    ]
+        Cell::Text(&module_id),
+        Cell::Text(&source),
+    ]);
 }
 
 /// A double as C++'s `absl::StrCat` writes it: 6 significant digits, trailing zeros dropped, an
@@ -113,33 +114,33 @@ pub fn six_digits(x: f64) -> String {
 }
 
 pub fn to_xprof_json(model: &RooflineModel) -> serde_json::Value {
-    let mut table = DataTable::new(COLUMNS);
+    let mut table = DataTable::with_columns(COLUMNS);
     for r in &model.records {
-        table.push_row(row(r));
+        push_row(&mut table, r);
     }
     let ridge = |bw_gib: f64| six_digits(model.ridge_point(bw_gib));
     let flag = |b: bool| if b { "1" } else { "0" };
-    table.property("device_type", model.device_type.clone());
+    table.property("device_type", &model.device_type);
     table.property("megacore", flag(model.megacore));
     table.property("has_cmem", flag(model.has_cmem));
     table.property("has_merged_vmem", flag(model.has_merged_vmem));
-    table.property("peak_flop_rate", six_digits(model.peak_flop_rate));
-    table.property("peak_hbm_bw", six_digits(model.peak_hbm_bw));
-    table.property("peak_cmem_read_bw", six_digits(model.peak_cmem_read_bw));
-    table.property("peak_cmem_write_bw", six_digits(model.peak_cmem_write_bw));
-    table.property("peak_vmem_read_bw", six_digits(model.peak_vmem_read_bw));
-    table.property("peak_vmem_write_bw", six_digits(model.peak_vmem_write_bw));
-    table.property("hbm_ridge_point", ridge(model.peak_hbm_bw));
-    table.property("cmem_read_ridge_point", ridge(model.peak_cmem_read_bw));
-    table.property("cmem_write_ridge_point", ridge(model.peak_cmem_write_bw));
-    table.property("vmem_read_ridge_point", ridge(model.peak_vmem_read_bw));
-    table.property("vmem_write_ridge_point", ridge(model.peak_vmem_write_bw));
-    table.property("time_scale_multiplier", six_digits(model.time_scale_multiplier));
-    let mut diagnostics = DataTable::new(&[("severity", T::Text, "Severity"), ("message", T::Text, "Message")]);
+    table.property("peak_flop_rate", &six_digits(model.peak_flop_rate));
+    table.property("peak_hbm_bw", &six_digits(model.peak_hbm_bw));
+    table.property("peak_cmem_read_bw", &six_digits(model.peak_cmem_read_bw));
+    table.property("peak_cmem_write_bw", &six_digits(model.peak_cmem_write_bw));
+    table.property("peak_vmem_read_bw", &six_digits(model.peak_vmem_read_bw));
+    table.property("peak_vmem_write_bw", &six_digits(model.peak_vmem_write_bw));
+    table.property("hbm_ridge_point", &ridge(model.peak_hbm_bw));
+    table.property("cmem_read_ridge_point", &ridge(model.peak_cmem_read_bw));
+    table.property("cmem_write_ridge_point", &ridge(model.peak_cmem_write_bw));
+    table.property("vmem_read_ridge_point", &ridge(model.peak_vmem_read_bw));
+    table.property("vmem_write_ridge_point", &ridge(model.peak_vmem_write_bw));
+    table.property("time_scale_multiplier", &six_digits(model.time_scale_multiplier));
+    let mut diagnostics = DataTable::with_columns(&[("severity", T::String, "Severity"), ("message", T::String, "Message")]);
     for w in &model.warnings {
-        diagnostics.push_row(vec![Cell::Text("WARNING".into()), Cell::Text(w.clone())]);
+        diagnostics.row([Cell::Text("WARNING"), Cell::Text(w)]);
     }
-    serde_json::Value::Array(vec![table.to_json(), diagnostics.to_json()])
+    serde_json::Value::Array(vec![table.into_json(), diagnostics.into_json()])
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! `--flag` switches and `--key value` options.
 
 use std::path::{Path, PathBuf};
+use tidemark::engine::Session;
 
 pub struct Args {
     pub files: Vec<PathBuf>,
@@ -55,6 +56,40 @@ impl Args {
         }
         Ok(out)
     }
+}
+
+/// The one trace a single-file command reads, opened in a fresh session.
+pub struct OpenedFile {
+    pub args: Args,
+    /// The path as given, for messages.
+    pub name: String,
+    pub session: Session,
+    pub id: u32,
+}
+
+/// Parses `argv` of `tidemark <command>` (`valued` options take a value; `flags` are the switches it
+/// knows), reads its one FILE and opens it. On an error it prints it (with `usage` for a usage error)
+/// and gives the exit status: 2 for usage, 1 for a file that cannot be read or opened.
+pub fn open_one(command: &str, usage: &str, argv: &[String], valued: &[&str], flags: &[&str]) -> Result<OpenedFile, i32> {
+    let args = Args::parse(argv, valued).and_then(|a| a.check_flags(flags).map(|_| a)).map_err(|e| {
+        eprintln!("tidemark {command}: {e}\n{usage}");
+        2
+    })?;
+    let [path] = args.files.as_slice() else {
+        eprintln!("tidemark {command}: give exactly one trace file\n{usage}");
+        return Err(2);
+    };
+    let name = path.display().to_string();
+    let bytes = tidemark::engine::read_input::read_input(path).map_err(|e| {
+        eprintln!("tidemark: {name}: cannot read the file: {e}");
+        1
+    })?;
+    let mut session = Session::new();
+    let id = session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).map_err(|e| {
+        eprintln!("tidemark: {e}");
+        1
+    })?;
+    Ok(OpenedFile { args, name, session, id })
 }
 
 fn expand(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {

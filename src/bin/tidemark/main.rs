@@ -9,6 +9,8 @@ mod bundle;
 #[cfg(not(target_arch = "wasm32"))]
 mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
+mod framework_op_stats;
+#[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
@@ -30,6 +32,9 @@ Usage:
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
+  tidemark framework-op-stats FILE [--json]
+                                          XProf's framework op stats: ops by self time (host; the true
+                                          occurrence count beside XProf's where allocator events inflate it)
   tidemark op-profile FILE [--json]       XProf's Op Profile: device ops by program and category, time and utilisation
   tidemark kernel-stats FILE [--json]     XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
   tidemark hlo-stats FILE [--json]        XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
@@ -60,6 +65,7 @@ fn main() {
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),
+        "framework-op-stats" => framework_op_stats::run(rest),
         "op-profile" => op_tables::op_profile(rest),
         "kernel-stats" => op_tables::kernel_stats(rest),
         "hlo-stats" => op_tables::hlo_stats(rest),

@@ -1,11 +1,10 @@
 //! `tidemark memory-profile`: XProf's Memory Profile as text, or as XProf's own JSON (`--json`, plus a
 //! `tidemark` key with our exact counts and leak hints).
 
-use crate::args::Args;
+use crate::args::{open_one, OpenedFile};
 use crate::units::{bytes, count};
 use std::fmt::Write;
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
-use tidemark::engine::Session;
 
 const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
 /// Breakdown rows shown in the text output (the JSON has all of them).
@@ -14,27 +13,11 @@ const TOP_ROWS: usize = 10;
 const TOP_LIVE_OPS: usize = 5;
 
 pub fn run(argv: &[String]) -> i32 {
-    let args = match Args::parse(argv, &["memory-id"]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("tidemark memory-profile: {e}\n{USAGE}");
-            return 2;
-        }
+    let OpenedFile { args, name, mut session, id } = match open_one("memory-profile", USAGE, argv, &["memory-id"], &["json"]) {
+        Ok(f) => f,
+        Err(code) => return code,
     };
-    let [path] = args.files.as_slice() else {
-        eprintln!("tidemark memory-profile: give exactly one trace file\n{USAGE}");
-        return 2;
-    };
-    let name = path.display().to_string();
-    let bytes = match tidemark::engine::read_input::read_input(path) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("tidemark: {name}: cannot read the file: {e}");
-            return 1;
-        }
-    };
-    let mut session = Session::new();
-    let mut profile = match session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).and_then(|id| session.take_memory_profile(id)) {
+    let mut profile = match session.take_memory_profile(id) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("tidemark: {e}");

@@ -1,7 +1,7 @@
 //! `tidemark op-profile | hlo-stats | kernel-stats | roofline-model`: XProf's device op tables of one trace, as a readable table or
 //! (`--json`) as XProf's JSON.
 
-use crate::args::Args;
+use crate::args::open_one;
 use crate::units::count;
 use std::fmt::Write;
 use tidemark::analysis::hlo_stats::HloStats;
@@ -53,37 +53,22 @@ pub fn roofline_model(argv: &[String]) -> i32 {
 }
 
 fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
-    let usage = |message: &str| {
-        eprintln!("tidemark {}: {message}\nusage: tidemark {} FILE [--json]", tool.command, tool.command);
-        2
+    let usage = format!("usage: tidemark {} FILE [--json]", tool.command);
+    let mut f = match open_one(tool.command, &usage, argv, &[], &["json"]) {
+        Ok(f) => f,
+        Err(code) => return code,
     };
-    let fail = |message: &str| {
-        eprintln!("tidemark {}: {message}", tool.command);
-        1
-    };
-    let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
-        Ok(a) => a,
-        Err(e) => return usage(&e),
-    };
-    let [path] = args.files.as_slice() else { return usage("give exactly one FILE") };
-    let name = path.display().to_string();
-    let file_bytes = match tidemark::engine::read_input::read_input(path) {
-        Ok(b) => b,
-        Err(e) => return fail(&format!("{name}: cannot read the file: {e}")),
-    };
-    let mut session = Session::new();
-    let id = match session.open(&name, file_bytes, &mut |_, _| {}) {
-        Ok(f) => f.id,
-        Err(e) => return fail(&e.to_string()),
-    };
-    let result = match (tool.compute)(&mut session, id) {
+    let result = match (tool.compute)(&mut f.session, f.id) {
         Ok(r) => r,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => {
+            eprintln!("tidemark {}: {e}", tool.command);
+            return 1;
+        }
     };
-    if args.flag("json") {
+    if f.args.flag("json") {
         println!("{}", serde_json::to_string_pretty(&(tool.json)(&result)).unwrap_or_default());
     } else {
-        print!("{}", (tool.table)(&name, &result));
+        print!("{}", (tool.table)(&f.name, &result));
     }
     0
 }
