@@ -1,6 +1,7 @@
 //! XProf's DataTable JSON (the Google Charts table shape its op tools answer with):
 //! `{"cols":[{"id","label","type"}...],"p":{name:"text"...},"rows":[{"c":[{"v":value}...]}...]}`.
-//! Numbers are doubles (`1.0`, shortest round-trip form); every `p` value is a string.
+//! Numbers are doubles (`1.0`, shortest round-trip form); every `p` value is a string, and a table
+//! without properties has no `p` (as XProf prints kernel and HLO op stats).
 
 use serde_json::{json, Map, Value};
 
@@ -9,6 +10,7 @@ use serde_json::{json, Map, Value};
 pub enum ColumnType {
     Number,
     String,
+    Boolean,
 }
 
 /// A DataTable being filled row by row.
@@ -24,6 +26,7 @@ pub struct DataTable {
 pub enum Cell<'a> {
     Number(f64),
     Text(&'a str),
+    Boolean(bool),
 }
 
 impl DataTable {
@@ -35,6 +38,7 @@ impl DataTable {
         let t = match column_type {
             ColumnType::Number => "number",
             ColumnType::String => "string",
+            ColumnType::Boolean => "boolean",
         };
         self.cols.push(json!({"id": id, "label": label, "type": t}));
     }
@@ -50,13 +54,27 @@ impl DataTable {
             .map(|cell| match cell {
                 Cell::Number(v) => json!({ "v": v }),
                 Cell::Text(s) => json!({ "v": s }),
+                Cell::Boolean(b) => json!({ "v": b }),
             })
             .collect();
         self.rows.push(json!({ "c": c }));
     }
 
     pub fn into_json(self) -> Value {
-        json!({"cols": self.cols, "p": self.properties, "rows": self.rows})
+        if self.properties.is_empty() {
+            json!({"cols": self.cols, "rows": self.rows})
+        } else {
+            json!({"cols": self.cols, "p": self.properties, "rows": self.rows})
+        }
+    }
+
+    /// A table with `columns` (id, type, label), in order.
+    pub fn with_columns(columns: &[(&str, ColumnType, &str)]) -> Self {
+        let mut t = Self::new();
+        for &(id, column_type, label) in columns {
+            t.column(id, column_type, label);
+        }
+        t
     }
 }
 

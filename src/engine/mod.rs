@@ -8,6 +8,7 @@ pub mod memory_profile;
 pub mod memory_viewer;
 pub mod memory_viewer_columns;
 pub mod op_metrics;
+pub mod op_tables;
 pub mod overview;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
@@ -42,6 +43,8 @@ pub struct Session {
     op_metrics: op_metrics::OpMetricsCache,
     /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
     trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
+    /// Device op tables computed so far, by file id (see [`Session::device_ops`]).
+    op_tables: op_tables::OpTablesCache,
 }
 
 impl Session {
@@ -111,6 +114,7 @@ impl Session {
         self.op_metrics.remove(&id);
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);
+        self.op_tables.forget_file(id);
         before != self.files.len()
     }
 

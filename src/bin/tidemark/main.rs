@@ -20,6 +20,8 @@ mod open;
 #[cfg(not(target_arch = "wasm32"))]
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
+mod op_tables;
+#[cfg(not(target_arch = "wasm32"))]
 mod units;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -42,6 +44,10 @@ Usage:
                                           every event — XProf keeps only the 5,000,000 earliest (the summary
                                           says how many it would drop) — but not the lines XProf derives on
                                           GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
+  tidemark op-profile FILE [--json]       XProf's Op Profile: device ops by program and category, time and utilisation
+  tidemark kernel-stats FILE [--json]     XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
+  tidemark hlo-stats FILE [--json]        XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
+  tidemark roofline-model FILE [--json]   XProf's Roofline Model: ops against the device's peaks (TPU traces)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -70,6 +76,10 @@ fn main() {
         "memory-profile" => memory_profile::run(rest),
         "framework-op-stats" => framework_op_stats::run(rest),
         "trace-viewer" => trace_viewer::run(rest),
+        "op-profile" => op_tables::op_profile(rest),
+        "kernel-stats" => op_tables::kernel_stats(rest),
+        "hlo-stats" => op_tables::hlo_stats(rest),
+        "roofline-model" => op_tables::roofline_model(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2
