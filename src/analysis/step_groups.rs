@@ -41,11 +41,20 @@ use std::collections::{HashSet, VecDeque};
 pub struct StepGroups {
     /// [`UNGROUPED`] for an event without a group.
     groups: Vec<u32>,
+    /// The `step_name` XProf gives each tracked root that started a group and is not one of its
+    /// implicit roots (`FunctionRun`, `SessionRun`, `RunGraph`, executor events): (tracked rank, name),
+    /// by rank. The step events read these roots as step markers.
+    step_names: Vec<(usize, String)>,
 }
 
 impl StepGroups {
     pub fn group_id(&self, tracked: usize) -> Option<i64> {
         self.groups.get(tracked).filter(|&&g| g != UNGROUPED).map(|&g| i64::from(g))
+    }
+
+    /// The `step_name` grouping gave the tracked event of this rank, if any.
+    pub fn step_name(&self, tracked: usize) -> Option<&str> {
+        self.step_names.binary_search_by_key(&tracked, |(t, _)| *t).ok().map(|i| self.step_names[i].1.as_str())
     }
 }
 
@@ -60,6 +69,9 @@ const TF_DATA_FUNCTION_RUNS: [&str; 4] = [
     "InstantiatedCapturedFunction::RunWithBorrowedArgs",
 ];
 const LEGACY_ROOT: &str = "TraceContext";
+/// Roots that start a group without being named as a step (XProf's implicit roots; executor events
+/// are [`Kind::Executor`]).
+const IMPLICIT_ROOTS: [&str; 3] = ["FunctionRun", "SessionRun", "RunGraph"];
 /// XProf skips a context with at least this many producers and consumers (a runaway fan-out).
 const MAX_CONTEXT_FAN: usize = 64;
 /// "No group yet" in [`Forest::group`].
@@ -87,11 +99,12 @@ struct GroupingStats {
     is_async: bool,
     step_id: Option<i64>,
     iter_num: Option<i64>,
+    step_num: Option<i64>,
 }
 
 /// The stats grouping reads ([`Grouper::push`] needs them selected), by name; a stat's role is its
-/// position here + 1 (0: not read).
-pub const STATS: [&str; 8] = ["_pt", "_p", "_ct", "_c", "_r", "_a", "id", "iter_num"];
+/// position here + 1 (0: not read). `step_num` only names a root's group.
+pub const STATS: [&str; 9] = ["_pt", "_p", "_ct", "_c", "_r", "_a", "id", "iter_num", "step_num"];
 
 /// The stats of an event's own that can make an event whose metadata gives it no part in grouping
 /// (no name XProf treats specially, no grouping stats) more than a leaf of its enclosing node: a
@@ -134,6 +147,7 @@ impl GroupingStats {
             6 => self.is_async = i.is_some_and(|x| x != 0),
             7 => self.step_id = i,
             8 => self.iter_num = i,
+            9 => self.step_num = i,
             _ => {}
         }
     }
@@ -145,6 +159,8 @@ impl GroupingStats {
 struct MetaInfo {
     kind: Kind,
     legacy_root: bool,
+    /// A root of this name starts a group without naming a step.
+    implicit_root: bool,
     /// The caller wants the groups of these events.
     tracked: bool,
     stats: GroupingStats,
@@ -159,6 +175,11 @@ struct Keyed {
     begin_ps: i64,
     step_id: Option<i64>,
     iter_num: Option<i64>,
+    step_num: Option<i64>,
+    /// Its event metadata id (for a root's group name).
+    metadata_id: i64,
+    /// Its rank among the tracked events, or [`NONE`].
+    tracked: u32,
 }
 
 /// Builds the host plane's step groups from its events, fed one by one in file order (lines in order,
@@ -198,7 +219,8 @@ impl<'a> Grouper<'a> {
     pub fn new(space: &XSpace, plane: &'a Plane, tracked: impl Fn(i64) -> bool) -> Self {
         let has_loop_ops = space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())));
         let ids = StatIds::new(plane);
-        let mut metas = vec![MetaInfo { kind: Kind::Other, legacy_root: false, tracked: false, stats: GroupingStats::default() }];
+        let mut metas =
+            vec![MetaInfo { kind: Kind::Other, legacy_root: false, implicit_root: false, tracked: false, stats: GroupingStats::default() }];
         let meta = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {
             let name = m.name.as_str();
             let kind = if name == EXECUTOR {
@@ -214,7 +236,8 @@ impl<'a> Grouper<'a> {
             for stat in &m.stats {
                 stats.apply(ids.role(stat.metadata_id), plane.stat_value(stat));
             }
-            metas.push(MetaInfo { kind, legacy_root: name == LEGACY_ROOT, tracked: tracked(id), stats });
+            let implicit_root = kind == Kind::Executor || IMPLICIT_ROOTS.contains(&name);
+            metas.push(MetaInfo { kind, legacy_root: name == LEGACY_ROOT, implicit_root, tracked: tracked(id), stats });
             (id, metas.len() as u32 - 1)
         }));
         Grouper {
@@ -315,7 +338,18 @@ impl<'a> Grouper<'a> {
             detail: "too many events on the host plane to group".into(),
         })?;
         if root_level > 0 || info.kind != Kind::Other {
-            keyed.push(Keyed { node: me, kind: info.kind, root_level, begin_ps, step_id: s.step_id, iter_num: s.iter_num });
+            let tracked_rank = if info.tracked { tracked.len() as u32 } else { NONE };
+            keyed.push(Keyed {
+                node: me,
+                kind: info.kind,
+                root_level,
+                begin_ps,
+                step_id: s.step_id,
+                iter_num: s.iter_num,
+                step_num: s.step_num,
+                metadata_id: h.metadata_id,
+                tracked: tracked_rank,
+            });
         }
         let mut context_end = |(t, id): (i64, u64), consumer: bool| {
             // One integer that sorts by context, then producers before consumers: the id, the type's
@@ -352,7 +386,7 @@ impl<'a> Grouper<'a> {
     /// The groups of the tracked events pushed.
     pub fn finish(mut self) -> StepGroups {
         self.close_line();
-        let Grouper { has_loop_ops, nodes, nesting, mut edges, keyed, context_ends, tracked, .. } = self;
+        let Grouper { plane, meta, metas, has_loop_ops, nodes, nesting, mut edges, keyed, context_ends, tracked, .. } = self;
         connect_executors_to_iterators(&keyed, &mut edges);
         // Each context's producers, then its consumers. XProf makes every producer a parent of every
         // consumer. A context with several of both goes through one extra node instead (producers → it
@@ -381,10 +415,20 @@ impl<'a> Grouper<'a> {
             }
         }
         let mut group = vec![UNGROUPED; n];
-        if !has_loop_ops {
-            assign_groups(n, &keyed, nesting, &mut edges, &mut group);
-        }
-        StepGroups { groups: tracked.iter().map(|&t| if t == NONE { UNGROUPED } else { group[t as usize] }).collect() }
+        let named = if has_loop_ops { Vec::new() } else { assign_groups(n, &keyed, nesting, &mut edges, &mut group) };
+        // XProf's group name: the root's name, then its iteration or step number (the root's own or
+        // its nearest ancestor's), else the group id.
+        let mut step_names: Vec<(usize, String)> = named
+            .into_iter()
+            .filter_map(|(k, id, number)| {
+                let k = &keyed[k];
+                let info = &metas[meta.get(k.metadata_id) as usize];
+                (k.tracked != NONE && !info.implicit_root)
+                    .then(|| (k.tracked as usize, format!("{} {}", plane.event_name(k.metadata_id), number.unwrap_or(i64::from(id)))))
+            })
+            .collect();
+        step_names.sort_unstable_by_key(|(t, _)| *t);
+        StepGroups { groups: tracked.iter().map(|&t| if t == NONE { UNGROUPED } else { group[t as usize] }).collect(), step_names }
     }
 }
 
@@ -574,7 +618,15 @@ impl Bfs {
     }
 }
 
-fn assign_groups(n: usize, keyed: &[Keyed], nesting: Nesting, edges: &mut Vec<(u32, u32)>, group: &mut [u32]) {
+/// Groups the nodes from their roots. Returns the roots that started a group outside TensorFlow loops
+/// (their index in `keyed`, their group id and the iteration or step number their group is named by).
+fn assign_groups(
+    n: usize,
+    keyed: &[Keyed],
+    nesting: Nesting,
+    edges: &mut Vec<(u32, u32)>,
+    group: &mut [u32],
+) -> Vec<(usize, u32, Option<i64>)> {
     let tf_data_steps: HashSet<i64> = keyed.iter().filter(|k| k.kind == Kind::TfDataFunctionRun).filter_map(|k| k.step_id).collect();
     let loop_roots = tf_loop_roots(keyed, &tf_data_steps, edges);
     let graph = Graph { nesting, children: Csr::new(n, edges, false), parents: Csr::new(n, edges, true) };
@@ -585,26 +637,60 @@ fn assign_groups(n: usize, keyed: &[Keyed], nesting: Nesting, edges: &mut Vec<(u
             propagate(&graph, &mut bfs, group, root, next_group);
             next_group += 1;
         }
-        return;
+        return Vec::new();
     }
-    let mut roots: Vec<&Keyed> =
-        keyed.iter().filter(|k| k.root_level > 0 && !k.step_id.is_some_and(|s| tf_data_steps.contains(&s))).collect();
-    roots.sort_by_key(|k| (std::cmp::Reverse(k.root_level), k.begin_ps, k.node));
+    let mut roots: Vec<(usize, &Keyed)> =
+        keyed.iter().enumerate().filter(|(_, k)| k.root_level > 0 && !k.step_id.is_some_and(|s| tf_data_steps.contains(&s))).collect();
+    roots.sort_by_key(|(_, k)| (std::cmp::Reverse(k.root_level), k.begin_ps, k.node));
     if roots.is_empty() {
-        return;
+        return Vec::new();
     }
     // Root level of every event with a positive one (the only levels an ancestor check can match).
     let level_of: FastMap<u32, i64> = keyed.iter().filter(|k| k.root_level > 0).map(|k| (k.node, k.root_level)).collect();
 
+    let keyed_of: FastMap<u32, usize> = keyed.iter().enumerate().map(|(i, k)| (k.node, i)).collect();
+    let mut named = Vec::new();
     let mut budget = ANCESTOR_VISITS_PER_NODE.saturating_mul(n).saturating_add(ANCESTOR_VISITS_SLACK);
-    for root in roots {
+    for (index, root) in roots {
         if group[root.node as usize] == UNGROUPED
             && !has_ancestor_root_of_level(&graph, &mut bfs, &level_of, root.node, root.root_level, &mut budget)
         {
             propagate(&graph, &mut bfs, group, root.node, next_group);
+            let number = context_number(&graph, &mut bfs, keyed, &keyed_of, root.node, |k| k.iter_num, &mut budget)
+                .or_else(|| context_number(&graph, &mut bfs, keyed, &keyed_of, root.node, |k| k.step_num, &mut budget));
+            named.push((index, next_group, number));
             next_group += 1;
         }
     }
+    named
+}
+
+/// XProf's context stat: the stat `of` of `node` itself, else of the nearest event with one among its
+/// ancestors (breadth-first over all parents). Stats are kept for keyed events only (roots, executor and
+/// iterator events): the events that carry step and iteration numbers. Visits spend `budget` as in
+/// [`has_ancestor_root_of_level`].
+fn context_number(
+    graph: &Graph,
+    bfs: &mut Bfs,
+    keyed: &[Keyed],
+    keyed_of: &FastMap<u32, usize>,
+    node: u32,
+    of: impl Fn(&Keyed) -> Option<i64>,
+    budget: &mut usize,
+) -> Option<i64> {
+    bfs.start();
+    bfs.visit(node);
+    while let Some(n) = bfs.queue.pop_front() {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        if let Some(v) = keyed_of.get(&n).and_then(|&i| of(&keyed[i])) {
+            return Some(v);
+        }
+        graph.for_each_parent(n, |p| bfs.visit(p));
+    }
+    None
 }
 
 /// A node and its start time (ps).
