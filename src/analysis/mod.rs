@@ -6,6 +6,7 @@ pub mod input_pipeline;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_metrics;
 pub mod overview_page;
 pub mod step_groups;
 pub mod steps;
