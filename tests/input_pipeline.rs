@@ -5,6 +5,7 @@ mod common;
 
 use serde_json::Value;
 use tidemark::analysis::input_pipeline::{xprof_json, InputPipeline};
+use tidemark::analysis::op_metrics::host::host_op_metrics_db;
 use tidemark::analysis::steps;
 use tidemark::decode::Profile;
 
@@ -21,7 +22,7 @@ fn analysis(stem: &str) -> InputPipeline {
     let file = common::open(&format!("{stem}.xplane.pb.gz"));
     let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
     let db = steps::step_db(space).unwrap_or_else(|e| panic!("{stem}: {e}"));
-    InputPipeline::new(&db, &[])
+    InputPipeline::new(&db, &host_op_metrics_db(space).unwrap_or_else(|e| panic!("{stem}: {e}")))
 }
 
 /// Row by row, the step table's rows that differ from XProf's (name, our row, XProf's row).
@@ -53,7 +54,7 @@ fn step_tables_equal_xprof() {
         if let Some(d) = common::json_diff(&actual[1]["p"], &expected[1]["p"]) {
             failures.push(format!("{stem}: step table p: {d}"));
         }
-        for i in [0, 3, 4] {
+        for i in [0, 2, 3, 4] {
             if let Some(d) = common::json_diff(&actual[i], &expected[i]) {
                 failures.push(format!("{stem}: table {i}: {d}"));
             }

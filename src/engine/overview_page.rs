@@ -3,6 +3,7 @@
 //! is part of it ([`Session::input_pipeline`]).
 
 use super::{OpenError, Session};
+use crate::analysis::op_metrics::host::host_op_metrics_db;
 use crate::analysis::overview_page::{OverviewPage, RunEnvironment};
 use crate::analysis::steps;
 use crate::decode::Profile;
@@ -15,7 +16,8 @@ impl Session {
             return Err(err(format!("this file is {}; the Overview Page needs an XProf trace (*.xplane.pb)", f.file.profile.format())));
         };
         let db = steps::step_db(space).map_err(|e| err(e.to_string()))?;
-        Ok(OverviewPage::new(&db, &[], RunEnvironment::of(space)))
+        let host_ops = host_op_metrics_db(space).map_err(|e| err(e.to_string()))?;
+        Ok(OverviewPage::new(&db, &host_ops, RunEnvironment::of(space)))
     }
 
     /// The Overview Page of `file_id`, computed on first use and kept until the file is closed.

@@ -3,18 +3,9 @@
 //! time, each put in a category; and the host's input time by category (XProf's `GenerateHostResult`).
 
 use super::InputTimeBreakdown;
-
-/// A row of the host op table, as this analysis needs it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostOp {
-    pub name: String,
-    /// The op's type (XProf calls it the category): `Dataset`, `MemcpyHToD`, `Conv2D`, ...
-    pub op_type: String,
-    pub occurrences: u64,
-    pub time_ps: u64,
-    pub self_time_ps: u64,
-    pub is_eager: bool,
-}
+use crate::analysis::op_metrics::tf_op::DATASET_OP;
+use crate::analysis::op_metrics::{ps_to_us, safe_divide, OpMetrics, OpMetricsDb};
+use crate::analysis::steps::events::is_infeed_enqueue;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputOpCategory {
@@ -40,26 +31,33 @@ impl InputOpCategory {
 /// One input op with its share of all input ops' self time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputOp {
-    pub op: HostOp,
+    pub name: String,
+    /// XProf's count: its runs, plus the allocator events that name it.
+    pub occurrences: u64,
+    pub time_ps: u64,
+    pub self_time_ps: u64,
     pub category: InputOpCategory,
     /// Fractions of the input ops' total self time (XProf's percent ÷ 100, computed its way).
     pub time_fraction: f64,
     pub self_time_fraction: f64,
 }
 
-/// The input ops among `host_ops`, by self time (descending), then name.
-pub fn input_ops(host_ops: &[HostOp]) -> Vec<InputOp> {
-    let mut ops: Vec<&HostOp> = host_ops.iter().filter(|op| is_input_op(&op.op_type)).collect();
-    ops.sort_by(|a, b| b.self_time_ps.cmp(&a.self_time_ps).then_with(|| a.name.cmp(&b.name)));
+/// The input ops of the host op table, by self time (descending), then name. (The op table's
+/// category is the op's type: `Dataset`, `MemcpyHToD`, `Conv2D`, ...)
+pub fn input_ops(host_ops: &OpMetricsDb) -> Vec<InputOp> {
+    let ops: Vec<&OpMetrics> = host_ops.sorted_by_self_time(None).into_iter().filter(|op| is_input_op(&op.category)).collect();
     let total_ps: u64 = ops.iter().map(|op| op.self_time_ps).sum();
     // XProf stores 100 · time / total and its table divides by 100 again; kept for equal doubles.
-    let fraction = |ps: u64| if total_ps == 0 { 0.0 } else { 100.0 * (ps as f64 / total_ps as f64) / 100.0 };
+    let fraction = |ps: u64| 100.0 * safe_divide(ps as f64, total_ps as f64) / 100.0;
     ops.into_iter()
         .map(|op| InputOp {
-            category: category(op),
+            name: op.name.clone(),
+            occurrences: op.occurrences,
+            time_ps: op.time_ps,
+            self_time_ps: op.self_time_ps,
+            category: category(&op.name, &op.category),
             time_fraction: fraction(op.time_ps),
             self_time_fraction: fraction(op.self_time_ps),
-            op: op.clone(),
         })
         .collect()
 }
@@ -67,7 +65,9 @@ pub fn input_ops(host_ops: &[HostOp]) -> Vec<InputOp> {
 /// The host's input time by category, µs. `host_to_device_ratio`: the share of a step spent sending
 /// input to the device; with none, all input time is reading and preprocessing.
 pub fn input_time(ops: &[InputOp], host_to_device_ratio: f64) -> InputTimeBreakdown {
-    let us = |c: InputOpCategory| ops.iter().filter(|o| o.category == c).map(|o| o.op.self_time_ps as f64 / 1e6).sum::<f64>();
+    // Summed from +0.0 as XProf's map entries start (Rust's `f64` sum of nothing is -0.0, which
+    // would print as "-0.000").
+    let us = |c: InputOpCategory| ops.iter().filter(|o| o.category == c).fold(0.0, |sum, o| sum + ps_to_us(o.self_time_ps));
     let enqueue_us = us(InputOpCategory::Enqueue);
     let (demanded, advanced, preprocessing) =
         (us(InputOpCategory::DemandedFileRead), us(InputOpCategory::AdvancedFileRead), us(InputOpCategory::Preprocessing));
@@ -85,15 +85,6 @@ pub fn input_time(ops: &[InputOp], host_to_device_ratio: f64) -> InputTimeBreakd
     }
 }
 
-/// XProf's `SafeDivide`: 0 where the divisor is (nearly) 0.
-pub fn safe_divide(x: f64, y: f64) -> f64 {
-    if y.abs() < 1e-10 {
-        0.0
-    } else {
-        x / y
-    }
-}
-
 /// The newer stage categories.
 fn new_style(op_type: &str) -> Option<InputOpCategory> {
     match op_type.to_ascii_lowercase().as_str() {
@@ -106,21 +97,21 @@ fn new_style(op_type: &str) -> Option<InputOpCategory> {
 }
 
 fn is_enqueue(op_type: &str) -> bool {
-    op_type.starts_with("InfeedEnqueue") || op_type == "MemcpyHToD"
+    is_infeed_enqueue(op_type) || op_type == "MemcpyHToD"
 }
 
+/// XProf leaves `IteratorGetNext` out: it waits for input rather than producing it.
 fn is_input_op(op_type: &str) -> bool {
-    is_enqueue(op_type) || op_type == "Dataset" || new_style(op_type).is_some()
+    is_enqueue(op_type) || op_type == DATASET_OP || new_style(op_type).is_some()
 }
 
-fn category(op: &HostOp) -> InputOpCategory {
-    if let Some(c) = new_style(&op.op_type) {
+fn category(name: &str, op_type: &str) -> InputOpCategory {
+    if let Some(c) = new_style(op_type) {
         return c;
     }
-    if is_enqueue(&op.op_type) {
+    if is_enqueue(op_type) {
         return InputOpCategory::Enqueue;
     }
-    let name = op.name.as_str();
     let reads_files =
         ["::TFRecord", "::TextLine", "::FixedLengthRecord", "::SSTable", "::RecordIO", "::ArrayRecord"].iter().any(|s| name.ends_with(s));
     if !reads_files {

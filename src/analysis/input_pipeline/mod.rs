@@ -6,8 +6,9 @@ pub mod input_ops;
 pub mod summary;
 pub mod xprof_json;
 
+use crate::analysis::op_metrics::{safe_divide, OpMetricsDb};
 use crate::analysis::steps::{EventType, Step, StepDb};
-pub use input_ops::{HostOp, InputOp, InputOpCategory};
+pub use input_ops::{InputOp, InputOpCategory};
 pub use summary::Summary;
 
 /// Picoseconds per millisecond.
@@ -184,17 +185,14 @@ pub struct InputPipeline {
 
 impl InputPipeline {
     /// The analysis of the steps `db` and the host op table `host_ops`.
-    pub fn new(db: &StepDb, host_ops: &[HostOp]) -> Self {
+    pub fn new(db: &StepDb, host_ops: &OpMetricsDb) -> Self {
         let steps: Vec<StepRow> = db.steps.iter().map(StepRow::new).collect();
         let summary = |f: fn(&StepRow) -> f64| Summary::of(steps.iter().map(f));
         let step_time_ms = summary(|s| s.step_time_ms);
         // The share of a step spent sending input to the device (XProf first asks the host op table
         // for TPU infeed timing, which host-only traces do not have).
-        let host_to_device_ratio = if step_time_ms.average > 0.0 {
-            input_ops::safe_divide(summary(|s| s.host_to_device_ms).average, step_time_ms.average)
-        } else {
-            0.0
-        };
+        let host_to_device_ratio =
+            if step_time_ms.average > 0.0 { safe_divide(summary(|s| s.host_to_device_ms).average, step_time_ms.average) } else { 0.0 };
         let input_ops = input_ops::input_ops(host_ops);
         let input_time = input_ops::input_time(&input_ops, host_to_device_ratio);
         let bottleneck = Bottleneck::new(&steps);

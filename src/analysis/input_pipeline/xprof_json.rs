@@ -113,11 +113,11 @@ fn host_table(a: &InputPipeline) -> DataTable {
         .column("category", "string", "Category");
     for o in &a.input_ops {
         t.row([
-            Cell::Text(o.op.name.clone()),
-            Cell::Number(o.op.occurrences as f64),
-            Cell::Number(o.op.time_ps as f64 / 1e9),
+            Cell::Text(o.name.clone()),
+            Cell::Number(o.occurrences as f64),
+            Cell::Number(o.time_ps as f64 / 1e9),
             Cell::Number(o.time_fraction),
-            Cell::Number(o.op.self_time_ps as f64 / 1e9),
+            Cell::Number(o.self_time_ps as f64 / 1e9),
             Cell::Number(o.self_time_fraction),
             Cell::Text(o.category.label().to_string()),
         ]);

@@ -8,7 +8,8 @@
 pub mod run_environment;
 pub mod xprof_json;
 
-use crate::analysis::input_pipeline::{HostOp, InputPipeline};
+use crate::analysis::input_pipeline::InputPipeline;
+use crate::analysis::op_metrics::{safe_divide, OpMetricsDb};
 use crate::analysis::steps::StepDb;
 pub use run_environment::RunEnvironment;
 
@@ -25,16 +26,18 @@ pub struct OverviewPage {
 }
 
 impl OverviewPage {
-    pub fn new(db: &StepDb, host_ops: &[HostOp], run_environment: RunEnvironment) -> Self {
-        let host_ops_run: u64 = host_ops.iter().map(|o| o.occurrences).sum();
+    pub fn new(db: &StepDb, host_ops: &OpMetricsDb, run_environment: RunEnvironment) -> Self {
+        // XProf counts occurrences as its host op table has them (allocator events naming an op
+        // included).
+        let host_ops_run: u64 = host_ops.metrics.iter().map(|o| o.occurrences).sum();
         let (mut busy_ps, mut eager_ps) = (0u64, 0u64);
-        for o in host_ops.iter().filter(|o| o.op_type != IDLE) {
+        for o in host_ops.metrics.iter().filter(|o| !o.is_idle()) {
             busy_ps += o.self_time_ps;
             if o.is_eager {
                 eager_ps += o.self_time_ps;
             }
         }
-        let percent = |x: u64, total: u64| 100.0 * crate::analysis::input_pipeline::input_ops::safe_divide(x as f64, total as f64);
+        let percent = |x: u64, total: u64| 100.0 * safe_divide(x as f64, total as f64);
         OverviewPage {
             run_environment,
             host_tf_op_percent: percent(host_ops_run, host_ops_run),
@@ -43,6 +46,3 @@ impl OverviewPage {
         }
     }
 }
-
-/// The op type of the host op table's idle row.
-pub const IDLE: &str = "IDLE";

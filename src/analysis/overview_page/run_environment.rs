@@ -2,6 +2,7 @@
 //! the device planes (`SetRunEnvironment`), and whether the program trains (`ModelTracker`: some HLO
 //! instruction lies in a TensorFlow gradient scope or a JAX `transpose(` scope).
 
+use crate::analysis::op_metrics::tf_op::{is_jax_op_name_and_type, is_tf_op_name, is_tf_op_type, tf_name_scopes};
 use crate::decode::hlo;
 use crate::decode::xplane::XSpace;
 
@@ -52,27 +53,10 @@ fn is_training(space: &XSpace) -> bool {
 
 fn has_gradient(op_name: &str, op_type: &str) -> bool {
     if is_tf_op_type(op_type) && is_tf_op_name(op_name) {
-        let scopes = op_name.rsplit_once('/').map_or("", |(scopes, _)| scopes);
-        scopes.split('/').any(|s| s.strip_prefix("gradient").is_some_and(|rest| rest == "_tape" || rest.starts_with('s')))
-    } else if op_type.is_empty() || is_jax_op_type(op_type) {
+        tf_name_scopes(op_name).any(|s| s.strip_prefix("gradient").is_some_and(|rest| rest == "_tape" || rest.starts_with('s')))
+    } else if op_type.is_empty() || is_jax_op_name_and_type(op_name, op_type) {
         op_name.split('/').any(|s| s.starts_with("transpose("))
     } else {
         false
     }
-}
-
-/// A JAX primitive name, possibly with parameters: `dot_general`, `transpose[permutation=(1, 0)]`.
-fn is_jax_op_type(t: &str) -> bool {
-    let base = t.split_once('[').map_or(t, |(b, rest)| if rest.ends_with(']') { b } else { "" });
-    base.bytes().next().is_some_and(|c| c.is_ascii_lowercase() || c == b'_')
-        && base.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
-}
-
-fn is_tf_op_type(t: &str) -> bool {
-    t.bytes().next().is_some_and(|c| c.is_ascii_uppercase() || c == b'_') && t.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-}
-
-fn is_tf_op_name(n: &str) -> bool {
-    n.bytes().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == b'.')
-        && n.bytes().all(|c| c.is_ascii_alphanumeric() || b"_./>-".contains(&c))
 }

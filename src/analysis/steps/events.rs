@@ -2,6 +2,7 @@
 //! typed events (`ConvertHostThreadsXPlaneToStepEvents`).
 
 use super::EventType;
+use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use crate::analysis::step_groups::{self, Grouper};
 use crate::decode::xplane::{IdTable, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
@@ -47,30 +48,25 @@ enum Role {
 }
 
 fn role_of(name: &str) -> Role {
-    let starts_ci = |p: &str| name.len() >= p.len() && name.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes());
+    let op = parse_tf_op_fullname(name);
     if ["train", "test", "TraceContext"].iter().any(|p| name.starts_with(p)) && !name.contains('/') {
         Role::Marker
     } else if ["EagerExecute", "EagerLocalExecute", "EagerKernelExecute", "FunctionRun"].iter().any(|p| name.starts_with(p)) {
         Role::Wrapper
-    } else if starts_ci("MEMCPYHToD") || is_infeed_enqueue(name) {
+    } else if op.category == TfOpCategory::MemcpyHToD || (op.category == TfOpCategory::TensorFlow && is_infeed_enqueue(op.type_)) {
         Role::Typed(EventType::HostToDevice)
-    } else if starts_ci("MEMCPYHToH") {
+    } else if op.category == TfOpCategory::MemcpyHToH {
         Role::Typed(EventType::HostToHost)
-    } else if starts_ci("IteratorGetNext") {
+    } else if name.get(..15).is_some_and(|p| p.eq_ignore_ascii_case("IteratorGetNext")) {
         Role::Typed(EventType::HostWaitInput)
     } else {
         Role::Compute
     }
 }
 
-/// A TensorFlow op (`name:Type`, XProf's `ParseTfOpFullname`) whose type is an infeed enqueue.
-fn is_infeed_enqueue(name: &str) -> bool {
-    let Some((op, ty)) = name.split_once(':') else { return false };
-    let op_ok = op.bytes().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == b'.')
-        && op.bytes().all(|c| c.is_ascii_alphanumeric() || b"_./>-".contains(&c));
-    let ty_ok = ty.bytes().next().is_some_and(|c| c.is_ascii_uppercase() || c == b'_')
-        && ty.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
-    op_ok && ty_ok && ty.starts_with("InfeedEnqueue")
+/// An op type that enqueues infeed for a TPU (`InfeedEnqueue`, `InfeedEnqueueTuple`).
+pub fn is_infeed_enqueue(op_type: &str) -> bool {
+    op_type.starts_with("InfeedEnqueue")
 }
 
 /// The stat naming an input-pipeline stage (tf.data's newer instrumentation).

@@ -43,9 +43,9 @@ fn text(a: &InputPipeline) -> String {
             let _ = writeln!(
                 s,
                 "{:<60} {:>8} {:>12.3} {:>7.1}%  {}",
-                o.op.name,
-                o.op.occurrences,
-                o.op.self_time_ps as f64 / 1e9,
+                o.name,
+                o.occurrences,
+                o.self_time_ps as f64 / 1e9,
                 100.0 * o.self_time_fraction,
                 o.category.label()
             );
