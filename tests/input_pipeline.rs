@@ -22,7 +22,7 @@ fn analysis(stem: &str) -> InputPipeline {
     let file = common::open(&format!("{stem}.xplane.pb.gz"));
     let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
     let db = steps::step_db(space).unwrap_or_else(|e| panic!("{stem}: {e}"));
-    InputPipeline::new(&db, &host_op_metrics_db(space).unwrap_or_else(|e| panic!("{stem}: {e}")))
+    InputPipeline::new(&db, &host_op_metrics_db(space).unwrap_or_else(|e| panic!("{stem}: {e}")), "CPU_ONLY")
 }
 
 /// Row by row, the step table's rows that differ from XProf's (name, our row, XProf's row).

@@ -181,11 +181,14 @@ pub struct InputPipeline {
     /// The trace has GPU or TPU planes, whose steps are not computed here: the steps above are the
     /// host's alone.
     pub device_steps_unsupported: bool,
+    /// XProf's hardware type name (`CPU_ONLY`, `GPU`, `TPU`).
+    pub hardware_type: &'static str,
 }
 
 impl InputPipeline {
-    /// The analysis of the steps `db` and the host op table `host_ops`.
-    pub fn new(db: &StepDb, host_ops: &OpMetricsDb) -> Self {
+    /// The analysis of the steps `db` and the host op table `host_ops`, on hardware `hardware_type`
+    /// ([`crate::analysis::overview_page::RunEnvironment::hardware_type`]).
+    pub fn new(db: &StepDb, host_ops: &OpMetricsDb, hardware_type: &'static str) -> Self {
         let steps: Vec<StepRow> = db.steps.iter().map(StepRow::new).collect();
         let summary = |f: fn(&StepRow) -> f64| Summary::of(steps.iter().map(f));
         let step_time_ms = summary(|s| s.step_time_ms);
@@ -215,6 +218,7 @@ impl InputPipeline {
             warnings,
             steps_found: db.steps_found,
             device_steps_unsupported: db.device_steps_unsupported,
+            hardware_type,
         }
     }
 }

@@ -34,7 +34,7 @@ pub fn step_table(a: &InputPipeline) -> DataTable {
         "step_time_graph_column_ids",
         "stepnum,deviceComputeTimeMs,deviceToDeviceTimeMs,deviceCollectivesTimeMs,hostComputeTimeMs,kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,otherTimeMs, tooltip",
     );
-    t.property("hardware_type", "CPU_ONLY");
+    t.property("hardware_type", a.hardware_type);
     let s = &a.step_time_ms;
     t.property("steptime_ms_average", one_digit(s.average))
         .property("steptime_ms_standard_deviation", one_digit(s.standard_deviation))

@@ -39,10 +39,10 @@ impl OverviewPage {
         }
         let percent = |x: u64, total: u64| 100.0 * safe_divide(x as f64, total as f64);
         OverviewPage {
+            input: InputPipeline::new(db, host_ops, run_environment.hardware_type),
             run_environment,
             host_tf_op_percent: percent(host_ops_run, host_ops_run),
             host_op_time_eager_percent: percent(eager_ps, busy_ps),
-            input: InputPipeline::new(db, host_ops),
         }
     }
 }

@@ -29,29 +29,44 @@ fn percent(x: f64) -> String {
 
 fn analysis_table(o: &OverviewPage) -> DataTable {
     let mut t = DataTable::new();
-    // Without a device, XProf fills the TPU-style table; the device figures stay 0.
+    let gpu = o.run_environment.device_type.contains("GPU");
     t.column("selfTimePercent", "number", "Time (%)")
         .column("cumulativeTimePercent", "number", "Cumulative time (%)")
         .column("category", "string", "Category")
-        .column("operation", "string", "Operation")
-        .column("flopRate", "number", "Bf16 Normalized Flop Rate(GFLOPs/Sec)");
+        .column("operation", "string", "Operation");
+    if gpu {
+        t.column("flopRate", "number", "GFLOPs/Sec").column("tcEligibility", "boolean", "TensorCore eligibility").column(
+            "tcUtilization",
+            "boolean",
+            "Op is using TensorCore",
+        );
+    } else {
+        t.column("flopRate", "number", "Bf16 Normalized Flop Rate(GFLOPs/Sec)");
+    }
+    // No device op table here: the device figures stay 0 (exact on host-only traces).
     t.property("host_trace_level", "0")
         .property("host_tf_op_percent", percent(o.host_tf_op_percent))
         .property("device_tf_op_percent", percent(0.0))
         .property("host_op_time_eager_percent", percent(o.host_op_time_eager_percent))
         .property("device_op_time_eager_percent", percent(0.0))
         .property("remark_text", "")
-        .property("remark_color", "");
-    for key in [
-        "mxu_utilization_percent",
-        "hbm_utilization_percent",
-        "flop_rate_utilization_relative_to_roofline",
-        "memory_bw_utilization_relative_to_hw_limit",
-        "device_idle_time_percent",
-        "device_duty_cycle_percent",
-        "device_duty_cycle_high_confidence_percent",
-        "host_idle_time_percent",
-    ] {
+        .property("remark_color", "")
+        .property("mxu_utilization_percent", percent(0.0))
+        .property("hbm_utilization_percent", percent(0.0));
+    let device_keys: &[&str] = if gpu {
+        &["device_compute_16bit_percent", "device_compute_32bit_percent"]
+    } else {
+        // XProf writes the TPU table for every other device, CPU included.
+        &[
+            "flop_rate_utilization_relative_to_roofline",
+            "memory_bw_utilization_relative_to_hw_limit",
+            "device_idle_time_percent",
+            "device_duty_cycle_percent",
+            "device_duty_cycle_high_confidence_percent",
+            "host_idle_time_percent",
+        ]
+    };
+    for key in device_keys {
         t.property(key, percent(0.0));
     }
     t
@@ -75,6 +90,8 @@ fn run_environment_table(o: &OverviewPage) -> DataTable {
 fn recommendation_table(o: &OverviewPage) -> DataTable {
     let b = &o.input.bottleneck;
     let device = o.run_environment.hardware_type;
+    // XProf points TPU users at op_profile and names their timelines "TPU core".
+    let (op_tool, timeline) = if device == "TPU" { ("op_profile", "TPU core") } else { ("framework_op_stats", device) };
     let mut t = DataTable::new();
     t.column("tip_type", "string", "tip_type").column("link", "string", "link").column("description", "string", "description");
     let host_time = "Next steps for reducing the Host time";
@@ -84,8 +101,8 @@ fn recommendation_table(o: &OverviewPage) -> DataTable {
         ("faq", "Refer to the TF2 Profiler FAQ".into(), "Tool troubleshooting / FAQ"),
         ("host", "input_pipeline_analyzer (especially Section 3 for the breakdown of input operations on the Host)".into(), host_time),
         ("host", "trace_viewer (look at the activities on the timeline of each Host Thread near the bottom of the trace view)".into(), host_time),
-        ("device", format!("framework_op_stats (identify the time-consuming operations executed on the {device})"), device_time),
-        ("device", format!("trace_viewer (look at the activities on the timeline of each {device} in the trace view)"), device_time),
+        ("device", format!("{op_tool} (identify the time-consuming operations executed on the {device})"), device_time),
+        ("device", format!("trace_viewer (look at the activities on the timeline of each {timeline} in the trace view)"), device_time),
         ("doc", "<a href=\"https://www.tensorflow.org/guide/data_performance_analysis\" target=\"_blank\">Analyze tf.data performance with the TF Profiler</a>".into(), docs),
         ("doc", "<a href=\"https://www.tensorflow.org/guide/data_performance\" target=\"_blank\">Better performance with the tf.data API</a>".into(), docs),
     ];
