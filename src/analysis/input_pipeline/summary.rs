@@ -38,3 +38,26 @@ impl Summary {
         Summary { count: n, average: sum / n as f64, standard_deviation, minimum: min, maximum: max }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::input_pipeline::one_digit;
+
+    #[test]
+    fn one_step_deviation_is_xprofs() {
+        // XProf's V100 oracle, one step: a figure of 0 has deviation "-nan", any other "0.0".
+        assert_eq!(one_digit(Summary::of([0.0].into_iter()).standard_deviation), "-nan");
+        assert_eq!(one_digit(Summary::of([14.875539].into_iter()).standard_deviation), "0.0");
+        // Several zeros: "0.0" (the d2 oracle's device figures over 58 steps).
+        assert_eq!(one_digit(Summary::of([0.0; 58].into_iter()).standard_deviation), "0.0");
+    }
+
+    #[test]
+    fn empty_is_all_zero_and_sample_deviation_divides_by_n_minus_one() {
+        assert_eq!(Summary::of(std::iter::empty()), Summary::default());
+        let s = Summary::of([1.0, 3.0].into_iter());
+        assert_eq!((s.average, s.minimum, s.maximum), (2.0, 1.0, 3.0));
+        assert_eq!(s.standard_deviation, 2f64.sqrt());
+    }
+}

@@ -84,3 +84,45 @@ fn non_overlapped(events: &[(EventType, Span)]) -> Vec<(EventType, Span)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use EventType::*;
+
+    fn span(begin_ps: i64, end_ps: i64) -> Span {
+        Span { begin_ps, end_ps }
+    }
+
+    fn step_events(marker: Option<Span>, events: &[(EventType, Span)]) -> StepEvents {
+        StepEvents { markers: marker.into_iter().collect(), events: events.to_vec(), name: None }
+    }
+
+    #[test]
+    fn overlapping_events_count_once_for_the_highest_type_and_gaps_are_unknown() {
+        let e = step_events(Some(span(0, 100)), &[(HostCompute, span(0, 60)), (HostWaitInput, span(50, 70)), (HostCompute, span(90, 120))]);
+        let s = step(7, e).expect("a step");
+        assert_eq!((s.name.as_str(), s.begin_ps, s.duration_ps), ("7", 0, 100));
+        assert_eq!(s.type_ps, vec![(Unknown, 20), (HostCompute, 60), (HostWaitInput, 20)]);
+    }
+
+    #[test]
+    fn steps_without_a_marker_or_host_compute_are_left_out() {
+        assert!(step(1, step_events(None, &[(HostCompute, span(0, 10))])).is_none());
+        assert!(step(1, step_events(Some(span(0, 10)), &[(HostWaitInput, span(0, 10))])).is_none());
+        assert!(step(1, step_events(Some(span(5, 5)), &[(HostCompute, span(0, 10))])).is_none());
+    }
+
+    #[test]
+    fn first_and_last_dropped_only_above_five_steps() {
+        let events = |n: i64| -> BTreeMap<i64, StepEvents> {
+            (0..n).map(|g| (g, step_events(Some(span(g * 10, g * 10 + 10)), &[(HostCompute, span(g * 10, g * 10 + 5))]))).collect()
+        };
+        let (five, found) = steps(events(5));
+        assert_eq!((five.len(), found), (5, 5));
+        let (six, found) = steps(events(6));
+        assert_eq!((six.iter().map(|s| s.group_id).collect::<Vec<_>>(), found), (vec![1, 2, 3, 4], 6));
+        let (one, _) = steps(events(1));
+        assert_eq!(one.len(), 1);
+    }
+}

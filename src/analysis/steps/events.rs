@@ -223,3 +223,37 @@ impl StageStack {
         is_stage && !descendant
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(begin_ps: i64, end_ps: i64) -> Span {
+        Span { begin_ps, end_ps }
+    }
+
+    #[test]
+    fn only_a_stage_under_no_stage_is_a_root_stage() {
+        let mut stack = StageStack::default();
+        assert!(stack.push(span(0, 100), true, false));
+        // Inside the first stage: a descendant, not a root, and so is what it encloses.
+        assert!(!stack.push(span(10, 50), true, false));
+        assert!(!stack.push(span(20, 30), false, false));
+        // After it: a root again, unless its parent stage runs on another thread.
+        assert!(stack.push(span(200, 300), true, false));
+        assert!(!stack.push(span(400, 500), true, true));
+    }
+
+    #[test]
+    fn names_give_xprofs_roles() {
+        assert_eq!(role_of("train"), Role::Marker);
+        assert_eq!(role_of("TraceContext"), Role::Marker);
+        assert_eq!(role_of("train_step/loss"), Role::Compute);
+        assert_eq!(role_of("EagerKernelExecute"), Role::Wrapper);
+        assert_eq!(role_of("IteratorGetNextOp::DoCompute"), Role::Typed(EventType::HostWaitInput));
+        assert_eq!(role_of("MemcpyHToD"), Role::Typed(EventType::HostToDevice));
+        assert_eq!(role_of("infeed/enqueue:InfeedEnqueueTuple"), Role::Typed(EventType::HostToDevice));
+        assert_eq!(role_of("MEMCPYHToH"), Role::Typed(EventType::HostToHost));
+        assert_eq!(role_of("model/conv:Conv2D"), Role::Compute);
+    }
+}
