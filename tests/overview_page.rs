@@ -34,3 +34,40 @@ fn overview_pages_equal_xprof() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The engine's cached view and the CLI: `--json` prints XProf's JSON for both tools; the text says the
+/// verdict and the steps, and says in words when there are none.
+#[test]
+fn engine_and_cli_give_the_same_pages() {
+    let mut session = tidemark::engine::Session::new();
+    let rel = "tf/d1_tf_keras_bfc/d1_tf_keras_bfc";
+    let id = session.open(rel, common::bytes(&format!("{rel}.xplane.pb.gz")), &mut |_, _| {}).expect("opens").id;
+    let page = session.cached_overview_page(id).expect("overview").clone();
+    assert_eq!(common::json_diff(&xprof_json::overview_page_json(&page), &common::json(&format!("{rel}.overview_page.json"))), None);
+    assert_eq!(session.input_pipeline(id).expect("input pipeline"), &page.input);
+
+    let bin = env!("CARGO_BIN_EXE_tidemark");
+    for (tool, command) in [("input_pipeline_analyzer", "input-pipeline-analyzer"), ("overview_page", "overview-page")] {
+        let out = std::process::Command::new(bin)
+            .args([command, "--json"])
+            .arg(common::fixture(&format!("{rel}.xplane.pb.gz")))
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(common::json_diff(&printed, &common::json(&format!("{rel}.{tool}.json"))), None, "{command}");
+    }
+    let text = |command: &str, rel: &str| {
+        let out = std::process::Command::new(bin).arg(command).arg(common::fixture(&format!("{rel}.xplane.pb.gz"))).output().expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let ipa = text("input-pipeline-analyzer", rel);
+    assert!(
+        ipa.contains("POTENTIALLY input-bound because 6.8%") && ipa.contains("steps: 18 (of 20 found, the first and last dropped)"),
+        "{ipa}"
+    );
+    assert!(ipa.contains("train 1 ") && ipa.contains("Iterator::Root::Prefetch"), "{ipa}");
+    let none = text("overview-page", "jax/a1_docs_seed/a1_docs_seed");
+    assert!(none.contains("No step time measured") && none.contains("no step found"), "{none}");
+}
