@@ -43,7 +43,6 @@ pub(super) fn assign_groups(
     // Root level of every event with a positive one (the only levels an ancestor check can match).
     let level_of: FastMap<u32, i64> = keyed.iter().filter(|k| k.root_level > 0).map(|k| (k.node, k.root_level)).collect();
 
-    let keyed_of: FastMap<u32, usize> = keyed.iter().enumerate().map(|(i, k)| (k.node, i)).collect();
     let mut named = Vec::new();
     let mut budget = ANCESTOR_VISITS_PER_NODE.saturating_mul(n).saturating_add(ANCESTOR_VISITS_SLACK);
     for (index, root) in roots {
@@ -51,8 +50,10 @@ pub(super) fn assign_groups(
             && !has_ancestor_root_of_level(&graph, &mut bfs, &level_of, root.node, root.root_level, &mut budget)
         {
             propagate(&graph, &mut bfs, group, root.node, next_group);
-            let number = context_number(&graph, &mut bfs, keyed, &keyed_of, root.node, |k| k.iter_num, &mut budget)
-                .or_else(|| context_number(&graph, &mut bfs, keyed, &keyed_of, root.node, |k| k.step_num, &mut budget));
+            // XProf's iteration number, else its step number: each the root's own, else its nearest
+            // ancestor's.
+            let number = context_number(&graph, &mut bfs, keyed, root.node, |k| k.iter_num, &mut budget)
+                .or_else(|| context_number(&graph, &mut bfs, keyed, root.node, |k| k.step_num, &mut budget));
             named.push((index, next_group, number));
             next_group += 1;
         }
@@ -68,7 +69,6 @@ pub(super) fn context_number(
     graph: &Graph,
     bfs: &mut Bfs,
     keyed: &[Keyed],
-    keyed_of: &FastMap<u32, usize>,
     node: u32,
     of: impl Fn(&Keyed) -> Option<i64>,
     budget: &mut usize,
@@ -80,7 +80,8 @@ pub(super) fn context_number(
             return None;
         }
         *budget -= 1;
-        if let Some(v) = keyed_of.get(&n).and_then(|&i| of(&keyed[i])) {
+        // Keyed events are in node order.
+        if let Some(v) = keyed.binary_search_by_key(&n, |k| k.node).ok().and_then(|i| of(&keyed[i])) {
             return Some(v);
         }
         graph.for_each_parent(n, |p| bfs.visit(p));

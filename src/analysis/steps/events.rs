@@ -181,10 +181,11 @@ impl Stages {
     }
 
     fn is_stage(&self, plane: &Plane, ev: &RawEvent) -> Result<bool, DecodeError> {
-        for s in ev.stats.iter().filter(|s| s.metadata_id == self.stage_stat) {
-            return Ok(plane.raw_stat_value(s)?.is_some_and(|v| non_empty(&v)));
+        // The event's own stat, else its metadata's.
+        match ev.stats.iter().find(|s| s.metadata_id == self.stage_stat) {
+            Some(s) => Ok(plane.raw_stat_value(s)?.is_some_and(|v| non_empty(&v))),
+            None => Ok(self.stage_metadata.contains(&ev.header.metadata_id)),
         }
-        Ok(self.stage_metadata.contains(&ev.header.metadata_id))
     }
 
     fn has_async_parent(&self, plane: &Plane, ev: &RawEvent) -> Result<bool, DecodeError> {
