@@ -9,15 +9,6 @@ use tidemark::analysis::op_metrics::host::host_op_metrics_db;
 use tidemark::analysis::steps;
 use tidemark::decode::Profile;
 
-const FIXTURES: [&str; 6] = [
-    "tf/d2_tf_cnn/d2_tf_cnn",
-    "tf/d1_tf_keras_bfc/d1_tf_keras_bfc",
-    "tf/d1_tf_keras_none/d1_tf_keras_none",
-    "tf/d1_tf_keras_stats/d1_tf_keras_stats",
-    "jax/a1_docs_seed/a1_docs_seed",
-    "jax/a2_mlp_train/a2_mlp_train",
-];
-
 fn analysis(stem: &str) -> InputPipeline {
     let file = common::open(&format!("{stem}.xplane.pb.gz"));
     let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
@@ -44,7 +35,7 @@ fn step_rows_differing(actual: &Value, expected: &Value) -> Vec<String> {
 #[test]
 fn step_tables_equal_xprof() {
     let mut failures = Vec::new();
-    for stem in FIXTURES {
+    for stem in common::CPU_TRACES {
         let expected = common::json(&format!("{stem}.input_pipeline_analyzer.json"));
         let actual = xprof_json::input_pipeline_json(&analysis(stem));
         let rows = step_rows_differing(&actual, &expected);

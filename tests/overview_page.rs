@@ -7,19 +7,10 @@ use tidemark::analysis::overview_page::{xprof_json, OverviewPage, RunEnvironment
 use tidemark::analysis::steps;
 use tidemark::decode::Profile;
 
-const FIXTURES: [&str; 6] = [
-    "tf/d2_tf_cnn/d2_tf_cnn",
-    "tf/d1_tf_keras_bfc/d1_tf_keras_bfc",
-    "tf/d1_tf_keras_none/d1_tf_keras_none",
-    "tf/d1_tf_keras_stats/d1_tf_keras_stats",
-    "jax/a1_docs_seed/a1_docs_seed",
-    "jax/a2_mlp_train/a2_mlp_train",
-];
-
 #[test]
 fn overview_pages_equal_xprof() {
     let mut failures = Vec::new();
-    for stem in FIXTURES {
+    for stem in common::CPU_TRACES {
         let file = common::open(&format!("{stem}.xplane.pb.gz"));
         let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
         let db = steps::step_db(space).unwrap_or_else(|e| panic!("{stem}: {e}"));
