@@ -13,6 +13,14 @@
 //!    runs are never roots.
 //! 3. Group ids count up over the roots in that order; each root's id spreads breadth-first to every
 //!    descendant not yet grouped. Traces with TensorFlow loop ops (`WhileOp-EvalCond`, ...) are not grouped.
+//! 4. A root that is not one of XProf's implicit roots (`FunctionRun`, `SessionRun`, `RunGraph`, executor
+//!    events) gets the stat `step_name`: its name and its iteration or step number (its own, else its
+//!    nearest ancestor's), else the group id — `train 7`. The step analysis reads these roots as step
+//!    markers ([`StepGroups::step_name`]).
+//!
+//! By job: [`classify`] says what each event is to grouping (kind, root level, contexts, numbers),
+//! [`graph`] holds the edges, [`roots`] orders the roots and spreads their groups; this module is the
+//! scan the caller feeds.
 //!
 //! Cost: linear in the host plane's events (millions in a long trace). Each event is read once from the
 //! wire by the caller's scan ([`Grouper::push`]). Only events that can start or pass on a group other
@@ -20,7 +28,7 @@
 //! Any other event's only way in is its enclosing event, so its group is that of its innermost
 //! enclosing node (or none): it is not a node, and its nested events nest in that node instead (the
 //! same groups; see [`Grouper::push`]). The caller names the events whose groups it wants (the
-//! memory events); each keeps just its enclosing node. Among nodes, nesting, the edge nearly every
+//! memory events, or every event for the steps); each keeps just its enclosing node. Among nodes, nesting, the edge nearly every
 //! node has, is kept as two integers per node ([`Nesting`]: parent, and where the subtree ends); the
 //! other edges live in flat arrays (compressed sparse rows). Only the few events that can be roots or
 //! loop members keep their stats, in side lists. `tests/step_groups.rs` checks all of it against a
