@@ -3,9 +3,11 @@
 
 pub mod bundle;
 pub mod device_memory;
+pub mod input_pipeline;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod overview;
+pub mod overview_page;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod read_input;
@@ -42,6 +44,8 @@ pub struct Session {
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
     viewers: memory_viewer::ViewerCache,
+    /// Overview Pages (with their input pipeline analyses) computed so far, by file id.
+    overview_pages: HashMap<u32, crate::analysis::overview_page::OverviewPage>,
 }
 
 impl Session {
@@ -80,6 +84,7 @@ impl Session {
         let before = self.files.len();
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
+        self.overview_pages.remove(&id);
         self.viewers.forget_file(id);
         before != self.files.len()
     }

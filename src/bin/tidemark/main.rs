@@ -9,11 +9,15 @@ mod bundle;
 #[cfg(not(target_arch = "wasm32"))]
 mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
+mod input_pipeline;
+#[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
+#[cfg(not(target_arch = "wasm32"))]
+mod overview_page;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
 
@@ -26,6 +30,9 @@ Usage:
                                           XProf's Memory Profile: peak, breakdown, exact counts, leak hints
   tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
+  tidemark overview-page FILE [--json]   XProf's Overview Page: run environment, step time, input-bound verdict
+  tidemark input-pipeline-analyzer FILE [--json]
+                                          XProf's Input Pipeline Analyzer: steps by category, verdict, input ops
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
@@ -54,6 +61,8 @@ fn main() {
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),
+        "overview-page" => overview_page::run(rest),
+        "input-pipeline-analyzer" => input_pipeline::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

@@ -1,0 +1,161 @@
+//! XProf's `input_pipeline_analyzer` JSON: `[max infeed core table, step table, host (input op) table,
+//! recommendations, diagnostics]`. The max-infeed-core table is TPU-only and empty here.
+
+use super::{c_fixed, one_digit, InputPipeline, StepRow, Summary};
+use crate::analysis::data_table::{Cell, DataTable};
+use serde_json::Value;
+
+pub fn input_pipeline_json(a: &InputPipeline) -> Value {
+    Value::Array(vec![
+        DataTable::new().to_json(),
+        step_table(a).to_json(),
+        host_table(a).to_json(),
+        recommendation_table().to_json(),
+        diagnostics_table(&a.warnings).to_json(),
+    ])
+}
+
+/// The step-time table (also the Overview Page's second table).
+pub fn step_table(a: &InputPipeline) -> DataTable {
+    let mut t = DataTable::new();
+    t.column("stepnum", "string", "Step number")
+        .column("deviceComputeTimeMs", "number", "Device compute")
+        .column("deviceToDeviceTimeMs", "number", "Device to device")
+        .column("deviceCollectivesTimeMs", "number", "Device collective communication")
+        .column("hostComputeTimeMs", "number", "Host compute")
+        .column("kernelLaunchTimeMs", "number", "Kernel launch")
+        .column("infeedTimeMs", "number", "Input")
+        .column("outfeedTimeMs", "number", "Output")
+        .column("compileTimeMs", "number", "Compilation")
+        .column("otherTimeMs", "number", "All others")
+        .column_with("tooltip", "string", "tooltip", &[("role", "tooltip")])
+        .column("stepTimeMs", "number", "Step time");
+    t.property(
+        "step_time_graph_column_ids",
+        "stepnum,deviceComputeTimeMs,deviceToDeviceTimeMs,deviceCollectivesTimeMs,hostComputeTimeMs,kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,otherTimeMs, tooltip",
+    );
+    t.property("hardware_type", a.hardware_type);
+    let s = &a.step_time_ms;
+    t.property("steptime_ms_average", one_digit(s.average))
+        .property("steptime_ms_standard_deviation", one_digit(s.standard_deviation))
+        .property("steptime_ms_minimum", one_digit(s.minimum))
+        .property("steptime_ms_maximum", one_digit(s.maximum));
+    // Host-only steps: the device, kernel-launch, output and compilation figures are all 0.
+    let zero = Summary::of(a.steps.iter().map(|_| 0.0));
+    for (key, summary) in [
+        ("device_compute_time_ms", &zero),
+        ("device_to_device_time_ms", &zero),
+        ("device_collectives_time_ms", &zero),
+        ("infeed_time_ms", &a.input_ms),
+        ("outfeed_time_ms", &zero),
+        ("host_compute_time_ms", &a.host_compute_ms),
+        ("kernel_launch_time_ms", &zero),
+        ("compile_time_ms", &zero),
+        ("other_time_ms", &a.unknown_ms),
+    ] {
+        t.property(&format!("{key}_avg"), one_digit(summary.average))
+            .property(&format!("{key}_sdv"), one_digit(summary.standard_deviation));
+    }
+    let b = &a.bottleneck;
+    t.property("input_conclusion", b.input_statement.clone());
+    // XProf writes each statement under its `_bottleneck` key too.
+    for key in ["device_collectives", "kernel_launch"] {
+        t.property(&format!("{key}_bottleneck"), "").property(&format!("{key}_statement"), "");
+    }
+    t.property("all_other_bottleneck", b.all_other_statement.clone()).property("all_other_statement", b.all_other_statement.clone());
+    t.property("summary_nextstep", a.summary_next_step.clone());
+    for s in &a.steps {
+        t.row(step_cells(s));
+    }
+    t
+}
+
+fn step_cells(s: &StepRow) -> Vec<Cell> {
+    let two = |x: f64| c_fixed(x, 2);
+    let tooltip = format!(
+        "Step {}, duration: {} ms\n-All others: {} ms\n-Compilation: {} ms\n-Output: {} ms\n-Input: {} ms\n-Kernel launch: {} ms\n-Host compute: {} ms\n-Device collectives: {} ms\n-Device to device: {} ms\n-Device compute: {} ms",
+        s.name,
+        two(s.step_time_ms),
+        two(s.unknown_ms),
+        two(0.0),
+        two(0.0),
+        two(s.input_ms()),
+        two(0.0),
+        two(s.host_compute_ms),
+        two(0.0),
+        two(0.0),
+        two(0.0),
+    );
+    vec![
+        Cell::Text(s.name.clone()),
+        Cell::Number(0.0),
+        Cell::Number(0.0),
+        Cell::Number(0.0),
+        Cell::Number(s.host_compute_ms),
+        Cell::Number(0.0),
+        Cell::Number(s.input_ms()),
+        Cell::Number(0.0),
+        Cell::Number(0.0),
+        Cell::Number(s.unknown_ms),
+        Cell::Text(tooltip),
+        Cell::Number(s.step_time_ms),
+    ]
+}
+
+fn host_table(a: &InputPipeline) -> DataTable {
+    let mut t = DataTable::new();
+    t.column("opName", "string", "Input Op")
+        .column("count", "number", "Count")
+        .column("timeInMs", "number", "Total Time (in ms)")
+        .column("timeInPercent", "number", "Total Time (as % of total input-processing time)")
+        .column("selfTimeInMs", "number", "Total Self Time (in ms)")
+        .column("selfTimeInPercent", "number", "Total Self Time (as % of total input-processing time)")
+        .column("category", "string", "Category");
+    for o in &a.input_ops {
+        t.row([
+            Cell::Text(o.name.clone()),
+            Cell::Number(o.occurrences as f64),
+            Cell::Number(o.time_ps as f64 / 1e9),
+            Cell::Number(o.time_fraction),
+            Cell::Number(o.self_time_ps as f64 / 1e9),
+            Cell::Number(o.self_time_fraction),
+            Cell::Text(o.category.label().to_string()),
+        ]);
+    }
+    let b = &a.input_time;
+    let three = |x: f64| c_fixed(x, 3);
+    t.property("enqueue_us", three(b.enqueue_us))
+        .property("demanded_file_read_us", three(b.demanded_file_read_us))
+        .property("advanced_file_read_us", three(b.advanced_file_read_us))
+        .property("preprocessing_us", three(b.preprocessing_us))
+        .property("unclassified_nonequeue_us", three(b.unclassified_non_enqueue_us));
+    t
+}
+
+/// XProf's five fixed tips on the input pipeline.
+pub const RECOMMENDATIONS: [&str; 5] = [
+    "Enqueuing data: you may want to combine small input data chunks into fewer but larger chunks.",
+    "Data preprocessing: you may increase num_parallel_calls in <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#map\" target=\"_blank\">Dataset map()</a> or preprocess the data OFFLINE.",
+    "Reading data from files in advance: you may tune parameters in the following tf.data API (<a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" target=\"_blank\">prefetch size</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" target=\"_blank\">interleave cycle_length</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader buffer_size</a>)",
+    "Reading data from files on demand: you should read data IN ADVANCE using the following tf.data API (<a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" target=\"_blank\">prefetch</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" target=\"_blank\">interleave</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader buffer</a>)",
+    "Other data reading or processing: you may consider using the <a href=\"https://www.tensorflow.org/programmers_guide/datasets\" target=\"_blank\">tf.data API</a> (if you are not using it now)",
+];
+
+fn recommendation_table() -> DataTable {
+    let mut t = DataTable::new();
+    t.column("link", "string", "link");
+    for r in RECOMMENDATIONS {
+        t.row([Cell::Text(r.to_string())]);
+    }
+    t
+}
+
+/// XProf's diagnostics table (warnings only: the step warnings are all there is on the host).
+pub fn diagnostics_table(warnings: &[String]) -> DataTable {
+    let mut t = DataTable::new();
+    t.column("severity", "string", "Severity").column("message", "string", "Message");
+    for w in warnings {
+        t.row([Cell::Text("WARNING".into()), Cell::Text(w.clone())]);
+    }
+    t
+}
