@@ -27,6 +27,7 @@ mod breakdown;
 mod claims;
 mod collector;
 pub mod dtype;
+mod hlo_modules;
 mod interner;
 mod leaks;
 mod lifetimes;
@@ -42,10 +43,11 @@ use crate::analysis::memory_events::{self, Activity};
 use crate::analysis::step_groups;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
-use scan::{scan_in_parallel, scan_once};
+use scan::{scan_in_parallel, scan_once, scan_recorded};
 use serde::{Deserialize, Serialize};
 
 pub use breakdown::BreakdownRow;
+pub use hlo_modules::ModuleRun;
 pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
 
 /// The plane XProf reads memory events from (its `kHostThreadsPlaneName`): the first plane of that name.
@@ -227,6 +229,8 @@ pub struct AllocatorProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MemoryProfile {
     pub allocators: Vec<AllocatorProfile>,
+    /// The XLA programs the TPU ran, which XProf lists with the profile (none on other devices).
+    pub hlo_modules: Vec<ModuleRun>,
 }
 
 /// One point to draw.
@@ -290,10 +294,12 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
         return Ok(MemoryProfile::default());
     };
     let plane = &space.planes[host_index];
+    let hlo_modules = hlo_modules::module_runs(space)?;
     let Some(reader) = memory_events::Reader::new(host_index, plane) else {
-        return Ok(MemoryProfile::default());
+        return Ok(MemoryProfile { allocators: Vec::new(), hlo_modules });
     };
     let scanned = match scan {
+        _ if step_groups::recorded_grouped(space) => scan_recorded(space, plane, &reader),
         Scan::Once => scan_once(space, plane, &reader),
         Scan::Parallel => match scan_in_parallel(space, plane, &reader.watching(&step_groups::NODE_MAKING_STATS)) {
             Some(scanned) => Ok(scanned),
@@ -302,7 +308,7 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
     };
     let (mut pending, groups) = scanned?;
     pending.sort_by(|a, b| a.memory_id.cmp(&b.memory_id));
-    Ok(MemoryProfile { allocators: pending.into_iter().map(|p| p.finish(groups.as_ref())).collect() })
+    Ok(MemoryProfile { allocators: pending.into_iter().map(|p| p.finish(groups.as_ref())).collect(), hlo_modules })
 }
 
 impl MemoryProfile {

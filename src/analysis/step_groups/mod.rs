@@ -76,6 +76,16 @@ impl StepGroups {
     }
 }
 
+/// The stat a grouped event carries its group id in.
+pub const GROUP_ID_STAT: &str = "group_id";
+
+/// Whether the file was grouped when it was recorded (XProf's `IsXSpaceGrouped`: some plane declares
+/// the `group_id` stat, as TensorFlow's profiler does when it saves a trace). XProf then groups
+/// nothing again: each event's group is the `group_id` stat it carries, if any.
+pub fn recorded_grouped(space: &XSpace) -> bool {
+    space.planes.iter().any(|p| p.meta.stat_metadata.values().any(|m| m.name == GROUP_ID_STAT))
+}
+
 /// Builds the host plane's step groups from its events, fed one by one in file order (lines in order,
 /// [`Grouper::start_line`] before each line's events).
 pub struct Grouper<'a> {
