@@ -1,6 +1,8 @@
 //! Shared by the integration tests: where the fixtures are and how to read them.
 #![allow(dead_code)]
 
+pub mod memory_profile;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
