@@ -7,14 +7,17 @@
 //! Pipeline per memory ID, as XProf does it:
 //! 1. [`Summary`] from the events in file order (`add_to_summary`, line by line as the scan collects them).
 //! 2. Snapshots sorted by time; each gets its step from XProf's step grouping ([`step_groups`]: the
-//!    `stepId` is a group id, not the allocator's `id` stat), missing ones filled in; deallocations take
-//!    their allocation's op, region, dtype and shape.
+//!    `stepId` is a group id, not the allocator's `id` stat; in a file grouped when it was saved, the
+//!    `group_id` stat the event carries), missing ones filled in; deallocations take their allocation's
+//!    op, region, dtype and shape.
 //! 3. The sampled timeline ([`sampling::max_filter`]).
 //! 4. The peak step and the breakdown at the peak ([`BreakdownRow`]).
 //!
 //! Times are XProf's `time_offset_ps`: the event's raw `offset_ps`, not adding its line's `timestamp_ns`.
 //! That is what XProf sorts, samples and reports, so the UI and the JSON use the same clock. (It is only
 //! wrong for traces whose `/host:CPU` lines have different `timestamp_ns`; profilers write 0 there.)
+//!
+//! Beside the allocators, XProf lists the TPU's XLA programs ([`hlo_modules`]).
 //!
 //! By job: [`scan`] reads the host plane (once, or on two threads sharing the lines by [`claims`]),
 //! [`collector`] turns each line's memory events into snapshots with their strings interned
@@ -288,7 +291,8 @@ impl Default for Scan {
     }
 }
 
-/// [`analyze`], reading the host plane as `scan` says; the result does not depend on it.
+/// [`analyze`], reading the host plane as `scan` says; the result does not depend on it. A file grouped
+/// when it was saved needs no grouping and is read in one pass either way.
 pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeError> {
     let Some(host_index) = space.planes.iter().position(|p| p.name() == HOST_PLANE) else {
         return Ok(MemoryProfile::default());

@@ -34,6 +34,9 @@
 //! loop members keep their stats, in side lists. `tests/step_groups.rs` checks all of it against a
 //! plain transcription of XProf's algorithm on random traces.
 //!
+//! A file grouped when it was saved is not grouped again by XProf ([`recorded_grouped`]): its events
+//! carry their `group_id` stats, which the caller reads instead of running this grouping.
+//!
 //! Differences: only the host plane is grouped (XProf also adds device planes, whose events connect
 //! through correlation ids but carry no roots of their own in the traces we know); roots with equal
 //! start times are taken in file order (XProf's sort is unstable there).
