@@ -7,7 +7,7 @@
 mod common;
 
 use common::memory_profile::{compare, ours};
-use tidemark::analysis::memory_profile::{self, Scan};
+use tidemark::analysis::memory_profile::{self, MemoryProfile, Scan};
 use tidemark::decode::Profile;
 
 /// (folder/stem, its memory IDs): every memory ID is compared, and the list guards against a fixture
@@ -40,14 +40,18 @@ fn every_memory_id_of_every_device_profile_matches_xprof() {
     }
 }
 
+/// The Memory Profile of the device fixture `rel`, `None` where it is absent.
+fn profile(rel: &str) -> Option<MemoryProfile> {
+    let file = common::open_at(&common::device_fixture(rel)?);
+    let Profile::XSpace(space) = &file.profile else { panic!("{rel} is not an XSpace") };
+    Some(memory_profile::analyze(space).expect("analyzes"))
+}
+
 /// The V100 host allocator, where grouping the trace again (as a file saved without groups is) gave
 /// peak step 0, 9 breakdown rows and other steps on the timeline: the recorded groups give XProf's.
 #[test]
 fn v100_host_allocator_takes_the_recorded_steps() {
-    let Some(xplane) = common::device_fixture("tf_v100_multi_worker/v100_worker.xplane.pb") else { return };
-    let file = common::open_at(&xplane);
-    let Profile::XSpace(space) = &file.profile else { panic!("not an XSpace") };
-    let profile = memory_profile::analyze(space).expect("analyzes");
+    let Some(profile) = profile("tf_v100_multi_worker/v100_worker.xplane.pb") else { return };
     let host = profile.allocator("gpu_host_bfc").expect("gpu_host_bfc");
     assert_eq!(host.summary.peak_step_id, 1);
     assert_eq!(host.breakdown.len(), 6, "5 live allocations and the unused preallocated memory");
@@ -56,10 +60,7 @@ fn v100_host_allocator_takes_the_recorded_steps() {
 /// The TPU profile's programs, numbered over its TPU planes in file order.
 #[test]
 fn tpu_modules_are_listed() {
-    let Some(xplane) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
-    let file = common::open_at(&xplane);
-    let Profile::XSpace(space) = &file.profile else { panic!("not an XSpace") };
-    let profile = memory_profile::analyze(space).expect("analyzes");
+    let Some(profile) = profile("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
     assert!(!profile.hlo_modules.is_empty());
     assert!(profile.hlo_modules.iter().enumerate().all(|(k, m)| m.id == k as i64 && m.start_time_ps <= m.end_time_ps));
     assert!(profile.hlo_modules.iter().all(|m| m.plane_name.starts_with("TPU:")));
