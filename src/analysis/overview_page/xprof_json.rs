@@ -46,12 +46,26 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
         &[("flopRate", Number, "Bf16 Normalized Flop Rate(GFLOPs/Sec)")]
     };
     let mut t = DataTable::new(&[&ops[..], rates].concat());
-    // No device op table here: the device figures stay 0 (exact on host-only traces).
+    for op in &o.top_device_ops {
+        let mut row = vec![
+            Cell::Number(op.self_time_fraction),
+            Cell::Number(op.cumulative_time_fraction),
+            Cell::Text(op.category.clone()),
+            Cell::Text(op.name.clone()),
+            Cell::Number(op.flop_rate),
+        ];
+        if gpu {
+            // XProf reads Tensor Core use from the kernel stats; GPU top ops are not computed yet.
+            row.extend([Cell::Boolean(false), Cell::Boolean(false)]);
+        }
+        t.push_row(row);
+    }
+    // Device utilisation and duty cycle are not computed: 0 (exact on host-only traces).
     t.property("host_trace_level", "0");
     t.property("host_tf_op_percent", percent(o.host_tf_op_percent));
-    t.property("device_tf_op_percent", percent(0.0));
+    t.property("device_tf_op_percent", percent(o.device_tf_op_percent));
     t.property("host_op_time_eager_percent", percent(o.host_op_time_eager_percent));
-    t.property("device_op_time_eager_percent", percent(0.0));
+    t.property("device_op_time_eager_percent", percent(o.device_op_time_eager_percent));
     t.property("remark_text", "");
     t.property("remark_color", "");
     t.property("mxu_utilization_percent", percent(0.0));
