@@ -14,7 +14,8 @@ fn overview_pages_equal_xprof() {
         let file = common::open(&format!("{stem}.xplane.pb.gz"));
         let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
         let db = steps::step_db(space).unwrap_or_else(|e| panic!("{stem}: {e}"));
-        let page = OverviewPage::new(&db, &host_op_metrics_db(space).unwrap_or_else(|e| panic!("{stem}: {e}")), RunEnvironment::of(space));
+        let page =
+            OverviewPage::new(&db, &host_op_metrics_db(space).unwrap_or_else(|e| panic!("{stem}: {e}")), None, RunEnvironment::of(space));
         let actual = xprof_json::overview_page_json(&page);
         let expected = common::json(&format!("{stem}.overview_page.json"));
         for i in 0..7 {

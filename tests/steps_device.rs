@@ -47,7 +47,8 @@ fn device_profiles_against_xprof() {
         let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
         let db = steps::step_db(space).expect("steps");
         let host_ops = host_op_metrics_db(space).expect("host ops");
-        let page = OverviewPage::new(&db, &host_ops, RunEnvironment::of(space));
+        let device_ops = tidemark::analysis::device_ops::analyze(space).ok();
+        let page = OverviewPage::new(&db, &host_ops, device_ops.as_ref().map(|d| &d.db), RunEnvironment::of(space));
         for (tool, actual, expected_differs) in [
             ("input_pipeline_analyzer", input_pipeline_json(&page.input), ipa_differs),
             ("overview_page", overview_page_json(&page), overview_differs),
@@ -62,4 +63,30 @@ fn device_profiles_against_xprof() {
     }
     eprintln!("{}", report.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// On the TPU trace the overview's top ten device ops (from the device op table, folded into framework
+/// ops) and the host/device op shares equal XProf's; the duty cycle beside them is not computed.
+#[test]
+fn tpu_top_device_ops_equal_xprof() {
+    let stem = "jax_tpu_v6e_inference/tpu_v6e_inference";
+    let Some(path) = common::device_fixture(&format!("{stem}.xplane.pb")) else { return };
+    let file = tidemark::decode::decode(stem, std::fs::read(&path).expect("read"), &mut |_, _| {}).expect("decodes");
+    let Profile::XSpace(space) = &file.profile else { panic!("not a trace") };
+    let device_ops = tidemark::analysis::device_ops::analyze(space).expect("TPU device ops");
+    let page = OverviewPage::new(
+        &steps::step_db(space).expect("steps"),
+        &host_op_metrics_db(space).expect("host ops"),
+        Some(&device_ops.db),
+        RunEnvironment::of(space),
+    );
+    let actual = overview_page_json(&page);
+    let expected = common::json_at(&path.with_file_name("tpu_v6e_inference.overview_page.json"));
+    assert_eq!(common::json_diff(&actual[0]["rows"], &expected[0]["rows"]), None);
+    assert_eq!(common::json_diff(&actual[0]["cols"], &expected[0]["cols"]), None);
+    for key in ["host_tf_op_percent", "device_tf_op_percent", "host_op_time_eager_percent", "device_op_time_eager_percent"] {
+        assert_eq!(actual[0]["p"][key], expected[0]["p"][key], "{key}");
+    }
+    assert_eq!(common::json_diff(&actual[2], &expected[2]), None, "run environment");
+    assert_eq!(common::json_diff(&actual[3], &expected[3]), None, "recommendation");
 }

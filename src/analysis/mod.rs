@@ -2,11 +2,17 @@
 
 pub mod data_table;
 pub mod device_memory;
+pub mod device_ops;
+pub mod device_planes;
+pub mod hlo_stats;
 pub mod input_pipeline;
+pub mod kernel_stats;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_metrics;
 pub mod overview_page;
+pub mod roofline_model;
 pub mod step_groups;
 pub mod steps;
+pub mod xla_modules;

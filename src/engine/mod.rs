@@ -6,6 +6,7 @@ pub mod device_memory;
 pub mod input_pipeline;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_tables;
 pub mod overview;
 pub mod overview_page;
 pub mod protocol;
@@ -46,6 +47,7 @@ pub struct Session {
     viewers: memory_viewer::ViewerCache,
     /// Overview Pages (with their input pipeline analyses) computed so far, by file id.
     overview_pages: HashMap<u32, crate::analysis::overview_page::OverviewPage>,
+    op_tables: op_tables::OpTablesCache,
 }
 
 impl Session {
@@ -86,6 +88,7 @@ impl Session {
         self.memory_profiles.remove(&id);
         self.overview_pages.remove(&id);
         self.viewers.forget_file(id);
+        self.op_tables.forget_file(id);
         before != self.files.len()
     }
 

@@ -3,6 +3,7 @@
 //! is part of it ([`Session::input_pipeline`]).
 
 use super::{OpenError, Session};
+use crate::analysis::device_ops;
 use crate::analysis::op_metrics::host::host_op_metrics_db;
 use crate::analysis::overview_page::{OverviewPage, RunEnvironment};
 use crate::analysis::steps;
@@ -17,7 +18,9 @@ impl Session {
         };
         let db = steps::step_db(space).map_err(|e| err(e.to_string()))?;
         let host_ops = host_op_metrics_db(space).map_err(|e| err(e.to_string()))?;
-        Ok(OverviewPage::new(&db, &host_ops, RunEnvironment::of(space)))
+        // GPU traces have no device op table yet: their top ops are left out.
+        let device_ops = device_ops::analyze(space).ok();
+        Ok(OverviewPage::new(&db, &host_ops, device_ops.as_ref().map(|d| &d.db), RunEnvironment::of(space)))
     }
 
     /// The Overview Page of `file_id`, computed on first use and kept until the file is closed.

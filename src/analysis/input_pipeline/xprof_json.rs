@@ -2,12 +2,13 @@
 //! recommendations, diagnostics]`. The max-infeed-core table is TPU-only and empty here.
 
 use super::{c_fixed, one_digit, InputPipeline, StepRow, Summary};
-use crate::analysis::data_table::{Cell, DataTable};
+use crate::analysis::data_table::{Cell, ColumnType, DataTable};
 use serde_json::Value;
+use ColumnType::{Number, Text};
 
 pub fn input_pipeline_json(a: &InputPipeline) -> Value {
     Value::Array(vec![
-        DataTable::new().to_json(),
+        DataTable::new(&[]).to_json(),
         step_table(a).to_json(),
         host_table(a).to_json(),
         recommendation_table().to_json(),
@@ -17,29 +18,31 @@ pub fn input_pipeline_json(a: &InputPipeline) -> Value {
 
 /// The step-time table (also the Overview Page's second table).
 pub fn step_table(a: &InputPipeline) -> DataTable {
-    let mut t = DataTable::new();
-    t.column("stepnum", "string", "Step number")
-        .column("deviceComputeTimeMs", "number", "Device compute")
-        .column("deviceToDeviceTimeMs", "number", "Device to device")
-        .column("deviceCollectivesTimeMs", "number", "Device collective communication")
-        .column("hostComputeTimeMs", "number", "Host compute")
-        .column("kernelLaunchTimeMs", "number", "Kernel launch")
-        .column("infeedTimeMs", "number", "Input")
-        .column("outfeedTimeMs", "number", "Output")
-        .column("compileTimeMs", "number", "Compilation")
-        .column("otherTimeMs", "number", "All others")
-        .column_with("tooltip", "string", "tooltip", &[("role", "tooltip")])
-        .column("stepTimeMs", "number", "Step time");
+    let mut t = DataTable::new(&[
+        ("stepnum", Text, "Step number"),
+        ("deviceComputeTimeMs", Number, "Device compute"),
+        ("deviceToDeviceTimeMs", Number, "Device to device"),
+        ("deviceCollectivesTimeMs", Number, "Device collective communication"),
+        ("hostComputeTimeMs", Number, "Host compute"),
+        ("kernelLaunchTimeMs", Number, "Kernel launch"),
+        ("infeedTimeMs", Number, "Input"),
+        ("outfeedTimeMs", Number, "Output"),
+        ("compileTimeMs", Number, "Compilation"),
+        ("otherTimeMs", Number, "All others"),
+        ("tooltip", Text, "tooltip"),
+        ("stepTimeMs", Number, "Step time"),
+    ]);
+    t.column_property("tooltip", "role", "tooltip");
     t.property(
         "step_time_graph_column_ids",
         "stepnum,deviceComputeTimeMs,deviceToDeviceTimeMs,deviceCollectivesTimeMs,hostComputeTimeMs,kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,otherTimeMs, tooltip",
     );
     t.property("hardware_type", a.hardware_type);
     let s = &a.step_time_ms;
-    t.property("steptime_ms_average", one_digit(s.average))
-        .property("steptime_ms_standard_deviation", one_digit(s.standard_deviation))
-        .property("steptime_ms_minimum", one_digit(s.minimum))
-        .property("steptime_ms_maximum", one_digit(s.maximum));
+    t.property("steptime_ms_average", one_digit(s.average));
+    t.property("steptime_ms_standard_deviation", one_digit(s.standard_deviation));
+    t.property("steptime_ms_minimum", one_digit(s.minimum));
+    t.property("steptime_ms_maximum", one_digit(s.maximum));
     // Host-only steps: the device, kernel-launch, output and compilation figures are all 0.
     let zero = Summary::of(a.steps.iter().map(|_| 0.0));
     for (key, summary) in [
@@ -53,19 +56,21 @@ pub fn step_table(a: &InputPipeline) -> DataTable {
         ("compile_time_ms", &zero),
         ("other_time_ms", &a.unknown_ms),
     ] {
-        t.property(&format!("{key}_avg"), one_digit(summary.average))
-            .property(&format!("{key}_sdv"), one_digit(summary.standard_deviation));
+        t.property(&format!("{key}_avg"), one_digit(summary.average));
+        t.property(&format!("{key}_sdv"), one_digit(summary.standard_deviation));
     }
     let b = &a.bottleneck;
     t.property("input_conclusion", b.input_statement.clone());
     // XProf writes each statement under its `_bottleneck` key too.
     for key in ["device_collectives", "kernel_launch"] {
-        t.property(&format!("{key}_bottleneck"), "").property(&format!("{key}_statement"), "");
+        t.property(&format!("{key}_bottleneck"), "");
+        t.property(&format!("{key}_statement"), "");
     }
-    t.property("all_other_bottleneck", b.all_other_statement.clone()).property("all_other_statement", b.all_other_statement.clone());
+    t.property("all_other_bottleneck", b.all_other_statement.clone());
+    t.property("all_other_statement", b.all_other_statement.clone());
     t.property("summary_nextstep", a.summary_next_step.clone());
     for s in &a.steps {
-        t.row(step_cells(s));
+        t.push_row(step_cells(s));
     }
     t
 }
@@ -103,16 +108,17 @@ fn step_cells(s: &StepRow) -> Vec<Cell> {
 }
 
 fn host_table(a: &InputPipeline) -> DataTable {
-    let mut t = DataTable::new();
-    t.column("opName", "string", "Input Op")
-        .column("count", "number", "Count")
-        .column("timeInMs", "number", "Total Time (in ms)")
-        .column("timeInPercent", "number", "Total Time (as % of total input-processing time)")
-        .column("selfTimeInMs", "number", "Total Self Time (in ms)")
-        .column("selfTimeInPercent", "number", "Total Self Time (as % of total input-processing time)")
-        .column("category", "string", "Category");
+    let mut t = DataTable::new(&[
+        ("opName", Text, "Input Op"),
+        ("count", Number, "Count"),
+        ("timeInMs", Number, "Total Time (in ms)"),
+        ("timeInPercent", Number, "Total Time (as % of total input-processing time)"),
+        ("selfTimeInMs", Number, "Total Self Time (in ms)"),
+        ("selfTimeInPercent", Number, "Total Self Time (as % of total input-processing time)"),
+        ("category", Text, "Category"),
+    ]);
     for o in &a.input_ops {
-        t.row([
+        t.push_row(vec![
             Cell::Text(o.name.clone()),
             Cell::Number(o.occurrences as f64),
             Cell::Number(o.time_ps as f64 / 1e9),
@@ -124,11 +130,11 @@ fn host_table(a: &InputPipeline) -> DataTable {
     }
     let b = &a.input_time;
     let three = |x: f64| c_fixed(x, 3);
-    t.property("enqueue_us", three(b.enqueue_us))
-        .property("demanded_file_read_us", three(b.demanded_file_read_us))
-        .property("advanced_file_read_us", three(b.advanced_file_read_us))
-        .property("preprocessing_us", three(b.preprocessing_us))
-        .property("unclassified_nonequeue_us", three(b.unclassified_non_enqueue_us));
+    t.property("enqueue_us", three(b.enqueue_us));
+    t.property("demanded_file_read_us", three(b.demanded_file_read_us));
+    t.property("advanced_file_read_us", three(b.advanced_file_read_us));
+    t.property("preprocessing_us", three(b.preprocessing_us));
+    t.property("unclassified_nonequeue_us", three(b.unclassified_non_enqueue_us));
     t
 }
 
@@ -142,20 +148,18 @@ pub const RECOMMENDATIONS: [&str; 5] = [
 ];
 
 fn recommendation_table() -> DataTable {
-    let mut t = DataTable::new();
-    t.column("link", "string", "link");
+    let mut t = DataTable::new(&[("link", Text, "link")]);
     for r in RECOMMENDATIONS {
-        t.row([Cell::Text(r.to_string())]);
+        t.push_row(vec![Cell::Text(r.to_string())]);
     }
     t
 }
 
 /// XProf's diagnostics table (warnings only: the step warnings are all there is on the host).
 pub fn diagnostics_table(warnings: &[String]) -> DataTable {
-    let mut t = DataTable::new();
-    t.column("severity", "string", "Severity").column("message", "string", "Message");
+    let mut t = DataTable::new(&[("severity", Text, "Severity"), ("message", Text, "Message")]);
     for w in warnings {
-        t.row([Cell::Text("WARNING".into()), Cell::Text(w.clone())]);
+        t.push_row(vec![Cell::Text("WARNING".into()), Cell::Text(w.clone())]);
     }
     t
 }

@@ -2,6 +2,7 @@
 //! the device planes (`SetRunEnvironment`), and whether the program trains (`ModelTracker`: some HLO
 //! instruction lies in a TensorFlow gradient scope or a JAX `transpose(` scope).
 
+use crate::analysis::device_planes::{device_planes, DeviceKind};
 use crate::analysis::op_metrics::tf_op::{is_jax_op_name_and_type, is_tf_op_name, is_tf_op_type, tf_name_scopes};
 use crate::decode::hlo;
 use crate::decode::xplane::XSpace;
@@ -21,16 +22,13 @@ pub struct RunEnvironment {
 
 impl RunEnvironment {
     pub fn of(space: &XSpace) -> Self {
-        let planes = |prefix: &str| space.planes.iter().filter(|p| p.name().starts_with(prefix)).count();
-        let (gpus, tpus) = (planes("/device:GPU:"), planes("/device:TPU:"));
-        let (device_type, device_core_count, hardware_type) = if gpus > 0 {
-            ("GPU".to_string(), gpus, "GPU")
-        } else if tpus > 0 {
-            let first = space.planes.iter().find(|p| p.name().starts_with("/device:TPU:"));
-            let name = first.and_then(|p| p.stat("device_type_string")).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            (name, tpus, "TPU")
-        } else {
-            ("CPU".to_string(), 0, "CPU_ONLY")
+        let (device_type, device_core_count, hardware_type) = match device_planes(space) {
+            Some((DeviceKind::Gpu, planes)) => ("GPU".to_string(), planes.len(), "GPU"),
+            Some((DeviceKind::Tpu, planes)) => {
+                let name = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                (name, planes.len(), "TPU")
+            }
+            None => ("CPU".to_string(), 0, "CPU_ONLY"),
         };
         RunEnvironment { host_count: 1, task_count: 1, device_type, device_core_count, hardware_type, is_training: is_training(space) }
     }

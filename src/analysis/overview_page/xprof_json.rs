@@ -2,9 +2,10 @@
 //! inference latency, {}, diagnostics]`.
 
 use super::OverviewPage;
-use crate::analysis::data_table::{Cell, DataTable};
+use crate::analysis::data_table::{Cell, ColumnType, DataTable};
 use crate::analysis::input_pipeline::{one_digit, xprof_json as input_json};
 use serde_json::{json, Value};
+use ColumnType::{Boolean, Number, Text};
 
 pub fn overview_page_json(o: &OverviewPage) -> Value {
     Value::Array(vec![
@@ -28,31 +29,47 @@ fn percent(x: f64) -> String {
 }
 
 fn analysis_table(o: &OverviewPage) -> DataTable {
-    let mut t = DataTable::new();
     let gpu = o.run_environment.device_type.contains("GPU");
-    t.column("selfTimePercent", "number", "Time (%)")
-        .column("cumulativeTimePercent", "number", "Cumulative time (%)")
-        .column("category", "string", "Category")
-        .column("operation", "string", "Operation");
-    if gpu {
-        t.column("flopRate", "number", "GFLOPs/Sec").column("tcEligibility", "boolean", "TensorCore eligibility").column(
-            "tcUtilization",
-            "boolean",
-            "Op is using TensorCore",
-        );
+    let ops = [
+        ("selfTimePercent", Number, "Time (%)"),
+        ("cumulativeTimePercent", Number, "Cumulative time (%)"),
+        ("category", Text, "Category"),
+        ("operation", Text, "Operation"),
+    ];
+    let rates: &[(&'static str, ColumnType, &'static str)] = if gpu {
+        &[
+            ("flopRate", Number, "GFLOPs/Sec"),
+            ("tcEligibility", Boolean, "TensorCore eligibility"),
+            ("tcUtilization", Boolean, "Op is using TensorCore"),
+        ]
     } else {
-        t.column("flopRate", "number", "Bf16 Normalized Flop Rate(GFLOPs/Sec)");
+        &[("flopRate", Number, "Bf16 Normalized Flop Rate(GFLOPs/Sec)")]
+    };
+    let mut t = DataTable::new(&[&ops[..], rates].concat());
+    for op in &o.top_device_ops {
+        let mut row = vec![
+            Cell::Number(op.self_time_fraction),
+            Cell::Number(op.cumulative_time_fraction),
+            Cell::Text(op.category.clone()),
+            Cell::Text(op.name.clone()),
+            Cell::Number(op.flop_rate),
+        ];
+        if gpu {
+            // XProf reads Tensor Core use from the kernel stats; GPU top ops are not computed yet.
+            row.extend([Cell::Boolean(false), Cell::Boolean(false)]);
+        }
+        t.push_row(row);
     }
-    // No device op table here: the device figures stay 0 (exact on host-only traces).
-    t.property("host_trace_level", "0")
-        .property("host_tf_op_percent", percent(o.host_tf_op_percent))
-        .property("device_tf_op_percent", percent(0.0))
-        .property("host_op_time_eager_percent", percent(o.host_op_time_eager_percent))
-        .property("device_op_time_eager_percent", percent(0.0))
-        .property("remark_text", "")
-        .property("remark_color", "")
-        .property("mxu_utilization_percent", percent(0.0))
-        .property("hbm_utilization_percent", percent(0.0));
+    // Device utilisation and duty cycle are not computed: 0 (exact on host-only traces).
+    t.property("host_trace_level", "0");
+    t.property("host_tf_op_percent", percent(o.host_tf_op_percent));
+    t.property("device_tf_op_percent", percent(o.device_tf_op_percent));
+    t.property("host_op_time_eager_percent", percent(o.host_op_time_eager_percent));
+    t.property("device_op_time_eager_percent", percent(o.device_op_time_eager_percent));
+    t.property("remark_text", "");
+    t.property("remark_color", "");
+    t.property("mxu_utilization_percent", percent(0.0));
+    t.property("hbm_utilization_percent", percent(0.0));
     let device_keys: &[&str] = if gpu {
         &["device_compute_16bit_percent", "device_compute_32bit_percent"]
     } else {
@@ -74,16 +91,17 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
 
 fn run_environment_table(o: &OverviewPage) -> DataTable {
     let r = &o.run_environment;
-    let mut t = DataTable::new();
-    t.column("host_id", "string", "host_id")
-        .column("command_line", "string", "command_line")
-        .column("start_time", "string", "start_time")
-        .column("bns_address", "string", "bns_address");
-    t.property("host_count", r.host_count.to_string())
-        .property("task_count", format!("{} (num tasks per host = {})", r.task_count, r.task_count / r.host_count.max(1)))
-        .property("device_type", r.device_type.clone())
-        .property("device_core_count", r.device_core_count.to_string())
-        .property("is_training", r.is_training.to_string());
+    let mut t = DataTable::new(&[
+        ("host_id", Text, "host_id"),
+        ("command_line", Text, "command_line"),
+        ("start_time", Text, "start_time"),
+        ("bns_address", Text, "bns_address"),
+    ]);
+    t.property("host_count", r.host_count.to_string());
+    t.property("task_count", format!("{} (num tasks per host = {})", r.task_count, r.task_count / r.host_count.max(1)));
+    t.property("device_type", r.device_type.clone());
+    t.property("device_core_count", r.device_core_count.to_string());
+    t.property("is_training", r.is_training.to_string());
     t
 }
 
@@ -92,8 +110,7 @@ fn recommendation_table(o: &OverviewPage) -> DataTable {
     let device = o.run_environment.hardware_type;
     // XProf points TPU users at op_profile and names their timelines "TPU core".
     let (op_tool, timeline) = if device == "TPU" { ("op_profile", "TPU core") } else { ("framework_op_stats", device) };
-    let mut t = DataTable::new();
-    t.column("tip_type", "string", "tip_type").column("link", "string", "link").column("description", "string", "description");
+    let mut t = DataTable::new(&[("tip_type", Text, "tip_type"), ("link", Text, "link"), ("description", Text, "description")]);
     let host_time = "Next steps for reducing the Host time";
     let device_time = "Next steps for reducing the Device time";
     let docs = "Other useful resources";
@@ -107,35 +124,35 @@ fn recommendation_table(o: &OverviewPage) -> DataTable {
         ("doc", "<a href=\"https://www.tensorflow.org/guide/data_performance\" target=\"_blank\">Better performance with the tf.data API</a>".into(), docs),
     ];
     for (kind, link, description) in rows {
-        t.row([Cell::Text(kind.into()), Cell::Text(link), Cell::Text(description.into())]);
+        t.push_row(vec![Cell::Text(kind.into()), Cell::Text(link), Cell::Text(description.into())]);
     }
-    t.property("bottleneck", b.input_classification)
-        .property("statement", b.input_statement.clone())
-        .property("kernel_launch_bottleneck", "no")
-        .property("kernel_launch_statement", "")
-        .property("all_other_bottleneck", b.all_other_classification)
-        .property("all_other_statement", b.all_other_statement.clone())
-        .property("precision_statement", "")
-        .property("device_collectives_bottleneck", "no")
-        .property("device_collectives_statement", "")
-        .property(
-            "non_bottleneck_tip_types",
-            match b.input_classification {
-                "host" => "device",
-                "device" => "host",
-                _ => "",
-            },
-        );
+    t.property("bottleneck", b.input_classification);
+    t.property("statement", b.input_statement.clone());
+    t.property("kernel_launch_bottleneck", "no");
+    t.property("kernel_launch_statement", "");
+    t.property("all_other_bottleneck", b.all_other_classification);
+    t.property("all_other_statement", b.all_other_statement.clone());
+    t.property("precision_statement", "");
+    t.property("device_collectives_bottleneck", "no");
+    t.property("device_collectives_statement", "");
+    t.property(
+        "non_bottleneck_tip_types",
+        match b.input_classification {
+            "host" => "device",
+            "device" => "host",
+            _ => "",
+        },
+    );
     t
 }
 
 /// Filled by XProf for inference runs with serving latency data, which host traces do not carry.
 fn inference_latency_table() -> DataTable {
-    let mut t = DataTable::new();
-    t.column("percentile", "string", "percentile")
-        .column("hostTimeMs", "number", "Host time (in ms)")
-        .column("deviceTimeMs", "number", "Device time (in ms)")
-        .column("communicationTimeMs", "number", "Host-device communication time (in ms)")
-        .column("totalTimeMs", "number", "Total latency (in ms)");
-    t
+    DataTable::new(&[
+        ("percentile", Text, "percentile"),
+        ("hostTimeMs", Number, "Host time (in ms)"),
+        ("deviceTimeMs", Number, "Device time (in ms)"),
+        ("communicationTimeMs", Number, "Host-device communication time (in ms)"),
+        ("totalTimeMs", Number, "Total latency (in ms)"),
+    ])
 }

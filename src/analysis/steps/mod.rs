@@ -73,8 +73,7 @@ pub struct StepDb {
 
 /// The step database of `space` from its host plane (`/host:CPU`); empty without one.
 pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
-    let device_steps_unsupported =
-        space.planes.iter().any(|p| p.name().starts_with("/device:GPU:") || p.name().starts_with("/device:TPU:"));
+    let device_steps_unsupported = crate::analysis::device_planes::device_planes(space).is_some();
     let Some(host) = space.plane_named(crate::analysis::memory_profile::HOST_PLANE) else {
         return Ok(StepDb { device_steps_unsupported, ..StepDb::default() });
     };

@@ -17,6 +17,8 @@ mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
 #[cfg(not(target_arch = "wasm32"))]
+mod op_tables;
+#[cfg(not(target_arch = "wasm32"))]
 mod overview_page;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
@@ -35,6 +37,9 @@ Usage:
                                           XProf's Input Pipeline Analyzer: steps by category, verdict, input ops
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
+  tidemark kernel-stats FILE [--json]     XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
+  tidemark hlo-stats FILE [--json]        XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
+  tidemark roofline-model FILE [--json]   XProf's Roofline Model: ops against the device's peaks (TPU traces)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -63,6 +68,9 @@ fn main() {
         "memory-profile" => memory_profile::run(rest),
         "overview-page" => overview_page::run(rest),
         "input-pipeline-analyzer" => input_pipeline::run(rest),
+        "kernel-stats" => op_tables::kernel_stats(rest),
+        "hlo-stats" => op_tables::hlo_stats(rest),
+        "roofline-model" => op_tables::roofline_model(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2
