@@ -1,12 +1,11 @@
 //! The XLA programs the TPU ran, as XProf lists them beside the Memory Profile (its `hloModules`,
 //! `GenerateHloModules`): every event of each TPU plane's `XLA Modules` line, in file order.
 
+use crate::analysis::device_planes::TPU_PLANE_PREFIX;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use serde::Serialize;
 
-/// The device planes XProf reads the modules from.
-const TPU_PLANE_PREFIX: &str = "/device:TPU:";
 /// The line of a TPU plane with one event per program run.
 const MODULE_LINE: &str = "XLA Modules";
 
