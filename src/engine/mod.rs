@@ -4,12 +4,14 @@
 pub mod bundle;
 pub mod device_memory;
 pub mod error;
+pub mod input_pipeline;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod memory_viewer_columns;
 pub mod op_metrics;
 pub mod op_tables;
 pub mod overview;
+pub mod overview_page;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod read_input;
@@ -44,6 +46,8 @@ pub struct Session {
     /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
     trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
     /// Device op tables computed so far, by file id (see [`Session::device_ops`]).
+    /// Overview Pages (with their input pipeline analyses) computed so far, by file id.
+    overview_pages: HashMap<u32, crate::analysis::overview_page::OverviewPage>,
     op_tables: op_tables::OpTablesCache,
 }
 
@@ -112,6 +116,7 @@ impl Session {
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
         self.op_metrics.remove(&id);
+        self.overview_pages.remove(&id);
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);
         self.op_tables.forget_file(id);

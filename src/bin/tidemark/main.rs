@@ -11,6 +11,8 @@ mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod framework_op_stats;
 #[cfg(not(target_arch = "wasm32"))]
+mod input_pipeline;
+#[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
@@ -21,6 +23,8 @@ mod open;
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod op_tables;
+#[cfg(not(target_arch = "wasm32"))]
+mod overview_page;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
 
@@ -33,6 +37,9 @@ Usage:
                                           XProf's Memory Profile: peak, breakdown, exact counts, leak hints
   tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
+  tidemark overview-page FILE [--json]   XProf's Overview Page: run environment, step time, input-bound verdict
+  tidemark input-pipeline-analyzer FILE [--json]
+                                          XProf's Input Pipeline Analyzer: steps by category, verdict, input ops
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
   tidemark framework-op-stats FILE [--json]
@@ -77,6 +84,8 @@ fn main() {
         "framework-op-stats" => framework_op_stats::run(rest),
         "trace-viewer" => trace_viewer::run(rest),
         "op-profile" => op_tables::op_profile(rest),
+        "overview-page" => overview_page::run(rest),
+        "input-pipeline-analyzer" => input_pipeline::run(rest),
         "kernel-stats" => op_tables::kernel_stats(rest),
         "hlo-stats" => op_tables::hlo_stats(rest),
         "roofline-model" => op_tables::roofline_model(rest),
