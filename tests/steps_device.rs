@@ -47,7 +47,8 @@ fn device_profiles_against_xprof() {
         let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
         let db = steps::step_db(space).expect("steps");
         let host_ops = host_op_metrics_db(space).expect("host ops");
-        let device_ops = tidemark::analysis::device_ops::analyze(space).ok();
+        let device_ops =
+            tidemark::analysis::device_ops::analyze(space, &tidemark::analysis::xla_modules::XlaModules::from_space(space)).ok();
         let page = OverviewPage::new(&db, &host_ops, device_ops.as_ref().map(|d| &d.db), RunEnvironment::of(space));
         for (tool, actual, expected_differs) in [
             ("input_pipeline_analyzer", input_pipeline_json(&page.input), ipa_differs),
@@ -73,7 +74,8 @@ fn tpu_top_device_ops_equal_xprof() {
     let Some(path) = common::device_fixture(&format!("{stem}.xplane.pb")) else { return };
     let file = tidemark::decode::decode(stem, std::fs::read(&path).expect("read"), &mut |_, _| {}).expect("decodes");
     let Profile::XSpace(space) = &file.profile else { panic!("not a trace") };
-    let device_ops = tidemark::analysis::device_ops::analyze(space).expect("TPU device ops");
+    let device_ops = tidemark::analysis::device_ops::analyze(space, &tidemark::analysis::xla_modules::XlaModules::from_space(space))
+        .expect("TPU device ops");
     let page = OverviewPage::new(
         &steps::step_db(space).expect("steps"),
         &host_op_metrics_db(space).expect("host ops"),

@@ -45,9 +45,9 @@ pub struct Session {
     op_metrics: op_metrics::OpMetricsCache,
     /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
     trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
-    /// Device op tables computed so far, by file id (see [`Session::device_ops`]).
     /// Overview Pages (with their input pipeline analyses) computed so far, by file id.
     overview_pages: HashMap<u32, crate::analysis::overview_page::OverviewPage>,
+    /// Device op tables read from the op metrics so far, by file id (see [`Session::hlo_stats`]).
     op_tables: op_tables::OpTablesCache,
 }
 
@@ -107,6 +107,14 @@ impl Session {
     pub fn analysis_error(&self, id: u32, tool: &str, message: String) -> EngineError {
         match self.get(id) {
             Some(f) => EngineError::Analysis { file: f.file.name.clone(), tool: tool.into(), message },
+            None => EngineError::UnknownFile { file_id: id },
+        }
+    }
+
+    /// `tool` cannot answer for file `id` yet, for `reason`.
+    pub fn unsupported(&self, id: u32, tool: &str, reason: String) -> EngineError {
+        match self.get(id) {
+            Some(f) => EngineError::Unsupported { file: f.file.name.clone(), tool: tool.into(), reason },
             None => EngineError::UnknownFile { file_id: id },
         }
     }

@@ -18,13 +18,13 @@ mod inspect;
 mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
-mod open;
-#[cfg(not(target_arch = "wasm32"))]
-mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod op_tables;
+mod open;
 #[cfg(not(target_arch = "wasm32"))]
 mod overview_page;
+#[cfg(not(target_arch = "wasm32"))]
+mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
 

@@ -9,8 +9,7 @@ use tidemark::analysis::kernel_stats::KernelStats;
 use tidemark::analysis::op_profile::{Node, OpProfile};
 use tidemark::analysis::roofline_model::RooflineModel;
 use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
-use tidemark::engine::op_tables::OpTablesError;
-use tidemark::engine::Session;
+use tidemark::engine::{EngineError, Session};
 
 /// Characters of a kernel or op name shown in a table (C++ template names run to thousands).
 const NAME_WIDTH: usize = 60;
@@ -20,7 +19,7 @@ const TOP_HLO_ROWS: usize = 40;
 /// One op table: its command name, how to compute it, and its two renderings.
 struct Tool<T> {
     command: &'static str,
-    compute: fn(&mut Session, u32) -> Result<std::sync::Arc<T>, OpTablesError>,
+    compute: fn(&mut Session, u32) -> Result<std::sync::Arc<T>, EngineError>,
     json: fn(&T) -> serde_json::Value,
     table: fn(&str, &T) -> String,
 }
