@@ -86,6 +86,15 @@ impl DataTable {
     }
 }
 
+/// XProf's diagnostics table: one `WARNING` row per warning.
+pub fn warnings_table(warnings: &[String]) -> DataTable {
+    let mut t = DataTable::with_columns(&[("severity", ColumnType::String, "Severity"), ("message", ColumnType::String, "Message")]);
+    for w in warnings {
+        t.row([Cell::Text("WARNING"), Cell::Text(w)]);
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

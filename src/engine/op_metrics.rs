@@ -97,7 +97,12 @@ impl Session {
 
 /// The one op-metrics pass over `space`.
 fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
-    let (hardware, device_type) = device_kind(space);
+    let run_environment = RunEnvironment::of(space);
+    let hardware = match run_environment.hardware_type {
+        "GPU" => HardwareType::Gpu,
+        "TPU" => HardwareType::Tpu,
+        _ => HardwareType::CpuOnly,
+    };
     let modules = XlaModules::from_space(space);
     let kernel_stats = kernel_stats::analyze(space, &modules)?;
     let device = device_ops::analyze(space, &modules).map(Arc::new);
@@ -113,9 +118,9 @@ fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
         device_framework_ops,
         kernel_stats: Arc::new(kernel_stats),
         hardware,
-        device_type,
+        device_type: run_environment.device_type.clone(),
         perf_env,
-        run_environment: RunEnvironment::of(space),
+        run_environment,
     })
 }
 
@@ -131,17 +136,4 @@ fn tensor_core_utilization(stats: &KernelStats) -> HashMap<String, f64> {
         }
     }
     by_op.into_iter().filter(|(_, (_, total))| *total > 0).map(|(op, (tc, total))| (op, tc as f64 / total as f64)).collect()
-}
-
-/// The kind of device the trace ran on, as XProf's run environment decides it: GPU planes first, then
-/// TPU planes, else CPU only.
-fn device_kind(space: &XSpace) -> (HardwareType, String) {
-    if space.planes.iter().any(|p| p.name().starts_with("/device:GPU:")) {
-        return (HardwareType::Gpu, "GPU".into());
-    }
-    if let Some(tpu) = space.planes.iter().find(|p| p.name().starts_with("/device:TPU:")) {
-        let name = tpu.stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        return (HardwareType::Tpu, name);
-    }
-    (HardwareType::CpuOnly, "CPU".into())
 }

@@ -7,7 +7,7 @@ pub mod summary;
 pub mod xprof_json;
 
 use crate::analysis::op_metrics::{safe_divide, OpMetricsDb};
-use crate::analysis::steps::{EventType, Step, StepDb};
+use crate::analysis::steps::{EventType, Step, StepDb, NO_STEP_MARKER};
 pub use input_ops::{InputOp, InputOpCategory};
 pub use summary::Summary;
 
@@ -125,8 +125,6 @@ impl Bottleneck {
 
 /// XProf's statement when no step was found.
 pub const NO_STEP_TIME: &str = "No step time measured. Therefore we cannot tell where the performance bottleneck is.";
-/// XProf's warning when no step marker was found.
-pub const NO_STEP_MARKER: &str = "No step marker observed and hence the step time is unknown. This may happen if (1) training steps are not instrumented (e.g., if you are not using Keras) or (2) the profiling duration is shorter than the step time. For (1), you need to add step instrumentation; for (2), you may try to profile longer.";
 
 /// XProf's `%.1f`.
 pub fn one_digit(x: f64) -> String {

@@ -2,7 +2,7 @@
 //! recommendations, diagnostics]`. The max-infeed-core table is TPU-only and empty here.
 
 use super::{c_fixed, one_digit, InputPipeline, StepRow, Summary};
-use crate::analysis::data_table::{Cell, ColumnType, DataTable};
+use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
 use serde_json::Value;
 use ColumnType::{Number, String as Text};
 
@@ -12,7 +12,7 @@ pub fn input_pipeline_json(a: &InputPipeline) -> Value {
         step_table(a).into_json(),
         host_table(a).into_json(),
         recommendation_table().into_json(),
-        diagnostics_table(&a.warnings).into_json(),
+        warnings_table(&a.warnings).into_json(),
     ])
 }
 
@@ -151,15 +151,6 @@ fn recommendation_table() -> DataTable {
     let mut t = DataTable::with_columns(&[("link", Text, "link")]);
     for r in RECOMMENDATIONS {
         t.row([Cell::Text(r)]);
-    }
-    t
-}
-
-/// XProf's diagnostics table (warnings only: the step warnings are all there is on the host).
-pub fn diagnostics_table(warnings: &[String]) -> DataTable {
-    let mut t = DataTable::with_columns(&[("severity", Text, "Severity"), ("message", Text, "Message")]);
-    for w in warnings {
-        t.row([Cell::Text("WARNING"), Cell::Text(w)]);
     }
     t
 }

@@ -3,7 +3,7 @@
 //! instruction lies in a TensorFlow gradient scope or a JAX `transpose(` scope).
 
 use crate::analysis::device_planes::{device_planes, DeviceKind};
-use crate::analysis::op_metrics::tf_op::{is_jax_op_name_and_type, is_tf_op_name, is_tf_op_type, tf_name_scopes};
+use crate::analysis::framework_op_stats::has_gradients;
 use crate::decode::hlo;
 use crate::decode::xplane::XSpace;
 
@@ -45,16 +45,6 @@ fn is_training(space: &XSpace) -> bool {
             .flat_map(|m| &m.computations)
             .flat_map(|c| &c.instructions)
             .filter_map(|i| i.metadata.as_ref())
-            .any(|md| has_gradient(&md.op_name, &md.op_type))
+            .any(|md| has_gradients(&md.op_name, &md.op_type))
     })
-}
-
-fn has_gradient(op_name: &str, op_type: &str) -> bool {
-    if is_tf_op_type(op_type) && is_tf_op_name(op_name) {
-        tf_name_scopes(op_name).any(|s| s.strip_prefix("gradient").is_some_and(|rest| rest == "_tape" || rest.starts_with('s')))
-    } else if op_type.is_empty() || is_jax_op_name_and_type(op_name, op_type) {
-        op_name.split('/').any(|s| s.starts_with("transpose("))
-    } else {
-        false
-    }
 }

@@ -2,7 +2,7 @@
 //! inference latency, {}, diagnostics]`.
 
 use super::OverviewPage;
-use crate::analysis::data_table::{Cell, ColumnType, DataTable};
+use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
 use crate::analysis::input_pipeline::{one_digit, xprof_json as input_json};
 use serde_json::{json, Value};
 use ColumnType::{Boolean, Number, String as Text};
@@ -15,7 +15,7 @@ pub fn overview_page_json(o: &OverviewPage) -> Value {
         recommendation_table(o).into_json(),
         inference_latency_table().into_json(),
         json!({}),
-        input_json::diagnostics_table(&o.input.warnings).into_json(),
+        warnings_table(&o.input.warnings).into_json(),
     ])
 }
 

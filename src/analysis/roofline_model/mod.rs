@@ -12,6 +12,7 @@
 pub mod table;
 
 use crate::analysis::device_ops::DeviceOps;
+use crate::analysis::steps::NO_STEP_MARKER;
 use crate::analysis::op_metrics::builder::add_memory_accessed;
 use crate::analysis::op_metrics::roofline::{giga_to_gibi, roofline_metrics};
 use crate::analysis::op_metrics::{ps_to_us, safe_divide, HardwareType, OpMetrics, OpMetricsDb, RooflineMetrics, SourceInfo};
@@ -19,8 +20,6 @@ use crate::analysis::op_metrics::{ps_to_us, safe_divide, HardwareType, OpMetrics
 /// At most this many op records per db (XProf's `kMaxNumRecords`).
 const MAX_RECORDS: usize = 1000;
 
-/// XProf's warning when the trace has no steps.
-pub const NO_STEP_MARKER: &str = "No step marker observed and hence the step time is unknown. This may happen if (1) training steps are not instrumented (e.g., if you are not using Keras) or (2) the profiling duration is shorter than the step time. For (1), you need to add step instrumentation; for (2), you may try to profile longer.";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RooflineError {

@@ -2,7 +2,7 @@
 //! carries the device's peaks and ridge points as text.
 
 use super::{RooflineModel, RooflineRecord};
-use crate::analysis::data_table::{Cell, ColumnType as T, DataTable};
+use crate::analysis::data_table::{warnings_table, Cell, ColumnType as T, DataTable};
 use crate::analysis::hlo_stats::table::source_info_html;
 
 const COLUMNS: &[(&str, T, &str)] = &[
@@ -136,11 +136,7 @@ pub fn to_xprof_json(model: &RooflineModel) -> serde_json::Value {
     table.property("vmem_read_ridge_point", &ridge(model.peak_vmem_read_bw));
     table.property("vmem_write_ridge_point", &ridge(model.peak_vmem_write_bw));
     table.property("time_scale_multiplier", &six_digits(model.time_scale_multiplier));
-    let mut diagnostics = DataTable::with_columns(&[("severity", T::String, "Severity"), ("message", T::String, "Message")]);
-    for w in &model.warnings {
-        diagnostics.row([Cell::Text("WARNING"), Cell::Text(w)]);
-    }
-    serde_json::Value::Array(vec![table.into_json(), diagnostics.into_json()])
+    serde_json::Value::Array(vec![table.into_json(), warnings_table(&model.warnings).into_json()])
 }
 
 #[cfg(test)]

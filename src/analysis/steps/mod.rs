@@ -22,6 +22,10 @@ pub mod events;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 
+/// XProf's warning when a trace has no step marker (the Input Pipeline Analyzer's, the Overview
+/// Page's and the Roofline Model's diagnostics).
+pub const NO_STEP_MARKER: &str = "No step marker observed and hence the step time is unknown. This may happen if (1) training steps are not instrumented (e.g., if you are not using Keras) or (2) the profiling duration is shorter than the step time. For (1), you need to add step instrumentation; for (2), you may try to profile longer.";
+
 /// What a stretch of a step was spent on (XProf's `EventType`; the value is its priority when events
 /// overlap: the highest wins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,11 +1,10 @@
 //! `tidemark overview-page`: XProf's Overview Page as text (run environment, step time, verdict,
 //! where to look next), or as XProf's own JSON (`--json`).
 
-use crate::args::Args;
+use crate::args::{open_one, Args};
 use std::fmt::Write;
 use tidemark::analysis::input_pipeline::InputPipeline;
 use tidemark::analysis::overview_page::{xprof_json, OverviewPage};
-use tidemark::engine::Session;
 
 const USAGE: &str = "usage: tidemark overview-page FILE [--json]";
 
@@ -22,26 +21,12 @@ pub fn run(argv: &[String]) -> i32 {
     0
 }
 
-/// Parses `argv` (one file, `--json`) and computes the file's Overview Page; the exit code on failure
-/// (2 usage, 1 unreadable), the message printed.
+/// Opens `argv`'s one file through [`open_one`] (flag `--json`) and computes its Overview Page; on
+/// failure the exit code (2 usage, 1 unreadable or not analysable), the message printed.
 pub fn open(command: &str, usage: &str, argv: &[String]) -> Result<(Args, OverviewPage), i32> {
-    let args = Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)).map_err(|e| {
-        eprintln!("tidemark {command}: {e}\n{usage}");
-        2
-    })?;
-    let [path] = args.files.as_slice() else {
-        eprintln!("tidemark {command}: give exactly one trace file\n{usage}");
-        return Err(2);
-    };
-    let name = path.display().to_string();
-    let bytes = tidemark::engine::read_input::read_input(path).map_err(|e| {
-        eprintln!("tidemark: {name}: cannot read the file: {e}");
-        1
-    })?;
-    let mut session = Session::new();
-    let page = session.open(&name, bytes, &mut |_, _| {}).map(|f| f.id).and_then(|id| session.cached_overview_page(id).cloned());
-    match page {
-        Ok(p) => Ok((args, p)),
+    let mut f = open_one(command, usage, argv, &[], &["json"])?;
+    match f.session.cached_overview_page(f.id) {
+        Ok(page) => Ok((f.args, page.clone())),
         Err(e) => {
             eprintln!("tidemark: {e}");
             Err(1)
