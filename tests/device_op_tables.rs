@@ -180,3 +180,41 @@ fn op_profile_equals_xprof_on_the_tpu_trace_but_fused_instructions() {
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
     assert_same("op_profile", f, &op_profile_json(&session.op_profile(id).unwrap()), &oracle);
 }
+
+/// One op-metrics pass per file: every table reads the same cached dbs (the device db HLO Op Stats and
+/// the roofline read is the one in the file's op metrics), and `close` forgets them.
+#[test]
+fn every_table_reads_one_op_metrics_pass_and_close_forgets_it() {
+    let f = "jax_tpu_v6e_inference/tpu_v6e_inference";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    let metrics = session.op_metrics(id).unwrap();
+    session.framework_op_stats(id).unwrap();
+    session.hlo_stats(id).unwrap();
+    session.op_profile(id).unwrap();
+    session.roofline_model(id).unwrap();
+    session.kernel_stats(id).unwrap();
+    session.cached_overview_page(id).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&metrics, &session.op_metrics(id).unwrap()), "built once");
+    let device = metrics.device.as_ref().expect("the TPU trace has a device op db");
+    assert!(std::sync::Arc::ptr_eq(device, &session.device_ops(id).unwrap()));
+    assert!(session.close(id));
+    let e = session.hlo_stats(id).unwrap_err();
+    assert_eq!(e, tidemark::engine::EngineError::UnknownFile { file_id: id });
+}
+
+/// A GPU trace whose device op db Tidemark does not build yet: the device tables answer
+/// `EngineError::Unsupported` with the reason, and framework op stats keep their host rows.
+#[test]
+fn unsupported_device_side_is_an_engine_error_and_framework_op_stats_stay_host_only() {
+    let f = "jax_mi300x_conv/mi300x_conv";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    let e = session.op_profile(id).unwrap_err();
+    assert!(
+        matches!(&e, tidemark::engine::EngineError::Unsupported { tool, reason, .. } if tool == "Op Profile" && reason.contains("GPU cost model")),
+        "{e:?}"
+    );
+    let stats = session.framework_op_stats(id).unwrap();
+    assert!(!stats.with_idle.rows.is_empty() && stats.with_idle.rows.iter().all(|r| !r.on_device), "host rows only");
+}

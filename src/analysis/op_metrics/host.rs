@@ -34,8 +34,8 @@
 
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
-use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
 use crate::analysis::device_planes::is_derived_line;
+use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
 use crate::analysis::step_groups::is_grouped;
 use crate::decode::xplane::{IdTable, Line, Plane, RawStat, StatValue, XSpace};
 use crate::decode::DecodeError;
@@ -44,7 +44,6 @@ use std::borrow::Cow;
 
 /// The plane XProf reads host ops from.
 pub const HOST_PLANE: &str = "/host:CPU";
-
 
 /// The host op db of `space`: empty (no rows, zero totals) when it has no host plane.
 pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {

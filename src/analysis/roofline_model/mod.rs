@@ -12,14 +12,13 @@
 pub mod table;
 
 use crate::analysis::device_ops::DeviceOps;
-use crate::analysis::steps::NO_STEP_MARKER;
 use crate::analysis::op_metrics::builder::add_memory_accessed;
 use crate::analysis::op_metrics::roofline::{giga_to_gibi, roofline_metrics};
 use crate::analysis::op_metrics::{ps_to_us, safe_divide, HardwareType, OpMetrics, OpMetricsDb, RooflineMetrics, SourceInfo};
+use crate::analysis::steps::NO_STEP_MARKER;
 
 /// At most this many op records per db (XProf's `kMaxNumRecords`).
 const MAX_RECORDS: usize = 1000;
-
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RooflineError {
