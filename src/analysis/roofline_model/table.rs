@@ -124,18 +124,18 @@ pub fn to_xprof_json(model: &RooflineModel) -> serde_json::Value {
     table.property("megacore", flag(model.megacore));
     table.property("has_cmem", flag(model.has_cmem));
     table.property("has_merged_vmem", flag(model.has_merged_vmem));
-    table.property("peak_flop_rate", &six_digits(model.peak_flop_rate));
-    table.property("peak_hbm_bw", &six_digits(model.peak_hbm_bw));
-    table.property("peak_cmem_read_bw", &six_digits(model.peak_cmem_read_bw));
-    table.property("peak_cmem_write_bw", &six_digits(model.peak_cmem_write_bw));
-    table.property("peak_vmem_read_bw", &six_digits(model.peak_vmem_read_bw));
-    table.property("peak_vmem_write_bw", &six_digits(model.peak_vmem_write_bw));
-    table.property("hbm_ridge_point", &ridge(model.peak_hbm_bw));
-    table.property("cmem_read_ridge_point", &ridge(model.peak_cmem_read_bw));
-    table.property("cmem_write_ridge_point", &ridge(model.peak_cmem_write_bw));
-    table.property("vmem_read_ridge_point", &ridge(model.peak_vmem_read_bw));
-    table.property("vmem_write_ridge_point", &ridge(model.peak_vmem_write_bw));
-    table.property("time_scale_multiplier", &six_digits(model.time_scale_multiplier));
+    table.property("peak_flop_rate", six_digits(model.peak_flop_rate));
+    table.property("peak_hbm_bw", six_digits(model.peak_hbm_bw));
+    table.property("peak_cmem_read_bw", six_digits(model.peak_cmem_read_bw));
+    table.property("peak_cmem_write_bw", six_digits(model.peak_cmem_write_bw));
+    table.property("peak_vmem_read_bw", six_digits(model.peak_vmem_read_bw));
+    table.property("peak_vmem_write_bw", six_digits(model.peak_vmem_write_bw));
+    table.property("hbm_ridge_point", ridge(model.peak_hbm_bw));
+    table.property("cmem_read_ridge_point", ridge(model.peak_cmem_read_bw));
+    table.property("cmem_write_ridge_point", ridge(model.peak_cmem_write_bw));
+    table.property("vmem_read_ridge_point", ridge(model.peak_vmem_read_bw));
+    table.property("vmem_write_ridge_point", ridge(model.peak_vmem_write_bw));
+    table.property("time_scale_multiplier", six_digits(model.time_scale_multiplier));
     serde_json::Value::Array(vec![table.into_json(), warnings_table(&model.warnings).into_json()])
 }
 
