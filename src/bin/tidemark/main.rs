@@ -43,8 +43,8 @@ Usage:
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
   tidemark framework-op-stats FILE [--json]
-                                          XProf's framework op stats: ops by self time (host; the true
-                                          occurrence count beside XProf's where allocator events inflate it)
+                                          XProf's framework op stats: ops by self time, device and host (the
+                                          true occurrence count beside XProf's where allocator events inflate it)
   tidemark trace-viewer FILE [--json]
                                           XProf's Trace Viewer: processes, threads, event counts and time span;
                                           --json prints XProf's trace_viewer JSON (Chrome trace format) with
