@@ -114,7 +114,8 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     let written = s.trace_export_json(id, Some((from, to)), &mut expected).unwrap();
     assert_eq!(bytes, expected);
     let json: Value = serde_json::from_slice(&bytes).unwrap();
-    let events = json["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] != "M").count();
+    // XProf's JSON ends its events with an empty object, which has no phase.
+    let events = json["traceEvents"].as_array().unwrap().iter().filter(|e| e.get("ph").is_some_and(|p| p != "M")).count();
     assert_eq!(events, written);
     assert!(written > 0);
 }
@@ -160,12 +161,14 @@ fn outline_names_are_xprofs() {
         assert!(processes.contains(&(u64::from(p.pid), 0, p.name.clone())), "process {} {} not in XProf's", p.pid, p.name);
     }
     let threads = meta("thread_name");
-    let ours: Vec<_> = outline
-        .processes
-        .iter()
-        .flat_map(|p| p.threads.iter().map(move |t| (u64::from(p.pid), u64::from(t.tid), t.name.clone())))
-        .collect();
-    let shared = ours.iter().filter(|t| threads.contains(t)).count();
-    // Every thread we show is XProf's, except where docs/trace-viewer.md says XProf renumbers them.
-    assert!(shared * 10 >= ours.len() * 9, "{shared} of {} threads named as XProf names them", ours.len());
+    let ours: Vec<_> =
+        outline.processes.iter().flat_map(|p| p.threads.iter().map(move |t| (u64::from(p.pid), u64::from(t.tid), t.name.clone()))).collect();
+    // Every thread we show has XProf's name in its process; its tid too, except on the GPU stream lines
+    // XProf renumbers (docs/trace-viewer.md, "Where we differ").
+    for (pid, tid, name) in &ours {
+        assert!(threads.iter().any(|(p, _, n)| p == pid && n == name), "thread {pid}/{tid} {name:?} is not XProf's");
+    }
+    let same_tid = ours.iter().filter(|t| threads.contains(t)).count();
+    eprintln!("{same_tid} of {} threads with XProf's tid", ours.len());
+    assert!(same_tid > 0);
 }

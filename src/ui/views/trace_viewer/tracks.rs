@@ -36,6 +36,11 @@ struct Press {
     start: Viewport,
 }
 
+/// What the canvas shows of `spans` with `layout`, scrolled `scroll_top` down, with nothing selected.
+fn scene<'a>(layout: &'a Layout, spans: &'a LodReply, names: &'a [String], scroll_top: f64) -> Scene<'a> {
+    Scene { lanes: &layout.lanes, lane_of: &layout.lane_of, spans, names, scroll_top, selected_event: None, range_ps: None, drag_px: None }
+}
+
 #[component]
 pub(super) fn Tracks(
     file_id: u32,
@@ -68,7 +73,7 @@ pub(super) fn Tracks(
             if width_px == 0 {
                 return None;
             }
-            let threads = collapsed.with(Vec::is_empty).then_some(None).unwrap_or_else(|| Some(layout.with(Layout::threads)));
+            let threads = if collapsed.with(Vec::is_empty) { None } else { Some(layout.with(Layout::threads)) };
             Some(RequestBody::TraceSpans { file_id, query: LodQuery { start_ps, end_ps, width_px, threads } })
         },
         |body| match body {
@@ -110,14 +115,10 @@ pub(super) fn Tracks(
         let reply = shown.get();
         let n = layout.with(|l| {
             let scene = Scene {
-                lanes: &l.lanes,
-                lane_of: &l.lane_of,
-                spans: &reply,
-                names: &names.names,
-                scroll_top: scroll_top.get(),
                 selected_event: selected_event.get(),
                 range_ps: state.trace_range.get(),
                 drag_px: drag_px.get(),
+                ..scene(l, &reply, &names.names, scroll_top.get())
             };
             trace::draw(&ctx, &f, &scene, &palette)
         });
@@ -164,17 +165,7 @@ pub(super) fn Tracks(
         if (x - p.x).abs() < CLICK_SLOP_PX {
             let reply = shown.get_untracked();
             let hit = layout.with_untracked(|l| {
-                let scene = Scene {
-                    lanes: &l.lanes,
-                    lane_of: &l.lane_of,
-                    spans: &reply,
-                    names: &o3.names,
-                    scroll_top: scroll_top.get_untracked(),
-                    selected_event: None,
-                    range_ps: None,
-                    drag_px: None,
-                };
-                trace::span_at(&f, &scene, x, y).map(|(t, i)| reply.threads[t].event[i])
+                trace::span_at(&f, &scene(l, &reply, &o3.names, scroll_top.get_untracked()), x, y).map(|(t, i)| reply.threads[t].event[i])
             });
             selected_event.set(hit);
         } else if p.range {
@@ -270,7 +261,8 @@ pub(super) fn Tracks(
     view! {
         <div class="tv-axis-row">
             <div style=format!("width:{NAMES_W}px;flex:none")></div>
-            <canvas node_ref=axis_ref class="tv-axis" data-testid="trace-axis"></canvas>
+            // As wide as the tracks' canvas (the tracks' scroll bar takes the rest), so ticks line up.
+            <canvas node_ref=axis_ref class="tv-axis" data-testid="trace-axis" style=move || format!("width:{}px", width.get())></canvas>
         </div>
         <div
             class="tv-tracks"
