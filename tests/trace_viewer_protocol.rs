@@ -161,8 +161,11 @@ fn outline_names_are_xprofs() {
         assert!(processes.contains(&(u64::from(p.pid), 0, p.name.clone())), "process {} {} not in XProf's", p.pid, p.name);
     }
     let threads = meta("thread_name");
-    let ours: Vec<_> =
-        outline.processes.iter().flat_map(|p| p.threads.iter().map(move |t| (u64::from(p.pid), u64::from(t.tid), t.name.clone()))).collect();
+    let ours: Vec<_> = outline
+        .processes
+        .iter()
+        .flat_map(|p| p.threads.iter().map(move |t| (u64::from(p.pid), u64::from(t.tid), t.name.clone())))
+        .collect();
     // Every thread we show has XProf's name in its process; its tid too, except on the GPU stream lines
     // XProf renumbers (docs/trace-viewer.md, "Where we differ").
     for (pid, tid, name) in &ours {

@@ -80,8 +80,10 @@ fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
             <div class="tv-bar">
                 <span data-testid="trace-figures">
                     <Count metric="trace_event_count" value=outline.event_count /> " events · "
-                    <Count metric="trace_process_count" value=outline.processes.len() as u64 /> " processes · "
-                    <Count metric="trace_thread_count" value=thread_count as u64 /> " threads · "
+                    <Count metric="trace_process_count" value=outline.processes.len() as u64 />
+                    {if outline.processes.len() == 1 { " process · " } else { " processes · " }}
+                    <Count metric="trace_thread_count" value=thread_count as u64 />
+                    {if thread_count == 1 { " thread · " } else { " threads · " }}
                     <Text metric="trace_duration_ps" value=(full.1 - full.0).to_string() shown=ps_text(full.1 - full.0) />
                 </span>
                 <span class="muted" data-testid="trace-window">{window_text}</span>

@@ -124,7 +124,7 @@ pub(super) fn Tracks(
         });
         drawn.set(n);
     });
-    // The time axis, in time since the trace's start.
+    // The time axis, in time since the trace's start (so ticks fall on round offsets).
     Effect::new(move |_| {
         let _theme = state.theme.get();
         let f = frame();
@@ -133,8 +133,14 @@ pub(super) fn Tracks(
             return;
         }
         let Some(ctx) = prepare(&canvas, f.w, AXIS_H) else { return };
-        let axis = Frame { h: AXIS_H, m: Margins { left: 0.0, right: 0.0, top: 0.0, bottom: AXIS_H - 6.0 }, ..f };
-        x_axis(&ctx, &axis, &Palette::read(), Style::default(), |t, _| ps_text(t as i64 - full.0));
+        let origin = full.0 as f64;
+        let axis = Frame {
+            v: Viewport::x_range(f.v.x0 - origin, f.v.x1 - origin),
+            h: AXIS_H,
+            m: Margins { left: 0.0, right: 0.0, top: 0.0, bottom: AXIS_H - 6.0 },
+            ..f
+        };
+        x_axis(&ctx, &axis, &Palette::read(), Style::default(), |t, _| ps_text(t as i64));
     });
 
     let offset = |e: &web_sys::MouseEvent| (f64::from(e.offset_x()), f64::from(e.offset_y()));
