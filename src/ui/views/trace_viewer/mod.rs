@@ -41,6 +41,17 @@ fn clamp_window(full: (i64, i64), v: Viewport) -> Option<(i64, i64)> {
     (w != full).then_some(w)
 }
 
+/// Half the width of the window a link to one moment opens (1 ms each side).
+const LINK_HALF_WINDOW_PS: i64 = 1_000_000_000;
+
+/// Opens the Trace Viewer of the selected file on the moment `time_ps` (centred in a 2 ms window,
+/// clamped to the trace when it is drawn), for links from the other tools.
+pub fn show_in_trace(state: AppState, time_ps: i64) {
+    state.trace_window.set(Some((time_ps - LINK_HALF_WINDOW_PS, time_ps + LINK_HALF_WINDOW_PS)));
+    state.trace_range.set(None);
+    state.tool.set(crate::ui::state::Tool::TraceViewer);
+}
+
 #[component]
 pub fn TraceViewer(file_id: u32) -> impl IntoView {
     let outline = use_engine(
@@ -68,7 +79,10 @@ pub fn TraceViewer(file_id: u32) -> impl IntoView {
 fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
     let state = expect_context::<AppState>();
     let full = full_span(&outline);
-    let window = Memo::new(move |_| state.trace_window.get().unwrap_or(full));
+    // A window from a link or the URL may lie partly outside the trace: drawn clamped to it.
+    let window = Memo::new(move |_| {
+        state.trace_window.get().and_then(|(a, b)| clamp_window(full, Viewport::x_range(a as f64, b as f64))).unwrap_or(full)
+    });
     let selected_event = RwSignal::new(None::<u32>);
     let thread_count: usize = outline.processes.iter().map(|p| p.threads.len()).sum();
     let window_text = move || {
