@@ -195,3 +195,32 @@ test('a2_mlp_train: outline, spans, W zoom, click details, search, range summary
   assert.deepEqual(page.errors, []);
   assert.deepEqual(dark.errors, []);
 });
+
+test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Viewer', async () => {
+  const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
+  const xprof = cliTrace(D2);
+  const events = xprof.traceEvents.filter((e) => e.ph && e.ph !== 'M');
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [D2]);
+  const name = path.basename(D2);
+  await waitForFile(page, name);
+  await selectFile(page, name);
+  await page.click('.tab[data-tool="memory-profile"]');
+  await page.waitForSelector('[data-testid="peak-trace-link"]', { timeout: 60_000 });
+  const peak = Number(await one(page, 'peak_time_ps'));
+  await page.click('[data-testid="peak-trace-link"]');
+  await page.waitForSelector('[data-testid="trace-viewer"]', { timeout: 60_000 });
+  const c = await settled(page);
+  assert.match(new URL(page.url()).hash, /tool=trace-viewer/);
+  // The window is the 2 ms around the peak (or as much of it as the trace has).
+  const full = events.reduce((m, e) => [Math.min(m[0], e.ts), Math.max(m[1], e.ts + (e.dur ?? 0))], [Infinity, -Infinity]);
+  assert.ok(c.start <= peak && peak <= c.end, `peak ${peak} in ${c.start}–${c.end}`);
+  assert.ok(c.end - c.start <= 2e9 + 1, `a 2 ms window: ${c.end - c.start}`);
+  assert.ok(c.start / 1e6 >= full[0] - 1e-3 && c.end / 1e6 <= full[1] + 1e-3, 'the window lies in the trace');
+  // The events the page counts in the window are XProf's that overlap it.
+  const overlap = events.filter((e) => e.ts <= c.end / 1e6 && e.ts + (e.dur ?? 0) >= c.start / 1e6).length;
+  assert.ok(Math.abs(c.visible - overlap) <= overlap * 0.001 + 2, `${c.visible} events drawn, XProf's JSON has ${overlap} overlapping`);
+  await shot(page, 'trace-viewer-peak-link');
+  assert.deepEqual(page.errors, []);
+});
