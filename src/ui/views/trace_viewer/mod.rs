@@ -12,6 +12,7 @@ mod tracks;
 
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::ui::charts::axis::decimals;
 use crate::ui::charts::viewport::Viewport;
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::state::AppState;
@@ -26,6 +27,14 @@ const MIN_WINDOW_PS: f64 = 1_000.0;
 /// A duration or time offset in ps, in words (`12.34 µs`).
 fn ps_text(ps: i64) -> String {
     duration_us(ps as f64 / 1e6)
+}
+
+/// A time `t_ps` (from the trace's start) written precisely enough to tell apart times `step_ps`
+/// apart: in the largest unit that keeps a step at least 0.1 of it (`3040.5 ms`, `12.250 µs`).
+fn time_label(t_ps: f64, step_ps: f64) -> String {
+    let (unit_ps, unit) =
+        [(1e12, "s"), (1e9, "ms"), (1e6, "µs"), (1e3, "ns")].into_iter().find(|&(u, _)| step_ps >= u / 10.0).unwrap_or((1.0, "ps"));
+    format!("{:.*} {unit}", decimals(step_ps / unit_ps), t_ps / unit_ps)
 }
 
 /// The trace's time span, at least [`MIN_WINDOW_PS`] wide.
@@ -87,7 +96,8 @@ fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
     let thread_count: usize = outline.processes.iter().map(|p| p.threads.len()).sum();
     let window_text = move || {
         let (a, b) = window.get();
-        format!("{} – {} (window {})", ps_text(a - full.0), ps_text(b - full.0), ps_text(b - a))
+        let step = (b - a) as f64 / 100.0;
+        format!("{} – {} (window {})", time_label((a - full.0) as f64, step), time_label((b - full.0) as f64, step), ps_text(b - a))
     };
     view! {
         <section class="trace-viewer" data-testid="trace-viewer">

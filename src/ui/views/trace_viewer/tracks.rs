@@ -4,7 +4,7 @@
 //! screen however many threads there are. Zoom and pan go through the shared viewport maths.
 
 use super::layout::{Layout, HEADER_H};
-use super::{clamp_window, ps_text};
+use super::{clamp_window, time_label};
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::engine::protocol::{RequestBody, ResponseBody};
@@ -140,7 +140,7 @@ pub(super) fn Tracks(
             m: Margins { left: 0.0, right: 0.0, top: 0.0, bottom: AXIS_H - 6.0 },
             ..f
         };
-        x_axis(&ctx, &axis, &Palette::read(), Style::default(), |t, _| ps_text(t as i64));
+        x_axis(&ctx, &axis, &Palette::read(), Style::default(), time_label);
     });
 
     let offset = |e: &web_sys::MouseEvent| (f64::from(e.offset_x()), f64::from(e.offset_y()));
