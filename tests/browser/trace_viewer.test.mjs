@@ -29,6 +29,21 @@ const one = async (page, name, key) => {
   return v[0];
 };
 
+/** XProf's events (its JSON ends them with an empty object, which has no phase). */
+const eventsOf = (trace) => trace.traceEvents.filter((e) => e.ph && e.ph !== 'M');
+
+/** A fresh page with `file` opened and selected and tool `slug` shown (once `ready` is there). */
+async function openTool(file, slug, ready) {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [file]);
+  await waitForFile(page, path.basename(file));
+  await selectFile(page, path.basename(file));
+  await page.click(`.tab[data-tool="${slug}"]`);
+  await page.waitForSelector(ready, { timeout: 120_000 });
+  return page;
+}
+
 /** The canvas's data attributes (window, spans drawn, loading) and its box. */
 async function canvas(page) {
   return page.$eval('[data-testid="trace-canvas"]', (el) => {
@@ -53,19 +68,12 @@ async function settled(page) {
 
 test('a2_mlp_train: outline, spans, W zoom, click details, search, range summary, URL and export', async () => {
   const xprof = cliTrace(A2);
-  // XProf's JSON ends its events with an empty object (no phase).
-  const events = xprof.traceEvents.filter((e) => e.ph && e.ph !== 'M');
+  const events = eventsOf(xprof);
   const processNames = xprof.traceEvents.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => e.args.name);
   const threadNames = xprof.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name');
 
-  const page = await newPage(browser);
-  await openApp(page, server.url);
-  await pickFiles(page, [A2]);
+  const page = await openTool(A2, 'trace-viewer', '[data-testid="trace-viewer"]');
   const name = path.basename(A2);
-  await waitForFile(page, name);
-  await selectFile(page, name);
-  await page.click('.tab[data-tool="trace-viewer"]');
-  await page.waitForSelector('[data-testid="trace-viewer"]', { timeout: 120_000 });
   let c = await settled(page);
 
   // Outline: XProf's processes and threads, every event counted.
@@ -172,7 +180,7 @@ test('a2_mlp_train: outline, spans, W zoom, click details, search, range summary
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="trace-export"]')]);
   const file = await download.path();
   const exported = JSON.parse(readFileSync(file, 'utf8'));
-  const exportedEvents = exported.traceEvents.filter((e) => e.ph && e.ph !== 'M');
+  const exportedEvents = eventsOf(exported);
   assert.ok(exportedEvents.length > 0 && exportedEvents.length < events.length, `${exportedEvents.length} events exported`);
   const [ws, we] = [c.start / 1e6, c.end / 1e6];
   for (const e of exportedEvents) assert.ok(e.ts <= we + 1e-3 && e.ts + (e.dur ?? 0) >= ws - 1e-3, `${e.name} at ${e.ts} overlaps the window`);
@@ -198,16 +206,8 @@ test('a2_mlp_train: outline, spans, W zoom, click details, search, range summary
 
 test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Viewer', async () => {
   const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
-  const xprof = cliTrace(D2);
-  const events = xprof.traceEvents.filter((e) => e.ph && e.ph !== 'M');
-  const page = await newPage(browser);
-  await openApp(page, server.url);
-  await pickFiles(page, [D2]);
-  const name = path.basename(D2);
-  await waitForFile(page, name);
-  await selectFile(page, name);
-  await page.click('.tab[data-tool="memory-profile"]');
-  await page.waitForSelector('[data-testid="peak-trace-link"]', { timeout: 60_000 });
+  const events = eventsOf(cliTrace(D2));
+  const page = await openTool(D2, 'memory-profile', '[data-testid="peak-trace-link"]');
   const peak = Number(await one(page, 'peak_time_ps'));
   await page.click('[data-testid="peak-trace-link"]');
   await page.waitForSelector('[data-testid="trace-viewer"]', { timeout: 60_000 });
