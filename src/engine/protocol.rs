@@ -7,10 +7,14 @@ use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
 use super::{EngineError, FileOverview, Session};
+use crate::analysis::trace_viewer::details::EventDetails;
+use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
+use crate::analysis::trace_viewer::store::TraceOutline;
+use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -75,6 +79,39 @@ pub enum RequestBody {
         module: Option<String>,
         memory_space: Option<i64>,
     },
+    /// The Trace Viewer's processes and threads (XProf's names and order), names and time span.
+    TraceOutline {
+        file_id: u32,
+    },
+    /// The spans to draw for a time window `width_px` pixels wide (level of detail), in columns.
+    TraceSpans {
+        file_id: u32,
+        query: LodQuery,
+    },
+    /// One event in full (index from a span's `event` or a search match).
+    TraceEventDetails {
+        file_id: u32,
+        event: u32,
+    },
+    /// The events whose names contain `needle`, ignoring case.
+    TraceSearch {
+        file_id: u32,
+        needle: String,
+    },
+    /// The events starting in `[from_ps, to_ps)` on `threads` (all when `None`), by name.
+    TraceRangeSummary {
+        file_id: u32,
+        from_ps: i64,
+        to_ps: i64,
+        threads: Option<Vec<u32>>,
+    },
+    /// XProf's trace_viewer JSON of the events overlapping `[start_ps, end_ps]`; the JSON travels back
+    /// beside the reply as a transferred `ArrayBuffer` (see [`source_bytes`]).
+    TraceExport {
+        file_id: u32,
+        start_ps: i64,
+        end_ps: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,6 +167,28 @@ pub enum ResponseBody {
         file_id: u32,
         module: Option<String>,
         viewer: Option<Result<ViewerReply, EngineError>>,
+    },
+    TraceOutline {
+        outline: Box<TraceOutline>,
+    },
+    TraceSpans {
+        spans: Box<LodReply>,
+    },
+    /// `None`: no event of that index.
+    TraceEventDetails {
+        details: Option<Box<EventDetails>>,
+    },
+    TraceSearch {
+        result: Box<SearchResult>,
+    },
+    TraceRangeSummary {
+        rows: Vec<NameSummary>,
+    },
+    /// The range asked for; its JSON comes beside the reply.
+    TraceExport {
+        file_id: u32,
+        start_ps: i64,
+        end_ps: i64,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -211,12 +270,46 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
+        RequestBody::TraceOutline { file_id } => match session.trace_outline(file_id) {
+            Ok(outline) => reply(ResponseBody::TraceOutline { outline: Box::new(outline) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TraceSpans { file_id, query } => match session.trace_spans(file_id, &query) {
+            Ok(spans) => reply(ResponseBody::TraceSpans { spans: Box::new(spans) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TraceEventDetails { file_id, event } => match session.trace_event_details(file_id, event) {
+            Ok(details) => reply(ResponseBody::TraceEventDetails { details: details.map(Box::new) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TraceSearch { file_id, needle } => match session.trace_search(file_id, &needle) {
+            Ok(result) => reply(ResponseBody::TraceSearch { result: Box::new(result) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TraceRangeSummary { file_id, from_ps, to_ps, threads } => {
+            match session.trace_range_summary(file_id, from_ps, to_ps, threads.as_deref()) {
+                Ok(rows) => reply(ResponseBody::TraceRangeSummary { rows }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
+        // The JSON itself is written by `source_bytes` as the reply is posted; here the file is
+        // checked to be a trace, so a failure is a `Failed` reply rather than missing bytes.
+        RequestBody::TraceExport { file_id, start_ps, end_ps } => match session.trace_store(file_id) {
+            Ok(_) => reply(ResponseBody::TraceExport { file_id, start_ps, end_ps }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
     }
 }
 
-/// The bytes that travel beside `response`: a `Source` reply carries its file (or its slim copy).
+/// The bytes that travel beside `response`: a `Source` reply carries its file (or its slim copy), a
+/// `TraceExport` reply the range's trace JSON.
 pub fn source_bytes<'s>(session: &'s Session, response: &Response) -> Option<std::borrow::Cow<'s, [u8]>> {
     match response.body {
+        ResponseBody::TraceExport { file_id, start_ps, end_ps } => {
+            let mut json = Vec::new();
+            session.trace_export_json(file_id, Some((start_ps, end_ps)), &mut json).ok()?;
+            Some(std::borrow::Cow::Owned(json))
+        }
         ResponseBody::Source { file_id, slim, .. } => session.get(file_id).and_then(|f| {
             if slim {
                 super::slim::of(&f.file).map(std::borrow::Cow::Owned)

@@ -356,19 +356,42 @@ pub fn open_bytes(state: AppState, path: &str, buffer: js_sys::ArrayBuffer) {
 /// The bytes of a loaded file as the user opened it — or its slim copy, when `slim` and one can be made
 /// (the returned flag says which) — fetched back from the engine, for a bundle.
 pub async fn source(file_id: u32, label: String, slim: bool) -> Result<(js_sys::ArrayBuffer, bool), String> {
+    with_bytes(RequestBody::Source { file_id, slim }, label, |body| match body {
+        ResponseBody::Source { slim, .. } => Some(*slim),
+        _ => None,
+    })
+    .await
+}
+
+/// XProf's trace JSON of the events of file `file_id` overlapping `[start_ps, end_ps]`, written by the
+/// engine, for the Trace Viewer's "export visible range".
+pub async fn trace_export(file_id: u32, start_ps: i64, end_ps: i64, label: String) -> Result<js_sys::ArrayBuffer, String> {
+    let reply = with_bytes(RequestBody::TraceExport { file_id, start_ps, end_ps }, label, |body| {
+        matches!(body, ResponseBody::TraceExport { .. }).then_some(())
+    });
+    reply.await.map(|(bytes, ())| bytes)
+}
+
+/// Sends `body` and waits for the reply that `accept` takes (what it reads from it) and the bytes that
+/// came beside it.
+async fn with_bytes<T: 'static>(
+    body: RequestBody,
+    label: String,
+    accept: fn(&ResponseBody) -> Option<T>,
+) -> Result<(js_sys::ArrayBuffer, T), String> {
     let (tx, rx) = futures_channel_oneshot();
     let mut tx = Some(tx);
     send(
-        RequestBody::Source { file_id, slim },
+        body,
         None,
         label,
         Box::new(move |body| {
-            let r = match body {
-                ResponseBody::Source { slim, .. } => {
-                    REPLY_BYTES.with(|b| b.borrow_mut().take()).map(|b| (b, slim)).ok_or_else(|| "the engine sent no bytes".to_string())
+            let r = match (&body, accept(&body)) {
+                (_, Some(t)) => {
+                    REPLY_BYTES.with(|b| b.borrow_mut().take()).map(|b| (b, t)).ok_or_else(|| "the engine sent no bytes".to_string())
                 }
-                ResponseBody::Failed { error } => Err(error.detail()),
-                ResponseBody::Rejected { message } => Err(message),
+                (ResponseBody::Failed { error }, None) => Err(error.detail()),
+                (ResponseBody::Rejected { message }, None) => Err(message.clone()),
                 _ => return,
             };
             if let Some(tx) = tx.take() {

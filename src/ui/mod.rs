@@ -75,6 +75,8 @@ fn apply_hash(state: AppState, view: HashView) {
     state.memory_space.set(view.memory_space);
     state.memory_id.set(view.memory_id);
     state.breakdown_row.set(view.row);
+    state.trace_window.set(view.trace_window);
+    state.trace_range.set(view.trace_range);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -107,6 +109,8 @@ pub fn App() -> impl IntoView {
             memory_space: state.memory_space.get(),
             memory_id: state.memory_id.get(),
             row: state.breakdown_row.get(),
+            trace_window: state.trace_window.get(),
+            trace_range: state.trace_range.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -115,12 +119,15 @@ pub fn App() -> impl IntoView {
             }
         }
     });
-    // A memory ID or breakdown row belongs to one file: forget them when another file is selected.
+    // A memory ID, breakdown row or trace window belongs to one file: forget them when another file
+    // is selected.
     Effect::new(move |prev: Option<Option<String>>| {
         let current = state.selected.get();
         if prev.is_some_and(|p| p != current) {
             state.memory_id.set(None);
             state.breakdown_row.set(None);
+            state.trace_window.set(None);
+            state.trace_range.set(None);
         }
         current
     });
@@ -141,7 +148,7 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    // Keyboard: 1–4 switch tools (when not typing in a field).
+    // Keyboard: 1–5 switch tools (when not typing in a field).
     let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
         let typing = ev
             .target()
@@ -204,6 +211,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView file_id /> }.into_any(),
+            Tool::TraceViewer => view! { <views::trace_viewer::TraceViewer file_id /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

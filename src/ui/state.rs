@@ -15,10 +15,11 @@ pub enum Tool {
     MemoryProfile,
     MemoryViewer,
     DeviceMemory,
+    TraceViewer,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 4] = [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory];
+    pub const ALL: [Tool; 5] = [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory, Tool::TraceViewer];
 
     pub fn slug(self) -> &'static str {
         match self {
@@ -26,6 +27,7 @@ impl Tool {
             Tool::MemoryProfile => "memory-profile",
             Tool::MemoryViewer => "memory-viewer",
             Tool::DeviceMemory => "device-memory",
+            Tool::TraceViewer => "trace-viewer",
         }
     }
 
@@ -35,6 +37,7 @@ impl Tool {
             Tool::MemoryProfile => "Memory Profile",
             Tool::MemoryViewer => "Memory Viewer",
             Tool::DeviceMemory => "Device memory",
+            Tool::TraceViewer => "Trace Viewer",
         }
     }
 
@@ -132,6 +135,10 @@ pub struct AppState {
     /// The Memory Profile's memory ID (`None`: the file's first) and selected breakdown row.
     pub memory_id: RwSignal<Option<String>>,
     pub breakdown_row: RwSignal<Option<usize>>,
+    /// The Trace Viewer's time window and range selection, in ps (`None`: the whole trace, nothing
+    /// selected).
+    pub trace_window: RwSignal<Option<(i64, i64)>>,
+    pub trace_range: RwSignal<Option<(i64, i64)>>,
 }
 
 impl AppState {
@@ -148,6 +155,8 @@ impl AppState {
             memory_space: RwSignal::new(None),
             memory_id: RwSignal::new(None),
             breakdown_row: RwSignal::new(None),
+            trace_window: RwSignal::new(None),
+            trace_range: RwSignal::new(None),
         }
     }
 
@@ -196,7 +205,8 @@ impl Default for AppState {
 }
 
 /// The view encoded in the URL hash:
-/// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>][&demo]`.
+/// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -206,6 +216,15 @@ pub struct HashView {
     pub memory_space: Option<i64>,
     pub memory_id: Option<String>,
     pub row: Option<usize>,
+    pub trace_window: Option<(i64, i64)>,
+    pub trace_range: Option<(i64, i64)>,
+}
+
+/// `<a>_<b>`, two times in ps, `a < b`.
+fn parse_span(s: &str) -> Option<(i64, i64)> {
+    let (a, b) = s.split_once('_')?;
+    let (a, b) = (a.parse().ok()?, b.parse().ok()?);
+    (a < b).then_some((a, b))
 }
 
 impl HashView {
@@ -222,6 +241,8 @@ impl HashView {
                 "space" => v.memory_space = val.parse().ok(),
                 "memory-id" if !val.is_empty() => v.memory_id = Some(val),
                 "row" => v.row = val.parse().ok(),
+                "window" => v.trace_window = parse_span(&val),
+                "range" => v.trace_range = parse_span(&val),
                 _ => {}
             }
         }
@@ -250,6 +271,12 @@ impl HashView {
         }
         if let Some(r) = self.row {
             parts.push(format!("row={r}"));
+        }
+        if let Some((a, b)) = self.trace_window {
+            parts.push(format!("window={a}_{b}"));
+        }
+        if let Some((a, b)) = self.trace_range {
+            parts.push(format!("range={a}_{b}"));
         }
         format!("#{}", parts.join("&"))
     }

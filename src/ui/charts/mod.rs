@@ -8,6 +8,7 @@ pub mod flame;
 pub mod plot;
 pub mod sparkline;
 pub mod timeline;
+pub mod trace;
 pub mod viewport;
 pub mod working_space;
 

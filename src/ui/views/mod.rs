@@ -7,3 +7,4 @@ pub mod landing;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod overview;
+pub mod trace_viewer;

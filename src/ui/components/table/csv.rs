@@ -13,9 +13,14 @@ pub fn field(s: &str) -> String {
 
 /// Offers `text` as a file download named `file_name`, without leaving the page.
 pub fn download(file_name: &str, text: &str, mime: &str) -> Result<(), wasm_bindgen::JsValue> {
+    download_part(file_name, &text.into(), mime)
+}
+
+/// Offers `part` (a string, an `ArrayBuffer`: anything a `Blob` is made of) as a file download.
+pub fn download_part(file_name: &str, part: &wasm_bindgen::JsValue, mime: &str) -> Result<(), wasm_bindgen::JsValue> {
     let opts = web_sys::BlobPropertyBag::new();
     opts.set_type(mime);
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&js_sys::Array::of1(&text.into()), &opts)?;
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&js_sys::Array::of1(part), &opts)?;
     let url = web_sys::Url::create_object_url_with_blob(&blob)?;
     let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
     let a: web_sys::HtmlAnchorElement = doc.create_element("a")?.dyn_into().map_err(|_| "no anchor")?;

@@ -9,7 +9,7 @@
 mod csv;
 mod window;
 
-pub use csv::download;
+pub use csv::{download, download_part};
 pub use window::ROW_H_PX;
 
 use crate::ui::components::metric::Count;

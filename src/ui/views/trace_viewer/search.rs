@@ -1,0 +1,116 @@
+//! The bar's controls: search (match count, next/previous, each match centred and opened) and
+//! "export visible range" (XProf's trace JSON of the window, written by the engine, downloaded).
+
+use super::clamp_window;
+use crate::analysis::trace_viewer::summary::SearchResult;
+use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::ui::charts::viewport::Viewport;
+use crate::ui::components::metric::Count;
+use crate::ui::components::table::download_part;
+use crate::ui::engine_client;
+use crate::ui::state::AppState;
+use crate::ui::use_engine::{use_engine, Reply};
+use leptos::prelude::*;
+use std::sync::Arc;
+
+#[component]
+pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Option<u32>>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let needle = RwSignal::new(String::new());
+    let current = RwSignal::new(None::<usize>);
+    let fetch = use_engine(
+        "Trace Viewer search",
+        move || {
+            let needle = needle.get();
+            (!needle.is_empty()).then_some(RequestBody::TraceSearch { file_id, needle })
+        },
+        |body| match body {
+            ResponseBody::TraceSearch { result } => Some(Arc::<SearchResult>::from(result)),
+            _ => None,
+        },
+    );
+    // Match `i`: centred in the window (its width kept) and opened in the details panel.
+    let go = move |i: usize| {
+        let Reply::Ready(r) = fetch.reply.get_untracked() else { return };
+        let (Some(&start), Some(&event)) = (r.start_ps.get(i), r.event.get(i)) else { return };
+        current.set(Some(i));
+        let (a, b) = state.trace_window.get_untracked().unwrap_or(full);
+        let half = (b - a) as f64 / 2.0;
+        state.trace_window.set(clamp_window(full, Viewport::x_range(start as f64 - half, start as f64 + half)));
+        selected_event.set(Some(event));
+    };
+    let step = move |forward: bool| {
+        let Reply::Ready(r) = fetch.reply.get_untracked() else { return };
+        let n = r.event.len();
+        if n == 0 {
+            return;
+        }
+        let i = match current.get_untracked() {
+            None => 0,
+            Some(i) if forward => (i + 1) % n,
+            Some(i) => (i + n - 1) % n,
+        };
+        go(i);
+    };
+    let status = move || match fetch.reply.get() {
+        Reply::Ready(r) => view! {
+            <span data-testid="search-status">
+                {move || current.get().map(|i| format!("{} of ", i + 1))}
+                <Count metric="search_match_count" value=r.count as u64 /> " matches"
+            </span>
+        }
+        .into_any(),
+        Reply::Waiting if !needle.with(String::is_empty) => view! { <span class="muted">"searching…"</span> }.into_any(),
+        Reply::Failed(e) => view! { <span class="banner error">{e.detail()}</span> }.into_any(),
+        _ => ().into_any(),
+    };
+    view! {
+        <span class="tv-search">
+            <input
+                type="search"
+                data-testid="trace-search"
+                placeholder="Search event names"
+                on:change=move |ev| {
+                    current.set(None);
+                    needle.set(event_target_value(&ev).trim().to_string());
+                }
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" && !needle.with(String::is_empty) {
+                        step(!ev.shift_key());
+                    }
+                }
+            />
+            {status}
+            <button class="btn" data-testid="search-prev" title="Previous match (Shift+Enter)" on:click=move |_| step(false)>"◀"</button>
+            <button class="btn" data-testid="search-next" title="Next match (Enter)" on:click=move |_| step(true)>"▶"</button>
+        </span>
+    }
+}
+
+#[component]
+pub(super) fn ExportButton(file_id: u32, window: Memo<(i64, i64)>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let message = RwSignal::new(None::<String>);
+    let on_click = move |_| {
+        let (start_ps, end_ps) = window.get_untracked();
+        let base = state.selected.get_untracked().unwrap_or_default();
+        let base = base.rsplit('/').next().unwrap_or("trace").to_string();
+        message.set(Some("exporting…".into()));
+        wasm_bindgen_futures::spawn_local(async move {
+            let result = engine_client::trace_export(file_id, start_ps, end_ps, base.clone()).await.and_then(|bytes| {
+                let name = format!("{base}.{start_ps}-{end_ps}.trace.json");
+                download_part(&name, &bytes.into(), "application/json").map_err(|e| format!("{e:?}")).map(|_| name)
+            });
+            message.try_set(Some(match result {
+                Ok(name) => format!("saved {name}"),
+                Err(e) => format!("export failed: {e}"),
+            }));
+        });
+    };
+    view! {
+        <button class="btn" data-testid="trace-export" title="Chrome-trace JSON of the events in the window (opens in Perfetto)" on:click=on_click>
+            "Export visible range"
+        </button>
+        <span class="muted" data-testid="trace-export-status">{move || message.get()}</span>
+    }
+}

@@ -1,0 +1,226 @@
+// The Trace Viewer as a user meets it, on a real JAX trace (660k events): the processes and threads
+// XProf names, spans drawn on the canvas, W zooms, a click opens an event's details, search counts
+// and centres its matches, Shift-drag summarises a range, the view is in the URL, and the visible
+// range exports as Chrome-trace JSON. Figures are compared with the CLI's `trace-viewer --json`
+// (XProf's trace_viewer JSON for the same file).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import {
+  ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture,
+} from './harness.mjs';
+
+const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
+
+let server, browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.close(); });
+
+function cliTrace(file) {
+  const bin = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
+  return JSON.parse(execFileSync(bin, ['trace-viewer', '--json', file], { maxBuffer: 1 << 30 }).toString());
+}
+
+const one = async (page, name, key) => {
+  const v = await metric(page, name, key);
+  assert.equal(v.length, 1, `${name}${key ? `[${key}]` : ''}: ${JSON.stringify(v)}`);
+  return v[0];
+};
+
+/** XProf's events (its JSON ends them with an empty object, which has no phase). */
+const eventsOf = (trace) => trace.traceEvents.filter((e) => e.ph && e.ph !== 'M');
+
+/** A fresh page with `file` opened and selected and tool `slug` shown (once `ready` is there). */
+async function openTool(file, slug, ready) {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [file]);
+  await waitForFile(page, path.basename(file));
+  await selectFile(page, path.basename(file));
+  await page.click(`.tab[data-tool="${slug}"]`);
+  await page.waitForSelector(ready, { timeout: 120_000 });
+  return page;
+}
+
+/** The canvas's data attributes (window, spans drawn, loading) and its box. */
+async function canvas(page) {
+  return page.$eval('[data-testid="trace-canvas"]', (el) => {
+    const r = el.getBoundingClientRect();
+    const d = el.dataset;
+    return {
+      x: r.x, y: r.y, w: r.width, h: r.height, spans: Number(d.spans), visible: Number(d.visibleEvents),
+      start: Number(d.windowStartPs), end: Number(d.windowEndPs), loading: d.loading === 'true', scrollTop: Number(d.scrollTop),
+    };
+  });
+}
+
+/** Waits until the spans of the current window are in and drawn. */
+async function settled(page) {
+  await page.waitForFunction(() => {
+    const el = document.querySelector('[data-testid="trace-canvas"]');
+    return el && el.dataset.loading === 'false' && Number(el.dataset.spans) > 0;
+  }, null, { timeout: 60_000 });
+  await page.waitForTimeout(100);
+  return canvas(page);
+}
+
+test('a2_mlp_train: outline, spans, W zoom, click details, search, range summary, URL and export', async () => {
+  const xprof = cliTrace(A2);
+  const events = eventsOf(xprof);
+  const processNames = xprof.traceEvents.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => e.args.name);
+  const threadNames = xprof.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name');
+
+  const page = await openTool(A2, 'trace-viewer', '[data-testid="trace-viewer"]');
+  const name = path.basename(A2);
+  let c = await settled(page);
+
+  // Outline: XProf's processes and threads, every event counted.
+  const shownProcesses = await page.$$eval('[data-testid="trace-process"]', (els) => els.map((e) => e.getAttribute('title')));
+  assert.deepEqual([...shownProcesses].sort(), [...processNames].sort());
+  assert.equal(Number(await one(page, 'trace_event_count')), events.length);
+  const threads = await page.$$eval('[data-testid="trace-thread"]', (els) => els.map((e) => ({
+    pid: Number(e.dataset.pid), tid: Number(e.dataset.tid), events: Number(e.dataset.events), name: e.dataset.name,
+    top: parseFloat(e.style.top), height: parseFloat(e.style.height),
+  })));
+  assert.equal(threads.length, threadNames.length);
+  for (const t of threads) {
+    assert.ok(threadNames.some((m) => m.pid === t.pid && m.tid === t.tid && m.args.name === t.name), `thread ${t.pid}/${t.tid} ${t.name}`);
+  }
+  assert.equal(threads.reduce((a, t) => a + t.events, 0), events.length);
+  // The whole trace drawn: every event is in a span's count, and sub-pixel runs were merged.
+  assert.equal(c.visible, events.length);
+  assert.ok(c.spans > 0 && c.spans < events.length, `${c.spans} spans`);
+  await shot(page, 'trace-viewer-light');
+
+  // W zooms: the window shrinks around its centre.
+  await page.focus('[data-testid="trace-canvas"]');
+  const before = c;
+  await page.keyboard.press('w');
+  await page.waitForFunction((s) => Number(document.querySelector('[data-testid="trace-canvas"]').dataset.windowStartPs) > s, before.start);
+  c = await settled(page);
+  const ratio = (c.end - c.start) / (before.end - before.start);
+  assert.ok(Math.abs(ratio - 0.75) < 1e-6, `zoomed to ${ratio}`);
+  assert.ok(Math.abs((c.start + c.end) / 2 - (before.start + before.end) / 2) <= 1, 'zoomed around the centre');
+  assert.match(new URL(page.url()).hash, new RegExp(`window=${c.start}_${c.end}`));
+
+  // Click an event on the busiest thread's top row: its details, which XProf's JSON has too.
+  const busiest = threads.reduce((a, t) => (t.events > a.events ? t : a));
+  const rowY = c.y + busiest.top - c.scrollTop + 3 + 8;
+  if (rowY > c.y + c.h - 10) {
+    await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = top; }, busiest.top);
+  }
+  const y = c.y + busiest.top - (await canvas(page)).scrollTop + 3 + 8;
+  let opened = false;
+  for (let i = 1; i < 40 && !opened; i++) {
+    await page.mouse.click(c.x + (c.w * i) / 40, y);
+    opened = await page.waitForSelector('[data-testid="event-details"]', { timeout: 1500 }).then(() => true, () => false);
+  }
+  assert.ok(opened, 'a click on the busiest thread opened an event');
+  const eventName = await one(page, 'event_name');
+  const dur = Number(await one(page, 'event_duration_ps'));
+  const self = Number(await one(page, 'event_self_time_ps'));
+  assert.ok(self >= 0 && self <= dur, `self ${self} of ${dur}`);
+  assert.ok(events.some((e) => e.name === eventName && Math.abs((e.dur ?? 0) * 1e6 - dur) <= 1), `${eventName} (${dur} ps) is in XProf's JSON`);
+  assert.equal(await one(page, 'event_thread'), busiest.name);
+
+  // Search: XProf's events whose name contains the text, ignoring case; next centres the match.
+  const needle = eventName.slice(0, Math.min(6, eventName.length)).toUpperCase();
+  const expected = events.filter((e) => e.name.toLowerCase().includes(needle.toLowerCase())).length;
+  await page.fill('[data-testid="trace-search"]', needle);
+  await page.press('[data-testid="trace-search"]', 'Tab');
+  await page.waitForSelector('[data-metric="search_match_count"]', { timeout: 30_000 });
+  assert.equal(Number(await one(page, 'search_match_count')), expected);
+  const widthBefore = c.end - c.start;
+  await page.click('[data-testid="search-next"]');
+  await page.click('[data-testid="search-next"]');
+  await page.waitForFunction(() => /^2 of/.test(document.querySelector('[data-testid="search-status"]').textContent));
+  await page.waitForFunction((n) => {
+    const e = document.querySelector('[data-metric="event_name"]');
+    return e && e.dataset.value.toLowerCase().includes(n);
+  }, needle.toLowerCase());
+  c = await settled(page);
+  // Event starts are shown from the trace's start, which is where the first (whole-trace) window began.
+  const matchStart = Number(await one(page, 'event_start_ps'));
+  const centre = (c.start + c.end) / 2 - before.start;
+  const clamped = c.start === before.start || c.end === before.end;
+  assert.ok(clamped || Math.abs(centre - matchStart) <= 1, `match at ${matchStart}, window centred at ${centre}`);
+  assert.ok(Math.abs(c.end - c.start - widthBefore) <= 1, 'the window keeps its width');
+
+  // Shift-drag selects a range; its summary counts the events starting in it, by name.
+  const y0 = c.y + 20;
+  await page.keyboard.down('Shift');
+  await page.mouse.move(c.x + c.w * 0.2, y0);
+  await page.mouse.down();
+  await page.mouse.move(c.x + c.w * 0.5, y0, { steps: 5 });
+  await page.mouse.move(c.x + c.w * 0.8, y0, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await page.waitForSelector('[data-testid="range-summary"]', { timeout: 30_000 });
+  const rangeEvents = Number(await one(page, 'range_event_count'));
+  const counts = (await metric(page, 'range_name_count')).map(Number);
+  assert.ok(rangeEvents > 0 && rangeEvents <= events.length, `${rangeEvents} events in the range`);
+  // The table keeps only the rows on screen in the DOM; when all are there, their counts add up.
+  const names = Number(await one(page, 'range_name_count_total'));
+  assert.ok(counts.length > 0 && counts.length <= names);
+  if (counts.length === names) assert.equal(counts.reduce((a, n) => a + n, 0), rangeEvents);
+  else assert.ok(counts.reduce((a, n) => a + n, 0) <= rangeEvents);
+  const totals = (await metric(page, 'range_name_total_ps')).map(Number);
+  const selfs = (await metric(page, 'range_name_self_ps')).map(Number);
+  assert.equal(totals.length, counts.length);
+  for (let i = 0; i < totals.length; i++) assert.ok(selfs[i] >= 0 && selfs[i] <= totals[i], `row ${i}: self ${selfs[i]} total ${totals[i]}`);
+  const from = Number(await one(page, 'range_from_ps'));
+  const to = Number(await one(page, 'range_to_ps'));
+  assert.ok(to > from);
+  assert.match(new URL(page.url()).hash, /range=\d+_\d+/);
+  await shot(page, 'trace-viewer-range-light');
+
+  // Export the visible range: Chrome-trace JSON of the events that overlap the window.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="trace-export"]')]);
+  const file = await download.path();
+  const exported = JSON.parse(readFileSync(file, 'utf8'));
+  const exportedEvents = eventsOf(exported);
+  assert.ok(exportedEvents.length > 0 && exportedEvents.length < events.length, `${exportedEvents.length} events exported`);
+  const [ws, we] = [c.start / 1e6, c.end / 1e6];
+  for (const e of exportedEvents) assert.ok(e.ts <= we + 1e-3 && e.ts + (e.dur ?? 0) >= ws - 1e-3, `${e.name} at ${e.ts} overlaps the window`);
+
+  // A reload restores the view from the URL.
+  const hash = new URL(page.url()).hash;
+  assert.match(hash, /tool=trace-viewer/);
+
+  // Dark theme: the same tracks, in the dark palette.
+  const dark = await newPage(browser, { colorScheme: 'dark' });
+  await openApp(dark, server.url + '/' + hash);
+  await pickFiles(dark, [A2]);
+  await waitForFile(dark, name);
+  await dark.waitForSelector('[data-testid="trace-viewer"]', { timeout: 120_000 });
+  const d = await settled(dark);
+  assert.equal(d.start, c.start, 'the window came back from the URL');
+  assert.equal(d.end, c.end);
+  await dark.waitForSelector('[data-testid="range-summary"]', { timeout: 30_000 });
+  await shot(dark, 'trace-viewer-dark');
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(dark.errors, []);
+});
+
+test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Viewer', async () => {
+  const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
+  const events = eventsOf(cliTrace(D2));
+  const page = await openTool(D2, 'memory-profile', '[data-testid="peak-trace-link"]');
+  const peak = Number(await one(page, 'peak_time_ps'));
+  await page.click('[data-testid="peak-trace-link"]');
+  await page.waitForSelector('[data-testid="trace-viewer"]', { timeout: 60_000 });
+  const c = await settled(page);
+  assert.match(new URL(page.url()).hash, /tool=trace-viewer/);
+  // The window is the 2 ms around the peak (or as much of it as the trace has).
+  const full = events.reduce((m, e) => [Math.min(m[0], e.ts), Math.max(m[1], e.ts + (e.dur ?? 0))], [Infinity, -Infinity]);
+  assert.ok(c.start <= peak && peak <= c.end, `peak ${peak} in ${c.start}–${c.end}`);
+  assert.ok(c.end - c.start <= 2e9 + 1, `a 2 ms window: ${c.end - c.start}`);
+  assert.ok(c.start / 1e6 >= full[0] - 1e-3 && c.end / 1e6 <= full[1] + 1e-3, 'the window lies in the trace');
+  // The events the page counts in the window are XProf's that overlap it.
+  const overlap = events.filter((e) => e.ts <= c.end / 1e6 && e.ts + (e.dur ?? 0) >= c.start / 1e6).length;
+  assert.ok(Math.abs(c.visible - overlap) <= overlap * 0.001 + 2, `${c.visible} events drawn, XProf's JSON has ${overlap} overlapping`);
+  await shot(page, 'trace-viewer-peak-link');
+  assert.deepEqual(page.errors, []);
+});
