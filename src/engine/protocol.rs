@@ -3,6 +3,7 @@
 //! the JSON envelope as a transferred `ArrayBuffer`, never inside it.
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
+use super::framework_op_stats::FrameworkOpStatsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
@@ -10,7 +11,7 @@ use super::{EngineError, FileOverview, Session};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -75,6 +76,12 @@ pub enum RequestBody {
         module: Option<String>,
         memory_space: Option<i64>,
     },
+    /// The Framework Op Stats page: XProf's table with the `IDLE` rows when `include_idle`, else
+    /// without them, and the self time by op type per side.
+    FrameworkOpStats {
+        file_id: u32,
+        include_idle: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,6 +137,9 @@ pub enum ResponseBody {
         file_id: u32,
         module: Option<String>,
         viewer: Option<Result<ViewerReply, EngineError>>,
+    },
+    FrameworkOpStats {
+        view: Box<FrameworkOpStatsView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -211,6 +221,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
+        RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
+            Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
     }
 }
 

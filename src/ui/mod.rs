@@ -141,7 +141,7 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    // Keyboard: 1–4 switch tools (when not typing in a field).
+    // Keyboard: 1–5 switch tools (when not typing in a field).
     let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
         let typing = ev
             .target()
@@ -204,6 +204,9 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView file_id /> }.into_any(),
+            Tool::FrameworkOpStats => {
+                view! { <views::framework_op_stats::FrameworkOpStats file_id overview=(*overview).clone() /> }.into_any()
+            }
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

@@ -4,7 +4,7 @@
 //! the worker keeps what is costly to compute.
 
 use crate::engine::FileOverview;
-use crate::units::ByteUnit;
+use crate::units::{ByteUnit, TimeUnit};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -15,10 +15,11 @@ pub enum Tool {
     MemoryProfile,
     MemoryViewer,
     DeviceMemory,
+    FrameworkOpStats,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 4] = [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory];
+    pub const ALL: [Tool; 5] = [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory, Tool::FrameworkOpStats];
 
     pub fn slug(self) -> &'static str {
         match self {
@@ -26,6 +27,7 @@ impl Tool {
             Tool::MemoryProfile => "memory-profile",
             Tool::MemoryViewer => "memory-viewer",
             Tool::DeviceMemory => "device-memory",
+            Tool::FrameworkOpStats => "framework-op-stats",
         }
     }
 
@@ -35,6 +37,7 @@ impl Tool {
             Tool::MemoryProfile => "Memory Profile",
             Tool::MemoryViewer => "Memory Viewer",
             Tool::DeviceMemory => "Device memory",
+            Tool::FrameworkOpStats => "Framework ops",
         }
     }
 
@@ -120,6 +123,8 @@ pub struct AppState {
     pub selected: RwSignal<Option<String>>,
     pub tool: RwSignal<Tool>,
     pub unit: RwSignal<ByteUnit>,
+    /// The unit of time figures (the op tables).
+    pub time_unit: RwSignal<TimeUnit>,
     pub theme: RwSignal<Theme>,
     /// Whether the bundled demo is what is loaded (kept in the URL so a shared link opens it).
     pub demo: RwSignal<bool>,
@@ -141,6 +146,7 @@ impl AppState {
             selected: RwSignal::new(None),
             tool: RwSignal::new(Tool::Overview),
             unit: RwSignal::new(ByteUnit::Auto),
+            time_unit: RwSignal::new(TimeUnit::Auto),
             theme: RwSignal::new(Theme::Light),
             demo: RwSignal::new(false),
             alerts: RwSignal::new(Vec::new()),

@@ -1,0 +1,93 @@
+//! The Framework Op Stats page's request through the worker protocol on `d2_tf_cnn`, against XProf's
+//! own output: the table the page draws is XProf's (with or without `IDLE`), and the two
+//! self-time-by-type charts add up XProf's rows of each side.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use tidemark::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
+use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::{EngineError, Session};
+
+const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz";
+
+/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
+fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
+    let json = serde_json::to_string(&Request { v: VERSION, seq: 7, body }).unwrap();
+    let reply = handle(s, &json, file, &mut |_| {});
+    assert_eq!(reply.seq, 7);
+    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
+    assert_eq!(back, reply);
+    back.body
+}
+
+fn open(s: &mut Session) -> u32 {
+    match ask(s, RequestBody::Open { path: "d2_tf_cnn.xplane.pb.gz".into() }, Some(common::bytes(D2))) {
+        ResponseBody::Opened { file_id, .. } => file_id,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn page(s: &mut Session, file_id: u32, include_idle: bool) -> FrameworkOpStatsView {
+    match ask(s, RequestBody::FrameworkOpStats { file_id, include_idle }, None) {
+        ResponseBody::FrameworkOpStats { view } => *view,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// XProf's rows of one side (`Host` / `Device`) summed by type (cells 1, 2, 7).
+fn oracle_by_type(table: &Value, side: &str) -> BTreeMap<String, f64> {
+    let mut by_type = BTreeMap::new();
+    for r in table["rows"].as_array().expect("rows") {
+        if r["c"][1]["v"] == side {
+            *by_type.entry(r["c"][2]["v"].as_str().unwrap_or_default().to_string()).or_insert(0.0) += r["c"][7]["v"].as_f64().unwrap();
+        }
+    }
+    by_type
+}
+
+fn assert_chart(label: &str, chart: &[TypeSelfTime], expected: &BTreeMap<String, f64>) {
+    let ours: BTreeMap<String, f64> = chart.iter().map(|t| (t.op_type.clone(), t.self_time_us)).collect();
+    assert_eq!(ours.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>(), "{label}: types");
+    for (k, v) in expected {
+        assert!((ours[k] - v).abs() <= 1e-9 * v.abs().max(1.0), "{label} {k}: {} vs XProf's {v}", ours[k]);
+    }
+    assert!(chart.windows(2).all(|w| w[0].self_time_us >= w[1].self_time_us), "{label}: largest first");
+    if !chart.is_empty() {
+        assert!((chart.iter().map(|t| t.fraction).sum::<f64>() - 1.0).abs() < 1e-9, "{label}: fractions add up");
+    }
+}
+
+#[test]
+fn d2_tf_cnn_page_is_xprofs_table_with_and_without_idle() {
+    let mut s = Session::new();
+    let id = open(&mut s);
+    let oracle = common::json("tf/d2_tf_cnn/d2_tf_cnn.framework_op_stats.json.gz");
+    for (t, include_idle) in [(0, true), (1, false)] {
+        let view = page(&mut s, id, include_idle);
+        assert_eq!(view.include_idle, include_idle);
+        assert_eq!(view.device_type, "CPU");
+        assert_eq!(
+            view.table,
+            if include_idle { s.framework_op_stats(id).unwrap().with_idle } else { s.framework_op_stats(id).unwrap().without_idle }
+        );
+        assert_eq!(view.table.rows.len(), oracle[t]["rows"].as_array().unwrap().len(), "table {t}: rows");
+        assert_eq!(view.table.rows.iter().any(|r| r.op_type == "IDLE"), include_idle);
+        assert_chart(&format!("host {t}"), &view.host_by_type, &oracle_by_type(&oracle[t], "Host"));
+        assert_chart(&format!("device {t}"), &view.device_by_type, &oracle_by_type(&oracle[t], "Device"));
+        let mul = view.table.rows.iter().find(|r| r.op_name == "sgd/Mul_12").expect("sgd/Mul_12");
+        assert_eq!((mul.occurrences, mul.true_occurrences), (120, 60));
+    }
+}
+
+#[test]
+fn wire_form_and_unknown_file() {
+    let json = serde_json::to_string(&RequestBody::FrameworkOpStats { file_id: 3, include_idle: false }).unwrap();
+    assert_eq!(json, r#"{"type":"framework_op_stats","file_id":3,"include_idle":false}"#);
+    let mut s = Session::new();
+    match ask(&mut s, RequestBody::FrameworkOpStats { file_id: 9, include_idle: true }, None) {
+        ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 9 }),
+        other => panic!("{other:?}"),
+    }
+}
