@@ -3,7 +3,7 @@
 use crate::ui::state::{AppState, FileStatus, Theme, Tool};
 use crate::ui::views::export::ExportDialog;
 use crate::ui::{drop, engine_client};
-use crate::units::{ByteUnit, TimeUnit};
+use crate::units::ByteUnit;
 use leptos::prelude::*;
 
 #[component]
@@ -86,16 +86,6 @@ pub fn Toolbar() -> impl IntoView {
                     prop:value=move || state.unit.get().label()
                 >
                     {ByteUnit::ALL.into_iter().map(|u| view! { <option value=u.label()>{u.label()}</option> }).collect_view()}
-                </select>
-            </label>
-            <label class="field" title="Unit for time figures">
-                "Time "
-                <select
-                    data-testid="time-unit-select"
-                    on:change=move |ev| state.time_unit.set(TimeUnit::parse(&event_target_value(&ev)).unwrap_or_default())
-                    prop:value=move || state.time_unit.get().label()
-                >
-                    {TimeUnit::ALL.into_iter().map(|u| view! { <option value=u.label()>{u.label()}</option> }).collect_view()}
                 </select>
             </label>
             <button

@@ -11,6 +11,7 @@ use crate::engine::FileOverview;
 use crate::ui::charts::pie::{PieChart, PieSlice};
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::components::table::TableState;
+use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
@@ -61,6 +62,7 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
                         {Side::ALL.into_iter().map(|s| view! { <option value=s.slug()>{s.label()}</option> }).collect_view()}
                     </select>
                 </label>
+                <TimeUnitSelect />
                 {move || fetch.elapsed_ms.get().map(|ms| view! { <span class="muted timing">{format!("answered in {ms:.0} ms")}</span> })}
             </div>
             {move || match fetch.reply.get() {

@@ -80,11 +80,11 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
             .sort_key(|r| r.rank)
             .csv("rank", |r| r.rank.to_string()),
         Column::new("side", "Side", |r: &FrameworkOpRow, _| side_name(r).into_any())
-            .width("64px")
+            .width("52px")
             .sort_key(|r| r.on_device)
             .csv("host_or_device", |r| side_name(r).to_string()),
         Column::new("type", "Type", |r: &FrameworkOpRow, _| view! { <Text metric="op_type" value=r.op_type.clone() key=r.op_name.clone() /> }.into_any())
-            .width("140px")
+            .width("120px")
             .sort_key(|r| r.op_type.clone())
             .csv("type", |r| r.op_type.clone()),
         Column::new("op", "Operation", |r: &FrameworkOpRow, _| view! { <code title=r.op_name.clone()>{r.op_name.clone()}</code> }.into_any())
@@ -107,22 +107,22 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
         .csv("occurrences", |r| r.occurrences.to_string()),
         Column::new("total", "Total time", duration("total_time_us", |r| r.total_time_us))
             .right()
-            .width("96px")
+            .width("88px")
             .sort_by(by_f64(|r| r.total_time_us))
             .csv("total_time_us", |r| r.total_time_us.to_string()),
         Column::new("avg", "Avg. time", duration("avg_time_us", |r| r.avg_time_us))
             .right()
-            .width("96px")
+            .width("88px")
             .sort_by(by_f64(|r| r.avg_time_us))
             .csv("avg_time_us", |r| r.avg_time_us.to_string()),
         Column::new("self", "Self time", duration("total_self_time_us", |r| r.total_self_time_us))
             .right()
-            .width("96px")
+            .width("88px")
             .sort_by(by_f64(|r| r.total_self_time_us))
             .csv("total_self_time_us", |r| r.total_self_time_us.to_string()),
         Column::new("avg_self", "Avg. self", duration("avg_self_time_us", |r| r.avg_self_time_us))
             .right()
-            .width("96px")
+            .width("88px")
             .sort_by(by_f64(|r| r.avg_self_time_us))
             .csv("avg_self_time_us", |r| r.avg_self_time_us.to_string()),
         Column::new("share", "Self share", |r: &FrameworkOpRow, _| {
