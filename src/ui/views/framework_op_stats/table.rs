@@ -64,8 +64,13 @@ fn share(r: &FrameworkOpRow) -> (f64, f64) {
     }
 }
 
-fn duration(metric: &'static str, pick: fn(&FrameworkOpRow) -> f64) -> impl Fn(&FrameworkOpRow, usize) -> AnyView + Send + Sync {
-    move |r: &FrameworkOpRow, _| view! { <Duration metric value_us=pick(r) key=r.op_name.clone() /> }.into_any()
+/// A time column: `metric` (µs, also the CSV header) of each row, in the page's time unit.
+fn time_column(id: &'static str, label: &'static str, metric: &'static str, pick: fn(&FrameworkOpRow) -> f64) -> Column<FrameworkOpRow> {
+    Column::new(id, label, move |r: &FrameworkOpRow, _| view! { <Duration metric value_us=pick(r) key=r.op_name.clone() /> }.into_any())
+        .right()
+        .width("88px")
+        .sort_by(by_f64(pick))
+        .csv(metric, move |r| pick(r).to_string())
 }
 
 fn by_f64(pick: fn(&FrameworkOpRow) -> f64) -> impl Fn(&FrameworkOpRow, &FrameworkOpRow) -> std::cmp::Ordering + Send + Sync {
@@ -105,26 +110,10 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
         .width("130px")
         .sort_key(|r| r.occurrences)
         .csv("occurrences", |r| r.occurrences.to_string()),
-        Column::new("total", "Total time", duration("total_time_us", |r| r.total_time_us))
-            .right()
-            .width("88px")
-            .sort_by(by_f64(|r| r.total_time_us))
-            .csv("total_time_us", |r| r.total_time_us.to_string()),
-        Column::new("avg", "Avg. time", duration("avg_time_us", |r| r.avg_time_us))
-            .right()
-            .width("88px")
-            .sort_by(by_f64(|r| r.avg_time_us))
-            .csv("avg_time_us", |r| r.avg_time_us.to_string()),
-        Column::new("self", "Self time", duration("total_self_time_us", |r| r.total_self_time_us))
-            .right()
-            .width("88px")
-            .sort_by(by_f64(|r| r.total_self_time_us))
-            .csv("total_self_time_us", |r| r.total_self_time_us.to_string()),
-        Column::new("avg_self", "Avg. self", duration("avg_self_time_us", |r| r.avg_self_time_us))
-            .right()
-            .width("88px")
-            .sort_by(by_f64(|r| r.avg_self_time_us))
-            .csv("avg_self_time_us", |r| r.avg_self_time_us.to_string()),
+        time_column("total", "Total time", "total_time_us", |r| r.total_time_us),
+        time_column("avg", "Avg. time", "avg_time_us", |r| r.avg_time_us),
+        time_column("self", "Self time", "total_self_time_us", |r| r.total_self_time_us),
+        time_column("avg_self", "Avg. self", "avg_self_time_us", |r| r.avg_self_time_us),
         Column::new("share", "Self share", |r: &FrameworkOpRow, _| {
             view! { <Percent metric="self_time_fraction" value=share(r).0 key=r.op_name.clone() /> }.into_any()
         })
