@@ -2,13 +2,24 @@
 
 pub mod data_table;
 pub mod device_memory;
+pub mod device_ops;
+pub mod device_planes;
 pub mod framework_op_stats;
+pub mod gpu_events;
+pub mod hlo_stats;
+pub mod input_pipeline;
+pub mod kernel_stats;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_metrics;
+pub mod op_profile;
+pub mod overview_page;
 pub mod preprocess;
+pub mod roofline_model;
 pub mod step_groups;
+pub mod steps;
 #[cfg(test)]
 pub(crate) mod test_xspace;
 pub mod trace_viewer;
+pub mod xla_modules;

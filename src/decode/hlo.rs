@@ -41,6 +41,8 @@ pub fn decode_proto(bytes: &[u8]) -> Result<pb::HloProto, DecodeError> {
 pub struct EmbeddedModule<'a> {
     /// The event metadata name, e.g. `jit_train_step(14)`.
     pub name: &'a str,
+    /// The event metadata id: XProf's program id for a module without a `program_id` stat.
+    pub metadata_id: i64,
     pub program_id: Option<u64>,
     /// The serialized HloProto.
     pub proto_bytes: &'a [u8],
@@ -53,7 +55,7 @@ pub fn embedded_modules(space: &XSpace) -> Vec<EmbeddedModule<'_>> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for meta in plane.meta.event_metadata.values() {
+    for (&metadata_id, meta) in &plane.meta.event_metadata {
         let Some(proto_bytes) = meta.stats.iter().find(|s| s.metadata_id == hlo_id).and_then(|s| match plane.stat_value(s) {
             Some(StatValue::Bytes(b)) => Some(b),
             _ => None,
@@ -67,7 +69,7 @@ pub fn embedded_modules(space: &XSpace) -> Vec<EmbeddedModule<'_>> {
                 _ => None,
             })
         });
-        out.push(EmbeddedModule { name: &meta.name, program_id, proto_bytes });
+        out.push(EmbeddedModule { name: &meta.name, metadata_id, program_id, proto_bytes });
     }
     out
 }

@@ -32,6 +32,9 @@ pub enum EngineError {
     NoSuchMemorySpace { file: String, module: String, memory_space: i64, present: Vec<i64> },
     /// An analysis failed on this file's content (a malformed trace or module); `message` says how.
     Analysis { file: String, tool: String, message: String },
+    /// `tool` cannot answer for this trace yet (a kind of device or trace it does not read); `reason`
+    /// says what is missing.
+    Unsupported { file: String, tool: String, reason: String },
     /// The engine stopped (a crash in the worker) while serving this request; `then` says what
     /// happened next (restarted, or could not be).
     EngineStopped { file: String, reason: String, then: String },
@@ -51,6 +54,7 @@ impl EngineError {
             | EngineError::NoBufferAssignment { file, .. }
             | EngineError::NoSuchMemorySpace { file, .. }
             | EngineError::Analysis { file, .. }
+            | EngineError::Unsupported { file, .. }
             | EngineError::EngineStopped { file, .. } => Some(file),
         }
     }
@@ -81,6 +85,7 @@ impl EngineError {
                 format!("memory space {memory_space} has no allocations in module `{module}`; its memory spaces are {present:?}")
             }
             EngineError::Analysis { tool, message, .. } => format!("the {tool} could not be computed: {message}"),
+            EngineError::Unsupported { tool, reason, .. } => format!("the {tool} does not support this trace yet: {reason}"),
             EngineError::EngineStopped { reason, then, .. } => format!("the engine stopped while working on this file ({reason}); {then}"),
         }
     }

@@ -5,11 +5,14 @@ pub mod bundle;
 pub mod device_memory;
 pub mod error;
 pub mod framework_op_stats;
+pub mod input_pipeline;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod memory_viewer_columns;
 pub mod op_metrics;
+pub mod op_tables;
 pub mod overview;
+pub mod overview_page;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod read_input;
@@ -43,6 +46,10 @@ pub struct Session {
     op_metrics: op_metrics::OpMetricsCache,
     /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
     trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
+    /// Overview Pages (with their input pipeline analyses) computed so far, by file id.
+    overview_pages: HashMap<u32, crate::analysis::overview_page::OverviewPage>,
+    /// Device op tables read from the op metrics so far, by file id (see [`Session::hlo_stats`]).
+    op_tables: op_tables::OpTablesCache,
 }
 
 impl Session {
@@ -105,13 +112,23 @@ impl Session {
         }
     }
 
+    /// `tool` cannot answer for file `id` yet, for `reason`.
+    pub fn unsupported(&self, id: u32, tool: &str, reason: String) -> EngineError {
+        match self.get(id) {
+            Some(f) => EngineError::Unsupported { file: f.file.name.clone(), tool: tool.into(), reason },
+            None => EngineError::UnknownFile { file_id: id },
+        }
+    }
+
     pub fn close(&mut self, id: u32) -> bool {
         let before = self.files.len();
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
         self.op_metrics.remove(&id);
+        self.overview_pages.remove(&id);
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);
+        self.op_tables.forget_file(id);
         before != self.files.len()
     }
 

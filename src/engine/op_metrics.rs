@@ -1,33 +1,45 @@
 //! The op metrics of an opened file, built once and kept: every op table (framework op stats, HLO op
-//! stats, Op Profile, the roofline, the input-pipeline op table) reads the same dbs, so the host
-//! threads are replayed once per file however many tables the user opens.
+//! stats, Op Profile, the roofline, Kernel Stats, the Overview Page and the input-pipeline op table)
+//! reads the same dbs, so the host threads and the device planes are read once per file however many
+//! tables the user opens.
 
 use super::{EngineError, Session};
+use crate::analysis::device_ops::{self, tf_ops::tf_metrics_db, DeviceOps, DeviceOpsError};
 use crate::analysis::framework_op_stats::{self, FrameworkOpStats};
+use crate::analysis::kernel_stats::{self, KernelStats};
 use crate::analysis::op_metrics::host::host_op_metrics_db;
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, PerfEnv};
+use crate::analysis::overview_page::RunEnvironment;
+use crate::analysis::xla_modules::XlaModules;
 use crate::decode::xplane::XSpace;
+use crate::decode::DecodeError;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One file's op metrics.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FileOpMetrics {
     /// Framework ops timed on the host threads.
     pub host: OpMetricsDb,
-    /// HLO ops timed on the devices (GPU kernels, TPU `XLA Ops`); empty on CPU-only traces and until the
-    /// device side fills it.
-    pub device: OpMetricsDb,
-    /// [`FileOpMetrics::device`] regrouped by framework op (XProf's `CreateTfMetricsDbFromDeviceOpMetricsDb`),
-    /// with its `IDLE` row; empty where `device` is.
+    /// The trace's HLO modules, by program id.
+    pub modules: XlaModules,
+    /// HLO ops timed on the devices (GPU kernels, TPU `XLA Ops`), or why Tidemark cannot build them for
+    /// this trace (then the device-side tables answer that reason and framework op stats stay host-only).
+    pub device: Result<Arc<DeviceOps>, DeviceOpsError>,
+    /// The device db regrouped by framework op (XProf's `CreateTfMetricsDbFromDeviceOpMetricsDb`), with
+    /// its `IDLE` row; empty where there is no device db.
     pub device_framework_ops: OpMetricsDb,
-    /// Fraction of each device framework op's kernel time on Tensor Cores (GPU kernel stats), by op name.
+    /// GPU Kernel Stats (empty without GPU kernels).
+    pub kernel_stats: Arc<KernelStats>,
+    /// Fraction of each framework op's kernel time on Tensor Cores (from the kernel stats), by op name.
     pub tensor_core_utilization: HashMap<String, f64>,
     pub hardware: HardwareType,
     /// What XProf's run environment calls the device: `CPU` without devices, `GPU` on GPUs (XProf names
     /// the model; only "GPU" in it matters to the op tables), the `device_type_string` stat on TPUs.
     pub device_type: String,
+    /// The device's peaks (from the device db; default where there is none).
     pub perf_env: PerfEnv,
+    pub run_environment: RunEnvironment,
 }
 
 /// Op metrics computed so far, by file id.
@@ -48,7 +60,23 @@ impl Session {
         Ok(metrics)
     }
 
-    /// Framework op stats of `file_id` (XProf's `framework_op_stats` tool).
+    /// The device op db of `file_id`: every HLO op the accelerators ran, over all cores.
+    pub fn device_ops(&mut self, file_id: u32) -> Result<Arc<DeviceOps>, EngineError> {
+        self.device_ops_for(file_id, TOOL)
+    }
+
+    /// The device op db of `file_id` for `tool`, or why there is none: a trace Tidemark cannot read the
+    /// device side of yet ([`EngineError::Unsupported`]), or a malformed one.
+    pub(super) fn device_ops_for(&mut self, file_id: u32, tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
+        match &self.op_metrics(file_id)?.device {
+            Ok(ops) => Ok(ops.clone()),
+            Err(e @ DeviceOpsError::GpuNotSupported) => Err(self.unsupported(file_id, tool, e.to_string())),
+            Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(file_id, tool, e.to_string())),
+        }
+    }
+
+    /// Framework op stats of `file_id` (XProf's `framework_op_stats` tool): host rows, and device rows
+    /// where the device db exists.
     pub fn framework_op_stats(&mut self, file_id: u32) -> Result<FrameworkOpStats, EngineError> {
         let m = self.op_metrics(file_id)?;
         Ok(framework_op_stats::framework_op_stats(&framework_op_stats::Inputs {
@@ -60,22 +88,52 @@ impl Session {
             device_type: &m.device_type,
         }))
     }
+
+    /// GPU Kernel Stats of `file_id` (empty for a trace without GPU kernels).
+    pub fn kernel_stats(&mut self, file_id: u32) -> Result<Arc<KernelStats>, EngineError> {
+        Ok(self.op_metrics(file_id)?.kernel_stats.clone())
+    }
 }
 
-fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, crate::decode::DecodeError> {
-    let (hardware, device_type) = device_kind(space);
-    Ok(FileOpMetrics { host: host_op_metrics_db(space)?, hardware, device_type, ..FileOpMetrics::default() })
+/// The one op-metrics pass over `space`.
+fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
+    let run_environment = RunEnvironment::of(space);
+    let hardware = match run_environment.hardware_type {
+        "GPU" => HardwareType::Gpu,
+        "TPU" => HardwareType::Tpu,
+        _ => HardwareType::CpuOnly,
+    };
+    let modules = XlaModules::from_space(space);
+    let kernel_stats = kernel_stats::analyze(space, &modules)?;
+    let device = device_ops::analyze(space, &modules).map(Arc::new);
+    let (device_framework_ops, perf_env) = match &device {
+        Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
+        _ => (OpMetricsDb::default(), PerfEnv::default()),
+    };
+    Ok(FileOpMetrics {
+        host: host_op_metrics_db(space)?,
+        tensor_core_utilization: tensor_core_utilization(&kernel_stats),
+        modules,
+        device,
+        device_framework_ops,
+        kernel_stats: Arc::new(kernel_stats),
+        hardware,
+        device_type: run_environment.device_type.clone(),
+        perf_env,
+        run_environment,
+    })
 }
 
-/// The kind of device the trace ran on, as XProf's run environment decides it: GPU planes first, then
-/// TPU planes, else CPU only.
-fn device_kind(space: &XSpace) -> (HardwareType, String) {
-    if space.planes.iter().any(|p| p.name().starts_with("/device:GPU:")) {
-        return (HardwareType::Gpu, "GPU".into());
+/// Per op name, the share of its kernels' time spent in kernels that use Tensor Cores (XProf's
+/// `tensor_core_utilization` of a framework op).
+fn tensor_core_utilization(stats: &KernelStats) -> HashMap<String, f64> {
+    let mut by_op: HashMap<String, (u64, u64)> = HashMap::new();
+    for r in &stats.reports {
+        let e = by_op.entry(r.key.op_name.clone()).or_default();
+        e.1 += r.total_duration_ns;
+        if r.key.is_kernel_using_tensor_core {
+            e.0 += r.total_duration_ns;
+        }
     }
-    if let Some(tpu) = space.planes.iter().find(|p| p.name().starts_with("/device:TPU:")) {
-        let name = tpu.stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        return (HardwareType::Tpu, name);
-    }
-    (HardwareType::CpuOnly, "CPU".into())
+    by_op.into_iter().filter(|(_, (_, total))| *total > 0).map(|(op, (tc, total))| (op, tc as f64 / total as f64)).collect()
 }

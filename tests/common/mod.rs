@@ -1,6 +1,8 @@
 //! Shared by the integration tests: where the fixtures are and how to read them.
 #![allow(dead_code)]
 
+pub mod memory_profile;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -122,3 +124,14 @@ pub fn json_diff(actual: &serde_json::Value, expected: &serde_json::Value) -> Op
     }
     walk(actual, expected, &mut String::from("$"))
 }
+
+/// The CPU traces with XProf's outputs beside them, as `<folder>/<stem>` (add `.xplane.pb.gz` or
+/// `.<tool>.json`).
+pub const CPU_TRACES: [&str; 6] = [
+    "tf/d2_tf_cnn/d2_tf_cnn",
+    "tf/d1_tf_keras_bfc/d1_tf_keras_bfc",
+    "tf/d1_tf_keras_none/d1_tf_keras_none",
+    "tf/d1_tf_keras_stats/d1_tf_keras_stats",
+    "jax/a1_docs_seed/a1_docs_seed",
+    "jax/a2_mlp_train/a2_mlp_train",
+];

@@ -7,14 +7,17 @@
 //! Pipeline per memory ID, as XProf does it:
 //! 1. [`Summary`] from the events in file order (`add_to_summary`, line by line as the scan collects them).
 //! 2. Snapshots sorted by time; each gets its step from XProf's step grouping ([`step_groups`]: the
-//!    `stepId` is a group id, not the allocator's `id` stat), missing ones filled in; deallocations take
-//!    their allocation's op, region, dtype and shape.
+//!    `stepId` is a group id, not the allocator's `id` stat; in a file grouped when it was saved, the
+//!    `group_id` stat the event carries), missing ones filled in; deallocations take their allocation's
+//!    op, region, dtype and shape.
 //! 3. The sampled timeline ([`sampling::max_filter`]).
 //! 4. The peak step and the breakdown at the peak ([`BreakdownRow`]).
 //!
 //! Times are XProf's `time_offset_ps`: the event's raw `offset_ps`, not adding its line's `timestamp_ns`.
 //! That is what XProf sorts, samples and reports, so the UI and the JSON use the same clock. (It is only
 //! wrong for traces whose `/host:CPU` lines have different `timestamp_ns`; profilers write 0 there.)
+//!
+//! Beside the allocators, XProf lists the TPU's XLA programs ([`hlo_modules`]).
 //!
 //! By job: [`scan`] reads the host plane (once, or on two threads sharing the lines by [`claims`]),
 //! [`collector`] turns each line's memory events into snapshots with their strings interned
@@ -27,6 +30,7 @@ mod breakdown;
 mod claims;
 mod collector;
 pub mod dtype;
+mod hlo_modules;
 mod interner;
 mod leaks;
 mod lifetimes;
@@ -42,10 +46,11 @@ use crate::analysis::memory_events::{self, Activity};
 use crate::analysis::step_groups;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
-use scan::{scan_in_parallel, scan_once};
+use scan::{scan_in_parallel, scan_once, scan_recorded};
 use serde::{Deserialize, Serialize};
 
 pub use breakdown::BreakdownRow;
+pub use hlo_modules::ModuleRun;
 pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
 
 /// The plane XProf reads memory events from (its `kHostThreadsPlaneName`): the first plane of that name.
@@ -227,6 +232,8 @@ pub struct AllocatorProfile {
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct MemoryProfile {
     pub allocators: Vec<AllocatorProfile>,
+    /// The XLA programs the TPU ran, which XProf lists with the profile (none on other devices).
+    pub hlo_modules: Vec<ModuleRun>,
 }
 
 /// One point to draw.
@@ -284,16 +291,19 @@ impl Default for Scan {
     }
 }
 
-/// [`analyze`], reading the host plane as `scan` says; the result does not depend on it.
+/// [`analyze`], reading the host plane as `scan` says; the result does not depend on it. A file grouped
+/// when it was saved needs no grouping and is read in one pass either way.
 pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeError> {
     let Some(host_index) = space.planes.iter().position(|p| p.name() == HOST_PLANE) else {
         return Ok(MemoryProfile::default());
     };
     let plane = &space.planes[host_index];
+    let hlo_modules = hlo_modules::module_runs(space)?;
     let Some(reader) = memory_events::Reader::new(host_index, plane) else {
-        return Ok(MemoryProfile::default());
+        return Ok(MemoryProfile { allocators: Vec::new(), hlo_modules });
     };
     let scanned = match scan {
+        _ if step_groups::recorded_grouped(space) => scan_recorded(space, plane, &reader),
         Scan::Once => scan_once(space, plane, &reader),
         Scan::Parallel => match scan_in_parallel(space, plane, &reader.watching(&step_groups::NODE_MAKING_STATS)) {
             Some(scanned) => Ok(scanned),
@@ -302,7 +312,7 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
     };
     let (mut pending, groups) = scanned?;
     pending.sort_by(|a, b| a.memory_id.cmp(&b.memory_id));
-    Ok(MemoryProfile { allocators: pending.into_iter().map(|p| p.finish(groups.as_ref())).collect() })
+    Ok(MemoryProfile { allocators: pending.into_iter().map(|p| p.finish(groups.as_ref())).collect(), hlo_modules })
 }
 
 impl MemoryProfile {

@@ -11,6 +11,25 @@ use super::{breakdown, leaks, sampling, AllocatorProfile, Snapshot, Summary, INV
 use crate::analysis::step_groups;
 use crate::fast_hash::FastMap;
 
+/// The host plane's memory events' steps, by their rank among those events (file order).
+pub(super) enum Steps {
+    /// XProf's step grouping, run on the host plane here.
+    Grouped(step_groups::StepGroups),
+    /// The `group_id` stats the events were recorded with, for a file grouped when it was saved
+    /// ([`step_groups::recorded_grouped`]), which XProf does not group again.
+    Recorded(Vec<Option<i64>>),
+}
+
+impl Steps {
+    /// The group of the memory event of this rank, if it has one.
+    fn of(&self, rank: usize) -> Option<i64> {
+        match self {
+            Steps::Grouped(groups) => groups.group_id(rank),
+            Steps::Recorded(ids) => ids.get(rank).copied().flatten(),
+        }
+    }
+}
+
 /// One memory ID's profile as far as it goes without the step grouping, which may still be running on
 /// another thread: summary, time order, deallocation metadata, sampled timeline, counts.
 pub(super) struct Pending {
@@ -92,7 +111,7 @@ impl Pending {
     }
 
     /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
-    pub(super) fn finish(self, groups: Option<&step_groups::StepGroups>) -> AllocatorProfile {
+    pub(super) fn finish(self, groups: Option<&Steps>) -> AllocatorProfile {
         let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, matched, ends } = self;
         // One pass: each event's step (its group, else XProf's `UpdateStepId`: the last valid step
         // + 1, 0 before any), the peak's step (that of the last event at the peak height), and
@@ -102,7 +121,7 @@ impl Pending {
         summary.peak_step_id = 0;
         for s in &mut snapshots {
             let rank = usize::try_from(s.activity.step_id).ok();
-            let step_id = match groups.zip(rank).and_then(|(g, r)| g.group_id(r)) {
+            let step_id = match groups.zip(rank).and_then(|(g, r)| g.of(r)) {
                 Some(group) => {
                     last_valid = group;
                     group

@@ -4,16 +4,16 @@
 
 use super::claims::{Claims, Work};
 use super::collector::Collector;
-use super::pending::Pending;
+use super::pending::{Pending, Steps};
 use crate::analysis::memory_events::{self, MemoryEvent};
 use crate::analysis::step_groups;
-use crate::decode::xplane::{EventAt, Plane, RawEvent, Want, XSpace};
+use crate::decode::xplane::{EventAt, Plane, RawEvent, StatValue, Want, XSpace};
 use crate::decode::DecodeError;
 use std::sync::{Mutex, OnceLock};
 
-/// Each memory ID's profile up to its steps (in order of appearance), and the host plane's step
-/// groups (`None` when there were no memory events to give steps to).
-pub(super) type Scanned = (Vec<Pending>, Option<step_groups::StepGroups>);
+/// Each memory ID's profile up to its steps (in order of appearance), and the memory events' steps
+/// (`None` when there were no memory events to give steps to).
+pub(super) type Scanned = (Vec<Pending>, Option<Steps>);
 
 pub(super) fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned, DecodeError> {
     let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
@@ -38,8 +38,38 @@ pub(super) fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory
         lines.push(collector);
     }
     let pending = Pending::from_lines(lines);
-    let groups = (!pending.is_empty()).then(|| grouper.finish());
+    let groups = (!pending.is_empty()).then(|| Steps::Grouped(grouper.finish()));
     Ok((pending, groups))
+}
+
+/// The scan of a file grouped when it was recorded ([`step_groups::recorded_grouped`]): no grouping,
+/// each memory event's step is its own `group_id` stat (XProf reads its integer field; a stat stored
+/// otherwise reads 0, and the last of several wins).
+pub(super) fn scan_recorded<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned, DecodeError> {
+    let stats = plane.stat_selection(&[step_groups::GROUP_ID_STAT]);
+    let (mut lines, mut steps) = (Vec::with_capacity(plane.lines.len()), Vec::new());
+    let mut event = MemoryEvent::default();
+    for (line_index, line) in plane.lines.iter().enumerate() {
+        let mut collector = Collector::default();
+        space.for_each_raw_event(
+            line,
+            &stats,
+            |m| reader.wants(m),
+            |event_index, ev| {
+                if reader.read_into(line, line_index, event_index, ev, &mut event)? {
+                    collector.add(&event);
+                    let last = ev.stats.last().map(|s| match s.number() {
+                        Some(StatValue::Int(v)) => v,
+                        _ => 0,
+                    });
+                    steps.push(last);
+                }
+                Ok(())
+            },
+        )?;
+        lines.push(collector);
+    }
+    Ok((Pending::from_lines(lines), Some(Steps::Recorded(steps))))
 }
 
 pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Option<Scanned> {
@@ -115,6 +145,6 @@ pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: 
             Pending::from_lines(lines.into_iter().map(|(_, c)| c).collect())
         });
         let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).ok()?;
-        Some((pending?, Some(groups)))
+        Some((pending?, Some(Steps::Grouped(groups))))
     })
 }

@@ -56,8 +56,23 @@ pub fn to_string(profile: &MemoryProfile) -> Result<String, serde_json::Error> {
         w.comma(k);
         w.str(id);
     }
-    // Version 1: XProf's "new sampling algorithm" marker; `hloModules`: XProf declares it, never fills it.
-    w.raw("],\"version\":1,\"hloModules\":[],\"tidemark\":");
+    // Version 1: XProf's "new sampling algorithm" marker.
+    w.raw("],\"version\":1,\"hloModules\":[");
+    for (k, m) in profile.hlo_modules.iter().enumerate() {
+        w.comma(k);
+        w.raw("{\"name\":");
+        w.str(&m.name);
+        w.raw(",\"startTimePs\":");
+        w.int(m.start_time_ps);
+        w.raw(",\"endTimePs\":");
+        w.int(m.end_time_ps);
+        w.raw(",\"id\":");
+        w.int(m.id);
+        w.raw(",\"planeName\":");
+        w.str(&m.plane_name);
+        w.raw("}");
+    }
+    w.raw("],\"tidemark\":");
     let tidemark = Tidemark {
         allocators: by_id
             .iter()

@@ -89,7 +89,7 @@ fn copy_metadata(src: &OpMetrics, dst: &mut OpMetrics) {
 }
 
 /// Adds `src`'s sums to `dst` (XProf's `CombineOpMetrics`).
-fn add_metrics(src: &OpMetrics, dst: &mut OpMetrics, update_num_cores: bool) {
+pub fn add_metrics(src: &OpMetrics, dst: &mut OpMetrics, update_num_cores: bool) {
     dst.min_time_ps = if dst.occurrences == 0 { src.min_time_ps } else { dst.min_time_ps.min(src.min_time_ps) };
     dst.is_eager |= src.is_eager;
     dst.occurrences = dst.occurrences.wrapping_add(src.occurrences);

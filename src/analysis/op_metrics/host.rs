@@ -34,6 +34,7 @@
 
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
+use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
 use crate::analysis::step_groups::is_grouped;
 use crate::decode::xplane::{IdTable, Line, Plane, RawStat, StatValue, XSpace};
@@ -43,11 +44,6 @@ use std::borrow::Cow;
 
 /// The plane XProf reads host ops from.
 pub const HOST_PLANE: &str = "/host:CPU";
-
-/// XProf's first derived-line id (`kThreadIdDerivedMin`), compared as a 32-bit int.
-const DERIVED_LINE_MIN: i32 = 0xdead_beef_u32 as i32;
-/// XProf's derived-line ids span this many after the first.
-const DERIVED_LINE_SPAN: i32 = 289;
 
 /// The host op db of `space`: empty (no rows, zero totals) when it has no host plane.
 pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
@@ -66,12 +62,6 @@ pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
         db.combine(&replay(&mut thread), false);
     }
     Ok(db.finish())
-}
-
-/// XProf's `IsDerivedThreadId` on a line id truncated to 32 bits.
-fn is_derived_line(line_id: i64) -> bool {
-    let id = line_id as i32;
-    (DERIVED_LINE_MIN..=DERIVED_LINE_MIN.wrapping_add(DERIVED_LINE_SPAN)).contains(&id)
 }
 
 /// A framework op as the replay enters it: name, type, and the key's id (stage id or 0). The texts
@@ -518,7 +508,7 @@ mod tests {
 
     #[test]
     fn every_thread_adds_an_idle_row_and_derived_lines_are_skipped() {
-        let derived = i64::from(DERIVED_LINE_MIN) & 0xffff_ffff | (7 << 32);
+        let derived = 0xdead_beef_i64 | (7 << 32);
         let db = host_op_metrics_db(&space(vec![
             (1, vec![("a/A:A", 0, 10, vec![]), ("a/A:A", 30, 10, vec![])]),
             (2, vec![]),

@@ -11,12 +11,18 @@ mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod framework_op_stats;
 #[cfg(not(target_arch = "wasm32"))]
+mod input_pipeline;
+#[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
+#[cfg(not(target_arch = "wasm32"))]
+mod op_tables;
 mod open;
+#[cfg(not(target_arch = "wasm32"))]
+mod overview_page;
 #[cfg(not(target_arch = "wasm32"))]
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
@@ -31,17 +37,24 @@ Usage:
                                           XProf's Memory Profile: peak, breakdown, exact counts, leak hints
   tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
+  tidemark overview-page FILE [--json]   XProf's Overview Page: run environment, step time, input-bound verdict
+  tidemark input-pipeline-analyzer FILE [--json]
+                                          XProf's Input Pipeline Analyzer: steps by category, verdict, input ops
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
   tidemark framework-op-stats FILE [--json]
-                                          XProf's framework op stats: ops by self time (host; the true
-                                          occurrence count beside XProf's where allocator events inflate it)
+                                          XProf's framework op stats: ops by self time, device and host (the
+                                          true occurrence count beside XProf's where allocator events inflate it)
   tidemark trace-viewer FILE [--json]
                                           XProf's Trace Viewer: processes, threads, event counts and time span;
                                           --json prints XProf's trace_viewer JSON (Chrome trace format) with
                                           every event — XProf keeps only the 5,000,000 earliest (the summary
                                           says how many it would drop) — but not the lines XProf derives on
                                           GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
+  tidemark op-profile FILE [--json]       XProf's Op Profile: device ops by program and category, time and utilisation
+  tidemark kernel-stats FILE [--json]     XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
+  tidemark hlo-stats FILE [--json]        XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
+  tidemark roofline-model FILE [--json]   XProf's Roofline Model: ops against the device's peaks (TPU traces)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -70,6 +83,12 @@ fn main() {
         "memory-profile" => memory_profile::run(rest),
         "framework-op-stats" => framework_op_stats::run(rest),
         "trace-viewer" => trace_viewer::run(rest),
+        "op-profile" => op_tables::op_profile(rest),
+        "overview-page" => overview_page::run(rest),
+        "input-pipeline-analyzer" => input_pipeline::run(rest),
+        "kernel-stats" => op_tables::kernel_stats(rest),
+        "hlo-stats" => op_tables::hlo_stats(rest),
+        "roofline-model" => op_tables::roofline_model(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

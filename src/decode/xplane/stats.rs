@@ -27,6 +27,15 @@ impl StatValue<'_> {
             _ => None,
         }
     }
+
+    /// An unsigned integer (ids such as program ids use all 64 bits), a signed one reinterpreted.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            StatValue::Uint(v) => Some(*v),
+            StatValue::Int(v) => Some(*v as u64),
+            _ => None,
+        }
+    }
     pub fn as_str(&self) -> Option<&str> {
         match self {
             StatValue::Str(s) => Some(s),

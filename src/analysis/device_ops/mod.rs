@@ -1,0 +1,106 @@
+//! The device op db: every HLO op the accelerators ran, with its time, occurrences, FLOPs and bytes,
+//! summed over the cores (XProf's `device_op_metrics_db`), and the peaks of the device it ran on.
+//! HLO op stats, Op Profile and the roofline read it.
+//!
+//! Built from TPU planes (the ops of their `XLA Ops` lines, described by their event metadata) and
+//! from GPU planes whose kernels come from framework ops. GPU kernels of XLA ops need XLA's GPU cost
+//! model for FLOPs and bytes, which Tidemark does not have: such traces give
+//! [`DeviceOpsError::GpuNotSupported`], never a table that would differ from XProf's.
+
+pub mod gpu;
+pub mod metadata;
+pub mod tf_ops;
+pub mod tpu;
+
+use crate::analysis::device_planes::{device_planes, DeviceKind};
+use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, OpMetricsDbBuilder, PerfEnv};
+use crate::analysis::xla_modules::XlaModules;
+use crate::decode::xplane::{Plane, StatValue, XSpace};
+use crate::decode::DecodeError;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeviceOpsError {
+    #[error("the GPU kernels of XLA ops are not analysed yet (their FLOPs and bytes need XLA's GPU cost model)")]
+    GpuNotSupported,
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+}
+
+/// The device op db of a trace and what it ran on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceOps {
+    pub hardware: HardwareType,
+    /// The device's model as the trace names it (`TPU v6 Lite`); empty on a CPU-only trace.
+    pub device_type: String,
+    /// Device cores (one per device plane).
+    pub core_count: u32,
+    /// Whether any core has a non-empty `Steps` line (step-based tables need the step db).
+    pub has_steps: bool,
+    /// The peaks of the first device plane (XProf takes them from there); not read on GPUs yet (empty).
+    pub perf_env: PerfEnv,
+    /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
+    pub db: OpMetricsDb,
+}
+
+pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, DeviceOpsError> {
+    let Some((kind, planes)) = device_planes(space) else {
+        return Ok(DeviceOps { hardware: HardwareType::CpuOnly, ..DeviceOps::default() });
+    };
+    let mut combined = OpMetricsDbBuilder::new();
+    if kind == DeviceKind::Gpu {
+        for plane in &planes {
+            combined.combine(&gpu::device_op_metrics_db(space, plane, modules)?, true);
+        }
+        return Ok(DeviceOps {
+            hardware: HardwareType::Gpu,
+            core_count: planes.len() as u32,
+            db: combined.finish(),
+            ..DeviceOps::default()
+        });
+    }
+    for plane in &planes {
+        combined.combine(&tpu::core_op_metrics_db(space, plane)?, true);
+    }
+    let device_type = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let has_steps = planes.iter().flat_map(|p| &p.lines).any(|l| tpu::STEP_LINES.contains(&l.header.name.as_str()) && l.event_count > 0);
+    Ok(DeviceOps {
+        hardware: HardwareType::Tpu,
+        device_type,
+        core_count: planes.len() as u32,
+        has_steps,
+        perf_env: tpu_perf_env(planes[0]),
+        db: combined.finish(),
+    })
+}
+
+/// A TPU's peaks from its plane's stats (XProf's `GetPerfEnvFromXPlane`): bandwidths indexed HBM,
+/// SRAM read/write, CMEM read/write, VMEM read/write.
+fn tpu_perf_env(plane: &Plane) -> PerfEnv {
+    let number = |name: &str| match plane.stat(name) {
+        Some(StatValue::Double(d)) => d,
+        Some(v) => v.as_i64().unwrap_or(0) as f64,
+        None => 0.0,
+    };
+    let peak_tera_flops_per_second = number("peak_teraflops_per_second");
+    let bws: Vec<f64> = [
+        "peak_hbm_bw_gigabytes_per_second",
+        "peak_sram_rd_bw_gigabytes_per_second",
+        "peak_sram_wr_bw_gigabytes_per_second",
+        "peak_cmem_rd_bw_gigabytes_per_second",
+        "peak_cmem_wr_bw_gigabytes_per_second",
+        "peak_vmem_rd_bw_gigabytes_per_second",
+        "peak_vmem_wr_bw_gigabytes_per_second",
+    ]
+    .iter()
+    .map(|n| number(n))
+    .collect();
+    PerfEnv {
+        peak_tera_flops_per_second,
+        peak_hbm_bw_giga_bytes_per_second: bws[0],
+        ridge_point: peak_tera_flops_per_second * 1e3 / bws[0],
+        has_cmem: bws[3] > 0.0 || bws[4] > 0.0,
+        has_merged_vmem: number("has_merged_vmem") != 0.0,
+        has_megacore: number("has_megacore") != 0.0,
+        peak_bws_giga_bytes_per_second: bws,
+    }
+}

@@ -1,0 +1,156 @@
+//! XProf's `input_pipeline_analyzer` JSON: `[max infeed core table, step table, host (input op) table,
+//! recommendations, diagnostics]`. The max-infeed-core table is TPU-only and empty here.
+
+use super::{c_fixed, one_digit, InputPipeline, StepRow, Summary};
+use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
+use serde_json::Value;
+use ColumnType::{Number, String as Text};
+
+pub fn input_pipeline_json(a: &InputPipeline) -> Value {
+    Value::Array(vec![
+        DataTable::new().into_json(),
+        step_table(a).into_json(),
+        host_table(a).into_json(),
+        recommendation_table().into_json(),
+        warnings_table(&a.warnings).into_json(),
+    ])
+}
+
+/// The step-time table (also the Overview Page's second table).
+pub fn step_table(a: &InputPipeline) -> DataTable {
+    let mut t = DataTable::with_columns(&[
+        ("stepnum", Text, "Step number"),
+        ("deviceComputeTimeMs", Number, "Device compute"),
+        ("deviceToDeviceTimeMs", Number, "Device to device"),
+        ("deviceCollectivesTimeMs", Number, "Device collective communication"),
+        ("hostComputeTimeMs", Number, "Host compute"),
+        ("kernelLaunchTimeMs", Number, "Kernel launch"),
+        ("infeedTimeMs", Number, "Input"),
+        ("outfeedTimeMs", Number, "Output"),
+        ("compileTimeMs", Number, "Compilation"),
+        ("otherTimeMs", Number, "All others"),
+        ("tooltip", Text, "tooltip"),
+        ("stepTimeMs", Number, "Step time"),
+    ]);
+    t.column_property("tooltip", "role", "tooltip");
+    t.property(
+        "step_time_graph_column_ids",
+        "stepnum,deviceComputeTimeMs,deviceToDeviceTimeMs,deviceCollectivesTimeMs,hostComputeTimeMs,kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,otherTimeMs, tooltip",
+    );
+    t.property("hardware_type", a.hardware_type);
+    let s = &a.step_time_ms;
+    t.property("steptime_ms_average", one_digit(s.average));
+    t.property("steptime_ms_standard_deviation", one_digit(s.standard_deviation));
+    t.property("steptime_ms_minimum", one_digit(s.minimum));
+    t.property("steptime_ms_maximum", one_digit(s.maximum));
+    // Host-only steps: the device, kernel-launch, output and compilation figures are all 0.
+    let zero = Summary::of(a.steps.iter().map(|_| 0.0));
+    for (key, summary) in [
+        ("device_compute_time_ms", &zero),
+        ("device_to_device_time_ms", &zero),
+        ("device_collectives_time_ms", &zero),
+        ("infeed_time_ms", &a.input_ms),
+        ("outfeed_time_ms", &zero),
+        ("host_compute_time_ms", &a.host_compute_ms),
+        ("kernel_launch_time_ms", &zero),
+        ("compile_time_ms", &zero),
+        ("other_time_ms", &a.unknown_ms),
+    ] {
+        t.property(&format!("{key}_avg"), one_digit(summary.average));
+        t.property(&format!("{key}_sdv"), one_digit(summary.standard_deviation));
+    }
+    let b = &a.bottleneck;
+    t.property("input_conclusion", b.input_statement.clone());
+    // XProf writes each statement under its `_bottleneck` key too.
+    for key in ["device_collectives", "kernel_launch"] {
+        t.property(&format!("{key}_bottleneck"), "");
+        t.property(&format!("{key}_statement"), "");
+    }
+    t.property("all_other_bottleneck", b.all_other_statement.clone());
+    t.property("all_other_statement", b.all_other_statement.clone());
+    t.property("summary_nextstep", a.summary_next_step.clone());
+    for s in &a.steps {
+        push_step_row(&mut t, s);
+    }
+    t
+}
+
+fn push_step_row(t: &mut DataTable, s: &StepRow) {
+    let two = |x: f64| c_fixed(x, 2);
+    let tooltip = format!(
+        "Step {}, duration: {} ms\n-All others: {} ms\n-Compilation: {} ms\n-Output: {} ms\n-Input: {} ms\n-Kernel launch: {} ms\n-Host compute: {} ms\n-Device collectives: {} ms\n-Device to device: {} ms\n-Device compute: {} ms",
+        s.name,
+        two(s.step_time_ms),
+        two(s.unknown_ms),
+        two(0.0),
+        two(0.0),
+        two(s.input_ms()),
+        two(0.0),
+        two(s.host_compute_ms),
+        two(0.0),
+        two(0.0),
+        two(0.0),
+    );
+    t.row([
+        Cell::Text(&s.name),
+        Cell::Number(0.0),
+        Cell::Number(0.0),
+        Cell::Number(0.0),
+        Cell::Number(s.host_compute_ms),
+        Cell::Number(0.0),
+        Cell::Number(s.input_ms()),
+        Cell::Number(0.0),
+        Cell::Number(0.0),
+        Cell::Number(s.unknown_ms),
+        Cell::Text(&tooltip),
+        Cell::Number(s.step_time_ms),
+    ]);
+}
+
+fn host_table(a: &InputPipeline) -> DataTable {
+    let mut t = DataTable::with_columns(&[
+        ("opName", Text, "Input Op"),
+        ("count", Number, "Count"),
+        ("timeInMs", Number, "Total Time (in ms)"),
+        ("timeInPercent", Number, "Total Time (as % of total input-processing time)"),
+        ("selfTimeInMs", Number, "Total Self Time (in ms)"),
+        ("selfTimeInPercent", Number, "Total Self Time (as % of total input-processing time)"),
+        ("category", Text, "Category"),
+    ]);
+    for o in &a.input_ops {
+        t.row([
+            Cell::Text(&o.name),
+            Cell::Number(o.occurrences as f64),
+            Cell::Number(o.time_ps as f64 / 1e9),
+            Cell::Number(o.time_fraction),
+            Cell::Number(o.self_time_ps as f64 / 1e9),
+            Cell::Number(o.self_time_fraction),
+            Cell::Text(o.category.label()),
+        ]);
+    }
+    let b = &a.input_time;
+    let three = |x: f64| c_fixed(x, 3);
+    t.property("enqueue_us", three(b.enqueue_us));
+    t.property("demanded_file_read_us", three(b.demanded_file_read_us));
+    t.property("advanced_file_read_us", three(b.advanced_file_read_us));
+    t.property("preprocessing_us", three(b.preprocessing_us));
+    t.property("unclassified_nonequeue_us", three(b.unclassified_non_enqueue_us));
+    t
+}
+
+/// XProf's five fixed tips on the input pipeline.
+pub const RECOMMENDATIONS: [&str; 5] = [
+    "Enqueuing data: you may want to combine small input data chunks into fewer but larger chunks.",
+    "Data preprocessing: you may increase num_parallel_calls in <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#map\" target=\"_blank\">Dataset map()</a> or preprocess the data OFFLINE.",
+    "Reading data from files in advance: you may tune parameters in the following tf.data API (<a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" target=\"_blank\">prefetch size</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" target=\"_blank\">interleave cycle_length</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader buffer_size</a>)",
+    "Reading data from files on demand: you should read data IN ADVANCE using the following tf.data API (<a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" target=\"_blank\">prefetch</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" target=\"_blank\">interleave</a>, <a href=\"https://www.tensorflow.org/api_docs/python/tf/data/TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader buffer</a>)",
+    "Other data reading or processing: you may consider using the <a href=\"https://www.tensorflow.org/programmers_guide/datasets\" target=\"_blank\">tf.data API</a> (if you are not using it now)",
+];
+
+fn recommendation_table() -> DataTable {
+    let mut t = DataTable::with_columns(&[("link", Text, "link")]);
+    for r in RECOMMENDATIONS {
+        t.row([Cell::Text(r)]);
+    }
+    t
+}

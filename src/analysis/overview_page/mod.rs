@@ -1,0 +1,103 @@
+//! The Overview Page (XProf's `overview_page`): the run environment, the host's op figures, the
+//! step-time breakdown and verdict of the Input Pipeline Analyzer, and XProf's recommendation. Plain
+//! data; [`xprof_json`] writes XProf's JSON from it.
+//!
+//! Top device ops come from the device op table, folded into framework ops: host-only traces have
+//! none (the table is empty, as in XProf); TPU traces have one; GPU traces do not yet (their HLO ops
+//! need XLA's GPU cost model), so their top ops are missing. Device traces' steps, which XProf takes
+//! from the device, are not computed here either (see [`crate::analysis::steps`]).
+
+pub mod run_environment;
+pub mod xprof_json;
+
+use crate::analysis::device_ops::tf_ops::tf_metrics_db;
+use crate::analysis::input_pipeline::InputPipeline;
+use crate::analysis::op_metrics::{safe_divide, OpMetricsDb};
+use crate::analysis::steps::StepDb;
+pub use run_environment::RunEnvironment;
+
+/// What the page says beyond the input pipeline analysis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverviewPage {
+    pub run_environment: RunEnvironment,
+    /// Share (%) of the framework ops run on the host (all of them without a device op table;
+    /// 0 where there are none, as in a JAX trace without TensorFlow ops).
+    pub host_tf_op_percent: f64,
+    /// Share (%) of the host ops' self time (idle excluded) spent in eager execution.
+    pub host_op_time_eager_percent: f64,
+    /// Share (%) of the framework ops run on the device.
+    pub device_tf_op_percent: f64,
+    /// Share (%) of the device ops' self time (idle excluded) spent in eager execution.
+    pub device_op_time_eager_percent: f64,
+    /// The device's ten framework ops with the most self time (none without a device op table).
+    pub top_device_ops: Vec<TopOp>,
+    pub input: InputPipeline,
+}
+
+impl OverviewPage {
+    /// The page of the steps `db`, the host op table and, where there is one, the device op table
+    /// (XProf's HLO-op db, before folding into framework ops).
+    pub fn new(db: &StepDb, host_ops: &OpMetricsDb, device_ops: Option<&OpMetricsDb>, run_environment: RunEnvironment) -> Self {
+        let device_tf = device_ops.map(|d| tf_metrics_db(d, false)).unwrap_or_default();
+        let (host_run, host_eager) = runs_and_eager_share(host_ops);
+        let (device_run, device_eager) = runs_and_eager_share(&device_tf);
+        let percent = |x: u64| 100.0 * safe_divide(x as f64, (host_run + device_run) as f64);
+        OverviewPage {
+            input: InputPipeline::new(db, host_ops, run_environment.hardware_type),
+            run_environment,
+            host_tf_op_percent: percent(host_run),
+            host_op_time_eager_percent: host_eager,
+            device_tf_op_percent: percent(device_run),
+            device_op_time_eager_percent: device_eager,
+            top_device_ops: top_ops(&device_tf),
+        }
+    }
+}
+
+/// One of the device's top framework ops.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopOp {
+    pub name: String,
+    pub category: String,
+    /// Fractions of the device's op time.
+    pub self_time_fraction: f64,
+    pub cumulative_time_fraction: f64,
+    /// GFLOP/s (normalised FLOPs per ns).
+    pub flop_rate: f64,
+}
+
+/// How many top ops the page shows.
+const TOP_OPS: usize = 10;
+
+fn top_ops(device_tf: &OpMetricsDb) -> Vec<TopOp> {
+    let mut cumulative = 0.0;
+    device_tf
+        .sorted_by_self_time(Some(TOP_OPS))
+        .into_iter()
+        .map(|m| {
+            let self_time_fraction = safe_divide(m.self_time_ps as f64, device_tf.total_time_ps as f64);
+            cumulative += self_time_fraction;
+            TopOp {
+                name: m.name.clone(),
+                category: m.category.clone(),
+                self_time_fraction,
+                cumulative_time_fraction: cumulative,
+                flop_rate: safe_divide(m.flops_v2, m.time_ps as f64 / 1e3),
+            }
+        })
+        .collect()
+}
+
+/// The ops run (XProf counts occurrences as the table has them: a host table's allocator events naming
+/// an op included), and the share (%) of non-idle self time spent in eager execution.
+fn runs_and_eager_share(db: &OpMetricsDb) -> (u64, f64) {
+    let runs = db.metrics.iter().map(|o| o.occurrences).sum();
+    let (mut busy_ps, mut eager_ps) = (0u64, 0u64);
+    for o in db.metrics.iter().filter(|o| !o.is_idle()) {
+        busy_ps += o.self_time_ps;
+        if o.is_eager {
+            eager_ps += o.self_time_ps;
+        }
+    }
+    (runs, 100.0 * safe_divide(eager_ps as f64, busy_ps as f64))
+}

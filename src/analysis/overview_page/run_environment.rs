@@ -1,0 +1,50 @@
+//! The run environment as XProf states it: one host, one task, and the device kind and count from
+//! the device planes (`SetRunEnvironment`), and whether the program trains (`ModelTracker`: some HLO
+//! instruction lies in a TensorFlow gradient scope or a JAX `transpose(` scope).
+
+use crate::analysis::device_planes::{device_planes, DeviceKind};
+use crate::analysis::framework_op_stats::has_gradients;
+use crate::decode::hlo;
+use crate::decode::xplane::XSpace;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunEnvironment {
+    pub host_count: u32,
+    pub task_count: u32,
+    /// "CPU", "GPU" (the model name where XProf reads one from the device's capabilities is not read
+    /// here), or the TPU's `device_type_string`.
+    pub device_type: String,
+    pub device_core_count: usize,
+    /// XProf's hardware type name: `CPU_ONLY`, `GPU`, `TPU`.
+    pub hardware_type: &'static str,
+    pub is_training: bool,
+}
+
+impl RunEnvironment {
+    pub fn of(space: &XSpace) -> Self {
+        let (device_type, device_core_count, hardware_type) = match device_planes(space) {
+            Some((DeviceKind::Gpu, planes)) => ("GPU".to_string(), planes.len(), "GPU"),
+            Some((DeviceKind::Tpu, planes)) => {
+                let name = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                (name, planes.len(), "TPU")
+            }
+            None => ("CPU".to_string(), 0, "CPU_ONLY"),
+        };
+        RunEnvironment { host_count: 1, task_count: 1, device_type, device_core_count, hardware_type, is_training: is_training(space) }
+    }
+}
+
+/// Whether any HLO module of `space` has a gradient: an instruction whose TensorFlow op (a valid op
+/// name and type) lies in a `gradient_tape` or `gradients…` scope, or whose JAX op (or op without a
+/// type) lies in a `transpose(…)` scope. A module that cannot be decoded says nothing.
+fn is_training(space: &XSpace) -> bool {
+    hlo::embedded_modules(space).iter().filter_map(|m| hlo::decode_proto(m.proto_bytes).ok()).any(|proto| {
+        proto
+            .hlo_module
+            .iter()
+            .flat_map(|m| &m.computations)
+            .flat_map(|c| &c.instructions)
+            .filter_map(|i| i.metadata.as_ref())
+            .any(|md| has_gradients(&md.op_name, &md.op_type))
+    })
+}

@@ -1,0 +1,266 @@
+//! `tidemark op-profile | hlo-stats | kernel-stats | roofline-model`: XProf's device op tables of one trace, as a readable table or
+//! (`--json`) as XProf's JSON.
+
+use crate::args::open_one;
+use crate::units::count;
+use std::fmt::Write;
+use tidemark::analysis::hlo_stats::HloStats;
+use tidemark::analysis::kernel_stats::KernelStats;
+use tidemark::analysis::op_profile::{Node, OpProfile};
+use tidemark::analysis::roofline_model::RooflineModel;
+use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
+use tidemark::engine::{EngineError, Session};
+
+/// Characters of a kernel or op name shown in a table (C++ template names run to thousands).
+const NAME_WIDTH: usize = 60;
+/// Rows of HLO Op Stats shown in the table.
+const TOP_HLO_ROWS: usize = 40;
+
+/// One op table: its command name, how to compute it, and its two renderings.
+struct Tool<T> {
+    command: &'static str,
+    compute: fn(&mut Session, u32) -> Result<std::sync::Arc<T>, EngineError>,
+    json: fn(&T) -> serde_json::Value,
+    table: fn(&str, &T) -> String,
+}
+
+pub fn kernel_stats(argv: &[String]) -> i32 {
+    run(
+        argv,
+        Tool { command: "kernel-stats", compute: Session::kernel_stats, json: kernel_stats::table::to_xprof_json, table: kernel_table },
+    )
+}
+
+pub fn hlo_stats(argv: &[String]) -> i32 {
+    run(argv, Tool { command: "hlo-stats", compute: Session::hlo_stats, json: hlo_stats::table::to_xprof_json, table: hlo_table })
+}
+
+pub fn op_profile(argv: &[String]) -> i32 {
+    run(argv, Tool { command: "op-profile", compute: Session::op_profile, json: op_profile::json::to_xprof_json, table: profile_tree })
+}
+
+pub fn roofline_model(argv: &[String]) -> i32 {
+    run(
+        argv,
+        Tool {
+            command: "roofline-model",
+            compute: Session::roofline_model,
+            json: roofline_model::table::to_xprof_json,
+            table: roofline_table,
+        },
+    )
+}
+
+fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
+    let usage = format!("usage: tidemark {} FILE [--json]", tool.command);
+    let mut f = match open_one(tool.command, &usage, argv, &[], &["json"]) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let result = match (tool.compute)(&mut f.session, f.id) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tidemark {}: {e}", tool.command);
+            return 1;
+        }
+    };
+    if f.args.flag("json") {
+        println!("{}", serde_json::to_string_pretty(&(tool.json)(&result)).unwrap_or_default());
+    } else {
+        print!("{}", (tool.table)(&f.name, &result));
+    }
+    0
+}
+
+fn shorten(s: &str) -> String {
+    match s.char_indices().nth(NAME_WIDTH) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn kernel_table(name: &str, stats: &KernelStats) -> String {
+    let mut s = String::new();
+    if stats.reports.is_empty() {
+        let _ = writeln!(s, "{name}: no GPU kernels (Kernel Stats reads `kernel_details` on /device:GPU planes)");
+        return s;
+    }
+    let total_ns: u64 = stats.reports.iter().map(|r| r.total_duration_ns).sum();
+    let _ = writeln!(s, "{name}: {} kernels, {:.3} ms on the GPUs", stats.reports.len(), total_ns as f64 / 1e6);
+    let _ = writeln!(
+        s,
+        "{:>4} {:>8} {:>12} {:>10} {:>10} {:>10} {:>4} {:>6} {:>6}  {:<w$}  op",
+        "rank",
+        "count",
+        "total µs",
+        "avg µs",
+        "min µs",
+        "max µs",
+        "regs",
+        "shmem",
+        "TC",
+        "kernel",
+        w = NAME_WIDTH + 1
+    );
+    for (i, r) in stats.reports.iter().enumerate() {
+        let k = &r.key;
+        let tc = match (k.is_kernel_using_tensor_core, k.is_op_tensor_core_eligible) {
+            (true, _) => "used",
+            (false, true) => "unused",
+            (false, false) => "-",
+        };
+        let _ = writeln!(
+            s,
+            "{:>4} {:>8} {:>12.3} {:>10.3} {:>10.3} {:>10.3} {:>4} {:>6} {:>6}  {:<w$}  {}",
+            i + 1,
+            count(r.occurrences),
+            r.total_duration_ns as f64 / 1e3,
+            r.avg_duration_ns() as f64 / 1e3,
+            r.min_duration_ns as f64 / 1e3,
+            r.max_duration_ns as f64 / 1e3,
+            k.registers_per_thread,
+            r.shmem_bytes(),
+            tc,
+            shorten(&k.name),
+            shorten(&k.op_name),
+            w = NAME_WIDTH + 1
+        );
+    }
+    s
+}
+
+fn hlo_table(name: &str, stats: &HloStats) -> String {
+    let mut s = String::new();
+    if stats.rows.is_empty() {
+        let _ = writeln!(s, "{name}: no HLO ops ran on a device (HLO Op Stats reads the TPU `XLA Ops` lines)");
+        return s;
+    }
+    let _ = writeln!(s, "{name}: {} HLO ops{}", stats.rows.len(), if stats.rows.len() > TOP_HLO_ROWS { ", longest shown" } else { "" });
+    let _ = writeln!(
+        s,
+        "{:>4} {:>8} {:>14} {:>8} {:>8} {:>10} {:>10}  {:<8}  {:<18}  {:<w$}  framework op",
+        "rank",
+        "count",
+        "self µs",
+        "self %",
+        "cum %",
+        "GFLOP/s",
+        "GiB/s",
+        "bound",
+        "category",
+        "HLO op",
+        w = NAME_WIDTH + 1
+    );
+    for r in stats.rows.iter().take(TOP_HLO_ROWS) {
+        let _ = writeln!(
+            s,
+            "{:>4} {:>8} {:>14.3} {:>8.3} {:>8.3} {:>10.3} {:>10.3}  {:<8}  {:<18}  {:<w$}  {}",
+            r.rank,
+            count(r.op.occurrences),
+            r.op.self_time_ps as f64 / 1e6,
+            r.self_time_fraction * 100.0,
+            r.cumulative_self_time_fraction * 100.0,
+            r.roofline.measured_flop_rate,
+            r.roofline.measured_memory_bw,
+            r.roofline.bound_by,
+            shorten(&r.op.category),
+            shorten(r.hlo_op_name()),
+            shorten(&r.op.provenance),
+            w = NAME_WIDTH + 1
+        );
+    }
+    s
+}
+
+fn roofline_table(name: &str, model: &RooflineModel) -> String {
+    let mut s = String::new();
+    if model.records.is_empty() {
+        let _ = writeln!(s, "{name}: no device ops (the Roofline Model reads TPU `XLA Ops` lines)");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "{name}: {} — peak {:.0} GFLOP/s, HBM {:.1} GiB/s (ridge point {:.1} FLOP/byte)",
+        model.device_type,
+        model.peak_flop_rate,
+        model.peak_hbm_bw,
+        model.ridge_point(model.peak_hbm_bw)
+    );
+    for w in &model.warnings {
+        let _ = writeln!(s, "note: {w}");
+    }
+    let _ = writeln!(
+        s,
+        "{:<8} {:>4} {:>14} {:>10} {:>10} {:>10} {:>8}  {:<8}  {:<w$}  category",
+        "span",
+        "rank",
+        "time µs",
+        "GFLOP/s",
+        "GiB/s",
+        "FLOP/B",
+        "eff %",
+        "bound",
+        "op",
+        w = NAME_WIDTH + 1
+    );
+    // The records with infeed/outfeed included (XProf repeats them without).
+    for r in model.records.iter().filter(|r| r.include_infeed_outfeed).take(TOP_HLO_ROWS) {
+        let _ = writeln!(
+            s,
+            "{:<8} {:>4} {:>14.3} {:>10.3} {:>10.3} {:>10.3} {:>8.3}  {:<8}  {:<w$}  {}",
+            r.span.label(),
+            r.rank,
+            r.total_time_us,
+            r.rates.measured_flop_rate,
+            r.rates.measured_memory_bw,
+            r.rates.operational_intensity,
+            r.roofline_efficiency * 100.0,
+            r.rates.bound_by,
+            shorten(&r.name),
+            r.category,
+            w = NAME_WIDTH + 1
+        );
+    }
+    s
+}
+
+/// Children shown per node of the Op Profile tree.
+const TREE_CHILDREN: usize = 10;
+
+fn profile_tree(name: &str, profile: &OpProfile) -> String {
+    let mut s = String::new();
+    let root = &profile.by_program;
+    if root.children.is_empty() && root.xla.is_none() {
+        let _ = writeln!(s, "{name}: no device ops ({}; Op Profile reads TPU `XLA Ops` lines and GPU kernels)", profile.device_type);
+        return s;
+    }
+    let total = root.metrics.raw_time_ps.max(1) as f64;
+    let _ = writeln!(
+        s,
+        "{name}: {} — time, share of the device's time, FLOPS and HBM utilisation (fused instructions not listed)",
+        profile.device_type
+    );
+    fn walk(s: &mut String, n: &Node, depth: usize, total: f64) {
+        let m = &n.metrics;
+        let _ = writeln!(
+            s,
+            "{:indent$}{:<w$} {:>16.3} µs {:>7.3} % {:>7.2} % {:>7.2} %",
+            "",
+            shorten(&n.name),
+            m.raw_time_ps as f64 / 1e6,
+            m.raw_time_ps as f64 / total * 100.0,
+            m.flops / (m.raw_time_ps as f64 / total).max(f64::MIN_POSITIVE) * 100.0,
+            m.bandwidth_utils[0] * 100.0 + 0.0,
+            indent = depth * 2,
+            w = NAME_WIDTH + 1
+        );
+        for c in n.children.iter().take(TREE_CHILDREN) {
+            walk(s, c, depth + 1, total);
+        }
+        if n.children.len() > TREE_CHILDREN {
+            let _ = writeln!(s, "{:indent$}… {} more", "", n.children.len() - TREE_CHILDREN, indent = depth * 2 + 2);
+        }
+    }
+    walk(&mut s, root, 0, total);
+    s
+}

@@ -1,0 +1,88 @@
+//! `tidemark overview-page`: XProf's Overview Page as text (run environment, step time, verdict,
+//! where to look next), or as XProf's own JSON (`--json`).
+
+use crate::args::{open_one, Args};
+use std::fmt::Write;
+use tidemark::analysis::input_pipeline::InputPipeline;
+use tidemark::analysis::overview_page::{xprof_json, OverviewPage};
+
+const USAGE: &str = "usage: tidemark overview-page FILE [--json]";
+
+pub fn run(argv: &[String]) -> i32 {
+    let (args, page) = match open("overview-page", USAGE, argv) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    if args.flag("json") {
+        println!("{}", xprof_json::overview_page_json(&page));
+    } else {
+        print!("{}", text(&page));
+    }
+    0
+}
+
+/// Opens `argv`'s one file through [`open_one`] (flag `--json`) and computes its Overview Page; on
+/// failure the exit code (2 usage, 1 unreadable or not analysable), the message printed.
+pub fn open(command: &str, usage: &str, argv: &[String]) -> Result<(Args, OverviewPage), i32> {
+    let mut f = open_one(command, usage, argv, &[], &["json"])?;
+    match f.session.cached_overview_page(f.id) {
+        Ok(page) => Ok((f.args, page.clone())),
+        Err(e) => {
+            eprintln!("tidemark: {e}");
+            Err(1)
+        }
+    }
+}
+
+fn text(page: &OverviewPage) -> String {
+    let mut s = String::new();
+    let r = &page.run_environment;
+    let _ = writeln!(
+        s,
+        "run environment: {} host, device {} × {}, training: {}",
+        r.host_count, r.device_type, r.device_core_count, r.is_training
+    );
+    s.push_str(&steps_text(&page.input));
+    let _ = writeln!(
+        s,
+        "host ops run as TensorFlow ops: {:.1}%, eager: {:.1}% of host op time",
+        page.host_tf_op_percent, page.host_op_time_eager_percent
+    );
+    s
+}
+
+/// The verdict and the step statistics, shared with `input-pipeline-analyzer`.
+pub fn steps_text(a: &InputPipeline) -> String {
+    let mut s = String::new();
+    if a.device_steps_unsupported {
+        s.push_str("note: this trace has GPU/TPU planes; XProf takes its steps from the device, these are the host's steps only\n");
+    }
+    let _ = writeln!(s, "{}", a.bottleneck.input_statement);
+    if !a.bottleneck.all_other_statement.is_empty() {
+        let _ = writeln!(s, "{}", a.bottleneck.all_other_statement);
+    }
+    if a.steps.is_empty() {
+        let why = if a.steps_found == 0 { "no step found (no step markers, or steps without host compute)" } else { "no step left" };
+        let _ = writeln!(s, "steps: {why}");
+        return s;
+    }
+    let dropped = a.steps_found - a.steps.len();
+    let t = &a.step_time_ms;
+    let _ = writeln!(
+        s,
+        "steps: {} (of {} found{}), step time avg {:.1} ms, sd {:.1}, min {:.1}, max {:.1}",
+        a.steps.len(),
+        a.steps_found,
+        if dropped > 0 { ", the first and last dropped" } else { "" },
+        t.average,
+        t.standard_deviation,
+        t.minimum,
+        t.maximum
+    );
+    let _ = writeln!(
+        s,
+        "per step: host compute {:.1} ms, input {:.1} ms, all others {:.1} ms",
+        a.host_compute_ms.average, a.input_ms.average, a.unknown_ms.average
+    );
+    s
+}
