@@ -68,7 +68,7 @@ fn share(r: &FrameworkOpRow) -> (f64, f64) {
 fn time_column(id: &'static str, label: &'static str, metric: &'static str, pick: fn(&FrameworkOpRow) -> f64) -> Column<FrameworkOpRow> {
     Column::new(id, label, move |r: &FrameworkOpRow, _| view! { <Duration metric value_us=pick(r) key=r.op_name.clone() /> }.into_any())
         .right()
-        .width("88px")
+        .width("92px")
         .sort_by(by_f64(pick))
         .csv(metric, move |r| pick(r).to_string())
 }
@@ -81,11 +81,11 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
     vec![
         Column::new("rank", "#", |r: &FrameworkOpRow, _| view! { <Count metric="rank" value=u64::from(r.rank) key=r.op_name.clone() /> }.into_any())
             .right()
-            .width("48px")
+            .width("44px")
             .sort_key(|r| r.rank)
             .csv("rank", |r| r.rank.to_string()),
         Column::new("side", "Side", |r: &FrameworkOpRow, _| side_name(r).into_any())
-            .width("52px")
+            .width("60px")
             .sort_key(|r| r.on_device)
             .csv("host_or_device", |r| side_name(r).to_string()),
         Column::new("type", "Type", |r: &FrameworkOpRow, _| view! { <Text metric="op_type" value=r.op_type.clone() key=r.op_name.clone() /> }.into_any())
@@ -107,7 +107,7 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
             .into_any()
         })
         .right()
-        .width("130px")
+        .width("120px")
         .sort_key(|r| r.occurrences)
         .csv("occurrences", |r| r.occurrences.to_string()),
         time_column("total", "Total time", "total_time_us", |r| r.total_time_us),
@@ -118,14 +118,14 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
             view! { <Percent metric="self_time_fraction" value=share(r).0 key=r.op_name.clone() /> }.into_any()
         })
         .right()
-        .width("86px")
+        .width("92px")
         .sort_by(by_f64(|r| share(r).0))
         .csv("self_time_fraction", |r| share(r).0.to_string()),
-        Column::new("cumulative", "Cumulative", |r: &FrameworkOpRow, _| {
+        Column::new("cumulative", "Cum. share", |r: &FrameworkOpRow, _| {
             view! { <Percent metric="cumulative_self_time_fraction" value=share(r).1 key=r.op_name.clone() /> }.into_any()
         })
         .right()
-        .width("90px")
+        .width("92px")
         .sort_by(by_f64(|r| share(r).1))
         .csv("cumulative_self_time_fraction", |r| share(r).1.to_string()),
     ]
