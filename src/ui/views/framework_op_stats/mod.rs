@@ -120,11 +120,12 @@ fn Page(v: Arc<FrameworkOpStatsView>, side: RwSignal<Side>, table_state: TableSt
 #[component]
 fn TypeChart(title: &'static str, testid: &'static str, metric: &'static str, by_type: Vec<TypeSelfTime>) -> impl IntoView {
     let state = expect_context::<AppState>();
-    if by_type.is_empty() {
+    if !by_type.iter().any(|t| t.self_time_us > 0.0) {
+        let why = if by_type.is_empty() { "No ops on this side in this trace." } else { "The ops on this side took no self time." };
         return view! {
             <figure class="pie pie-none" data-testid=testid>
                 <figcaption>{title}</figcaption>
-                <p class="muted">"No ops on this side in this trace."</p>
+                <p class="muted">{why}</p>
             </figure>
         }
         .into_any();
