@@ -93,6 +93,55 @@ impl ByteUnit {
     }
 }
 
+/// A fixed time unit, or `Auto` to pick per figure as [`duration_us`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum TimeUnit {
+    #[default]
+    Auto,
+    Ns,
+    Us,
+    Ms,
+    S,
+}
+
+impl TimeUnit {
+    pub const ALL: [TimeUnit; 5] = [TimeUnit::Auto, TimeUnit::Ns, TimeUnit::Us, TimeUnit::Ms, TimeUnit::S];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            TimeUnit::Auto => "auto",
+            TimeUnit::Ns => "ns",
+            TimeUnit::Us => "µs",
+            TimeUnit::Ms => "ms",
+            TimeUnit::S => "s",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|u| u.label() == s)
+    }
+
+    /// Microseconds in one of this unit (1 for `Auto`, which picks per figure).
+    fn us(self) -> f64 {
+        match self {
+            TimeUnit::Auto | TimeUnit::Us => 1.0,
+            TimeUnit::Ns => 1e-3,
+            TimeUnit::Ms => 1e3,
+            TimeUnit::S => 1e6,
+        }
+    }
+
+    /// `us` microseconds in this unit: whole nanoseconds, two decimals otherwise (three for seconds).
+    pub fn format(self, us: f64) -> String {
+        match self {
+            TimeUnit::Auto => duration_us(us),
+            TimeUnit::Ns => format!("{:.0} ns", us / self.us()),
+            TimeUnit::S => format!("{:.3} s", us / self.us()),
+            u => format!("{:.2} {}", us / u.us(), u.label()),
+        }
+    }
+}
+
 /// A signed integer with thousands separators, and a `+` on positive values when `plus`: `+40,000`.
 pub fn signed_count(n: i64, plus: bool) -> String {
     let sign = if n < 0 {
@@ -126,5 +175,10 @@ mod tests {
         assert_eq!(ByteUnit::B.format(-40_000), "-40,000 B");
         assert_eq!(ByteUnit::GiB.format(1 << 30), "1.00 GiB");
         assert_eq!(ByteUnit::parse("mib"), Some(ByteUnit::MiB));
+        assert_eq!(TimeUnit::Ms.format(17065.05), "17.07 ms");
+        assert_eq!(TimeUnit::Ns.format(0.85), "850 ns");
+        assert_eq!(TimeUnit::S.format(3071709.07), "3.072 s");
+        assert_eq!(TimeUnit::Auto.format(12.344), "12.34 µs");
+        assert_eq!(TimeUnit::parse("µs"), Some(TimeUnit::Us));
     }
 }

@@ -4,6 +4,7 @@
 pub mod bundle;
 pub mod device_memory;
 pub mod error;
+pub mod framework_op_stats;
 pub mod input_pipeline;
 pub mod memory_profile;
 pub mod memory_viewer;

@@ -3,6 +3,7 @@
 //! the JSON envelope as a transferred `ArrayBuffer`, never inside it.
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
+use super::framework_op_stats::FrameworkOpStatsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
@@ -14,7 +15,7 @@ use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -112,6 +113,12 @@ pub enum RequestBody {
         start_ps: i64,
         end_ps: i64,
     },
+    /// The Framework Op Stats page: XProf's table with the `IDLE` rows when `include_idle`, else
+    /// without them, and the self time by op type per side.
+    FrameworkOpStats {
+        file_id: u32,
+        include_idle: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,6 +196,9 @@ pub enum ResponseBody {
         file_id: u32,
         start_ps: i64,
         end_ps: i64,
+    },
+    FrameworkOpStats {
+        view: Box<FrameworkOpStatsView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -296,6 +306,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         // checked to be a trace, so a failure is a `Failed` reply rather than missing bytes.
         RequestBody::TraceExport { file_id, start_ps, end_ps } => match session.trace_store(file_id) {
             Ok(_) => reply(ResponseBody::TraceExport { file_id, start_ps, end_ps }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
+            Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

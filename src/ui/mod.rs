@@ -212,6 +212,9 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView file_id /> }.into_any(),
             Tool::TraceViewer => view! { <views::trace_viewer::TraceViewer file_id /> }.into_any(),
+            Tool::FrameworkOpStats => {
+                view! { <views::framework_op_stats::FrameworkOpStats file_id overview=(*overview).clone() /> }.into_any()
+            }
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

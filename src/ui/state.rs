@@ -4,7 +4,7 @@
 //! the worker keeps what is costly to compute.
 
 use crate::engine::FileOverview;
-use crate::units::ByteUnit;
+use crate::units::{ByteUnit, TimeUnit};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -15,11 +15,13 @@ pub enum Tool {
     MemoryProfile,
     MemoryViewer,
     DeviceMemory,
+    FrameworkOpStats,
     TraceViewer,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 5] = [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory, Tool::TraceViewer];
+    pub const ALL: [Tool; 6] =
+        [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory, Tool::FrameworkOpStats, Tool::TraceViewer];
 
     pub fn slug(self) -> &'static str {
         match self {
@@ -27,6 +29,7 @@ impl Tool {
             Tool::MemoryProfile => "memory-profile",
             Tool::MemoryViewer => "memory-viewer",
             Tool::DeviceMemory => "device-memory",
+            Tool::FrameworkOpStats => "framework-op-stats",
             Tool::TraceViewer => "trace-viewer",
         }
     }
@@ -37,6 +40,7 @@ impl Tool {
             Tool::MemoryProfile => "Memory Profile",
             Tool::MemoryViewer => "Memory Viewer",
             Tool::DeviceMemory => "Device memory",
+            Tool::FrameworkOpStats => "Framework ops",
             Tool::TraceViewer => "Trace Viewer",
         }
     }
@@ -123,6 +127,8 @@ pub struct AppState {
     pub selected: RwSignal<Option<String>>,
     pub tool: RwSignal<Tool>,
     pub unit: RwSignal<ByteUnit>,
+    /// The unit of time figures (the op tables).
+    pub time_unit: RwSignal<TimeUnit>,
     pub theme: RwSignal<Theme>,
     /// Whether the bundled demo is what is loaded (kept in the URL so a shared link opens it).
     pub demo: RwSignal<bool>,
@@ -148,6 +154,7 @@ impl AppState {
             selected: RwSignal::new(None),
             tool: RwSignal::new(Tool::Overview),
             unit: RwSignal::new(ByteUnit::Auto),
+            time_unit: RwSignal::new(TimeUnit::Auto),
             theme: RwSignal::new(Theme::Light),
             demo: RwSignal::new(false),
             alerts: RwSignal::new(Vec::new()),

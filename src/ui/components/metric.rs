@@ -35,6 +35,21 @@ pub fn Bytes(
     figure(metric, value.to_string(), key, Some("num"), None, Some(title), move || state.unit.get().format(value))
 }
 
+/// A duration, shown in the page's chosen time unit; the exact microseconds are in `data-value`.
+#[component]
+pub fn Duration(metric: &'static str, value_us: f64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    figure(metric, value_us.to_string(), key, Some("num"), None, Some(format!("{value_us} µs")), move || {
+        state.time_unit.get().format(value_us)
+    })
+}
+
+/// A fraction shown as a percentage (`12.34 %`); the fraction itself is in `data-value`.
+#[component]
+pub fn Percent(metric: &'static str, value: f64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {
+    figure(metric, value.to_string(), key, Some("num"), None, None, format!("{:.2} %", value * 100.0))
+}
+
 /// A count, with thousands separators.
 #[component]
 pub fn Count(metric: &'static str, value: u64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {

@@ -2,4 +2,5 @@
 
 pub mod metric;
 pub mod table;
+pub mod time_unit;
 pub mod toolbar;
