@@ -15,7 +15,7 @@ const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
 const TRAIN_STEP = 'jit_train_step(14)';
 const XPROF = JSON.parse(readFileSync(fixture(`jax/a2_mlp_train/a2_mlp_train.memory_viewer.${TRAIN_STEP}.json`), 'utf8'));
 const MIB = 2 ** 20;
-// The plot area's margins inside the chart canvases (src/ui/charts/mod.rs: LEFT, RIGHT, TOP, BOTTOM).
+// The plot area's margins inside the chart canvases (src/ui/charts/plot.rs: MARGINS).
 const PLOT = { left: 72, right: 12, top: 8, bottom: 20 };
 
 let server, browser;
