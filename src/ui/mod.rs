@@ -148,7 +148,8 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    // Keyboard: 1–5 switch tools (when not typing in a field).
+    // Keyboard: 1–9 open the tools in navigation order, `[`/`]` the previous/next one (when not typing
+    // in a field).
     let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
         let typing = ev
             .target()
@@ -157,8 +158,16 @@ pub fn App() -> impl IntoView {
         if typing || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
             return;
         }
-        if let Some(t) = ev.key().parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| Tool::ALL.get(i)) {
-            state.tool.set(*t);
+        let key = ev.key();
+        match key.as_str() {
+            "[" => state.tool.update(|t| *t = t.step(-1)),
+            "]" => state.tool.update(|t| *t = t.step(1)),
+            _ => {
+                if let Some(t) = key.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| Tool::in_nav_order().get(i).copied())
+                {
+                    state.tool.set(t);
+                }
+            }
         }
     });
     if let Some(w) = web_sys::window() {
@@ -191,7 +200,10 @@ pub fn App() -> impl IntoView {
             <components::toolbar::Toolbar />
             <div class="body">
                 <Show when=move || !state.files.with(Vec::is_empty)>
-                    <views::files::FileList />
+                    <div class="side">
+                        <components::tool_nav::ToolNav />
+                        <views::files::FileList />
+                    </div>
                 </Show>
                 <main class="main">
                     <views::files::ErrorBanners />

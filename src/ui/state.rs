@@ -8,7 +8,7 @@ use crate::units::{ByteUnit, TimeUnit};
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// The tools, in tab order.
+/// The tools. [`Tool::group`] places each in the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     Overview,
@@ -47,6 +47,54 @@ impl Tool {
 
     pub fn from_slug(s: &str) -> Option<Tool> {
         Self::ALL.into_iter().find(|t| t.slug() == s)
+    }
+
+    /// The question the tool answers, which places it in the navigation.
+    pub fn group(self) -> ToolGroup {
+        match self {
+            Tool::FrameworkOpStats => ToolGroup::Ops,
+            Tool::TraceViewer => ToolGroup::Trace,
+            Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,
+            Tool::Overview => ToolGroup::File,
+        }
+    }
+
+    /// Every tool in the order the navigation lists them: by group, then in [`Tool::ALL`] order. The
+    /// number keys and `[`/`]` follow this order, so what a key does matches what the user sees.
+    pub fn in_nav_order() -> Vec<Tool> {
+        ToolGroup::ALL.into_iter().flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.group() == g)).collect()
+    }
+
+    /// The tool `step` places away from this one in navigation order, wrapping around.
+    pub fn step(self, step: isize) -> Tool {
+        let order = Self::in_nav_order();
+        let at = order.iter().position(|t| *t == self).unwrap_or(0) as isize;
+        order[(at + step).rem_euclid(order.len() as isize) as usize]
+    }
+}
+
+/// The navigation's sections, in the order an investigation usually goes: where the step time went,
+/// which ops, when (the trace), memory, then the file itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolGroup {
+    Steps,
+    Ops,
+    Trace,
+    Memory,
+    File,
+}
+
+impl ToolGroup {
+    pub const ALL: [ToolGroup; 5] = [ToolGroup::Steps, ToolGroup::Ops, ToolGroup::Trace, ToolGroup::Memory, ToolGroup::File];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            ToolGroup::Steps => "Steps",
+            ToolGroup::Ops => "Ops",
+            ToolGroup::Trace => "Trace",
+            ToolGroup::Memory => "Memory",
+            ToolGroup::File => "File",
+        }
     }
 }
 

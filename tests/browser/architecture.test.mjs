@@ -108,3 +108,27 @@ test('the same host file name in two runs opens as two files, each named by its 
   await shot(page, 'architecture-two-runs');
   assert.deepEqual(page.errors, []);
 });
+
+test('the tools are listed by group down the side; number keys and [ ] follow that order', async () => {
+  const page = await countingPage();
+  await pickFiles(page, [D2]);
+  await waitForFile(page, path.basename(D2));
+  await selectFile(page, path.basename(D2));
+  const nav = await page.$$eval('.tool-nav .tool-group', (groups) =>
+    groups.map((g) => ({ group: g.dataset.group, tools: [...g.querySelectorAll('.tab')].map((t) => t.dataset.tool) })));
+  const order = nav.flatMap((g) => g.tools);
+  assert.equal(new Set(order).size, order.length, 'each tool once');
+  assert.ok(nav.some((g) => g.group === 'Memory' && g.tools.includes('memory-profile')), JSON.stringify(nav));
+  const selected = () => page.$eval('.tab[aria-selected="true"]', (t) => t.dataset.tool);
+  await page.keyboard.press('2');
+  assert.equal(await selected(), order[1]);
+  await page.keyboard.press(']');
+  assert.equal(await selected(), order[2]);
+  await page.keyboard.press('[');
+  await page.keyboard.press('[');
+  assert.equal(await selected(), order[0]);
+  await page.keyboard.press('[');
+  assert.equal(await selected(), order[order.length - 1], 'wraps around');
+  await shot(page, 'tool-nav');
+  await page.close();
+});

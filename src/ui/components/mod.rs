@@ -3,4 +3,5 @@
 pub mod metric;
 pub mod table;
 pub mod time_unit;
+pub mod tool_nav;
 pub mod toolbar;

@@ -1,6 +1,7 @@
-//! The top bar: identity, tool tabs, file selector, open buttons and display preferences.
+//! The top bar: identity, file selector, open buttons and display preferences (the tools are listed
+//! down the side panel, [`super::tool_nav`]).
 
-use crate::ui::state::{AppState, FileStatus, Theme, Tool};
+use crate::ui::state::{AppState, FileStatus, Theme};
 use crate::ui::views::export::ExportDialog;
 use crate::ui::{drop, engine_client};
 use crate::units::ByteUnit;
@@ -30,24 +31,6 @@ pub fn Toolbar() -> impl IntoView {
                 <span class="logo" aria-hidden="true">"≋"</span>
                 "Tidemark"
             </div>
-            <nav class="tabs" role="tablist">
-                {Tool::ALL
-                    .into_iter()
-                    .map(|t| {
-                        view! {
-                            <button
-                                role="tab"
-                                class="tab"
-                                data-tool=t.slug()
-                                aria-selected=move || (state.tool.get() == t).to_string()
-                                on:click=move |_| state.tool.set(t)
-                            >
-                                {t.title()}
-                            </button>
-                        }
-                    })
-                    .collect_view()}
-            </nav>
             <div class="spacer"></div>
             <Show when=move || !state.files.with(Vec::is_empty)>
                 <label class="field">

@@ -1,0 +1,78 @@
+"""Each tool's time, Tidemark's CLI against XProf's own converter, on the same files (issues 16–18 benchmarks).
+
+For every FILE and every TOOL: XProf's `xspace_to_tool_data([FILE], TOOL, params)` timed in-process, as its
+web server calls it with `use_saved_result=False` (the import and the server's start-up are NOT counted: a
+long-lived server pays them once), against the WHOLE Tidemark process `tidemark <tool> FILE --json` (start-up,
+reading the file, decoding, analysing and printing XProf's JSON all counted). Medians of REPEAT runs each,
+side by side, file by file; the ratio is XProf's median over Tidemark's. Timings are printed, never asserted.
+
+XProf reads uncompressed .xplane.pb only: a FILE ending in .gz is inflated to a temporary folder first (not
+timed) and both sides read the inflated copy.
+
+usage: REPEAT=5 TOOLS=hlo_stats,op_profile $XPROF_PYTHON bench/xprof_tools_compare.py FILE.xplane.pb[.gz] ...
+  XPROF_PYTHON: a Python 3.12 with `pip install xprof==2.24.2` (the fixtures' oracle version)
+  TIDEMARK: the CLI to time (default target/release/tidemark; build it with `cargo build --release --bin tidemark`)
+  TOOLS: default every op table, overview_page, input_pipeline_analyzer and trace_viewer
+"""
+import gzip, os, shutil, statistics, subprocess, sys, tempfile, time
+
+DEFAULT_TOOLS = ["framework_op_stats", "hlo_stats", "kernel_stats", "op_profile", "roofline_model",
+                 "overview_page", "input_pipeline_analyzer", "trace_viewer"]
+# Parameters as XProf's profile plugin builds them for a default web-UI request.
+BASE = {"use_saved_result": False, "memory_space": "0"}
+TRACE_VIEWER = {"trace_viewer_options": {"resolution": 8000, "full_dma": False}}
+
+
+def median_ms(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def main(files):
+    if not files:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    try:
+        from xprof.convert import raw_to_tool_data as r
+    except ImportError as e:
+        print(f"xprof is not importable with {sys.executable} ({e}): run this with a Python 3.12 that has "
+              "'pip install xprof==2.24.2'", file=sys.stderr)
+        sys.exit(2)
+    repeat = int(os.environ.get("REPEAT", "5"))
+    tools = [t for t in os.environ.get("TOOLS", ",".join(DEFAULT_TOOLS)).split(",") if t]
+    cli = os.environ.get("TIDEMARK", "target/release/tidemark")
+    if not os.access(cli, os.X_OK):
+        print(f"{cli} is missing: cargo build --release --bin tidemark", file=sys.stderr)
+        sys.exit(2)
+    tmp = tempfile.mkdtemp()
+    print(f"{'file':34} {'tool':24} {'xprof_ms':>10} {'tidemark_ms':>12} {'ratio':>8}")
+    try:
+        for f in files:
+            path = os.path.abspath(f)
+            if f.endswith(".gz"):
+                path = os.path.join(tmp, os.path.basename(f)[:-3])
+                with gzip.open(f, "rb") as src, open(path, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            for tool in tools:
+                params = dict(BASE, **(TRACE_VIEWER if tool == "trace_viewer" else {}))
+                xprof = median_ms(lambda: r.xspace_to_tool_data([path], tool, params), repeat)
+                argv = [cli, tool.replace("_", "-"), path, "--json"]
+                check = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                if check.returncode != 0:
+                    print(f"{os.path.basename(path)[:34]:34} {tool:24} {xprof:10.1f} {'refused':>12}  "
+                          f"{check.stderr.strip().splitlines()[-1][:80] if check.stderr.strip() else ''}", flush=True)
+                    continue
+                ours = median_ms(lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                         check=False), repeat)
+                print(f"{os.path.basename(path)[:34]:34} {tool:24} {xprof:10.1f} {ours:12.1f} {xprof / ours:7.1f}x",
+                      flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
