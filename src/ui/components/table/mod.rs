@@ -6,6 +6,7 @@
 //! DOM ([`window`]): every row is [`ROW_H_PX`] tall, spacers stand for the rest, so 10,000 rows scroll
 //! as smoothly as 10 and the scroll bar never jumps. The header sticks to the top of the scroll box.
 
+pub mod columnar;
 mod csv;
 mod window;
 
