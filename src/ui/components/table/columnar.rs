@@ -39,24 +39,30 @@ impl<T: Send + Sync + 'static> Cols<T> {
         (self.key)(&r.cols, r.i)
     }
 
-    /// A duration in µs, shown in the page's time unit.
-    pub fn time(&self, id: &'static str, label: &'static str, metric: &'static str, get: fn(&T, usize) -> f64) -> Column<Row<T>> {
+    /// A right-aligned figure of `get`, drawn by `cell(value, row key)`, sorted and exported raw.
+    fn float(
+        &self,
+        (id, label, metric): (&'static str, &'static str, &'static str),
+        width: &'static str,
+        get: fn(&T, usize) -> f64,
+        cell: impl Fn(f64, String) -> AnyView + Send + Sync + 'static,
+    ) -> Column<Row<T>> {
         let key = self.key;
-        Column::new(id, label, move |r: &Row<T>, _| view! { <Duration metric value_us=get(&r.cols, r.i) key=key(&r.cols, r.i) /> }.into_any())
+        Column::new(id, label, move |r: &Row<T>, _| cell(get(&r.cols, r.i), key(&r.cols, r.i)))
             .right()
-            .width("96px")
+            .width(width)
             .sort_by(move |a, b| get(&a.cols, a.i).total_cmp(&get(&b.cols, b.i)))
             .csv(metric, move |r| get(&r.cols, r.i).to_string())
     }
 
+    /// A duration in µs, shown in the page's time unit.
+    pub fn time(&self, id: &'static str, label: &'static str, metric: &'static str, get: fn(&T, usize) -> f64) -> Column<Row<T>> {
+        self.float((id, label, metric), "96px", get, move |v, key| view! { <Duration metric value_us=v key /> }.into_any())
+    }
+
     /// A fraction, shown as a percentage.
     pub fn percent(&self, id: &'static str, label: &'static str, metric: &'static str, get: fn(&T, usize) -> f64) -> Column<Row<T>> {
-        let key = self.key;
-        Column::new(id, label, move |r: &Row<T>, _| view! { <Percent metric value=get(&r.cols, r.i) key=key(&r.cols, r.i) /> }.into_any())
-            .right()
-            .width("80px")
-            .sort_by(move |a, b| get(&a.cols, a.i).total_cmp(&get(&b.cols, b.i)))
-            .csv(metric, move |r| get(&r.cols, r.i).to_string())
+        self.float((id, label, metric), "100px", get, move |v, key| view! { <Percent metric value=v key /> }.into_any())
     }
 
     /// A count, with thousands separators.
@@ -78,15 +84,9 @@ impl<T: Send + Sync + 'static> Cols<T> {
         decimals: usize,
         get: fn(&T, usize) -> f64,
     ) -> Column<Row<T>> {
-        let key = self.key;
-        Column::new(id, label, move |r: &Row<T>, _| {
-            let v = get(&r.cols, r.i);
-            view! { <Text metric value=v.to_string() key=key(&r.cols, r.i) shown=format!("{v:.decimals$}") /> }.into_any()
+        self.float((id, label, metric), "96px", get, move |v, key| {
+            view! { <Text metric value=v.to_string() key shown=format!("{v:.decimals$}") /> }.into_any()
         })
-        .right()
-        .width("96px")
-        .sort_by(move |a, b| get(&a.cols, a.i).total_cmp(&get(&b.cols, b.i)))
-        .csv(metric, move |r| get(&r.cols, r.i).to_string())
     }
 
     /// Text, cut with an ellipsis where it does not fit (the whole text in the tooltip).

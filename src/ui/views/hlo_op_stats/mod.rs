@@ -10,7 +10,6 @@ use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Percent, Text};
 use crate::ui::components::table::TableState;
-use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::use_engine::use_engine;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -26,18 +25,9 @@ pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
         },
     );
     let csv_name = op_page::csv_name(&overview, "hlo_op_stats");
-    view! {
-        <article class="fos ops-page" data-file=overview.path.clone() data-testid="hlo-op-stats" data-state=op_page::state(fetch)>
-            <div class="fos-controls">
-                <TimeUnitSelect />
-                {move || fetch.elapsed_ms.get().map(|ms| view! { <span class="muted timing">{format!("answered in {ms:.0} ms")}</span> })}
-            </div>
-            {move || match op_page::answer(fetch.reply.get(), "Reading the device ops…", "hlo-error") {
-                Ok(v) => view! { <Page v csv_name=csv_name.clone() /> }.into_any(),
-                Err(note) => note,
-            }}
-        </article>
-    }
+    op_page::frame("hlo-op-stats", &overview, fetch, ().into_any(), ("Reading the device ops…", "hlo-error"), move |v| {
+        view! { <Page v csv_name=csv_name.clone() /> }.into_any()
+    })
 }
 
 /// The reply laid out: the summary line and the table.

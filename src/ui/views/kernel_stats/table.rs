@@ -35,22 +35,22 @@ fn columns() -> Vec<Column<Row<C>>> {
             .sort_key(|r| r.i)
             .csv("rank", |r| (r.i + 1).to_string()),
         k.text("kernel", "Kernel name", "kernel_name", |c, i| &c.columns.kernel_name[i]).class("op").width("340px"),
-        k.count("registers", "Registers / thread", "registers_per_thread", |c, i| u64::from(c.columns.registers_per_thread[i])).width("84px"),
+        k.count("registers", "Registers", "registers_per_thread", |c, i| u64::from(c.columns.registers_per_thread[i])).width("88px"),
         Column::new("shmem", "Shared mem.", |r: &Row<C>, _| {
             let b = i64::try_from(r.cols.columns.shmem_bytes[r.i]).unwrap_or(i64::MAX);
             view! { <Bytes metric="shmem_bytes" value=b key=key(&r.cols, r.i) /> }.into_any()
         })
         .right()
-        .width("84px")
+        .width("104px")
         .sort_key(|r| r.cols.columns.shmem_bytes[r.i])
         .csv("shmem_bytes", |r| r.cols.columns.shmem_bytes[r.i].to_string()),
         dim_column("block", "Block dim", "block_dim", |c, i| c.columns.block_dim[i]),
         dim_column("grid", "Grid dim", "grid_dim", |c, i| c.columns.grid_dim[i]),
-        k.number("occupancy", "Occupancy %", "occupancy_pct", 1, |c, i| c.columns.occupancy_pct[i]).width("84px"),
-        k.flag("eligible", "TC eligible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("76px"),
-        k.flag("uses_tc", "Uses TC", "is_kernel_using_tensor_core", |c, i| c.columns.kernel_uses_tensor_core[i]).width("64px"),
+        k.number("occupancy", "Occupancy %", "occupancy_pct", 1, |c, i| c.columns.occupancy_pct[i]).width("110px"),
+        k.flag("eligible", "TC eligible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("96px"),
+        k.flag("uses_tc", "Uses TC", "is_kernel_using_tensor_core", |c, i| c.columns.kernel_uses_tensor_core[i]).width("80px"),
         k.text("op", "Op name", "op_name", |c, i| &c.columns.op_name[i]).width("170px"),
-        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.columns.occurrences[i]).width("96px"),
+        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.columns.occurrences[i]).width("104px"),
         k.time("total", "Total", "total_duration_us", |c, i| c.columns.total_duration_us[i]),
         k.time("avg", "Avg.", "avg_duration_us", |c, i| c.columns.avg_duration_us[i]),
         k.time("min", "Min.", "min_duration_us", |c, i| c.columns.min_duration_us[i]),

@@ -20,7 +20,7 @@ use std::f64::consts::TAU;
 use std::sync::Arc;
 
 const MARGINS: Margins = Margins { left: 64.0, right: 14.0, top: 22.0, bottom: 34.0 };
-/// Point radii in CSS pixels: the longest record gets the largest, area in proportion to time.
+/// Point radii in CSS pixels: the longest op gets the largest, area in proportion to time.
 const MIN_R_PX: f64 = 3.0;
 const MAX_R_PX: f64 = 14.0;
 /// The least window, in decades, zoom can narrow to.
@@ -49,10 +49,15 @@ struct Point {
     r_px: f64,
 }
 
-/// The records that can be drawn, largest first (so smaller ones are drawn over them).
+/// The radius of the program's diamond: the program is the sum of the ops, so it is not sized by time.
+const PROGRAM_R_PX: f64 = 7.0;
+
+/// The records that can be drawn: the ops largest first (so smaller ones are drawn over them), the
+/// program last (on top, as in XProf's chart).
 fn points(v: &RooflineView) -> Vec<Point> {
     let c = &v.records;
-    let longest = c.total_time_us.iter().copied().fold(0.0, f64::max);
+    let is_op = |i: usize| c.rank[i] > 0;
+    let longest = (0..c.rank.len()).filter(|&i| is_op(i)).map(|i| c.total_time_us[i]).fold(0.0, f64::max);
     let mut points: Vec<Point> = (0..c.rank.len())
         .filter(|&i| c.bound_by[i] != "Unknown" && c.bottleneck_operational_intensity[i] > 0.0 && c.measured_flop_rate[i] > 0.0)
         .map(|i| {
@@ -61,11 +66,11 @@ fn points(v: &RooflineView) -> Vec<Point> {
                 row: i,
                 x: c.bottleneck_operational_intensity[i].log10(),
                 y: c.measured_flop_rate[i].log10(),
-                r_px: MIN_R_PX + (MAX_R_PX - MIN_R_PX) * share,
+                r_px: if is_op(i) { MIN_R_PX + (MAX_R_PX - MIN_R_PX) * share } else { PROGRAM_R_PX },
             }
         })
         .collect();
-    points.sort_by(|a, b| b.r_px.total_cmp(&a.r_px).then(a.row.cmp(&b.row)));
+    points.sort_by(|a, b| is_op(b.row).cmp(&is_op(a.row)).then(b.r_px.total_cmp(&a.r_px)).then(a.row.cmp(&b.row)));
     points
 }
 
@@ -90,9 +95,12 @@ fn hit(f: &Frame, points: &[Point], px: f64, py: f64) -> Option<usize> {
         .map(|(row, _, _)| row)
 }
 
-/// `10^t` written compactly: `0.01`, `1`, `1k`, `10M`.
+/// `10^t` written compactly: `1e-5`, `0.01`, `1`, `1k`, `10M`.
 fn decade_label(t: f64) -> String {
     let v = 10f64.powf(t);
+    if v < 1e-3 {
+        return format!("{v:.0e}");
+    }
     let (scaled, suffix) = match v {
         v if v >= 1e9 => (v / 1e9, "G"),
         v if v >= 1e6 => (v / 1e6, "M"),
@@ -151,10 +159,10 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, v: &RooflineView, points: &[Point],
         let (x, y, r) = (f.sx(pt.x), f.sy(pt.y), pt.r_px);
         ctx.begin_path();
         if c.rank[pt.row] == 0 {
-            ctx.move_to(x, y - r - 2.0);
-            ctx.line_to(x + r + 2.0, y);
-            ctx.line_to(x, y + r + 2.0);
-            ctx.line_to(x - r - 2.0, y);
+            ctx.move_to(x, y - r);
+            ctx.line_to(x + r, y);
+            ctx.line_to(x, y + r);
+            ctx.line_to(x - r, y);
             ctx.close_path();
         } else {
             let _ = ctx.arc(x, y, r, 0.0, TAU);
@@ -174,7 +182,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, v: &RooflineView, points: &[Point],
         ctx.stroke();
     }
     ctx.restore();
-    // Where the longest point is, for scripts and tests that hover it.
+    // Where the longest op is, for scripts and tests that hover it.
     if let Some(pt) = points.first() {
         let _ = canvas.set_attribute("data-largest-at", &format!("{:.1},{:.1}", f.sx(pt.x), f.sy(pt.y)));
     }

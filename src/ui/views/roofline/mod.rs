@@ -12,7 +12,6 @@ use crate::engine::roofline::RooflineView;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::components::table::TableState;
-use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::use_engine::use_engine;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -31,27 +30,20 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
         },
     );
     let csv_name = op_page::csv_name(&overview, "roofline_model");
-    view! {
-        <article class="fos ops-page roofline" data-file=overview.path.clone() data-testid="roofline" data-state=op_page::state(fetch)>
-            <div class="fos-controls">
-                <label class="field" title="XProf's two record sets: with the infeed and outfeed ops, or without them">
-                    <input
-                        type="checkbox"
-                        data-testid="roofline-infeed"
-                        prop:checked=move || include_infeed_outfeed.get()
-                        on:change=move |ev| include_infeed_outfeed.set(event_target_checked(&ev))
-                    />
-                    " Include infeed/outfeed"
-                </label>
-                <TimeUnitSelect />
-                {move || fetch.elapsed_ms.get().map(|ms| view! { <span class="muted timing">{format!("answered in {ms:.0} ms")}</span> })}
-            </div>
-            {move || match op_page::answer(fetch.reply.get(), "Reading the device ops…", "roofline-error") {
-                Ok(v) => view! { <Page v table_state=table_state.clone() csv_name=csv_name.clone() /> }.into_any(),
-                Err(note) => note,
-            }}
-        </article>
-    }
+    let infeed = view! {
+        <label class="field" title="XProf's two record sets: with the infeed and outfeed ops, or without them">
+            <input
+                type="checkbox"
+                data-testid="roofline-infeed"
+                prop:checked=move || include_infeed_outfeed.get()
+                on:change=move |ev| include_infeed_outfeed.set(event_target_checked(&ev))
+            />
+            " Include infeed/outfeed"
+        </label>
+    };
+    op_page::frame("roofline", &overview, fetch, infeed.into_any(), ("Reading the device ops…", "roofline-error"), move |v| {
+        view! { <Page v table_state=table_state.clone() csv_name=csv_name.clone() /> }.into_any()
+    })
 }
 
 /// The reply laid out: the device's roofs, the chart and the table.

@@ -18,20 +18,20 @@ fn columns() -> Vec<Column<Row<C>>> {
         k.count("rank", "#", "rank", |c, i| c.records.rank[i]).width("44px"),
         k.text("category", "Category", "category", |c, i| &c.records.category[i]).width("110px"),
         k.text("operation", "Operation", "operation", |c, i| &c.records.name[i]).class("op").width("180px"),
-        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.records.occurrences[i]).width("96px"),
+        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.records.occurrences[i]).width("104px"),
         k.time("total", "Total time", "total_time_us", |c, i| c.records.total_time_us[i]),
         k.time("self", "Self time", "total_self_time_us", |c, i| c.records.total_self_time_us[i]),
         k.percent("share", "Self share", "self_time_fraction", |c, i| c.records.self_time_fraction[i]),
         k.number("flops", "GFLOP/s", "measured_flop_rate", 2, |c, i| c.records.measured_flop_rate[i]),
-        k.number("model_flops", "Model GFLOP/s", "model_flop_rate", 2, |c, i| c.records.model_flop_rate[i]).width("110px"),
+        k.number("model_flops", "Model GFLOP/s", "model_flop_rate", 2, |c, i| c.records.model_flop_rate[i]).width("122px"),
         k.number("hbm_bw", "HBM GiB/s", "hbm_bw", 2, |c, i| c.records.hbm_bw[i]),
         k.number("intensity", "FLOP/byte", "operational_intensity", 3, |c, i| c.records.operational_intensity[i]),
         k.number("bottleneck", "Bottleneck FLOP/byte", "bottleneck_operational_intensity", 3, |c, i| {
             c.records.bottleneck_operational_intensity[i]
         })
-        .width("120px"),
+        .width("150px"),
         k.text("bound_by", "Bound by", "bound_by", |c, i| &c.records.bound_by[i]).width("84px"),
-        k.percent("efficiency", "Roofline eff.", "roofline_efficiency", |c, i| c.records.roofline_efficiency[i]).width("96px"),
+        k.percent("efficiency", "Roofline eff.", "roofline_efficiency", |c, i| c.records.roofline_efficiency[i]).width("108px"),
     ]
 }
 
