@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot } from './harness.mjs';
+import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture } from './harness.mjs';
 
 const DEVICE = path.resolve(ROOT, '../shared/fixtures/device');
 const TPU = path.join(DEVICE, 'jax_tpu_v6e_inference/tpu_v6e_inference');
@@ -151,10 +151,10 @@ test('TPU v6e: the roofline\'s points, peaks, hover card and zoom', { skip: skip
   await page.mouse.move(box.x + 2, box.y + 2);
   await page.focus(chart);
   await page.keyboard.press('w');
-  await page.waitForFunction((sel, f) => { const [a, b] = document.querySelector(sel).dataset.view.split(',').map(Number); return b - a < f; }, chart, full);
+  await page.waitForFunction(({ sel, f }) => { const [a, b] = document.querySelector(sel).dataset.view.split(',').map(Number); return b - a < f; }, { sel: chart, f: full });
   assert.ok((await span()) < full);
   await page.keyboard.press('0');
-  await page.waitForFunction((sel, f) => { const [a, b] = document.querySelector(sel).dataset.view.split(',').map(Number); return b - a === f; }, chart, full);
+  await page.waitForFunction(({ sel, f }) => { const [a, b] = document.querySelector(sel).dataset.view.split(',').map(Number); return b - a === f; }, { sel: chart, f: full });
 
   // Infeed/outfeed out: XProf's other record set.
   await page.uncheck('[data-testid="roofline-infeed"]');
@@ -203,5 +203,19 @@ test('dark theme: the three tabs draw', { skip: skip(TPU) || skip(V100) }, async
   await selectFile(page, 'v100_worker.xplane.pb');
   await openTab(page, 'kernel-stats', 'kernel-stats');
   await shot(page, 'kernel-stats-dark');
+  assert.deepEqual(page.errors, []);
+});
+
+test('CPU trace: the three tabs say in words why they are empty', async () => {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz')]);
+  await waitForFile(page, 'd2_tf_cnn.xplane.pb.gz');
+  await selectFile(page, 'd2_tf_cnn.xplane.pb.gz');
+  for (const [tool, testid, empty] of [['hlo-op-stats', 'hlo-op-stats', 'hlo-empty'], ['kernel-stats', 'kernel-stats', 'kernel-empty'], ['roofline', 'roofline', 'roofline-empty']]) {
+    await openTab(page, tool, testid);
+    assert.match(await page.textContent(`[data-testid="${empty}"]`), /CPU/, tool);
+    assert.equal(await page.$('canvas[data-testid="roofline-chart"]'), null, 'no blank chart');
+  }
   assert.deepEqual(page.errors, []);
 });

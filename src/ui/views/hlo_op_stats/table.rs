@@ -21,7 +21,7 @@ fn columns() -> Vec<Column<Row<C>>> {
             let id = r.cols.columns.program_id[r.i].to_string();
             view! { <Text metric="program_id" value=id key=key(&r.cols, r.i) /> }.into_any()
         })
-        .width("96px")
+        .width("168px")
         .sort_key(|r| r.cols.columns.program_id[r.i])
         .csv("program_id", |r| r.cols.columns.program_id[r.i].to_string()),
         k.text("category", "Category", "category", |c, i| &c.columns.category[i]).width("110px"),
@@ -63,6 +63,7 @@ pub fn HloTable(v: Arc<C>, state: TableState, csv_name: String) -> impl IntoView
             let c = &r.cols.columns;
             vec![c.hlo_op_name[r.i].as_str(), c.category[r.i].as_str(), c.expression[r.i].as_str(), c.framework_op[r.i].as_str()]
         })
+        .filter_always()
         .counts("hlo-counts", "shown_ops", "total_ops")
         .csv(csv_name, "hlo-csv")
         .row_attrs(move |r, _| vec![("data-op", k.row_key(r))])

@@ -67,6 +67,7 @@ pub fn KernelTable(v: Arc<C>, state: TableState, csv_name: String) -> impl IntoV
         .filter("Filter by kernel or op", "kernel-filter", |r: &Row<C>| {
             vec![r.cols.columns.kernel_name[r.i].as_str(), r.cols.columns.op_name[r.i].as_str()]
         })
+        .filter_always()
         .counts("kernel-counts", "shown_kernels", "total_kernels")
         .csv(csv_name, "kernel-csv")
         .row_attrs(|r, _| vec![("data-rank", key(&r.cols, r.i))])

@@ -44,6 +44,7 @@ pub fn RooflineTable(v: Arc<C>, hovered: RwSignal<Option<usize>>, state: TableSt
         .filter("Filter by op or category", "roofline-filter", |r: &Row<C>| {
             vec![r.cols.records.name[r.i].as_str(), r.cols.records.category[r.i].as_str()]
         })
+        .filter_always()
         .counts("roofline-counts", "shown_records", "total_records")
         .csv(csv_name, "roofline-csv")
         .row_attrs(|r, _| vec![("data-op", key(&r.cols, r.i))])
