@@ -84,7 +84,7 @@ impl<T: Send + Sync + 'static> Cols<T> {
         decimals: usize,
         get: fn(&T, usize) -> f64,
     ) -> Column<Row<T>> {
-        self.float((id, label, metric), "96px", get, move |v, key| {
+        self.float((id, label, metric), "104px", get, move |v, key| {
             view! { <Text metric value=v.to_string() key shown=format!("{v:.decimals$}") /> }.into_any()
         })
     }

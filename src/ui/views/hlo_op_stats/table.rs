@@ -21,14 +21,14 @@ fn columns() -> Vec<Column<Row<C>>> {
             let id = r.cols.columns.program_id[r.i].to_string();
             view! { <Text metric="program_id" value=id key=key(&r.cols, r.i) /> }.into_any()
         })
-        .width("168px")
+        .width("184px")
         .sort_key(|r| r.cols.columns.program_id[r.i])
         .csv("program_id", |r| r.cols.columns.program_id[r.i].to_string()),
         k.text("category", "Category", "category", |c, i| &c.columns.category[i]).width("110px"),
         k.text("name", "HLO op name", "hlo_op_name", |c, i| &c.columns.hlo_op_name[i]).width("150px"),
         k.text("expression", "HLO op text", "hlo_op_expression", |c, i| &c.columns.expression[i]).width("260px").class("op"),
         k.text("framework_op", "Framework op", "tf_op_name", |c, i| &c.columns.framework_op[i]).width("160px"),
-        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.columns.occurrences[i]).width("104px"),
+        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.columns.occurrences[i]).width("112px"),
         k.time("total", "Total time", "total_time_us", |c, i| c.columns.total_time_us[i]),
         k.time("avg", "Avg. time", "avg_time_us", |c, i| c.columns.avg_time_us[i]),
         k.time("self", "Self time", "total_self_time_us", |c, i| c.columns.total_self_time_us[i]),
@@ -43,9 +43,9 @@ fn columns() -> Vec<Column<Row<C>>> {
         k.number("cmem_read", "CMEM rd GiB/s", "cmem_read_bw", 2, |c, i| c.columns.cmem_read_bw[i]).width("122px"),
         k.number("cmem_write", "CMEM wr GiB/s", "cmem_write_bw", 2, |c, i| c.columns.cmem_write_bw[i]).width("122px"),
         k.number("intensity", "FLOP/byte", "operational_intensity", 3, |c, i| c.columns.operational_intensity[i]),
-        k.text("bound_by", "Bound by", "bound_by", |c, i| &c.columns.bound_by[i]).width("84px"),
+        k.text("bound_by", "Bound by", "bound_by", |c, i| &c.columns.bound_by[i]).width("92px"),
         k.flag("remat", "Remat.", "hlo_rematerialization", |c, i| c.columns.rematerialization[i]),
-        k.flag("outside", "Outside comp.", "outside_compilation", |c, i| c.columns.outside_compilation[i]).width("104px"),
+        k.flag("outside", "Outside comp.", "outside_compilation", |c, i| c.columns.outside_compilation[i]).width("124px"),
         k.flag("autotuned", "Autotuned", "autotuned", |c, i| c.columns.autotuned[i]).width("92px"),
         k.text("source", "Source", "source_info", |c, i| &c.columns.source[i]).width("160px"),
         k.text("core", "Core type", "core_type", |c, i| &c.columns.core_type[i]).width("88px"),

@@ -41,7 +41,7 @@ fn columns() -> Vec<Column<Row<C>>> {
             view! { <Bytes metric="shmem_bytes" value=b key=key(&r.cols, r.i) /> }.into_any()
         })
         .right()
-        .width("104px")
+        .width("116px")
         .sort_key(|r| r.cols.columns.shmem_bytes[r.i])
         .csv("shmem_bytes", |r| r.cols.columns.shmem_bytes[r.i].to_string()),
         dim_column("block", "Block dim", "block_dim", |c, i| c.columns.block_dim[i]),
@@ -50,7 +50,7 @@ fn columns() -> Vec<Column<Row<C>>> {
         k.flag("eligible", "TC eligible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("96px"),
         k.flag("uses_tc", "Uses TC", "is_kernel_using_tensor_core", |c, i| c.columns.kernel_uses_tensor_core[i]).width("80px"),
         k.text("op", "Op name", "op_name", |c, i| &c.columns.op_name[i]).width("170px"),
-        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.columns.occurrences[i]).width("104px"),
+        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.columns.occurrences[i]).width("112px"),
         k.time("total", "Total", "total_duration_us", |c, i| c.columns.total_duration_us[i]),
         k.time("avg", "Avg.", "avg_duration_us", |c, i| c.columns.avg_duration_us[i]),
         k.time("min", "Min.", "min_duration_us", |c, i| c.columns.min_duration_us[i]),

@@ -18,7 +18,7 @@ fn columns() -> Vec<Column<Row<C>>> {
         k.count("rank", "#", "rank", |c, i| c.records.rank[i]).width("44px"),
         k.text("category", "Category", "category", |c, i| &c.records.category[i]).width("110px"),
         k.text("operation", "Operation", "operation", |c, i| &c.records.name[i]).class("op").width("180px"),
-        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.records.occurrences[i]).width("104px"),
+        k.count("occurrences", "Occurrences", "occurrences", |c, i| c.records.occurrences[i]).width("112px"),
         k.time("total", "Total time", "total_time_us", |c, i| c.records.total_time_us[i]),
         k.time("self", "Self time", "total_self_time_us", |c, i| c.records.total_self_time_us[i]),
         k.percent("share", "Self share", "self_time_fraction", |c, i| c.records.self_time_fraction[i]),
@@ -29,8 +29,8 @@ fn columns() -> Vec<Column<Row<C>>> {
         k.number("bottleneck", "Bottleneck FLOP/byte", "bottleneck_operational_intensity", 3, |c, i| {
             c.records.bottleneck_operational_intensity[i]
         })
-        .width("150px"),
-        k.text("bound_by", "Bound by", "bound_by", |c, i| &c.records.bound_by[i]).width("84px"),
+        .width("172px"),
+        k.text("bound_by", "Bound by", "bound_by", |c, i| &c.records.bound_by[i]).width("92px"),
         k.percent("efficiency", "Roofline eff.", "roofline_efficiency", |c, i| c.records.roofline_efficiency[i]).width("108px"),
     ]
 }
