@@ -59,7 +59,7 @@ pub fn HloTable(v: Arc<C>, state: TableState, csv_name: String) -> impl IntoView
     let k = Cols::<C> { key };
     let spec = TableSpec::new("ops-table hlo-table", columns())
         .testid("hlo-table")
-        .filter("Filter by op, category, text or framework op", "hlo-filter", |r: &Row<C>| {
+        .filter("Filter by op, category or text", "hlo-filter", |r: &Row<C>| {
             let c = &r.cols.columns;
             vec![c.hlo_op_name[r.i].as_str(), c.category[r.i].as_str(), c.expression[r.i].as_str(), c.framework_op[r.i].as_str()]
         })

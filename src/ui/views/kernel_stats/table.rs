@@ -46,7 +46,7 @@ fn columns() -> Vec<Column<Row<C>>> {
         .csv("shmem_bytes", |r| r.cols.columns.shmem_bytes[r.i].to_string()),
         dim_column("block", "Block dim", "block_dim", |c, i| c.columns.block_dim[i]),
         dim_column("grid", "Grid dim", "grid_dim", |c, i| c.columns.grid_dim[i]),
-        k.number("occupancy", "Occupancy %", "occupancy_pct", 1, |c, i| c.columns.occupancy_pct[i]).width("110px"),
+        k.number("occupancy", "Occupancy %", "occupancy_pct", 1, |c, i| c.columns.occupancy_pct[i]).width("120px"),
         k.flag("eligible", "TC eligible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("96px"),
         k.flag("uses_tc", "Uses TC", "is_kernel_using_tensor_core", |c, i| c.columns.kernel_uses_tensor_core[i]).width("80px"),
         k.text("op", "Op name", "op_name", |c, i| &c.columns.op_name[i]).width("170px"),
