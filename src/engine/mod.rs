@@ -5,7 +5,9 @@ pub mod bundle;
 pub mod device_memory;
 pub mod error;
 pub mod framework_op_stats;
+pub mod hlo_op_stats;
 pub mod input_pipeline;
+pub mod kernel_stats;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod memory_viewer_columns;
@@ -18,6 +20,7 @@ pub mod protocol;
 pub mod read_input;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retain_memory;
+pub mod roofline;
 pub mod slim;
 pub mod trace_viewer;
 pub mod warmup;

@@ -4,9 +4,12 @@
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::framework_op_stats::FrameworkOpStatsView;
+use super::hlo_op_stats::HloOpStatsView;
+use super::kernel_stats::KernelStatsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
+use super::roofline::RooflineView;
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
@@ -15,7 +18,7 @@ use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -119,6 +122,20 @@ pub enum RequestBody {
         file_id: u32,
         include_idle: bool,
     },
+    /// The HLO Op Stats page: XProf's table as columns, and its summary.
+    HloOpStats {
+        file_id: u32,
+    },
+    /// The Kernel Stats page: XProf's table as columns, and its summary.
+    KernelStats {
+        file_id: u32,
+    },
+    /// The Roofline page: the device's roofs and the whole-profile records, with the infeed and
+    /// outfeed ops when `include_infeed_outfeed`.
+    RooflineModel {
+        file_id: u32,
+        include_infeed_outfeed: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,6 +216,15 @@ pub enum ResponseBody {
     },
     FrameworkOpStats {
         view: Box<FrameworkOpStatsView>,
+    },
+    HloOpStats {
+        view: Box<HloOpStatsView>,
+    },
+    KernelStats {
+        view: Box<KernelStatsView>,
+    },
+    RooflineModel {
+        view: Box<RooflineView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -310,6 +336,18 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
             Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::HloOpStats { file_id } => match session.hlo_op_stats_view(file_id) {
+            Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::KernelStats { file_id } => match session.kernel_stats_view(file_id) {
+            Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RooflineModel { file_id, include_infeed_outfeed } => match session.roofline_view(file_id, include_infeed_outfeed) {
+            Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

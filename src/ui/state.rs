@@ -17,11 +17,23 @@ pub enum Tool {
     DeviceMemory,
     FrameworkOpStats,
     TraceViewer,
+    HloOpStats,
+    KernelStats,
+    Roofline,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 6] =
-        [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory, Tool::FrameworkOpStats, Tool::TraceViewer];
+    pub const ALL: [Tool; 9] = [
+        Tool::Overview,
+        Tool::MemoryProfile,
+        Tool::MemoryViewer,
+        Tool::DeviceMemory,
+        Tool::FrameworkOpStats,
+        Tool::TraceViewer,
+        Tool::HloOpStats,
+        Tool::KernelStats,
+        Tool::Roofline,
+    ];
 
     pub fn slug(self) -> &'static str {
         match self {
@@ -31,6 +43,9 @@ impl Tool {
             Tool::DeviceMemory => "device-memory",
             Tool::FrameworkOpStats => "framework-op-stats",
             Tool::TraceViewer => "trace-viewer",
+            Tool::HloOpStats => "hlo-op-stats",
+            Tool::KernelStats => "kernel-stats",
+            Tool::Roofline => "roofline",
         }
     }
 
@@ -42,6 +57,9 @@ impl Tool {
             Tool::DeviceMemory => "Device memory",
             Tool::FrameworkOpStats => "Framework ops",
             Tool::TraceViewer => "Trace Viewer",
+            Tool::HloOpStats => "HLO ops",
+            Tool::KernelStats => "Kernels",
+            Tool::Roofline => "Roofline",
         }
     }
 

@@ -47,14 +47,11 @@ fn escape_html(s: &str) -> String {
 
 /// The source cell: `file:line` with the stack as its tooltip; empty without a source file.
 pub fn source_info_html(info: Option<&SourceInfo>) -> String {
-    match info {
-        Some(s) if !s.file_name.is_empty() && s.line_number != -1 => format!(
-            "<div class='source-info-cell' title='{}'>{}:{}</div>",
-            escape_html(&s.stack_frame),
-            escape_html(&s.file_name),
-            s.line_number
-        ),
-        _ => String::new(),
+    match info.and_then(|s| Some((s, s.file_line()?))) {
+        Some((s, file_line)) => {
+            format!("<div class='source-info-cell' title='{}'>{}</div>", escape_html(&s.stack_frame), escape_html(&file_line))
+        }
+        None => String::new(),
     }
 }
 

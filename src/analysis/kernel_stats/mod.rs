@@ -22,6 +22,11 @@ use std::collections::HashMap;
 /// At most this many kernels are reported (the longest in total), as in XProf.
 pub const MAX_KERNELS: usize = 1000;
 
+/// Whole ns as µs, as XProf writes the duration columns.
+pub fn ns_to_us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
 /// What identifies a kernel row: two launches with equal keys are one row.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KernelKey {

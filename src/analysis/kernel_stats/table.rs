@@ -26,7 +26,7 @@ fn dims(d: [u32; 3]) -> String {
 }
 
 fn us(ns: u64) -> Cell<'static> {
-    Cell::Number(ns as f64 / 1e3)
+    Cell::Number(super::ns_to_us(ns))
 }
 
 pub fn to_xprof_json(stats: &KernelStats) -> serde_json::Value {

@@ -116,6 +116,13 @@ pub struct SourceInfo {
     pub stack_frame: String,
 }
 
+impl SourceInfo {
+    /// `file:line`, or `None` where the trace names no source file or line.
+    pub fn file_line(&self) -> Option<String> {
+        (!self.file_name.is_empty() && self.line_number != -1).then(|| format!("{}:{}", self.file_name, self.line_number))
+    }
+}
+
 /// Which TPU core kind ran the op.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CoreType {

@@ -6,6 +6,7 @@
 //! DOM ([`window`]): every row is [`ROW_H_PX`] tall, spacers stand for the rest, so 10,000 rows scroll
 //! as smoothly as 10 and the scroll bar never jumps. The header sticks to the top of the scroll box.
 
+pub mod columnar;
 mod csv;
 mod window;
 
@@ -123,6 +124,7 @@ pub struct TableSpec<R> {
     class: &'static str,
     testid: Option<&'static str>,
     filter: Option<(&'static str, &'static str, TextsFn<R>)>,
+    filter_always: bool,
     keep: Option<RowFn<R, bool>>,
     counts: Option<(&'static str, &'static str, &'static str)>,
     csv: Option<(String, &'static str)>,
@@ -143,6 +145,7 @@ impl<R> TableSpec<R> {
             class,
             testid: None,
             filter: None,
+            filter_always: false,
             keep: None,
             counts: None,
             csv: None,
@@ -171,6 +174,13 @@ impl<R> TableSpec<R> {
         texts: impl for<'a> Fn(&'a R) -> Vec<&'a str> + Send + Sync + 'static,
     ) -> Self {
         self.filter = Some((placeholder, testid, Arc::new(texts)));
+        self
+    }
+
+    /// The filter box whatever the number of rows (tables whose rows are looked up by name or
+    /// category, however few).
+    pub fn filter_always(mut self) -> Self {
+        self.filter_always = true;
         self
     }
 
@@ -371,9 +381,9 @@ pub fn Table<R: Send + Sync + 'static>(
     };
     let spacer_below = spacer.clone();
 
-    // A filter box only where there is something to look for (more rows than the box shows), or a
-    // filter kept from before to clear.
-    let worth_filtering = total as f64 * ROW_H_PX > max_h || !state.filter.get_untracked().is_empty();
+    // A filter box only where there is something to look for (more rows than the box shows, or a
+    // table that asks for it), or a filter kept from before to clear.
+    let worth_filtering = spec.filter_always || total as f64 * ROW_H_PX > max_h || !state.filter.get_untracked().is_empty();
     let filter_box = spec.filter.as_ref().filter(|_| worth_filtering).map(|(placeholder, testid, _)| {
         let (get, set) = (state.filter.clone(), state.filter.clone());
         view! {

@@ -118,14 +118,14 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
             view! { <Percent metric="self_time_fraction" value=share(r).0 key=r.op_name.clone() /> }.into_any()
         })
         .right()
-        .width("92px")
+        .width("104px")
         .sort_by(by_f64(|r| share(r).0))
         .csv("self_time_fraction", |r| share(r).0.to_string()),
         Column::new("cumulative", "Cum. share", |r: &FrameworkOpRow, _| {
             view! { <Percent metric="cumulative_self_time_fraction" value=share(r).1 key=r.op_name.clone() /> }.into_any()
         })
         .right()
-        .width("92px")
+        .width("104px")
         .sort_by(by_f64(|r| share(r).1))
         .csv("cumulative_self_time_fraction", |r| share(r).1.to_string()),
     ]

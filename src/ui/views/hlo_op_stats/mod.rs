@@ -1,0 +1,67 @@
+//! The HLO Op Stats tool: every HLO op the devices ran, with XProf's figures (times, shares, FLOP
+//! rates, bandwidths, what bounds it, its HLO text and source). Every number is the engine's
+//! ([`crate::engine::hlo_op_stats`]); this view lays them out.
+
+mod table;
+
+use super::op_page;
+use crate::engine::hlo_op_stats::HloOpStatsView;
+use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::FileOverview;
+use crate::ui::components::metric::{Count, Duration, Percent, Text};
+use crate::ui::components::table::TableState;
+use crate::ui::use_engine::use_engine;
+use leptos::prelude::*;
+use std::sync::Arc;
+
+#[component]
+pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
+    let fetch = use_engine(
+        "HLO op stats",
+        move || Some(RequestBody::HloOpStats { file_id }),
+        |body| match body {
+            ResponseBody::HloOpStats { view } => Some(Arc::new(*view)),
+            _ => None,
+        },
+    );
+    let csv_name = op_page::csv_name(&overview, "hlo_op_stats");
+    op_page::frame("hlo-op-stats", &overview, fetch, ().into_any(), ("Reading the device ops…", "hlo-error"), move |v| {
+        view! { <Page v csv_name=csv_name.clone() /> }.into_any()
+    })
+}
+
+/// The reply laid out: the summary line and the table.
+#[component]
+fn Page(v: Arc<HloOpStatsView>, csv_name: String) -> impl IntoView {
+    let n = v.columns.rank.len();
+    if n == 0 {
+        return view! {
+            <div class="fos-empty" data-testid="hlo-empty">
+                <p><strong>"No HLO ops ran on a device in this trace."</strong></p>
+                <p class="muted">
+                    "HLO op stats come from the device planes of a TPU or GPU trace whose kernels name their XLA op; "
+                    "a CPU trace (XProf's table is empty there too) or a GPU trace of framework kernels has none."
+                </p>
+            </div>
+        }
+        .into_any();
+    }
+    let top = v.top_category.clone().map(|(category, share)| {
+        view! {
+            <span>
+                "Most time in " <Text metric="top_category" value=category /> " ("
+                <Percent metric="top_category_fraction" value=share /> " of op time)"
+            </span>
+        }
+    });
+    view! {
+        <div class="fos-summary" data-testid="hlo-summary">
+            <span><Count metric="hlo_ops" value=n as u64 /> " HLO ops"</span>
+            <span><Duration metric="total_self_time_us" value_us=v.total_self_time_us /> " self time"</span>
+            <span><Percent metric="op_time_fraction" value=v.op_time_fraction /> " of device time (the rest idle)"</span>
+            {top}
+        </div>
+        <table::HloTable v=v.clone() state=TableState::new() csv_name />
+    }
+    .into_any()
+}
