@@ -70,7 +70,7 @@ impl Tool {
     /// The question the tool answers, which places it in the navigation.
     pub fn group(self) -> ToolGroup {
         match self {
-            Tool::FrameworkOpStats => ToolGroup::Ops,
+            Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline => ToolGroup::Ops,
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,
             Tool::Overview => ToolGroup::File,
