@@ -133,3 +133,24 @@ fn expressions_equal_xprof_hlo_stats_on_the_amd_traces() {
         assert!(differ.is_empty(), "{f}: {} differ:\n{}", differ.len(), differ.join("\n"));
     }
 }
+
+/// The CLI's Op Profile tree ends each op's line with its HLO text and lists a fusion's fused
+/// instructions under it with their category and text.
+#[test]
+fn cli_op_profile_shows_expressions_and_fused_instructions() {
+    let Some(trace) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
+    let (code, out, err) = common::tidemark(&["op-profile", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let line = |name: &str| {
+        out.lines().find(|l| l.trim_start().starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("no {name} line:\n{out}"))
+    };
+    assert!(
+        line("constant.7").contains("non-fusion elementwise") && line("constant.7").ends_with("%constant.7 = f32[]{:T(128)} constant(1)")
+    );
+    assert!(
+        line("broadcast_add_fusion.1").contains("µs")
+            && line("broadcast_add_fusion.1").contains("%broadcast_add_fusion.1 = f32[5,1024,1024,256]")
+    );
+    // Long texts are cut to one line.
+    assert!(line("copy-start.4").ends_with('…'));
+}
