@@ -180,20 +180,15 @@ fn own(m: &ModuleText, i: &HloInstructionProto, out: &mut Vec<String>) {
         "dynamic-slice" => out.push(format!("dynamic_slice_sizes={}", braced(&i.dynamic_slice_sizes))),
         "gather" => {
             let d = i.gather_dimension_numbers.clone().unwrap_or_default();
-            let mut s = format!(
-                "offset_dims={}, collapsed_slice_dims={}, start_index_map={}",
-                braced(&d.offset_dims),
-                braced(&d.collapsed_slice_dims),
-                braced(&d.start_index_map)
-            );
-            if !d.operand_batching_dims.is_empty() {
-                let _ = write!(s, ", operand_batching_dims={}", braced(&d.operand_batching_dims));
-            }
-            if !d.start_indices_batching_dims.is_empty() {
-                let _ = write!(s, ", start_indices_batching_dims={}", braced(&d.start_indices_batching_dims));
-            }
-            let _ = write!(s, ", index_vector_dim={}", d.index_vector_dim);
-            out.push(s);
+            out.push(index_dnums(
+                &[
+                    ("offset_dims", &d.offset_dims),
+                    ("collapsed_slice_dims", &d.collapsed_slice_dims),
+                    ("start_index_map", &d.start_index_map),
+                ],
+                &[("operand_batching_dims", &d.operand_batching_dims), ("start_indices_batching_dims", &d.start_indices_batching_dims)],
+                d.index_vector_dim,
+            ));
             out.push(format!("slice_sizes={}", braced(&i.gather_slice_sizes)));
             if i.indices_are_sorted {
                 out.push("indices_are_sorted=true".into());
@@ -201,20 +196,15 @@ fn own(m: &ModuleText, i: &HloInstructionProto, out: &mut Vec<String>) {
         }
         "scatter" => {
             let d = i.scatter_dimension_numbers.clone().unwrap_or_default();
-            let mut s = format!(
-                "update_window_dims={}, inserted_window_dims={}, scatter_dims_to_operand_dims={}",
-                braced(&d.update_window_dims),
-                braced(&d.inserted_window_dims),
-                braced(&d.scatter_dims_to_operand_dims)
-            );
-            if !d.input_batching_dims.is_empty() {
-                let _ = write!(s, ", input_batching_dims={}", braced(&d.input_batching_dims));
-            }
-            if !d.scatter_indices_batching_dims.is_empty() {
-                let _ = write!(s, ", scatter_indices_batching_dims={}", braced(&d.scatter_indices_batching_dims));
-            }
-            let _ = write!(s, ", index_vector_dim={}", d.index_vector_dim);
-            out.push(s);
+            out.push(index_dnums(
+                &[
+                    ("update_window_dims", &d.update_window_dims),
+                    ("inserted_window_dims", &d.inserted_window_dims),
+                    ("scatter_dims_to_operand_dims", &d.scatter_dims_to_operand_dims),
+                ],
+                &[("input_batching_dims", &d.input_batching_dims), ("scatter_indices_batching_dims", &d.scatter_indices_batching_dims)],
+                d.index_vector_dim,
+            ));
             if i.indices_are_sorted {
                 out.push("indices_are_sorted=true".into());
             }
@@ -251,6 +241,15 @@ fn own(m: &ModuleText, i: &HloInstructionProto, out: &mut Vec<String>) {
         }
         _ => {}
     }
+}
+
+/// Gather's or scatter's dimension numbers: the `always` lists, the `if_any` lists that are not
+/// empty, then `index_vector_dim`.
+fn index_dnums(always: &[(&str, &[i64])], if_any: &[(&str, &[i64])], index_vector_dim: i64) -> String {
+    let listed = always.iter().chain(if_any.iter().filter(|(_, v)| !v.is_empty()));
+    let mut parts: Vec<String> = listed.map(|(name, v)| format!("{name}={}", braced(v))).collect();
+    parts.push(format!("index_vector_dim={index_vector_dim}"));
+    parts.join(", ")
 }
 
 fn default_comparison_type(element_type: i32) -> &'static str {
@@ -649,6 +648,16 @@ mod tests {
             output_spatial_dimensions: vec![2, 3, 4],
         };
         assert_eq!(dim_labels(&d), "bf012_oi012->bf012");
+    }
+
+    #[test]
+    fn gather_dimension_numbers_print_as_xla_does() {
+        let d = index_dnums(
+            &[("offset_dims", &[1]), ("collapsed_slice_dims", &[0]), ("start_index_map", &[0])],
+            &[("operand_batching_dims", &[])],
+            1,
+        );
+        assert_eq!(d, "offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1");
     }
 
     #[test]
