@@ -154,3 +154,34 @@ fn cli_op_profile_shows_expressions_and_fused_instructions() {
     // Long texts are cut to one line.
     assert!(line("copy-start.4").ends_with('…'));
 }
+
+/// An instruction's source line is the one XProf's Memory Viewer gives its buffers (`file:line` of the
+/// innermost stack frame, else the metadata's), on every module of the MI300X attention trace.
+#[test]
+fn sources_equal_the_memory_viewer_oracles() {
+    let f = "jax_mi300x_attention/mi300x_attention";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let modules = XlaModules::from_space(&space(&trace));
+    let dir = trace.parent().unwrap();
+    let (mut matched, mut differ) = (0, Vec::new());
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        let Some(module) = file.strip_prefix("mi300x_attention.memory_viewer.").and_then(|m| m.strip_suffix(").json")) else { continue };
+        let program_id: u64 = module.rsplit_once('(').unwrap().1.parse().unwrap();
+        for buffer in common::json_at(&path)["maxHeap"].as_array().into_iter().flatten() {
+            // Padding and other unnamed buffers have no instruction.
+            let Some(name) = buffer["instructionName"].as_str().filter(|n| !n.is_empty()) else { continue };
+            let name = name.split_once('{').map_or(name, |(n, _)| n);
+            let s = &buffer["sourceInfo"];
+            let expected = s["fileName"].as_str().filter(|f| !f.is_empty()).map(|f| format!("{f}:{}", s["lineNumber"]));
+            let ours = modules.instruction(program_id, name).map(|i| i.source.clone());
+            match ours {
+                Some(ours) if ours == expected => matched += 1,
+                _ => differ.push(format!("{program_id}/{name}: ours {ours:?}, XProf's {expected:?}")),
+            }
+        }
+    }
+    println!("mi300x_attention: {matched} buffer sources equal our instruction sources");
+    assert!(matched > 0 && differ.is_empty(), "{}", differ.join("\n"));
+}
