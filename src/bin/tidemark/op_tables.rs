@@ -73,7 +73,12 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
 }
 
 fn shorten(s: &str) -> String {
-    match s.char_indices().nth(NAME_WIDTH) {
+    shorten_to(s, NAME_WIDTH)
+}
+
+/// `s` cut to `width` characters, with `…` when cut.
+fn shorten_to(s: &str, width: usize) -> String {
+    match s.char_indices().nth(width) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s.to_string(),
     }
@@ -226,6 +231,8 @@ fn roofline_table(name: &str, model: &RooflineModel) -> String {
 
 /// Children shown per node of the Op Profile tree.
 const TREE_CHILDREN: usize = 10;
+/// Characters of an op's HLO text shown at the end of its line in the Op Profile tree.
+const EXPRESSION_WIDTH: usize = 100;
 
 fn profile_tree(name: &str, profile: &OpProfile) -> String {
     let mut s = String::new();
@@ -237,30 +244,49 @@ fn profile_tree(name: &str, profile: &OpProfile) -> String {
     let total = root.metrics.raw_time_ps.max(1) as f64;
     let _ = writeln!(
         s,
-        "{name}: {} — time, share of the device's time, FLOPS and HBM utilisation (fused instructions not listed)",
+        "{name}: {} — time, share of the device's time, FLOPS and HBM utilisation, HLO text; under a fusion, its fused instructions",
         profile.device_type
     );
-    fn walk(s: &mut String, n: &Node, depth: usize, total: f64) {
+    fn walk(s: &mut String, n: &Node, depth: usize, total: f64, in_fusion: bool) {
         let m = &n.metrics;
-        let _ = writeln!(
-            s,
-            "{:indent$}{:<w$} {:>16.3} µs {:>7.3} % {:>7.2} % {:>7.2} %",
-            "",
-            shorten(&n.name),
-            m.raw_time_ps as f64 / 1e6,
-            m.raw_time_ps as f64 / total * 100.0,
-            m.flops / (m.raw_time_ps as f64 / total).max(f64::MIN_POSITIVE) * 100.0,
-            m.bandwidth_utils[0] * 100.0 + 0.0,
-            indent = depth * 2,
-            w = NAME_WIDTH + 1
-        );
+        let expression = n.xla.as_ref().map_or("", |x| x.expression.as_str());
+        if in_fusion {
+            // A fused instruction has no time of its own: its category and text say what it is.
+            let category = n.xla.as_ref().map_or("", |x| x.category.as_str());
+            let _ = writeln!(
+                s,
+                "{:indent$}{:<w$} {:<49}  {}",
+                "",
+                shorten(&n.name),
+                category,
+                shorten_to(expression, EXPRESSION_WIDTH),
+                indent = depth * 2,
+                w = NAME_WIDTH + 1
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "{:indent$}{:<w$} {:>16.3} µs {:>7.3} % {:>7.2} % {:>7.2} %  {}",
+                "",
+                shorten(&n.name),
+                m.raw_time_ps as f64 / 1e6,
+                m.raw_time_ps as f64 / total * 100.0,
+                m.flops / (m.raw_time_ps as f64 / total).max(f64::MIN_POSITIVE) * 100.0,
+                m.bandwidth_utils[0] * 100.0 + 0.0,
+                shorten_to(expression, EXPRESSION_WIDTH),
+                indent = depth * 2,
+                w = NAME_WIDTH + 1
+            );
+        }
+        // An op's children are the instructions fused into it.
+        let fused = in_fusion || n.xla.as_ref().is_some_and(|x| x.program_id != 0) && !n.name.ends_with(" and its duplicate(s)");
         for c in n.children.iter().take(TREE_CHILDREN) {
-            walk(s, c, depth + 1, total);
+            walk(s, c, depth + 1, total, fused);
         }
         if n.children.len() > TREE_CHILDREN {
             let _ = writeln!(s, "{:indent$}… {} more", "", n.children.len() - TREE_CHILDREN, indent = depth * 2 + 2);
         }
     }
-    walk(&mut s, root, 0, total);
+    walk(&mut s, root, 0, total, false);
     s
 }
