@@ -7,6 +7,7 @@ use super::framework_op_stats::FrameworkOpStatsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
+use super::op_profile::{OpProfileGrouping, OpProfileView};
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
@@ -15,7 +16,7 @@ use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -119,6 +120,12 @@ pub enum RequestBody {
         file_id: u32,
         include_idle: bool,
     },
+    /// The Op Profile page: the tree grouped by `grouping`, with the idle node when `include_idle`.
+    OpProfile {
+        file_id: u32,
+        grouping: OpProfileGrouping,
+        include_idle: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,6 +206,9 @@ pub enum ResponseBody {
     },
     FrameworkOpStats {
         view: Box<FrameworkOpStatsView>,
+    },
+    OpProfile {
+        view: Box<OpProfileView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -310,6 +320,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
             Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::OpProfile { file_id, grouping, include_idle } => match session.op_profile_view(file_id, grouping, include_idle) {
+            Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }
