@@ -7,5 +7,6 @@ pub mod framework_op_stats;
 pub mod landing;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod op_profile;
 pub mod overview;
 pub mod trace_viewer;
