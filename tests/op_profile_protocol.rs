@@ -63,8 +63,7 @@ fn assert_subtree(cols: &OpNodeColumns, children: &[Vec<u32>], i: usize, x: &Val
     assert_eq!(cols.expression[i], xla["expression"].as_str().unwrap_or(""), "{name}: expression");
     assert_eq!(cols.category[i], xla["category"].as_str().unwrap_or(""), "{name}: category");
     let fusion = cols.category[i].ends_with(" fusion");
-    let xs: Vec<&Value> =
-        x["children"].as_array().unwrap().iter().filter(|c| !(fusion && c["xla"]["programId"] == "0")).collect();
+    let xs: Vec<&Value> = x["children"].as_array().unwrap().iter().filter(|c| !(fusion && c["xla"]["programId"] == "0")).collect();
     assert_eq!(children[i].len(), xs.len(), "{name}: children");
     if !fusion {
         assert_eq!(cols.num_children[i] as f64, x["numChildren"].as_f64().unwrap_or(0.0), "{name}: numChildren");

@@ -22,7 +22,9 @@ fn si(v: f64, unit: &str) -> String {
 fn util_bar(metric: &'static str, value: f64, color: String) -> impl IntoView {
     view! {
         <div class="opp-util">
-            <div class="opp-util-bar" style=format!("width:{:.2}%;background:{color}", value.min(1.0) * 100.0)></div>
+            <div class="opp-util-track">
+                <div class="opp-util-bar" style=format!("width:{:.2}%;background:{color}", value.min(1.0) * 100.0)></div>
+            </div>
             <Percent metric value />
         </div>
     }
@@ -33,7 +35,8 @@ fn util_bar(metric: &'static str, value: f64, color: String) -> impl IntoView {
 pub fn Details(view: Arc<OpProfileView>, node: Signal<Option<u32>>) -> impl IntoView {
     move || {
         let Some(i) = node.get().map(|n| n as usize) else {
-            return view! { <aside class="opp-card muted" data-testid="opp-card-empty">"Hover or select a row for its details."</aside> }.into_any();
+            return view! { <aside class="opp-card muted" data-testid="opp-card-empty">"Hover or select a row for its details."</aside> }
+                .into_any();
         };
         let n = &view.nodes;
         let rows = |label: &'static str, body: AnyView| view! { <dt>{label}</dt><dd>{body}</dd> };
@@ -43,22 +46,37 @@ pub fn Details(view: Arc<OpProfileView>, node: Signal<Option<u32>>) -> impl Into
         ];
         if n.occurrences[i] > 0 {
             items.push(rows("Occurrences", view! { <Count metric="card_occurrences" value=n.occurrences[i] /> }.into_any()).into_any());
-            items.push(rows("Average time", view! { <Duration metric="card_avg_time_us" value_us=n.avg_time_ps[i] / 1e6 /> }.into_any()).into_any());
+            items.push(
+                rows("Average time", view! { <Duration metric="card_avg_time_us" value_us=n.avg_time_ps[i] / 1e6 /> }.into_any())
+                    .into_any(),
+            );
         }
         if let Some(u) = n.flops_utilization[i] {
             items.push(rows("FLOPS utilization", util_bar("card_flops_utilization", u, flops_color(Some(u))).into_any()).into_any());
         }
-        for (k, label) in ["HBM bandwidth utilization", "On-chip read bandwidth utilization", "On-chip write bandwidth utilization"].into_iter().enumerate() {
+        for (k, label) in ["HBM bandwidth utilization", "On-chip read bandwidth utilization", "On-chip write bandwidth utilization"]
+            .into_iter()
+            .enumerate()
+        {
             if let Some(u) = n.bandwidth_utilization[k][i] {
                 let metric = ["card_hbm_utilization", "card_sram_read_utilization", "card_sram_write_utilization"][k];
                 items.push(rows(label, util_bar(metric, u, bandwidth_color(Some(u))).into_any()).into_any());
             }
         }
         if let Some(r) = n.flop_rate[i].filter(|r| *r > 0.0) {
-            items.push(rows("FLOP rate", view! { <Text metric="card_flop_rate" value=r.to_string() shown=si(r, "FLOP/s") /> }.into_any()).into_any());
+            items.push(
+                rows("FLOP rate", view! { <Text metric="card_flop_rate" value=r.to_string() shown=si(r, "FLOP/s") /> }.into_any())
+                    .into_any(),
+            );
         }
         if let Some(r) = n.bf16_flop_rate[i].filter(|r| *r > 0.0 && view.device_type == "TPU") {
-            items.push(rows("bf16 normalized FLOP rate", view! { <Text metric="card_bf16_flop_rate" value=r.to_string() shown=si(r, "FLOP/s") /> }.into_any()).into_any());
+            items.push(
+                rows(
+                    "bf16 normalized FLOP rate",
+                    view! { <Text metric="card_bf16_flop_rate" value=r.to_string() shown=si(r, "FLOP/s") /> }.into_any(),
+                )
+                .into_any(),
+            );
         }
         for (k, label) in ["HBM bandwidth", "On-chip read bandwidth", "On-chip write bandwidth"].into_iter().enumerate() {
             if let Some(b) = n.bandwidth_bytes_per_s[k][i].filter(|b| *b > 0.0) {
@@ -73,7 +91,13 @@ pub fn Details(view: Arc<OpProfileView>, node: Signal<Option<u32>>) -> impl Into
         items.extend(text_row("Source", "card_source", &n.source[i]).map(IntoAny::into_any));
         items.extend(text_row("HLO expression", "card_expression", &n.expression[i]).map(IntoAny::into_any));
         let category = (!n.category[i].is_empty()).then(|| view! { <Text metric="card_category" value=n.category[i].clone() /> });
-        let kind = if n.is_op[i] { "op" } else if i == 0 { "all ops" } else { "group" };
+        let kind = if n.is_op[i] {
+            "op"
+        } else if i == 0 {
+            "all ops"
+        } else {
+            "group"
+        };
         view! {
             <aside class="opp-card" data-testid="opp-card" data-node=i>
                 <header>

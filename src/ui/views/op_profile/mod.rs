@@ -134,7 +134,11 @@ fn Page(v: Arc<OpProfileView>, display: Display) -> impl IntoView {
         .into_any();
     }
     let state = TreeState {
-        expanded: RwSignal::new(rows::initial_expanded(&Shape { raw_time_ps: &v.nodes.raw_time_ps, num_children: &v.nodes.num_children, children: &children })),
+        expanded: RwSignal::new(rows::initial_expanded(&Shape {
+            raw_time_ps: &v.nodes.raw_time_ps,
+            num_children: &v.nodes.num_children,
+            children: &children,
+        })),
         selected: RwSignal::new(None),
         hovered: RwSignal::new(None),
     };
@@ -164,7 +168,16 @@ fn Page(v: Arc<OpProfileView>, display: Display) -> impl IntoView {
             let shape = Shape { raw_time_ps: &v.nodes.raw_time_ps, num_children: &v.nodes.num_children, children: &children };
             let expanded = state.expanded.get();
             matches.with(|m| {
-                rows::lines(&shape, &Options { limit: display.limit.get(), top90: display.top90.get(), expanded: &expanded, matches: m.as_deref(), show_root })
+                rows::lines(
+                    &shape,
+                    &Options {
+                        limit: display.limit.get(),
+                        top90: display.top90.get(),
+                        expanded: &expanded,
+                        matches: m.as_deref(),
+                        show_root,
+                    },
+                )
             })
         })
     };
@@ -189,7 +202,10 @@ fn Page(v: Arc<OpProfileView>, display: Display) -> impl IntoView {
             }
         })
         .collect_view();
-    let no_match = move || (matches.with(Option::is_some) && lines.with(Vec::is_empty)).then(|| view! { <p class="muted" data-testid="opp-no-match">"No op matches the search."</p> });
+    let no_match = move || {
+        (matches.with(Option::is_some) && lines.with(Vec::is_empty))
+            .then(|| view! { <p class="muted" data-testid="opp-no-match">"No op matches the search."</p> })
+    };
     view! {
         <div class="opp-summary">
             <span>

@@ -10,6 +10,8 @@ use crate::ui::charts::plot::redraw;
 use crate::ui::charts::{prepare_fit, Palette};
 use crate::ui::components::metric::{Duration, Percent};
 use crate::ui::components::table::{rows_in_dom, ROW_H_PX};
+use leptos::attr::any_attribute::IntoAnyAttribute;
+use leptos::attr::custom::custom_attribute;
 use leptos::prelude::*;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -130,7 +132,15 @@ fn indent(depth: u16) -> String {
 }
 
 /// One node's row: its share (the bar behind it is the canvas's), name, time and utilisations.
-fn node_row(view: &OpProfileView, node: u32, depth: u16, has_children: bool, expanded: bool, line: usize, state: TreeState) -> impl IntoView {
+fn node_row(
+    view: &OpProfileView,
+    node: u32,
+    depth: u16,
+    has_children: bool,
+    expanded: bool,
+    line: usize,
+    state: TreeState,
+) -> impl IntoView {
     let n = &view.nodes;
     let i = node as usize;
     let name = n.name[i].clone();
@@ -149,13 +159,14 @@ fn node_row(view: &OpProfileView, node: u32, depth: u16, has_children: bool, exp
             });
         }
     };
+    // `aria-level` has no typed attribute in Leptos: it goes in as a custom one.
+    let level = vec![custom_attribute("aria-level", (depth + 1).to_string()).into_any_attr()];
     view! {
         <div
             class="opp-row"
             class:op=n.is_op[i]
             class:selected=move || state.selected.get() == Some(node)
             role="treeitem"
-            attr:aria-level=depth + 1
             aria-expanded=has_children.then(|| expanded.to_string())
             data-node=node
             data-line=line
@@ -166,6 +177,7 @@ fn node_row(view: &OpProfileView, node: u32, depth: u16, has_children: bool, exp
                 state.selected.set(Some(node));
                 toggle();
             }
+            {..level}
         >
             <span class="r"><Percent metric="time_fraction" value=n.time_fraction[i] key=name.clone() /></span>
             <span class="opp-name" style=indent(depth)>
