@@ -103,6 +103,11 @@ fn the_tpu_tree_is_xprofs_in_columns() {
     let ops = (0..without.nodes.len()).filter(|&i| without.nodes.is_op[i]);
     assert!(ops.clone().count() > 10);
     assert!(ops.clone().all(|i| without.nodes.expression[i].starts_with('%')), "expressions");
+    // Joined with the HLO modules: each op's shape with layout, as its expression writes it.
+    for i in ops.clone() {
+        let (shape, expression) = (&without.nodes.shape[i], &without.nodes.expression[i]);
+        assert!(!shape.is_empty() && expression.contains(&format!(" = {shape} ")), "{}: {shape} in {expression}", without.nodes.name[i]);
+    }
     // The wire form is the columns, and smaller than XProf's nested JSON of the same tree.
     let wire = serde_json::to_value(&without).unwrap();
     assert!(wire["nodes"]["parent"].is_array() && wire["nodes"]["raw_time_ps"].is_array());

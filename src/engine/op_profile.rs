@@ -2,10 +2,13 @@
 //! category, idle in or out) as a flat list of nodes in columns — pre-order, each node with its
 //! parent's index — instead of XProf's nested JSON, which repeats every key name on every node. The
 //! figures the page shows are computed here with XProf's page formulas (`utils.ts`: time fraction,
-//! FLOPS utilisation, wasted time, FLOP rate, bandwidths), so the page only lays them out.
+//! FLOPS utilisation, wasted time, FLOP rate, bandwidths), so the page only lays them out. Each op
+//! node is joined with its HLO instruction in the trace's modules for its shape with layout, its
+//! source line and, where the trace gives none, its text.
 
 use super::{EngineError, Session};
-use crate::analysis::op_profile::{Node, OpProfile};
+use crate::analysis::op_profile::{Node, OpProfile, DUPLICATES_SUFFIX};
+use crate::analysis::xla_modules::{XlaInstruction, XlaModules};
 use serde::{Deserialize, Serialize};
 
 /// How the tree groups ops under its root.
@@ -63,12 +66,15 @@ pub struct OpNodeColumns {
     pub category: Vec<String>,
     /// Whether the node is an op (or a group of duplicates, described by its longest op).
     pub is_op: Vec<bool>,
-    /// The HLO instruction's text (XProf's `xla.expression`).
+    /// The HLO instruction's text: XProf's `xla.expression` (a TPU trace's own), else the text of the
+    /// instruction in the trace's HLO module.
     pub expression: Vec<String>,
+    /// The instruction's result shape with its layout (`f32[8,128]{1,0:T(8,128)}`), from its module.
+    pub shape: Vec<String>,
     /// The framework op the instruction came from (XProf's `provenance`).
     pub provenance: Vec<String>,
     pub program_id: Vec<u64>,
-    /// `file:line` of the framework code the op came from, when the trace records it.
+    /// `file:line` of the framework code the op came from: the trace's, else the HLO's metadata.
     pub source: Vec<String>,
 }
 
@@ -90,7 +96,8 @@ impl OpNodeColumns {
         children
     }
 
-    fn push(&mut self, n: &Node, parent: u32, root_time_ps: u64) {
+    /// Adds `n`; `instruction` is its op's HLO instruction, when the trace's modules have it.
+    fn push(&mut self, n: &Node, parent: u32, root_time_ps: u64, instruction: Option<&XlaInstruction>) {
         let m = &n.metrics;
         let some_if = |ok: bool, v: f64| ok.then_some(v);
         let timed = m.raw_time_ps > 0;
@@ -121,27 +128,38 @@ impl OpNodeColumns {
         }
         self.category.push(xla.map(|x| x.category.clone()).unwrap_or_default());
         self.is_op.push(xla.is_some());
-        self.expression.push(xla.map(|x| x.expression.clone()).unwrap_or_default());
+        let expression = xla.map(|x| x.expression.clone()).filter(|e| !e.is_empty());
+        self.expression.push(expression.or_else(|| instruction.map(|i| i.expression.clone())).unwrap_or_default());
+        self.shape.push(instruction.map(|i| i.shape.clone()).unwrap_or_default());
         self.provenance.push(xla.map(|x| x.provenance.clone()).unwrap_or_default());
         self.program_id.push(xla.map_or(0, |x| x.program_id));
-        self.source.push(source.map(|s| format!("{}:{}", s.file_name, s.line_number)).unwrap_or_default());
+        let source = source.map(|s| format!("{}:{}", s.file_name, s.line_number));
+        self.source.push(source.or_else(|| instruction.and_then(|i| i.source.clone())).unwrap_or_default());
     }
 
     /// `node` and its descendants in pre-order, under `parent`.
-    fn push_tree(&mut self, node: &Node, parent: u32, root_time_ps: u64) {
+    fn push_tree(&mut self, node: &Node, parent: u32, root_time_ps: u64, modules: &XlaModules) {
         let me = self.len() as u32;
-        self.push(node, parent, root_time_ps);
+        self.push(node, parent, root_time_ps, instruction_of(node, modules));
         for c in &node.children {
-            self.push_tree(c, me, root_time_ps);
+            self.push_tree(c, me, root_time_ps, modules);
         }
     }
 
-    /// The tree under `root` (XProf's page divides by the root it shows).
-    pub fn of(root: &Node) -> Self {
+    /// The tree under `root` (XProf's page divides by the root it shows), its ops joined with their
+    /// instructions in `modules`.
+    pub fn of(root: &Node, modules: &XlaModules) -> Self {
         let mut columns = OpNodeColumns::default();
-        columns.push_tree(root, 0, root.metrics.raw_time_ps);
+        columns.push_tree(root, 0, root.metrics.raw_time_ps, modules);
         columns
     }
+}
+
+/// The HLO instruction of op node `n`: its name in its program, or for a group of duplicates (which
+/// takes its longest op's description) that op's.
+fn instruction_of<'m>(n: &Node, modules: &'m XlaModules) -> Option<&'m XlaInstruction> {
+    let xla = n.xla.as_ref()?;
+    modules.instruction(xla.program_id, n.name.strip_suffix(DUPLICATES_SUFFIX).unwrap_or(&n.name))
 }
 
 /// The tree of `profile` that `grouping` and `include_idle` pick.
@@ -158,12 +176,13 @@ impl Session {
     /// The Op Profile page of `file_id`: the tree `grouping` and `include_idle` pick, in columns.
     pub fn op_profile_view(&mut self, file_id: u32, grouping: OpProfileGrouping, include_idle: bool) -> Result<OpProfileView, EngineError> {
         let profile = self.op_profile(file_id)?;
+        let metrics = self.op_metrics(file_id)?;
         Ok(OpProfileView {
             device_type: profile.device_type.to_string(),
             grouping,
             include_idle,
             agg_dvfs_time_scale_multiplier: profile.agg_dvfs_time_scale_multiplier,
-            nodes: OpNodeColumns::of(tree(&profile, grouping, include_idle)),
+            nodes: OpNodeColumns::of(tree(&profile, grouping, include_idle), &metrics.modules),
         })
     }
 }

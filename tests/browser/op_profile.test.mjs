@@ -85,6 +85,8 @@ test('TPU v6e: XProf\'s figures, by category, idle, top 90%, limit, search, keyb
   await page.waitForSelector(`[data-testid="opp-card"] [data-metric="card_name"][data-value="${top.name}"]`);
   assert.equal(await one(page, 'card_expression'), top.xla.expression);
   assert.match(await one(page, 'card_expression'), /^%\S+ = /);
+  const shape = await one(page, 'card_shape');
+  assert.ok(shape && top.xla.expression.includes(` = ${shape} `), shape);
   assert.equal(await one(page, 'card_category'), top.xla.category);
   assert.equal(await one(page, 'card_occurrences'), String(top.metrics.occurrences));
   assert.ok(close(await one(page, 'card_time_us'), top.metrics.rawTime / 1e6));

@@ -1,6 +1,6 @@
 //! The details card of the node under the pointer (or, when none is, the selected one): XProf's op
 //! details — name, category, time, share, occurrences, FLOPS and bandwidth utilisation with their
-//! colours, FLOP rate, bandwidths, the HLO expression and the source line.
+//! colours, FLOP rate, bandwidths, the HLO expression, shape and layout, and the source line.
 
 use super::colors::{bandwidth_color, flops_color};
 use crate::engine::op_profile::OpProfileView;
@@ -87,6 +87,7 @@ pub fn Details(view: Arc<OpProfileView>, node: Signal<Option<u32>>) -> impl Into
         let text_row = |label: &'static str, metric: &'static str, value: &str| {
             (!value.is_empty()).then(|| rows(label, view! { <code><Text metric value=value.to_string() /></code> }.into_any()))
         };
+        items.extend(text_row("Shape and layout", "card_shape", &n.shape[i]).map(IntoAny::into_any));
         items.extend(text_row("Framework op", "card_provenance", &n.provenance[i]).map(IntoAny::into_any));
         items.extend(text_row("Source", "card_source", &n.source[i]).map(IntoAny::into_any));
         items.extend(text_row("HLO expression", "card_expression", &n.expression[i]).map(IntoAny::into_any));
