@@ -12,6 +12,7 @@ pub mod memory_profile;
 pub mod memory_viewer;
 pub mod memory_viewer_columns;
 pub mod op_metrics;
+pub mod op_profile;
 pub mod op_tables;
 pub mod overview;
 pub mod overview_page;

@@ -9,6 +9,7 @@ use super::kernel_stats::KernelStatsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
+use super::op_profile::{OpProfileGrouping, OpProfileView};
 use super::roofline::RooflineView;
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::trace_viewer::details::EventDetails;
@@ -136,6 +137,12 @@ pub enum RequestBody {
         file_id: u32,
         include_infeed_outfeed: bool,
     },
+    /// The Op Profile page: the tree grouped by `grouping`, with the idle node when `include_idle`.
+    OpProfile {
+        file_id: u32,
+        grouping: OpProfileGrouping,
+        include_idle: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -225,6 +232,9 @@ pub enum ResponseBody {
     },
     RooflineModel {
         view: Box<RooflineView>,
+    },
+    OpProfile {
+        view: Box<OpProfileView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -348,6 +358,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::RooflineModel { file_id, include_infeed_outfeed } => match session.roofline_view(file_id, include_infeed_outfeed) {
             Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::OpProfile { file_id, grouping, include_idle } => match session.op_profile_view(file_id, grouping, include_idle) {
+            Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

@@ -20,10 +20,11 @@ pub enum Tool {
     HloOpStats,
     KernelStats,
     Roofline,
+    OpProfile,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 9] = [
+    pub const ALL: [Tool; 10] = [
         Tool::Overview,
         Tool::MemoryProfile,
         Tool::MemoryViewer,
@@ -33,6 +34,7 @@ impl Tool {
         Tool::HloOpStats,
         Tool::KernelStats,
         Tool::Roofline,
+        Tool::OpProfile,
     ];
 
     pub fn slug(self) -> &'static str {
@@ -46,6 +48,7 @@ impl Tool {
             Tool::HloOpStats => "hlo-op-stats",
             Tool::KernelStats => "kernel-stats",
             Tool::Roofline => "roofline",
+            Tool::OpProfile => "op-profile",
         }
     }
 
@@ -60,6 +63,7 @@ impl Tool {
             Tool::HloOpStats => "HLO ops",
             Tool::KernelStats => "Kernels",
             Tool::Roofline => "Roofline",
+            Tool::OpProfile => "Op Profile",
         }
     }
 
@@ -70,7 +74,7 @@ impl Tool {
     /// The question the tool answers, which places it in the navigation.
     pub fn group(self) -> ToolGroup {
         match self {
-            Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline => ToolGroup::Ops,
+            Tool::OpProfile | Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline => ToolGroup::Ops,
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,
             Tool::Overview => ToolGroup::File,

@@ -14,6 +14,9 @@ use crate::analysis::op_metrics::{memory_space, safe_divide, MemoryOperation, Op
 use crate::analysis::xla_modules::XlaModules;
 use std::collections::HashMap;
 
+/// What ends the name of a group of duplicates after its longest op's name (XProf's wording).
+pub const DUPLICATES_SUFFIX: &str = " and its duplicate(s)";
+
 /// Children kept per node below the grouping levels (XProf's default `op_profile_limit`).
 pub const CHILDREN_PER_NODE: usize = 100;
 
@@ -341,7 +344,7 @@ fn finalize_duplicates(node: &mut Node) {
     }
     let top = &node.children[0];
     let top_xla = top.xla.clone().unwrap_or_default();
-    node.name = format!("{} and its duplicate(s)", top.name);
+    node.name = format!("{}{DUPLICATES_SUFFIX}", top.name);
     node.xla = Some(XlaInfo {
         provenance: if is_fusion(&top_xla.category) { String::new() } else { top_xla.provenance.clone() },
         computation_primitive_size: 0,

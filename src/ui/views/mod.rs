@@ -10,6 +10,7 @@ pub mod landing;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_page;
+pub mod op_profile;
 pub mod overview;
 pub mod roofline;
 pub mod trace_viewer;

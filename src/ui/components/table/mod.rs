@@ -11,7 +11,7 @@ mod csv;
 mod window;
 
 pub use csv::{download, download_part};
-pub use window::ROW_H_PX;
+pub use window::{rows_in_dom, ROW_H_PX};
 
 use crate::ui::components::metric::Count;
 use leptos::attr::any_attribute::{AnyAttribute, IntoAnyAttribute};
@@ -307,7 +307,7 @@ pub fn Table<R: Send + Sync + 'static>(
     };
     let scroll_top = RwSignal::new(0.0f64);
     let max_h = spec.max_height_px;
-    let in_dom = Memo::new(move |_| window::rows_in_dom(shown.with(Vec::len), scroll_top.get(), max_h));
+    let in_dom = Memo::new(move |_| rows_in_dom(shown.with(Vec::len), scroll_top.get(), max_h));
     let scroller = NodeRef::<leptos::html::Div>::new();
 
     let header = spec
