@@ -62,23 +62,30 @@ impl Session {
 
     /// The device op db of `file_id`: every HLO op the accelerators ran, over all cores.
     pub fn device_ops(&mut self, file_id: u32) -> Result<Arc<DeviceOps>, EngineError> {
-        self.device_ops_for(file_id, TOOL)
+        self.device_ops_for(&[file_id], TOOL)
     }
 
-    /// The device op db of `file_id` for `tool`, or why there is none: a trace Tidemark cannot read the
-    /// device side of yet ([`EngineError::Unsupported`]), or a malformed one.
-    pub(super) fn device_ops_for(&mut self, file_id: u32, tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
-        match &self.op_metrics(file_id)?.device {
+    /// The device op db of the run `file_ids` (one file, or several hosts combined) for `tool`, or why
+    /// there is none: a trace Tidemark cannot read the device side of yet
+    /// ([`EngineError::Unsupported`]), or a malformed one (the error names the run's first file).
+    pub(super) fn device_ops_for(&mut self, file_ids: &[u32], tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
+        let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
+        match &self.run_op_metrics(file_ids)?.device {
             Ok(ops) => Ok(ops.clone()),
-            Err(e @ DeviceOpsError::GpuNotSupported) => Err(self.unsupported(file_id, tool, e.to_string())),
-            Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(file_id, tool, e.to_string())),
+            Err(e @ DeviceOpsError::GpuNotSupported) => Err(self.unsupported(first, tool, e.to_string())),
+            Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
         }
     }
 
     /// Framework op stats of `file_id` (XProf's `framework_op_stats` tool): host rows, and device rows
     /// where the device db exists.
     pub fn framework_op_stats(&mut self, file_id: u32) -> Result<FrameworkOpStats, EngineError> {
-        let m = self.op_metrics(file_id)?;
+        self.run_framework_op_stats(&[file_id])
+    }
+
+    /// Framework op stats of the run `file_ids`, its hosts combined as XProf combines them.
+    pub fn run_framework_op_stats(&mut self, file_ids: &[u32]) -> Result<FrameworkOpStats, EngineError> {
+        let m = self.run_op_metrics(file_ids)?;
         Ok(framework_op_stats::framework_op_stats(&framework_op_stats::Inputs {
             host: &m.host,
             device: &m.device_framework_ops,
@@ -91,7 +98,12 @@ impl Session {
 
     /// GPU Kernel Stats of `file_id` (empty for a trace without GPU kernels).
     pub fn kernel_stats(&mut self, file_id: u32) -> Result<Arc<KernelStats>, EngineError> {
-        Ok(self.op_metrics(file_id)?.kernel_stats.clone())
+        self.run_kernel_stats(&[file_id])
+    }
+
+    /// GPU Kernel Stats of the run `file_ids`: its hosts' kernels, the longest kept.
+    pub fn run_kernel_stats(&mut self, file_ids: &[u32]) -> Result<Arc<KernelStats>, EngineError> {
+        Ok(self.run_op_metrics(file_ids)?.kernel_stats.clone())
     }
 }
 
@@ -126,7 +138,7 @@ fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
 
 /// Per op name, the share of its kernels' time spent in kernels that use Tensor Cores (XProf's
 /// `tensor_core_utilization` of a framework op).
-fn tensor_core_utilization(stats: &KernelStats) -> HashMap<String, f64> {
+pub(super) fn tensor_core_utilization(stats: &KernelStats) -> HashMap<String, f64> {
     let mut by_op: HashMap<String, (u64, u64)> = HashMap::new();
     for r in &stats.reports {
         let e = by_op.entry(r.key.op_name.clone()).or_default();
