@@ -96,17 +96,17 @@ pub fn combine(dbs: &[StepDb]) -> StepDb {
     if dbs[chief].steps.is_empty() {
         return StepDb { device_steps_unsupported, ..StepDb::default() };
     }
-    let alignments: Vec<Alignment> = dbs
-        .iter()
-        .enumerate()
-        .map(|(h, db)| {
-            if h == chief {
-                Alignment { first_own: 0, first_chief: 0, len: db.steps.len() }
-            } else {
-                align(&db.steps, &dbs[chief].steps)
-            }
-        })
-        .collect();
+    let alignments: Vec<Alignment> =
+        dbs.iter()
+            .enumerate()
+            .map(|(h, db)| {
+                if h == chief {
+                    Alignment { first_own: 0, first_chief: 0, len: db.steps.len() }
+                } else {
+                    align(&db.steps, &dbs[chief].steps)
+                }
+            })
+            .collect();
     let begin = alignments.iter().map(|a| a.first_chief).max().unwrap_or(0);
     let end = alignments.iter().map(|a| a.first_chief + a.len).min().unwrap_or(0);
     if begin > end {
