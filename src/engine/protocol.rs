@@ -15,7 +15,7 @@ use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -117,6 +117,12 @@ pub enum RequestBody {
     /// without them, and the self time by op type per side.
     FrameworkOpStats {
         file_id: u32,
+        include_idle: bool,
+    },
+    /// The Framework Op Stats page of a run's hosts `file_ids` combined (the host selector's "all
+    /// hosts"), answered as `FrameworkOpStats`.
+    RunFrameworkOpStats {
+        file_ids: Vec<u32>,
         include_idle: bool,
     },
 }
@@ -309,6 +315,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
+            Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RunFrameworkOpStats { file_ids, include_idle } => match session.run_framework_op_stats_view(&file_ids, include_idle) {
             Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
