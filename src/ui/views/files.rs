@@ -47,7 +47,10 @@ pub fn FileList() -> impl IntoView {
                             class:selected=selected
                             data-file=path.clone()
                             data-state=state_attr
-                            on:click=move |_| state.selected.set(Some(click_path.clone()))
+                            on:click=move |_| {
+                                state.all_hosts.set(false);
+                                state.selected.set(Some(click_path.clone()));
+                            }
                         >
                             <span class="badge" data-kind=badge>{badge}</span>
                             <span class="file-name" title=path.clone()>{label}</span>
