@@ -160,3 +160,26 @@ fn inspect_gives_each_file_its_run_and_host() {
     );
     assert_eq!(v["errors"].as_array().map(Vec::len), Some(0));
 }
+
+/// The page's "all hosts" through the worker protocol: `RunFrameworkOpStats` answers XProf's combined
+/// table, and the run's file ids travel in the request.
+#[test]
+fn all_hosts_through_the_protocol() {
+    use tidemark::analysis::framework_op_stats::FrameworkOpTable;
+    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    let (run, hosts) = RUNS[0];
+    let (mut session, ids) = open_run(&hosts);
+    let body = RequestBody::RunFrameworkOpStats { file_ids: ids, include_idle: true };
+    let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
+    assert!(json.contains(r#""type":"run_framework_op_stats","file_ids":[0,1]"#), "{json}");
+    let reply = handle(&mut session, &json, None, &mut |_| {});
+    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
+    let ResponseBody::FrameworkOpStats { view } = back.body else { panic!("{:?}", back.body) };
+    let expected = &common::json(&format!("runs/{run}/{run}.framework_op_stats.json"))[0];
+    let actual: &FrameworkOpTable = &view.table;
+    let host_rows = expected["rows"].as_array().unwrap().iter().filter(|r| r["c"][1]["v"] == "Host").count();
+    assert_eq!(actual.rows.iter().filter(|r| !r.on_device).count(), host_rows);
+    let idle = expected["rows"].as_array().unwrap().iter().find(|r| r["c"][3]["v"] == "IDLE").unwrap()["c"][7]["v"].as_f64().unwrap();
+    let ours = actual.rows.iter().find(|r| r.op_name == "IDLE").unwrap().total_self_time_us;
+    assert!((ours - idle).abs() <= 1e-9 * idle, "{ours} vs {idle}");
+}
