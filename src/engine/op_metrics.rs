@@ -109,36 +109,50 @@ impl Session {
 
 /// The one op-metrics pass over `space`.
 fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
-    let run_environment = RunEnvironment::of(space);
-    let hardware = match run_environment.hardware_type {
-        "GPU" => HardwareType::Gpu,
-        "TPU" => HardwareType::Tpu,
-        _ => HardwareType::CpuOnly,
-    };
     let modules = XlaModules::from_space(space);
     let kernel_stats = kernel_stats::analyze(space, &modules)?;
     let device = device_ops::analyze(space, &modules).map(Arc::new);
-    let (device_framework_ops, perf_env) = match &device {
-        Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
-        _ => (OpMetricsDb::default(), PerfEnv::default()),
-    };
-    Ok(FileOpMetrics {
-        host: host_op_metrics_db(space)?,
-        tensor_core_utilization: tensor_core_utilization(&kernel_stats),
-        modules,
-        device,
-        device_framework_ops,
-        kernel_stats: Arc::new(kernel_stats),
-        hardware,
-        device_type: run_environment.device_type.clone(),
-        perf_env,
-        run_environment,
-    })
+    Ok(FileOpMetrics::new(host_op_metrics_db(space)?, modules, device, kernel_stats, RunEnvironment::of(space)))
+}
+
+impl FileOpMetrics {
+    /// The op metrics of a file or run from its dbs: the hardware from the run environment, and what
+    /// derives from the device db (its framework-op db and peaks, where there are devices) and the
+    /// kernel stats (Tensor Core use per op).
+    pub(super) fn new(
+        host: OpMetricsDb,
+        modules: XlaModules,
+        device: Result<Arc<DeviceOps>, DeviceOpsError>,
+        kernel_stats: KernelStats,
+        run_environment: RunEnvironment,
+    ) -> Self {
+        let hardware = match run_environment.hardware_type {
+            "GPU" => HardwareType::Gpu,
+            "TPU" => HardwareType::Tpu,
+            _ => HardwareType::CpuOnly,
+        };
+        let (device_framework_ops, perf_env) = match &device {
+            Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
+            _ => (OpMetricsDb::default(), PerfEnv::default()),
+        };
+        FileOpMetrics {
+            host,
+            tensor_core_utilization: tensor_core_utilization(&kernel_stats),
+            modules,
+            device,
+            device_framework_ops,
+            kernel_stats: Arc::new(kernel_stats),
+            hardware,
+            device_type: run_environment.device_type.clone(),
+            perf_env,
+            run_environment,
+        }
+    }
 }
 
 /// Per op name, the share of its kernels' time spent in kernels that use Tensor Cores (XProf's
 /// `tensor_core_utilization` of a framework op).
-pub(super) fn tensor_core_utilization(stats: &KernelStats) -> HashMap<String, f64> {
+fn tensor_core_utilization(stats: &KernelStats) -> HashMap<String, f64> {
     let mut by_op: HashMap<String, (u64, u64)> = HashMap::new();
     for r in &stats.reports {
         let e = by_op.entry(r.key.op_name.clone()).or_default();

@@ -2,12 +2,11 @@
 //! "all hosts" (`CombineAllOpStats`): every op tool of a run reads them as a single file's tools read
 //! [`FileOpMetrics`]. A run of one file is that file.
 
-use super::op_metrics::{tensor_core_utilization, FileOpMetrics};
+use super::op_metrics::FileOpMetrics;
 use super::{EngineError, Session};
-use crate::analysis::device_ops::tf_ops::tf_metrics_db;
 use crate::analysis::device_ops::DeviceOps;
 use crate::analysis::kernel_stats::KernelStats;
-use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, OpMetricsDbBuilder, PerfEnv};
+use crate::analysis::op_metrics::{HardwareType, OpMetricsDbBuilder, PerfEnv};
 use crate::analysis::overview_page::RunEnvironment;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -90,29 +89,8 @@ fn combine(hosts: &[(Arc<FileOpMetrics>, Vec<String>)]) -> FileOpMetrics {
         Some(e) => Err(e.clone()),
         None => Ok(Arc::new(combine_device(hosts.iter().filter_map(|(m, _)| m.device.as_ref().ok())))),
     };
-    let hardware = hosts.iter().map(|(m, _)| m.hardware).max_by_key(|h| rank(*h)).unwrap_or_default();
-    let device_framework_ops = match &device {
-        Ok(d) if d.hardware != HardwareType::CpuOnly => tf_metrics_db(&d.db, true),
-        _ => OpMetricsDb::default(),
-    };
-    let perf_env = match &device {
-        Ok(d) if d.hardware != HardwareType::CpuOnly => d.perf_env.clone(),
-        _ => PerfEnv::default(),
-    };
     let run_environment = RunEnvironment::combined(hosts.iter().map(|(m, names)| (&m.run_environment, names.as_slice())));
-    let kernel_stats = KernelStats::longest(reports);
-    FileOpMetrics {
-        host: host.finish(),
-        tensor_core_utilization: tensor_core_utilization(&kernel_stats),
-        modules,
-        device,
-        device_framework_ops,
-        kernel_stats: Arc::new(kernel_stats),
-        hardware,
-        device_type: run_environment.device_type.clone(),
-        perf_env,
-        run_environment,
-    }
+    FileOpMetrics::new(host.finish(), modules, device, KernelStats::longest(reports), run_environment)
 }
 
 /// The hosts' device op dbs combined (XProf's combined `device_op_metrics_db`, core counts added).

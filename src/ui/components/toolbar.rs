@@ -1,7 +1,6 @@
-//! The top bar: identity, tool tabs, run and host selectors, open buttons and display preferences.
+//! The top bar: identity, tool tabs, open buttons and display preferences.
 
-use crate::decode::log_dir::run_host;
-use crate::ui::state::{AppState, FileStatus, Theme, Tool};
+use crate::ui::state::{AppState, Theme, Tool};
 use crate::ui::views::export::ExportDialog;
 use crate::ui::{drop, engine_client};
 use crate::units::ByteUnit;
@@ -45,9 +44,6 @@ pub fn Toolbar() -> impl IntoView {
                     .collect_view()}
             </nav>
             <div class="spacer"></div>
-            <Show when=move || !state.files.with(Vec::is_empty)>
-                <RunHostSelect />
-            </Show>
             <button class="btn" title="Open profile files" on:click=move |_| { if let Some(i) = file_input.get() { i.click(); } }>"Open…"</button>
             <button class="btn" title="Open every profile in a folder (e.g. a run with one xplane per host)" on:click=move |_| { if let Some(i) = folder_input.get() { i.click(); } }>"Folder…"</button>
             <Show when=move || !in_bundle>
@@ -102,75 +98,5 @@ pub fn Toolbar() -> impl IntoView {
                 }
             />
         </header>
-    }
-}
-
-/// The value of the host selector's "all hosts" option.
-const ALL_HOSTS: &str = "*all-hosts*";
-
-/// The run selector (the loaded files' runs, newest first, named by their folder) and the host
-/// selector (the selected run's files by host, and "all hosts" where the run has several, for the
-/// tools that combine them). Every loaded file is reachable: files in no folder form one run.
-#[component]
-fn RunHostSelect() -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let selected_run = move || state.selected.with(|p| p.as_deref().map(|p| run_host(p).run_dir)).unwrap_or_default();
-    let choose_run = move |run_dir: String| {
-        if let Some((path, _)) = state.run_files(&run_dir).into_iter().next() {
-            state.all_hosts.set(false);
-            state.selected.set(Some(path));
-        }
-    };
-    let choose_host = move |value: String| {
-        if value == ALL_HOSTS {
-            state.all_hosts.set(true);
-        } else {
-            state.all_hosts.set(false);
-            state.selected.set(Some(value));
-        }
-    };
-    let hosts = move || {
-        let files = state.run_files(&selected_run());
-        state.files.with(|fs| {
-            files
-                .into_iter()
-                .map(|(path, host)| {
-                    let failed = fs.iter().any(|f| f.path == path && matches!(f.status, FileStatus::Failed { .. }));
-                    let label = if host.is_empty() { path.clone() } else { host };
-                    (path, if failed { format!("{label} (failed)") } else { label })
-                })
-                .collect::<Vec<_>>()
-        })
-    };
-    view! {
-        <label class="field" title="The runs of the opened folders, newest first (TensorBoard names each run by its start time)">
-            "Run "
-            <select data-testid="run-select" on:change=move |ev| choose_run(event_target_value(&ev)) prop:value=selected_run>
-                {move || {
-                    state
-                        .runs()
-                        .into_iter()
-                        .map(|(dir, name)| {
-                            let label = if name.is_empty() { "(opened files)".to_string() } else { name };
-                            view! { <option value=dir>{label}</option> }
-                        })
-                        .collect_view()
-                }}
-            </select>
-        </label>
-        <label class="field" title="The run's hosts; all hosts combines them as XProf does, in the tools that combine hosts (Framework ops)">
-            "Host "
-            <select
-                data-testid="file-select"
-                on:change=move |ev| choose_host(event_target_value(&ev))
-                prop:value=move || if state.all_hosts.get() { ALL_HOSTS.to_string() } else { state.selected.get().unwrap_or_default() }
-            >
-                {move || {
-                    let hosts = hosts();
-                    let all = (hosts.len() > 1).then(|| view! { <option value=ALL_HOSTS>"All hosts"</option> });
-                    (hosts.into_iter().map(|(path, label)| view! { <option value=path>{label}</option> }).collect_view(), all)
-                }}
-            </select>
-        </label>
     }
 }
