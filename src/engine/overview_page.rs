@@ -4,6 +4,7 @@
 //! pass ([`Session::op_metrics`]).
 
 use super::{EngineError, Session};
+use crate::analysis::op_metrics::HardwareType;
 use crate::analysis::overview_page::OverviewPage;
 use crate::analysis::steps;
 
@@ -13,8 +14,18 @@ const TOOL: &str = "Overview Page";
 impl Session {
     fn compute_overview_page(&mut self, file_ids: &[u32]) -> Result<OverviewPage, EngineError> {
         let m = self.run_op_metrics(file_ids)?;
-        let mut dbs = Vec::with_capacity(file_ids.len());
+        // Where some host has devices, the hosts without any (coordinators) have no steps of the run
+        // (XProf's `IsCoordinator`).
+        let mut has_device = Vec::with_capacity(file_ids.len());
         for &id in file_ids {
+            has_device.push(self.op_metrics(id)?.hardware != HardwareType::CpuOnly);
+        }
+        let any_device = has_device.contains(&true);
+        let mut dbs = Vec::with_capacity(file_ids.len());
+        for (&id, &device) in file_ids.iter().zip(&has_device) {
+            if any_device && !device {
+                continue;
+            }
             let (_, space) = self.trace_of(id, TOOL)?;
             dbs.push(steps::step_db(space).map_err(|e| self.analysis_error(id, TOOL, e.to_string()))?);
         }

@@ -103,7 +103,7 @@ fn combine_device<'a>(parts: impl Iterator<Item = &'a Arc<DeviceOps>>) -> Device
     let with_device = parts.iter().filter(|d| d.hardware != HardwareType::CpuOnly);
     DeviceOps {
         hardware: parts.iter().map(|d| d.hardware).max_by_key(|h| rank(*h)).unwrap_or_default(),
-        device_type: with_device.clone().last().map(|d| d.device_type.clone()).unwrap_or_default(),
+        device_type: with_device.clone().next_back().map(|d| d.device_type.clone()).unwrap_or_default(),
         core_count: parts.iter().map(|d| d.core_count).sum(),
         has_steps: parts.iter().any(|d| d.has_steps),
         perf_env: combine_perf_env(with_device.map(|d| &d.perf_env)),

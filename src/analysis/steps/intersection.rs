@@ -82,11 +82,13 @@ fn align(own: &[Step], chief: &[Step]) -> Alignment {
     Alignment { first_own, first_chief, len: (own.len() - first_own).min(chief.len() - first_chief) }
 }
 
-/// The steps of hosts `dbs` (in the run's host order) combined into one step db: see the module
-/// comment. One host's db is returned as it is.
+/// The steps of hosts `dbs` (in the run's host order, coordinators left out) combined into one step
+/// db: see the module comment. One host's db is returned as it is; no host gives no steps.
 pub fn combine(dbs: &[StepDb]) -> StepDb {
-    if dbs.len() == 1 {
-        return dbs[0].clone();
+    match dbs {
+        [] => return StepDb::default(),
+        [one] => return one.clone(),
+        _ => {}
     }
     let device_steps_unsupported = dbs.iter().any(|d| d.device_steps_unsupported);
     // The chief: the host whose steps span the least time (the first of equals).
