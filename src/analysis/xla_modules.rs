@@ -71,6 +71,14 @@ impl XlaModules {
         self.by_program_id.get(&program_id).map(|m| m.name.as_str())
     }
 
+    /// Adds `other`'s modules whose program id is not here yet (XProf's combined program-id map: the
+    /// first host's module of an id wins).
+    pub fn merge(&mut self, other: &XlaModules) {
+        for (id, m) in &other.by_program_id {
+            self.by_program_id.entry(*id).or_insert_with(|| m.clone());
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_program_id.is_empty()
     }

@@ -30,11 +30,12 @@ impl fmt::Display for Format {
 }
 
 /// Whether a file inside a dropped folder is worth opening: XProf writes its JSON tool outputs next to
-/// the traces, and a folder of a run also holds TensorBoard event files.
+/// the traces, and a folder of a run also holds TensorBoard event files and tool caches
+/// ([`super::log_dir::is_sidecar`]).
 pub fn is_profile_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     let n = n.strip_suffix(".gz").unwrap_or(&n);
-    n.ends_with(".pb") || n.ends_with(".prof")
+    (n.ends_with(".pb") || n.ends_with(".prof")) && !super::log_dir::is_sidecar(name)
 }
 
 fn hint_from_name(name: &str) -> Option<Format> {

@@ -38,13 +38,15 @@ pub enum EngineError {
     /// The engine stopped (a crash in the worker) while serving this request; `then` says what
     /// happened next (restarted, or could not be).
     EngineStopped { file: String, reason: String, then: String },
+    /// A tool of a run (several hosts combined) was asked for a run of no files.
+    EmptyRun,
 }
 
 impl EngineError {
     /// The file the error is about, as the user named it; `None` for an unknown file id.
     pub fn file(&self) -> Option<&str> {
         match self {
-            EngineError::UnknownFile { .. } => None,
+            EngineError::UnknownFile { .. } | EngineError::EmptyRun => None,
             EngineError::Unreadable { file, .. }
             | EngineError::Decode { file, .. }
             | EngineError::WrongFormat { file, .. }
@@ -87,6 +89,7 @@ impl EngineError {
             EngineError::Analysis { tool, message, .. } => format!("the {tool} could not be computed: {message}"),
             EngineError::Unsupported { tool, reason, .. } => format!("the {tool} does not support this trace yet: {reason}"),
             EngineError::EngineStopped { reason, then, .. } => format!("the engine stopped while working on this file ({reason}); {then}"),
+            EngineError::EmptyRun => "the run has no files: a run's tools combine its hosts' traces".to_string(),
         }
     }
 

@@ -31,7 +31,13 @@ pub struct TypeSelfTime {
 impl Session {
     /// The Framework Op Stats page of `file_id`, with the `IDLE` rows when `include_idle`.
     pub fn framework_op_stats_view(&mut self, file_id: u32, include_idle: bool) -> Result<FrameworkOpStatsView, EngineError> {
-        let stats = self.framework_op_stats(file_id)?;
+        self.run_framework_op_stats_view(&[file_id], include_idle)
+    }
+
+    /// The Framework Op Stats page of the run `file_ids` (its hosts combined as XProf combines them:
+    /// the page's "all hosts").
+    pub fn run_framework_op_stats_view(&mut self, file_ids: &[u32], include_idle: bool) -> Result<FrameworkOpStatsView, EngineError> {
+        let stats = self.run_framework_op_stats(file_ids)?;
         let table = if include_idle { stats.with_idle } else { stats.without_idle };
         Ok(FrameworkOpStatsView {
             device_by_type: self_time_by_type(table.rows.iter().filter(|r| r.on_device)),

@@ -9,4 +9,9 @@ impl Session {
     pub fn input_pipeline(&mut self, file_id: u32) -> Result<&InputPipeline, EngineError> {
         Ok(&self.cached_overview_page(file_id)?.input)
     }
+
+    /// The Input Pipeline Analyzer of the run `file_ids` (computed with its Overview Page).
+    pub fn run_input_pipeline(&mut self, file_ids: &[u32]) -> Result<&InputPipeline, EngineError> {
+        Ok(&self.run_overview_page(file_ids)?.input)
+    }
 }

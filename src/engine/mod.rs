@@ -22,6 +22,7 @@ pub mod read_input;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retain_memory;
 pub mod roofline;
+pub mod run_op_metrics;
 pub mod slim;
 pub mod trace_viewer;
 pub mod warmup;
@@ -48,10 +49,13 @@ pub struct Session {
     viewers: memory_viewer::ViewerCache,
     /// Op metrics computed so far, by file id (see [`Session::op_metrics`]).
     op_metrics: op_metrics::OpMetricsCache,
+    /// Op metrics of runs of several hosts combined, by their file ids (see [`Session::run_op_metrics`]).
+    run_op_metrics: run_op_metrics::RunOpMetricsCache,
     /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
     trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
-    /// Overview Pages (with their input pipeline analyses) computed so far, by file id.
-    overview_pages: HashMap<u32, crate::analysis::overview_page::OverviewPage>,
+    /// Overview Pages (with their input pipeline analyses) computed so far, by the file ids of the run
+    /// (one id for a file).
+    overview_pages: HashMap<Vec<u32>, crate::analysis::overview_page::OverviewPage>,
     /// Device op tables read from the op metrics so far, by file id (see [`Session::hlo_stats`]).
     op_tables: op_tables::OpTablesCache,
 }
@@ -129,7 +133,8 @@ impl Session {
         self.files.retain(|f| f.id != id);
         self.memory_profiles.remove(&id);
         self.op_metrics.remove(&id);
-        self.overview_pages.remove(&id);
+        self.forget_runs_of(id);
+        self.overview_pages.retain(|ids, _| !ids.contains(&id));
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);
         self.op_tables.forget_file(id);

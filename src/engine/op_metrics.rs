@@ -62,23 +62,30 @@ impl Session {
 
     /// The device op db of `file_id`: every HLO op the accelerators ran, over all cores.
     pub fn device_ops(&mut self, file_id: u32) -> Result<Arc<DeviceOps>, EngineError> {
-        self.device_ops_for(file_id, TOOL)
+        self.device_ops_for(&[file_id], TOOL)
     }
 
-    /// The device op db of `file_id` for `tool`, or why there is none: a trace Tidemark cannot read the
-    /// device side of yet ([`EngineError::Unsupported`]), or a malformed one.
-    pub(super) fn device_ops_for(&mut self, file_id: u32, tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
-        match &self.op_metrics(file_id)?.device {
+    /// The device op db of the run `file_ids` (one file, or several hosts combined) for `tool`, or why
+    /// there is none: a trace Tidemark cannot read the device side of yet
+    /// ([`EngineError::Unsupported`]), or a malformed one (the error names the run's first file).
+    pub(super) fn device_ops_for(&mut self, file_ids: &[u32], tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
+        let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
+        match &self.run_op_metrics(file_ids)?.device {
             Ok(ops) => Ok(ops.clone()),
-            Err(e @ DeviceOpsError::GpuNotSupported) => Err(self.unsupported(file_id, tool, e.to_string())),
-            Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(file_id, tool, e.to_string())),
+            Err(e @ DeviceOpsError::GpuNotSupported) => Err(self.unsupported(first, tool, e.to_string())),
+            Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
         }
     }
 
     /// Framework op stats of `file_id` (XProf's `framework_op_stats` tool): host rows, and device rows
     /// where the device db exists.
     pub fn framework_op_stats(&mut self, file_id: u32) -> Result<FrameworkOpStats, EngineError> {
-        let m = self.op_metrics(file_id)?;
+        self.run_framework_op_stats(&[file_id])
+    }
+
+    /// Framework op stats of the run `file_ids`, its hosts combined as XProf combines them.
+    pub fn run_framework_op_stats(&mut self, file_ids: &[u32]) -> Result<FrameworkOpStats, EngineError> {
+        let m = self.run_op_metrics(file_ids)?;
         Ok(framework_op_stats::framework_op_stats(&framework_op_stats::Inputs {
             host: &m.host,
             device: &m.device_framework_ops,
@@ -91,37 +98,56 @@ impl Session {
 
     /// GPU Kernel Stats of `file_id` (empty for a trace without GPU kernels).
     pub fn kernel_stats(&mut self, file_id: u32) -> Result<Arc<KernelStats>, EngineError> {
-        Ok(self.op_metrics(file_id)?.kernel_stats.clone())
+        self.run_kernel_stats(&[file_id])
+    }
+
+    /// GPU Kernel Stats of the run `file_ids`: its hosts' kernels, the longest kept.
+    pub fn run_kernel_stats(&mut self, file_ids: &[u32]) -> Result<Arc<KernelStats>, EngineError> {
+        Ok(self.run_op_metrics(file_ids)?.kernel_stats.clone())
     }
 }
 
 /// The one op-metrics pass over `space`.
 fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
-    let run_environment = RunEnvironment::of(space);
-    let hardware = match run_environment.hardware_type {
-        "GPU" => HardwareType::Gpu,
-        "TPU" => HardwareType::Tpu,
-        _ => HardwareType::CpuOnly,
-    };
     let modules = XlaModules::from_space(space);
     let kernel_stats = kernel_stats::analyze(space, &modules)?;
     let device = device_ops::analyze(space, &modules).map(Arc::new);
-    let (device_framework_ops, perf_env) = match &device {
-        Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
-        _ => (OpMetricsDb::default(), PerfEnv::default()),
-    };
-    Ok(FileOpMetrics {
-        host: host_op_metrics_db(space)?,
-        tensor_core_utilization: tensor_core_utilization(&kernel_stats),
-        modules,
-        device,
-        device_framework_ops,
-        kernel_stats: Arc::new(kernel_stats),
-        hardware,
-        device_type: run_environment.device_type.clone(),
-        perf_env,
-        run_environment,
-    })
+    Ok(FileOpMetrics::new(host_op_metrics_db(space)?, modules, device, kernel_stats, RunEnvironment::of(space)))
+}
+
+impl FileOpMetrics {
+    /// The op metrics of a file or run from its dbs: the hardware from the run environment, and what
+    /// derives from the device db (its framework-op db and peaks, where there are devices) and the
+    /// kernel stats (Tensor Core use per op).
+    pub(super) fn new(
+        host: OpMetricsDb,
+        modules: XlaModules,
+        device: Result<Arc<DeviceOps>, DeviceOpsError>,
+        kernel_stats: KernelStats,
+        run_environment: RunEnvironment,
+    ) -> Self {
+        let hardware = match run_environment.hardware_type {
+            "GPU" => HardwareType::Gpu,
+            "TPU" => HardwareType::Tpu,
+            _ => HardwareType::CpuOnly,
+        };
+        let (device_framework_ops, perf_env) = match &device {
+            Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
+            _ => (OpMetricsDb::default(), PerfEnv::default()),
+        };
+        FileOpMetrics {
+            host,
+            tensor_core_utilization: tensor_core_utilization(&kernel_stats),
+            modules,
+            device,
+            device_framework_ops,
+            kernel_stats: Arc::new(kernel_stats),
+            hardware,
+            device_type: run_environment.device_type.clone(),
+            perf_env,
+            run_environment,
+        }
+    }
 }
 
 /// Per op name, the share of its kernels' time spent in kernels that use Tensor Cores (XProf's

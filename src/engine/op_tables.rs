@@ -9,55 +9,71 @@ use crate::analysis::roofline_model::{self, RooflineModel};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// What has been computed so far, by file id.
+/// What has been computed so far, by the file ids of the run (one id for a file).
 #[derive(Default)]
 pub struct OpTablesCache {
-    hlo_stats: HashMap<u32, Arc<HloStats>>,
-    roofline_models: HashMap<u32, Arc<RooflineModel>>,
-    op_profiles: HashMap<u32, Arc<OpProfile>>,
+    hlo_stats: HashMap<Vec<u32>, Arc<HloStats>>,
+    roofline_models: HashMap<Vec<u32>, Arc<RooflineModel>>,
+    op_profiles: HashMap<Vec<u32>, Arc<OpProfile>>,
 }
 
 impl OpTablesCache {
     pub(super) fn forget_file(&mut self, file_id: u32) {
-        self.hlo_stats.remove(&file_id);
-        self.roofline_models.remove(&file_id);
-        self.op_profiles.remove(&file_id);
+        self.hlo_stats.retain(|ids, _| !ids.contains(&file_id));
+        self.roofline_models.retain(|ids, _| !ids.contains(&file_id));
+        self.op_profiles.retain(|ids, _| !ids.contains(&file_id));
     }
 }
 
 impl Session {
     /// HLO Op Stats of file `file_id` (empty for a CPU-only trace).
     pub fn hlo_stats(&mut self, file_id: u32) -> Result<Arc<HloStats>, EngineError> {
-        if let Some(h) = self.op_tables.hlo_stats.get(&file_id) {
+        self.run_hlo_stats(&[file_id])
+    }
+
+    /// HLO Op Stats of the run `file_ids`, its hosts combined.
+    pub fn run_hlo_stats(&mut self, file_ids: &[u32]) -> Result<Arc<HloStats>, EngineError> {
+        if let Some(h) = self.op_tables.hlo_stats.get(file_ids) {
             return Ok(h.clone());
         }
-        let ops = self.device_ops_for(file_id, "HLO Op Stats")?;
+        let ops = self.device_ops_for(file_ids, "HLO Op Stats")?;
         let stats = Arc::new(hlo_stats::analyze(&ops));
-        self.op_tables.hlo_stats.insert(file_id, stats.clone());
+        self.op_tables.hlo_stats.insert(file_ids.to_vec(), stats.clone());
         Ok(stats)
     }
 
     /// The Roofline Model of file `file_id` (empty for a CPU-only trace).
     pub fn roofline_model(&mut self, file_id: u32) -> Result<Arc<RooflineModel>, EngineError> {
+        self.run_roofline_model(&[file_id])
+    }
+
+    /// The Roofline Model of the run `file_ids`, its hosts combined.
+    pub fn run_roofline_model(&mut self, file_ids: &[u32]) -> Result<Arc<RooflineModel>, EngineError> {
         const TOOL: &str = "Roofline Model";
-        if let Some(r) = self.op_tables.roofline_models.get(&file_id) {
+        if let Some(r) = self.op_tables.roofline_models.get(file_ids) {
             return Ok(r.clone());
         }
-        let ops = self.device_ops_for(file_id, TOOL)?;
-        let model = roofline_model::analyze(&ops).map_err(|e| self.unsupported(file_id, TOOL, e.to_string()))?;
+        let ops = self.device_ops_for(file_ids, TOOL)?;
+        let first = file_ids[0];
+        let model = roofline_model::analyze(&ops).map_err(|e| self.unsupported(first, TOOL, e.to_string()))?;
         let model = Arc::new(model);
-        self.op_tables.roofline_models.insert(file_id, model.clone());
+        self.op_tables.roofline_models.insert(file_ids.to_vec(), model.clone());
         Ok(model)
     }
 
     /// The Op Profile of file `file_id` (an empty tree for a CPU-only trace).
     pub fn op_profile(&mut self, file_id: u32) -> Result<Arc<OpProfile>, EngineError> {
-        if let Some(p) = self.op_tables.op_profiles.get(&file_id) {
+        self.run_op_profile(&[file_id])
+    }
+
+    /// The Op Profile of the run `file_ids`, its hosts combined.
+    pub fn run_op_profile(&mut self, file_ids: &[u32]) -> Result<Arc<OpProfile>, EngineError> {
+        if let Some(p) = self.op_tables.op_profiles.get(file_ids) {
             return Ok(p.clone());
         }
-        let ops = self.device_ops_for(file_id, "Op Profile")?;
-        let profile = Arc::new(op_profile::analyze(&ops, &self.op_metrics(file_id)?.modules));
-        self.op_tables.op_profiles.insert(file_id, profile.clone());
+        let ops = self.device_ops_for(file_ids, "Op Profile")?;
+        let profile = Arc::new(op_profile::analyze(&ops, &self.run_op_metrics(file_ids)?.modules));
+        self.op_tables.op_profiles.insert(file_ids.to_vec(), profile.clone());
         Ok(profile)
     }
 }

@@ -14,6 +14,10 @@ pub struct FileOverview {
     /// The file's path relative to what was opened (a folder, a drop, a bundle): what identifies it,
     /// since base names repeat (every TensorBoard run holds `<host>.xplane.pb`).
     pub path: String,
+    /// The run (the folder the file lies in) and host (its name without the profile suffix) the path
+    /// gives it.
+    #[serde(flatten)]
+    pub run_host: crate::decode::log_dir::RunHost,
     pub format: Format,
     pub size_bytes: u64,
     pub gzipped: bool,
@@ -81,6 +85,7 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
     let mut o = FileOverview {
         name: base_name(&file.name).to_string(),
         path: file.name.clone(),
+        run_host: crate::decode::log_dir::run_host(&file.name),
         format: file.profile.format(),
         size_bytes: file.size_bytes,
         gzipped: file.gzipped,

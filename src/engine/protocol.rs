@@ -143,6 +143,12 @@ pub enum RequestBody {
         grouping: OpProfileGrouping,
         include_idle: bool,
     },
+    /// The Framework Op Stats page of a run's hosts `file_ids` combined (the host selector's "all
+    /// hosts"), answered as `FrameworkOpStats`.
+    RunFrameworkOpStats {
+        file_ids: Vec<u32>,
+        include_idle: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -362,6 +368,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::OpProfile { file_id, grouping, include_idle } => match session.op_profile_view(file_id, grouping, include_idle) {
             Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RunFrameworkOpStats { file_ids, include_idle } => match session.run_framework_op_stats_view(&file_ids, include_idle) {
+            Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

@@ -215,6 +215,9 @@ pub struct AppState {
     /// selected).
     pub trace_window: RwSignal<Option<(i64, i64)>>,
     pub trace_range: RwSignal<Option<(i64, i64)>>,
+    /// The host selector's "all hosts": the tools that combine a run's hosts (Framework Op Stats) show
+    /// the selected file's run combined; the others show the selected file.
+    pub all_hosts: RwSignal<bool>,
 }
 
 impl AppState {
@@ -234,6 +237,7 @@ impl AppState {
             breakdown_row: RwSignal::new(None),
             trace_window: RwSignal::new(None),
             trace_range: RwSignal::new(None),
+            all_hosts: RwSignal::new(false),
         }
     }
 
@@ -260,6 +264,46 @@ impl AppState {
                 None => Shown::Missing { path: selected },
             }
         })
+    }
+
+    /// The runs of the loaded files (the folders they lie in, [`crate::decode::log_dir::RunHost`]) as
+    /// (run folder, run name), newest first: by name, which TensorBoard makes a timestamp, descending.
+    pub fn runs(&self) -> Vec<(String, String)> {
+        let mut runs: Vec<(String, String)> = self.files.with(|fs| {
+            fs.iter()
+                .map(|f| {
+                    let rh = crate::decode::log_dir::run_host(&f.path);
+                    (rh.run_dir, rh.run)
+                })
+                .collect()
+        });
+        runs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        runs.dedup();
+        runs
+    }
+
+    /// The files of run folder `run_dir` as (path, host), in path order (the order XProf combines
+    /// hosts in).
+    pub fn run_files(&self, run_dir: &str) -> Vec<(String, String)> {
+        let mut files: Vec<(String, String)> = self.files.with(|fs| {
+            fs.iter()
+                .filter_map(|f| {
+                    let rh = crate::decode::log_dir::run_host(&f.path);
+                    (rh.run_dir == run_dir).then(|| (f.path.clone(), rh.host))
+                })
+                .collect()
+        });
+        files.sort();
+        files
+    }
+
+    /// The engine ids of the ready files of the selected file's run, in path order: what "all
+    /// hosts" combines.
+    pub fn selected_run_ids(&self) -> Vec<u32> {
+        let run_dir = self.selected.with(|p| p.as_deref().map(|p| crate::decode::log_dir::run_host(p).run_dir)).unwrap_or_default();
+        let paths = self.run_files(&run_dir);
+        let ready = self.ready_files();
+        paths.iter().filter_map(|(p, _)| ready.iter().find(|(_, rp)| rp == p).map(|(id, _)| *id)).collect()
     }
 
     /// The loaded files' engine ids and paths, in list order.

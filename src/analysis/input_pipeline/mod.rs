@@ -189,7 +189,12 @@ impl InputPipeline {
     pub fn new(db: &StepDb, host_ops: &OpMetricsDb, hardware_type: &'static str) -> Self {
         let steps: Vec<StepRow> = db.steps.iter().map(StepRow::new).collect();
         let summary = |f: fn(&StepRow) -> f64| Summary::of(steps.iter().map(f));
-        let step_time_ms = summary(|s| s.step_time_ms);
+        // A step of several hosts lasts as long as its slowest host (XProf's slowest core).
+        let step_time_ms = if db.slowest_host_step_ps.is_empty() {
+            summary(|s| s.step_time_ms)
+        } else {
+            Summary::of(db.slowest_host_step_ps.iter().map(|&ps| ps as f64 / PS_PER_MS))
+        };
         // The share of a step spent sending input to the device (XProf first asks the host op table
         // for TPU infeed timing, which host-only traces do not have).
         let host_to_device_ratio =

@@ -89,10 +89,18 @@ pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<KernelStats, Deco
             row.max_duration_ns = row.max_duration_ns.max(duration_ns);
         })?;
     }
-    let mut reports: Vec<KernelReport> = rows.into_values().collect();
-    reports.sort_by(|a, b| b.total_duration_ns.cmp(&a.total_duration_ns).then_with(|| a.key.cmp(&b.key)));
-    reports.truncate(MAX_KERNELS);
-    Ok(KernelStats { reports })
+    Ok(KernelStats::longest(rows.into_values().collect()))
+}
+
+impl KernelStats {
+    /// `reports` longest first (equal totals by key), the [`MAX_KERNELS`] longest kept (XProf's
+    /// `SortAndKeepTopKDurationKernelReportsInDb`, also how it combines the reports of several hosts,
+    /// which it appends without merging equal kernels).
+    pub fn longest(mut reports: Vec<KernelReport>) -> Self {
+        reports.sort_by(|a, b| b.total_duration_ns.cmp(&a.total_duration_ns).then_with(|| a.key.cmp(&b.key)));
+        reports.truncate(MAX_KERNELS);
+        KernelStats { reports }
+    }
 }
 
 /// Calls `visit` with the key, launch parameters and duration (ns) of every kernel of `plane`.

@@ -48,3 +48,51 @@ fn is_training(space: &XSpace) -> bool {
             .any(|md| has_gradients(&md.op_name, &md.op_type))
     })
 }
+
+/// The XProf order of hardware types (`UNKNOWN_HARDWARE < CPU_ONLY < GPU < TPU`), by name.
+fn hardware_rank(name: &str) -> u8 {
+    match name {
+        "CPU_ONLY" => 1,
+        "GPU" => 2,
+        "TPU" => 3,
+        _ => 0,
+    }
+}
+
+impl RunEnvironment {
+    /// The run environment of several hosts, each given with its trace's host names, combined as
+    /// XProf combines them (`CombineRunEnvironment`): the hosts are the distinct host names, tasks and
+    /// device cores add up, the device type is the last host's that names a device (else the first
+    /// host's), the hardware type the highest, and "training" the last host's.
+    pub fn combined<'a>(hosts: impl IntoIterator<Item = (&'a RunEnvironment, &'a [String])>) -> RunEnvironment {
+        let mut names: Vec<&str> = Vec::new();
+        let mut env = RunEnvironment {
+            host_count: 0,
+            task_count: 0,
+            device_type: String::new(),
+            device_core_count: 0,
+            hardware_type: "",
+            is_training: false,
+        };
+        for (src, hostnames) in hosts {
+            for h in hostnames {
+                if !names.contains(&h.as_str()) {
+                    names.push(h);
+                }
+            }
+            env.host_count = names.len() as u32;
+            if src.device_type != "CPU" && src.device_type != "Device" {
+                env.device_type.clone_from(&src.device_type);
+                env.device_core_count += src.device_core_count;
+            } else if env.device_type.is_empty() {
+                env.device_type.clone_from(&src.device_type);
+            }
+            if hardware_rank(src.hardware_type) > hardware_rank(env.hardware_type) {
+                env.hardware_type = src.hardware_type;
+            }
+            env.task_count += src.task_count;
+            env.is_training = src.is_training;
+        }
+        env
+    }
+}

@@ -18,6 +18,7 @@
 
 pub mod db;
 pub mod events;
+pub mod intersection;
 
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
@@ -73,6 +74,9 @@ pub struct StepDb {
     pub steps_found: usize,
     /// The trace has GPU or TPU planes, whose steps XProf takes from the device: not computed here.
     pub device_steps_unsupported: bool,
+    /// For the steps of several hosts combined ([`intersection::combine`]), each step's time on its
+    /// slowest host, which XProf's step time statistics take; empty for one host's steps.
+    pub slowest_host_step_ps: Vec<u64>,
 }
 
 /// The step database of `space` from its host plane (`/host:CPU`); empty without one.
@@ -83,5 +87,5 @@ pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
     };
     let details = events::host_step_events(space, host)?;
     let (steps, steps_found) = db::steps(details);
-    Ok(StepDb { steps, steps_found, device_steps_unsupported })
+    Ok(StepDb { steps, steps_found, device_steps_unsupported, slowest_host_step_ps: Vec::new() })
 }

@@ -56,16 +56,22 @@ impl Args {
     /// [`Args::expanded_files`], each with its path relative to what was named: below a directory
     /// argument, relative to it; a file argument, its file name (as a page names a dropped file).
     pub fn expanded_inputs(&self) -> Result<Vec<Input>, String> {
-        let mut out = Vec::new();
+        Ok(self.expanded()?.0)
+    }
+
+    /// [`Args::expanded_inputs`], and the sidecars found beside them in the directories (TensorBoard's
+    /// and XProf's tool outputs, which are not opened).
+    pub fn expanded(&self) -> Result<(Vec<Input>, Vec<Input>), String> {
+        let (mut out, mut sidecars) = (Vec::new(), Vec::new());
         for f in &self.files {
             if f.is_dir() {
-                expand(f, f, &mut out)?;
+                expand(f, f, &mut out, &mut sidecars)?;
             } else {
                 let relative = f.file_name().map_or_else(|| f.display().to_string(), |n| n.to_string_lossy().into_owned());
                 out.push(Input { path: f.clone(), relative });
             }
         }
-        Ok(out)
+        Ok((out, sidecars))
     }
 }
 
@@ -76,16 +82,21 @@ pub struct Input {
     pub relative: String,
 }
 
-fn expand(root: &Path, dir: &Path, out: &mut Vec<Input>) -> Result<(), String> {
+fn expand(root: &Path, dir: &Path, out: &mut Vec<Input>, sidecars: &mut Vec<Input>) -> Result<(), String> {
     let mut entries: Vec<PathBuf> =
         std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for e in entries {
         if e.is_dir() {
-            expand(root, &e, out)?;
+            expand(root, &e, out, sidecars)?;
+            continue;
+        }
+        let relative = || e.strip_prefix(root).unwrap_or(&e).iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join("/");
+        let name = e.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if tidemark::decode::log_dir::is_sidecar(name) {
+            sidecars.push(Input { relative: relative(), path: e });
         } else if is_profile_name(&e) {
-            let relative = e.strip_prefix(root).unwrap_or(&e).iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>().join("/");
-            out.push(Input { path: e, relative });
+            out.push(Input { relative: relative(), path: e });
         }
     }
     Ok(())
@@ -123,4 +134,68 @@ pub fn open_one(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
         1
     })?;
     Ok(OpenedFile { args, name, session, id })
+}
+
+/// The traces a run command reads, opened in a fresh session: one file, or every trace
+/// (`*.xplane.pb[.gz]`) under a run folder, as the run's hosts in path order.
+pub struct OpenedRun {
+    pub args: Args,
+    /// The path as given, for messages.
+    pub name: String,
+    pub session: Session,
+    /// The hosts' file ids, in path order (the order the tools combine them in).
+    pub ids: Vec<u32>,
+}
+
+/// [`open_one`] for the tools that combine a run's hosts: FILE opens as [`open_one`] opens it; RUN_DIR
+/// opens every trace below it (through [`crate::open::open_file`], each named by its path in the
+/// folder). A folder without traces, or with traces of several runs (folders), is a usage error.
+pub fn open_run(command: &str, usage: &str, argv: &[String], valued: &[&str], flags: &[&str]) -> Result<OpenedRun, i32> {
+    let usage_error = |e: String| {
+        eprintln!("tidemark {command}: {e}\n{usage}");
+        2
+    };
+    let args = Args::parse(argv, valued).and_then(|a| a.check_flags(flags).map(|_| a)).map_err(usage_error)?;
+    let dir = match args.files.as_slice() {
+        [dir] if dir.is_dir() => dir.clone(),
+        _ => {
+            let f = open_one(command, usage, argv, valued, flags)?;
+            return Ok(OpenedRun { args: f.args, name: f.name, session: f.session, ids: vec![f.id] });
+        }
+    };
+    let name = dir.display().to_string();
+    let traces: Vec<Input> = args
+        .expanded_inputs()
+        .map_err(usage_error)?
+        .into_iter()
+        .filter(|i| i.relative.to_ascii_lowercase().trim_end_matches(".gz").ends_with(".xplane.pb"))
+        .collect();
+    let mut run_dirs: Vec<String> = traces.iter().map(|i| tidemark::decode::log_dir::run_host(&i.relative).run_dir).collect();
+    run_dirs.dedup();
+    match run_dirs.len() {
+        0 => return Err(usage_error(format!("{name} holds no trace (*.xplane.pb)"))),
+        1 => {}
+        _ => return Err(usage_error(format!("{name} holds several runs ({}); give one run's folder", run_dirs.join(", ")))),
+    }
+    let mut session = Session::new();
+    let mut ids = Vec::with_capacity(traces.len());
+    for t in &traces {
+        let id = crate::open::open_file(&mut session, &t.path, &t.relative).map_err(|e| {
+            eprintln!("tidemark: {e}");
+            1
+        })?;
+        ids.push(id);
+    }
+    Ok(OpenedRun { args, name, session, ids })
+}
+
+impl OpenedRun {
+    /// For a run of several hosts, the line that says so (text output begins with it); else empty.
+    pub fn hosts_line(&self) -> String {
+        if self.ids.len() < 2 {
+            return String::new();
+        }
+        let hosts: Vec<&str> = self.ids.iter().filter_map(|&id| self.session.get(id)).map(|f| f.overview.run_host.host.as_str()).collect();
+        format!("{}: {} hosts combined as XProf combines them ({})\n", self.name, hosts.len(), hosts.join(", "))
+    }
 }

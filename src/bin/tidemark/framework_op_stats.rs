@@ -1,31 +1,31 @@
 //! `tidemark framework-op-stats`: XProf's framework op stats ("TensorFlow Stats") as a readable table,
 //! or as XProf's own JSON (`--json`).
 
-use crate::args::{open_one, OpenedFile};
+use crate::args::open_run;
 use crate::units::{count, duration_us};
 use std::fmt::Write;
 use tidemark::analysis::framework_op_stats::{xprof_json, FrameworkOpRow, FrameworkOpStats};
 
-const USAGE: &str = "usage: tidemark framework-op-stats FILE [--json]";
+const USAGE: &str = "usage: tidemark framework-op-stats FILE|RUN_DIR [--json]";
 /// Rows shown in the text output (the JSON has all of XProf's).
 const TOP_ROWS: usize = 25;
 
 pub fn run(argv: &[String]) -> i32 {
-    let OpenedFile { args, name, mut session, id } = match open_one("framework-op-stats", USAGE, argv, &[], &["json"]) {
-        Ok(f) => f,
+    let mut run = match open_run("framework-op-stats", USAGE, argv, &[], &["json"]) {
+        Ok(r) => r,
         Err(code) => return code,
     };
-    let stats = match session.framework_op_stats(id) {
+    let stats = match run.session.run_framework_op_stats(&run.ids) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("tidemark: {e}");
             return 1;
         }
     };
-    if args.flag("json") {
+    if run.args.flag("json") {
         println!("{}", xprof_json::to_xprof_json(&stats));
     } else {
-        print!("{}", text(&name, &stats));
+        print!("{}{}", run.hosts_line(), text(&run.name, &stats));
     }
     0
 }

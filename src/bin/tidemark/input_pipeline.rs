@@ -5,17 +5,17 @@ use crate::overview_page::{open, steps_text};
 use std::fmt::Write;
 use tidemark::analysis::input_pipeline::{xprof_json, InputPipeline};
 
-const USAGE: &str = "usage: tidemark input-pipeline-analyzer FILE [--json]";
+const USAGE: &str = "usage: tidemark input-pipeline-analyzer FILE|RUN_DIR [--json]";
 
 pub fn run(argv: &[String]) -> i32 {
-    let (args, page) = match open("input-pipeline-analyzer", USAGE, argv) {
+    let (args, hosts, page) = match open("input-pipeline-analyzer", USAGE, argv) {
         Ok(x) => x,
         Err(code) => return code,
     };
     if args.flag("json") {
         println!("{}", xprof_json::input_pipeline_json(&page.input));
     } else {
-        print!("{}", text(&page.input));
+        print!("{hosts}{}", text(&page.input));
     }
     0
 }

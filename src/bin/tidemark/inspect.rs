@@ -14,8 +14,8 @@ pub fn run(argv: &[String]) -> i32 {
             return 2;
         }
     };
-    let files = match args.expanded_inputs() {
-        Ok(f) if !f.is_empty() => f,
+    let (files, sidecars) = match args.expanded() {
+        Ok((f, s)) if !f.is_empty() || !s.is_empty() => (f, s),
         Ok(_) => {
             eprintln!("tidemark inspect: no files given (usage: tidemark inspect FILE|DIR... [--json])");
             return 2;
@@ -35,11 +35,21 @@ pub fn run(argv: &[String]) -> i32 {
         }
     }
     if args.flag("json") {
-        let out = serde_json::json!({ "files": overviews, "errors": errors });
+        let sidecars: Vec<serde_json::Value> = sidecars
+            .iter()
+            .map(|s| {
+                let rh = tidemark::decode::log_dir::run_host(&s.relative);
+                serde_json::json!({ "path": s.relative, "run": rh.run, "run_dir": rh.run_dir, "host": rh.host })
+            })
+            .collect();
+        let out = serde_json::json!({ "files": overviews, "sidecars": sidecars, "errors": errors });
         println!("{}", serde_json::to_string_pretty(&out).expect("overview serializes"));
     } else {
         for o in &overviews {
             print!("{}", text(o));
+        }
+        for s in &sidecars {
+            println!("{}\n  sidecar (TensorBoard's or XProf's tool output; not opened)", s.relative);
         }
     }
     for e in &errors {
@@ -52,6 +62,9 @@ fn text(o: &FileOverview) -> String {
     let mut s = String::new();
     let gz = if o.gzipped { ", gzip" } else { "" };
     let _ = writeln!(s, "{}\n  format: {} ({}{gz})", o.path, o.format, bytes(o.size_bytes as i64));
+    if !o.run_host.run.is_empty() {
+        let _ = writeln!(s, "  run: {}, host: {}", o.run_host.run, o.run_host.host);
+    }
     if !o.hosts.is_empty() {
         let _ = writeln!(s, "  host: {}", o.hosts.join(", "));
     }

@@ -37,12 +37,13 @@ Usage:
                                           XProf's Memory Profile: peak, breakdown, exact counts, leak hints
   tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
-  tidemark overview-page FILE [--json]   XProf's Overview Page: run environment, step time, input-bound verdict
-  tidemark input-pipeline-analyzer FILE [--json]
+  tidemark overview-page FILE|RUN_DIR [--json]
+                                          XProf's Overview Page: run environment, step time, input-bound verdict
+  tidemark input-pipeline-analyzer FILE|RUN_DIR [--json]
                                           XProf's Input Pipeline Analyzer: steps by category, verdict, input ops
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
-  tidemark framework-op-stats FILE [--json]
+  tidemark framework-op-stats FILE|RUN_DIR [--json]
                                           XProf's framework op stats: ops by self time, device and host (the
                                           true occurrence count beside XProf's where allocator events inflate it)
   tidemark trace-viewer FILE [--json]
@@ -51,16 +52,22 @@ Usage:
                                           every event — XProf keeps only the 5,000,000 earliest (the summary
                                           says how many it would drop) — but not the lines XProf derives on
                                           GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
-  tidemark op-profile FILE [--json]       XProf's Op Profile: device ops by program and category, time and utilisation
-  tidemark kernel-stats FILE [--json]     XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
-  tidemark hlo-stats FILE [--json]        XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
-  tidemark roofline-model FILE [--json]   XProf's Roofline Model: ops against the device's peaks (TPU traces)
+  tidemark op-profile FILE|RUN_DIR [--json]
+                                          XProf's Op Profile: device ops by program and category, time and utilisation
+  tidemark kernel-stats FILE|RUN_DIR [--json]
+                                          XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
+  tidemark hlo-stats FILE|RUN_DIR [--json]
+                                          XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
+  tidemark roofline-model FILE|RUN_DIR [--json]
+                                          XProf's Roofline Model: ops against the device's peaks (TPU traces)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched
-recursively. Exit status: 0 on success, 1 when a file could not be read, 2 on a usage error.
+recursively. RUN_DIR is a TensorBoard run folder (`<logdir>/plugins/profile/<run>/`) with one
+`<host>.xplane.pb` per host: the op tools combine its hosts as XProf does for all hosts.
+Exit status: 0 on success, 1 when a file could not be read, 2 on a usage error.
 ";
 
 #[cfg(not(target_arch = "wasm32"))]

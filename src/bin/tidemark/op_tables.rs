@@ -1,7 +1,7 @@
-//! `tidemark op-profile | hlo-stats | kernel-stats | roofline-model`: XProf's device op tables of one trace, as a readable table or
+//! `tidemark op-profile | hlo-stats | kernel-stats | roofline-model`: XProf's device op tables of one trace or of a run's hosts combined, as a readable table or
 //! (`--json`) as XProf's JSON.
 
-use crate::args::open_one;
+use crate::args::open_run;
 use crate::units::count;
 use std::fmt::Write;
 use tidemark::analysis::hlo_stats::HloStats;
@@ -19,7 +19,7 @@ const TOP_HLO_ROWS: usize = 40;
 /// One op table: its command name, how to compute it, and its two renderings.
 struct Tool<T> {
     command: &'static str,
-    compute: fn(&mut Session, u32) -> Result<std::sync::Arc<T>, EngineError>,
+    compute: fn(&mut Session, &[u32]) -> Result<std::sync::Arc<T>, EngineError>,
     json: fn(&T) -> serde_json::Value,
     table: fn(&str, &T) -> String,
 }
@@ -27,16 +27,16 @@ struct Tool<T> {
 pub fn kernel_stats(argv: &[String]) -> i32 {
     run(
         argv,
-        Tool { command: "kernel-stats", compute: Session::kernel_stats, json: kernel_stats::table::to_xprof_json, table: kernel_table },
+        Tool { command: "kernel-stats", compute: Session::run_kernel_stats, json: kernel_stats::table::to_xprof_json, table: kernel_table },
     )
 }
 
 pub fn hlo_stats(argv: &[String]) -> i32 {
-    run(argv, Tool { command: "hlo-stats", compute: Session::hlo_stats, json: hlo_stats::table::to_xprof_json, table: hlo_table })
+    run(argv, Tool { command: "hlo-stats", compute: Session::run_hlo_stats, json: hlo_stats::table::to_xprof_json, table: hlo_table })
 }
 
 pub fn op_profile(argv: &[String]) -> i32 {
-    run(argv, Tool { command: "op-profile", compute: Session::op_profile, json: op_profile::json::to_xprof_json, table: profile_tree })
+    run(argv, Tool { command: "op-profile", compute: Session::run_op_profile, json: op_profile::json::to_xprof_json, table: profile_tree })
 }
 
 pub fn roofline_model(argv: &[String]) -> i32 {
@@ -44,7 +44,7 @@ pub fn roofline_model(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "roofline-model",
-            compute: Session::roofline_model,
+            compute: Session::run_roofline_model,
             json: roofline_model::table::to_xprof_json,
             table: roofline_table,
         },
@@ -52,12 +52,12 @@ pub fn roofline_model(argv: &[String]) -> i32 {
 }
 
 fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
-    let usage = format!("usage: tidemark {} FILE [--json]", tool.command);
-    let mut f = match open_one(tool.command, &usage, argv, &[], &["json"]) {
+    let usage = format!("usage: tidemark {} FILE|RUN_DIR [--json]", tool.command);
+    let mut f = match open_run(tool.command, &usage, argv, &[], &["json"]) {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let result = match (tool.compute)(&mut f.session, f.id) {
+    let result = match (tool.compute)(&mut f.session, &f.ids) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("tidemark {}: {e}", tool.command);
@@ -67,7 +67,7 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
     if f.args.flag("json") {
         println!("{}", serde_json::to_string_pretty(&(tool.json)(&result)).unwrap_or_default());
     } else {
-        print!("{}", (tool.table)(&f.name, &result));
+        print!("{}{}", f.hosts_line(), (tool.table)(&f.name, &result));
     }
     0
 }

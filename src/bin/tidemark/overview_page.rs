@@ -1,32 +1,34 @@
 //! `tidemark overview-page`: XProf's Overview Page as text (run environment, step time, verdict,
 //! where to look next), or as XProf's own JSON (`--json`).
 
-use crate::args::{open_one, Args};
+use crate::args::{open_run, Args};
 use std::fmt::Write;
 use tidemark::analysis::input_pipeline::InputPipeline;
 use tidemark::analysis::overview_page::{xprof_json, OverviewPage};
 
-const USAGE: &str = "usage: tidemark overview-page FILE [--json]";
+const USAGE: &str = "usage: tidemark overview-page FILE|RUN_DIR [--json]";
 
 pub fn run(argv: &[String]) -> i32 {
-    let (args, page) = match open("overview-page", USAGE, argv) {
+    let (args, hosts, page) = match open("overview-page", USAGE, argv) {
         Ok(x) => x,
         Err(code) => return code,
     };
     if args.flag("json") {
         println!("{}", xprof_json::overview_page_json(&page));
     } else {
-        print!("{}", text(&page));
+        print!("{hosts}{}", text(&page));
     }
     0
 }
 
-/// Opens `argv`'s one file through [`open_one`] (flag `--json`) and computes its Overview Page; on
+/// Opens `argv`'s one file or run folder through [`open_run`] (flag `--json`) and computes its
+/// Overview Page; with the line naming the hosts of a run ([`crate::args::OpenedRun::hosts_line`]). On
 /// failure the exit code (2 usage, 1 unreadable or not analysable), the message printed.
-pub fn open(command: &str, usage: &str, argv: &[String]) -> Result<(Args, OverviewPage), i32> {
-    let mut f = open_one(command, usage, argv, &[], &["json"])?;
-    match f.session.cached_overview_page(f.id) {
-        Ok(page) => Ok((f.args, page.clone())),
+pub fn open(command: &str, usage: &str, argv: &[String]) -> Result<(Args, String, OverviewPage), i32> {
+    let mut f = open_run(command, usage, argv, &[], &["json"])?;
+    let hosts = f.hosts_line();
+    match f.session.run_overview_page(&f.ids) {
+        Ok(page) => Ok((f.args, hosts, page.clone())),
         Err(e) => {
             eprintln!("tidemark: {e}");
             Err(1)

@@ -1,7 +1,7 @@
-//! The top bar: identity, file selector, open buttons and display preferences (the tools are listed
-//! down the side panel, [`super::tool_nav`]).
+//! The top bar: identity, open buttons and display preferences (the tools, the run and host selectors
+//! and the files are down the side panel: [`super::tool_nav`], [`crate::ui::views::files`]).
 
-use crate::ui::state::{AppState, FileStatus, Theme};
+use crate::ui::state::{AppState, Theme};
 use crate::ui::views::export::ExportDialog;
 use crate::ui::{drop, engine_client};
 use crate::units::ByteUnit;
@@ -14,11 +14,6 @@ pub fn Toolbar() -> impl IntoView {
     let folder_input = NodeRef::<leptos::html::Input>::new();
     let export_open = RwSignal::new(false);
     let in_bundle = engine_client::bundle().is_some();
-    let names = move || {
-        state
-            .files
-            .with(|fs| fs.iter().map(|f| (f.path.clone(), f.label(fs), matches!(f.status, FileStatus::Failed { .. }))).collect::<Vec<_>>())
-    };
     // No typed attribute exists for directory picking; set it once the input exists.
     Effect::new(move |_| {
         if let Some(i) = folder_input.get() {
@@ -32,26 +27,6 @@ pub fn Toolbar() -> impl IntoView {
                 "Tidemark"
             </div>
             <div class="spacer"></div>
-            <Show when=move || !state.files.with(Vec::is_empty)>
-                <label class="field">
-                    "File "
-                    <select
-                        data-testid="file-select"
-                        on:change=move |ev| state.selected.set(Some(event_target_value(&ev)))
-                        prop:value=move || state.selected.get().unwrap_or_default()
-                    >
-                        {move || {
-                            names()
-                                .into_iter()
-                                .map(|(path, label, failed)| {
-                                    let label = if failed { format!("{label} (failed)") } else { label };
-                                    view! { <option value=path>{label}</option> }
-                                })
-                                .collect_view()
-                        }}
-                    </select>
-                </label>
-            </Show>
             <button class="btn" title="Open profile files" on:click=move |_| { if let Some(i) = file_input.get() { i.click(); } }>"Open…"</button>
             <button class="btn" title="Open every profile in a folder (e.g. a run with one xplane per host)" on:click=move |_| { if let Some(i) = folder_input.get() { i.click(); } }>"Folder…"</button>
             <Show when=move || !in_bundle>

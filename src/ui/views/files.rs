@@ -1,5 +1,7 @@
-//! The file list: every dropped file with its progress, kind, or the reason it failed.
+//! The file list: the run and host selectors above every dropped file with its progress, kind, or the
+//! reason it failed.
 
+use crate::decode::log_dir::run_host;
 use crate::ui::state::{AppState, FileStatus};
 use leptos::prelude::*;
 
@@ -16,6 +18,7 @@ pub fn FileList() -> impl IntoView {
     let state = expect_context::<AppState>();
     view! {
         <aside class="files" aria-label="Loaded files">
+            <RunHostSelect />
             <div class="files-head">"Files"</div>
             <For each=move || state.files.get() key=|f| (f.key, format!("{:?}", std::mem::discriminant(&f.status))) let:f>
                 {
@@ -24,7 +27,13 @@ pub fn FileList() -> impl IntoView {
                     let key = f.key;
                     // The base name, or the path where another loaded file has the same base name.
                     let label = move || state.files.with(|fs| fs.iter().find(|x| x.key == key).map(|x| x.label(fs)).unwrap_or_default());
-                    let selected = move || state.selected.get().as_deref() == Some(sel_path.as_str());
+                    // The selected file, or with "all hosts" every file of its run.
+                    let selected = move || {
+                        state.selected.with(|s| {
+                            s.as_deref() == Some(sel_path.as_str())
+                                || state.all_hosts.get() && s.as_deref().is_some_and(|s| run_host(s).run_dir == run_host(&sel_path).run_dir)
+                        })
+                    };
                     let status = move || state.files.with(|fs| fs.iter().find(|x| x.key == key).map(|x| x.status.clone()));
                     let badge = match &f.status {
                         FileStatus::Ready { overview, .. } => match overview.format {
@@ -47,7 +56,10 @@ pub fn FileList() -> impl IntoView {
                             class:selected=selected
                             data-file=path.clone()
                             data-state=state_attr
-                            on:click=move |_| state.selected.set(Some(click_path.clone()))
+                            on:click=move |_| {
+                                state.all_hosts.set(false);
+                                state.selected.set(Some(click_path.clone()));
+                            }
                         >
                             <span class="badge" data-kind=badge>{badge}</span>
                             <span class="file-name" title=path.clone()>{label}</span>
@@ -111,5 +123,77 @@ pub fn ErrorBanners() -> impl IntoView {
                 <button class="close" title="Dismiss" on:click=move |_| state.alerts.update(|v| { if a.0 < v.len() { v.remove(a.0); } })>"×"</button>
             </div>
         </For>
+    }
+}
+
+/// The value of the host selector's "all hosts" option.
+const ALL_HOSTS: &str = "*all-hosts*";
+
+/// The run selector (the loaded files' runs, newest first, named by their folder) and the host
+/// selector (the selected run's files by host, and "all hosts" where the run has several, for the
+/// tools that combine them). Every loaded file is reachable: files in no folder form one run.
+#[component]
+fn RunHostSelect() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let selected_run = move || state.selected.with(|p| p.as_deref().map(|p| run_host(p).run_dir)).unwrap_or_default();
+    let choose_run = move |run_dir: String| {
+        if let Some((path, _)) = state.run_files(&run_dir).into_iter().next() {
+            state.all_hosts.set(false);
+            state.selected.set(Some(path));
+        }
+    };
+    let choose_host = move |value: String| {
+        if value == ALL_HOSTS {
+            state.all_hosts.set(true);
+        } else {
+            state.all_hosts.set(false);
+            state.selected.set(Some(value));
+        }
+    };
+    let hosts = move || {
+        let files = state.run_files(&selected_run());
+        state.files.with(|fs| {
+            files
+                .into_iter()
+                .map(|(path, host)| {
+                    let failed = fs.iter().any(|f| f.path == path && matches!(f.status, FileStatus::Failed { .. }));
+                    let label = if host.is_empty() { path.clone() } else { host };
+                    (path, if failed { format!("{label} (failed)") } else { label })
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <div class="run-host">
+        <label class="field" title="The runs of the opened folders, newest first (TensorBoard names each run by its start time)">
+            "Run "
+            <select data-testid="run-select" on:change=move |ev| choose_run(event_target_value(&ev)) prop:value=selected_run>
+                {move || {
+                    state
+                        .runs()
+                        .into_iter()
+                        .map(|(dir, name)| {
+                            let label = if name.is_empty() { "(opened files)".to_string() } else { name };
+                            view! { <option value=dir>{label}</option> }
+                        })
+                        .collect_view()
+                }}
+            </select>
+        </label>
+        <label class="field" title="The run's hosts; all hosts combines them as XProf does, in the tools that combine hosts (Framework ops)">
+            "Host "
+            <select
+                data-testid="file-select"
+                on:change=move |ev| choose_host(event_target_value(&ev))
+                prop:value=move || if state.all_hosts.get() { ALL_HOSTS.to_string() } else { state.selected.get().unwrap_or_default() }
+            >
+                {move || {
+                    let hosts = hosts();
+                    let all = (hosts.len() > 1).then(|| view! { <option value=ALL_HOSTS>"All hosts"</option> });
+                    (hosts.into_iter().map(|(path, label)| view! { <option value=path>{label}</option> }).collect_view(), all)
+                }}
+            </select>
+        </label>
+        </div>
     }
 }

@@ -20,6 +20,7 @@ use table::{OpTable, Side};
 
 #[component]
 pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
+    let state = expect_context::<AppState>();
     // XProf's page starts with the IDLE rows in.
     let include_idle = RwSignal::new(true);
     let side = RwSignal::new(Side::Both);
@@ -27,7 +28,16 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     let table_state = TableState::new();
     let fetch = use_engine(
         "Framework op stats",
-        move || Some(RequestBody::FrameworkOpStats { file_id, include_idle: include_idle.get() }),
+        move || {
+            let include_idle = include_idle.get();
+            // "All hosts": the run's hosts combined, as XProf combines them.
+            let run = if state.all_hosts.get() { state.selected_run_ids() } else { Vec::new() };
+            Some(if run.len() > 1 {
+                RequestBody::RunFrameworkOpStats { file_ids: run, include_idle }
+            } else {
+                RequestBody::FrameworkOpStats { file_id, include_idle }
+            })
+        },
         |body| match body {
             ResponseBody::FrameworkOpStats { view } => Some(Arc::new(*view)),
             _ => None,

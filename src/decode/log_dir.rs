@@ -1,0 +1,88 @@
+//! Where a file sits in a TensorBoard log folder: `<logdir>/plugins/profile/<run>/<host>.xplane.pb`,
+//! one file per host, one folder per profiling session (its name a timestamp,
+//! `2026_11_24_09_30_00`), the same host file name in every run. Paths here are relative to what
+//! the user opened, `/`-separated.
+//!
+//! Beside the traces TensorBoard and XProf leave their tools' outputs (sidecars: a trace as
+//! `<host>.trace.json.gz`, cached tool data as `<host>.<tool>.pb`): these are not profiles, and are
+//! listed as sidecars rather than opened and reported as errors.
+
+use serde::{Deserialize, Serialize};
+
+/// The run and host of a file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunHost {
+    /// The folder the file is in, relative to what was opened (`plugins/profile/2026_11_24_09_30_00`);
+    /// empty for a file opened alone or lying directly in the opened folder. What identifies the run.
+    pub run_dir: String,
+    /// The run's name: its folder's name (TensorBoard's run name); empty where `run_dir` is.
+    pub run: String,
+    /// The host: the file name without its profile suffix (`ml-host` of `ml-host.xplane.pb.gz`).
+    pub host: String,
+}
+
+/// The suffixes of the sidecars TensorBoard's profile plugin and XProf write beside a host's trace.
+const SIDECAR_SUFFIXES: &[&str] = &[
+    ".trace.json.gz",
+    ".memory_profile.json.gz",
+    ".pod_viewer.json",
+    ".op_profile.json",
+    ".overview_page.pb",
+    ".input_pipeline.pb",
+    ".tensorflow_stats.pb",
+    ".kernel_stats.pb",
+    ".op_stats_v2.pb",
+    ".dcn_collective_stats.pb",
+    ".smart_suggestion.pb",
+];
+
+/// The suffixes that end a host's profile name, longest first.
+const PROFILE_SUFFIXES: &[&str] = &[".xplane.pb.gz", ".xplane.pb", ".hlo_proto.pb", ".hlo.pb", ".prof.gz", ".prof", ".pb.gz", ".pb"];
+
+/// Whether `name` (a path or a file name) is a sidecar TensorBoard or XProf wrote beside a trace.
+pub fn is_sidecar(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    SIDECAR_SUFFIXES.iter().any(|s| n.ends_with(s))
+}
+
+/// The run and host of the file at `path`.
+pub fn run_host(path: &str) -> RunHost {
+    let (run_dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let lower = file.to_ascii_lowercase();
+    let stem_len = SIDECAR_SUFFIXES
+        .iter()
+        .chain(PROFILE_SUFFIXES)
+        .find(|s| lower.ends_with(*s) && lower.len() > s.len())
+        .map_or(file.len(), |s| file.len() - s.len());
+    RunHost {
+        run_dir: run_dir.to_string(),
+        run: run_dir.rsplit('/').next().unwrap_or_default().to_string(),
+        host: file[..stem_len].to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_and_hosts_of_a_log_folder() {
+        let r = run_host("logs/plugins/profile/2026_11_24_09_30_00/ml-host.xplane.pb");
+        assert_eq!(
+            (r.run_dir.as_str(), r.run.as_str(), r.host.as_str()),
+            ("logs/plugins/profile/2026_11_24_09_30_00", "2026_11_24_09_30_00", "ml-host")
+        );
+        let r = run_host("worker-1.xplane.pb.gz");
+        assert_eq!((r.run_dir.as_str(), r.run.as_str(), r.host.as_str()), ("", "", "worker-1"));
+        assert_eq!(run_host("run1/memory.prof").host, "memory");
+        assert_eq!(run_host("run1/ml-host.trace.json.gz").host, "ml-host");
+    }
+
+    #[test]
+    fn sidecars_are_not_profiles() {
+        assert!(is_sidecar("run/ml-host.trace.json.gz"));
+        assert!(is_sidecar("ml-host.input_pipeline.pb"));
+        assert!(!is_sidecar("ml-host.xplane.pb"));
+        assert!(!is_sidecar("NO_MODULE.hlo_proto.pb"));
+    }
+}

@@ -1,0 +1,185 @@
+//! Runs of several hosts: the op tools of a two-host run equal XProf 2.24's output for the same two
+//! files (`tests/fixtures/runs/<run>/`, made by `scripts/f_xprof_two_host_runs.py`), through the engine
+//! and through the CLI's `RUN_DIR` argument; and `inspect` on a log folder gives every file its run and
+//! host, lists TensorBoard's sidecars, and never lets one run's file replace another's.
+
+mod common;
+
+use serde_json::Value;
+use std::path::Path;
+use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json as framework_op_stats_json;
+use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
+use tidemark::analysis::input_pipeline::xprof_json::input_pipeline_json;
+use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
+use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
+use tidemark::analysis::overview_page::xprof_json::overview_page_json;
+use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
+use tidemark::engine::Session;
+
+/// The runs with XProf's output: name, and its hosts' traces in XProf's order.
+const RUNS: &[(&str, [&str; 2])] = &[
+    ("tf_two_hosts", ["tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz", "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz"]),
+    ("jax_two_hosts", ["jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz", "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz"]),
+];
+
+/// The tools that combine hosts, as the CLI names them and as XProf does.
+const TOOLS: &[(&str, &str)] = &[
+    ("framework-op-stats", "framework_op_stats"),
+    ("hlo-stats", "hlo_stats"),
+    ("kernel-stats", "kernel_stats"),
+    ("op-profile", "op_profile"),
+    ("roofline-model", "roofline_model"),
+    ("overview-page", "overview_page"),
+    ("input-pipeline-analyzer", "input_pipeline_analyzer"),
+];
+
+fn open_run(hosts: &[&str]) -> (Session, Vec<u32>) {
+    let mut session = Session::new();
+    let ids = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, rel)| {
+            let path = format!("run/worker-{i}.xplane.pb");
+            session.open(&path, common::bytes(rel), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id
+        })
+        .collect();
+    (session, ids)
+}
+
+fn combined(session: &mut Session, ids: &[u32], tool: &str) -> Value {
+    let r = match tool {
+        "framework_op_stats" => session.run_framework_op_stats(ids).map(|s| framework_op_stats_json(&s)),
+        "hlo_stats" => session.run_hlo_stats(ids).map(|s| hlo_stats_json(&s)),
+        "kernel_stats" => session.run_kernel_stats(ids).map(|s| kernel_stats_json(&s)),
+        "op_profile" => session.run_op_profile(ids).map(|s| op_profile_json(&s)),
+        "roofline_model" => session.run_roofline_model(ids).map(|s| roofline_json(&s)),
+        "overview_page" => session.run_overview_page(ids).map(overview_page_json),
+        "input_pipeline_analyzer" => session.run_input_pipeline(ids).map(input_pipeline_json),
+        other => panic!("no tool {other}"),
+    };
+    r.unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+/// Our JSON text, parsed (some converters give a string, some a value).
+fn parsed(v: Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+        v => v,
+    }
+}
+
+#[test]
+fn combined_tools_equal_xprof() {
+    for (run, hosts) in RUNS {
+        let (mut session, ids) = open_run(hosts);
+        for (_, tool) in TOOLS {
+            let actual = parsed(combined(&mut session, &ids, tool));
+            let expected = common::json(&format!("runs/{run}/{run}.{tool}.json"));
+            if let Some(d) = common::json_diff(&actual, &expected) {
+                panic!("{run} {tool}: {d}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_of_one_file_is_that_file() {
+    let (mut session, ids) = open_run(&[RUNS[0].1[0]]);
+    let alone = framework_op_stats_json(&session.framework_op_stats(ids[0]).unwrap());
+    assert_eq!(framework_op_stats_json(&session.run_framework_op_stats(&ids).unwrap()), alone);
+    assert!(session.run_framework_op_stats(&[]).is_err());
+}
+
+/// An empty folder of this test's own under cargo's scratch space.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runs").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Copies fixture `rel` (inflated) to `dir/name`.
+fn place(rel: &str, dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(name), common::bytes(rel)).unwrap();
+}
+
+#[test]
+fn cli_combines_a_run_folder() {
+    let (run, hosts) = RUNS[0];
+    let dir = scratch("run_dir");
+    for (i, rel) in hosts.iter().enumerate() {
+        place(rel, &dir, &format!("worker-{i}.xplane.pb"));
+    }
+    let run_dir = dir.to_str().unwrap();
+    for (command, tool) in TOOLS {
+        let (code, out, err) = common::tidemark(&[command, run_dir, "--json"]);
+        assert_eq!(code, 0, "{command}: {err}");
+        let printed: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{command}: {e}"));
+        if let Some(d) = common::json_diff(&printed, &common::json(&format!("runs/{run}/{run}.{tool}.json"))) {
+            panic!("{command} RUN_DIR: {d}");
+        }
+        let (code, text, err) = common::tidemark(&[command, run_dir]);
+        assert_eq!(code, 0, "{command}: {err}");
+        assert!(text.contains("2 hosts"), "{command} says it combined two hosts:\n{text}");
+    }
+}
+
+#[test]
+fn inspect_gives_each_file_its_run_and_host() {
+    let logdir = scratch("logdir");
+    let profile = logdir.join("plugins/profile");
+    let (old, new) = (profile.join("2026_11_23_10_00_00"), profile.join("2026_11_24_09_30_00"));
+    let d1 = "tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz";
+    // Two runs with the same host file name; the newer run has two hosts and a sidecar.
+    place(d1, &old, "ml-host.xplane.pb");
+    place(d1, &new, "ml-host.xplane.pb");
+    place("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz", &new, "worker-1.xplane.pb");
+    std::fs::write(new.join("ml-host.trace.json.gz"), b"not read").unwrap();
+    std::fs::write(new.join("ml-host.input_pipeline.pb"), b"not read").unwrap();
+    let (code, out, err) = common::tidemark(&["inspect", logdir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "sidecars are no errors: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let files: Vec<(String, String, String)> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().to_string(), f["run"].as_str().unwrap().to_string(), f["host"].as_str().unwrap().to_string()))
+        .collect();
+    let expected = [
+        ("plugins/profile/2026_11_23_10_00_00/ml-host.xplane.pb", "2026_11_23_10_00_00", "ml-host"),
+        ("plugins/profile/2026_11_24_09_30_00/ml-host.xplane.pb", "2026_11_24_09_30_00", "ml-host"),
+        ("plugins/profile/2026_11_24_09_30_00/worker-1.xplane.pb", "2026_11_24_09_30_00", "worker-1"),
+    ];
+    let expected: Vec<(String, String, String)> = expected.iter().map(|(p, r, h)| (p.to_string(), r.to_string(), h.to_string())).collect();
+    assert_eq!(files, expected);
+    let sidecars: Vec<&str> = v["sidecars"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        sidecars,
+        ["plugins/profile/2026_11_24_09_30_00/ml-host.input_pipeline.pb", "plugins/profile/2026_11_24_09_30_00/ml-host.trace.json.gz"]
+    );
+    assert_eq!(v["errors"].as_array().map(Vec::len), Some(0));
+}
+
+/// The page's "all hosts" through the worker protocol: `RunFrameworkOpStats` answers XProf's combined
+/// table, and the run's file ids travel in the request.
+#[test]
+fn all_hosts_through_the_protocol() {
+    use tidemark::analysis::framework_op_stats::FrameworkOpTable;
+    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    let (run, hosts) = RUNS[0];
+    let (mut session, ids) = open_run(&hosts);
+    let body = RequestBody::RunFrameworkOpStats { file_ids: ids, include_idle: true };
+    let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
+    assert!(json.contains(r#""type":"run_framework_op_stats","file_ids":[0,1]"#), "{json}");
+    let reply = handle(&mut session, &json, None, &mut |_| {});
+    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
+    let ResponseBody::FrameworkOpStats { view } = back.body else { panic!("{:?}", back.body) };
+    let expected = &common::json(&format!("runs/{run}/{run}.framework_op_stats.json"))[0];
+    let actual: &FrameworkOpTable = &view.table;
+    let host_rows = expected["rows"].as_array().unwrap().iter().filter(|r| r["c"][1]["v"] == "Host").count();
+    assert_eq!(actual.rows.iter().filter(|r| !r.on_device).count(), host_rows);
+    let idle = expected["rows"].as_array().unwrap().iter().find(|r| r["c"][3]["v"] == "IDLE").unwrap()["c"][7]["v"].as_f64().unwrap();
+    let ours = actual.rows.iter().find(|r| r.op_name == "IDLE").unwrap().total_self_time_us;
+    assert!((ours - idle).abs() <= 1e-9 * idle, "{ours} vs {idle}");
+}
