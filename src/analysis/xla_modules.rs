@@ -2,6 +2,7 @@
 //! by program id, then by instruction name. A module whose proto does not decode is left out (XProf
 //! logs it and goes on), so its ops simply find no instruction.
 
+use crate::analysis::gpu_cost::{module_costs, CostError, InstructionCost};
 use crate::decode::hlo::{decode_proto, embedded_modules};
 use crate::decode::xplane::XSpace;
 use crate::proto::hlo as pb;
@@ -14,6 +15,11 @@ pub struct XlaInstruction {
     /// The framework op the instruction came from, as XProf 2.24 writes it: `op_name:op_type` (JAX
     /// leaves the type empty: `jit(f)/dot_general:`; no metadata gives `:`).
     pub tf_op_name: String,
+    /// XLA's category of the instruction (`loop fusion`, `custom-call`, …).
+    pub category: String,
+    /// Its FLOPs and bytes per execution from XLA's GPU cost analysis (the GPU op tables read it):
+    /// `Ok(None)` where XProf has none, an error where Tidemark cannot compute XProf's.
+    pub gpu_cost: Result<Option<InstructionCost>, CostError>,
 }
 
 /// The instructions of one module by name (the first of a repeated name wins, as in XProf).
@@ -65,15 +71,38 @@ impl XlaModules {
 
 fn index_module(proto: &pb::HloProto) -> XlaModule {
     let module = proto.hlo_module.as_ref();
+    let costs = module.map(module_costs).unwrap_or_default();
     let mut instructions = HashMap::new();
     for instr in module.iter().flat_map(|m| &m.computations).flat_map(|c| &c.instructions) {
         instructions.entry(instr.name.clone()).or_insert_with(|| {
             let meta = instr.metadata.as_ref();
             let (op_type, op_name) = meta.map_or(("", ""), |m| (m.op_type.as_str(), m.op_name.as_str()));
-            XlaInstruction { opcode: instr.opcode.clone(), tf_op_name: tf_op_fullname(op_type, op_name) }
+            XlaInstruction {
+                opcode: instr.opcode.clone(),
+                tf_op_name: tf_op_fullname(op_type, op_name),
+                category: category(instr),
+                gpu_cost: costs.cost(&instr.name),
+            }
         });
     }
     XlaModule { name: module.map(|m| m.name.clone()).unwrap_or_default(), instructions }
+}
+
+/// XLA's `ToCategory` of an instruction: fusions by kind, data movement as "data formatting",
+/// elementwise ops as "non-fusion elementwise", anything else its opcode.
+fn category(instr: &pb::HloInstructionProto) -> String {
+    let fusion = match instr.fusion_kind.as_str() {
+        "kLoop" => "loop fusion",
+        "kInput" => "input fusion",
+        "kOutput" => "output fusion",
+        _ => "custom fusion",
+    };
+    match instr.opcode.as_str() {
+        "fusion" => fusion.to_string(),
+        "transpose" | "copy" | "copy-start" | "copy-done" => "data formatting".to_string(),
+        op if crate::analysis::gpu_cost::is_elementwise_opcode(op) => "non-fusion elementwise".to_string(),
+        op => op.to_string(),
+    }
 }
 
 /// The framework op name XProf gives an HLO instruction from its metadata: `name:type` (its Op

@@ -70,7 +70,9 @@ impl Session {
     pub(super) fn device_ops_for(&mut self, file_id: u32, tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
         match &self.op_metrics(file_id)?.device {
             Ok(ops) => Ok(ops.clone()),
-            Err(e @ DeviceOpsError::GpuNotSupported) => Err(self.unsupported(file_id, tool, e.to_string())),
+            Err(e @ (DeviceOpsError::GpuCost { .. } | DeviceOpsError::GpuPeaksUnknown { .. })) => {
+                Err(self.unsupported(file_id, tool, e.to_string()))
+            }
             Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(file_id, tool, e.to_string())),
         }
     }
