@@ -3,6 +3,8 @@
 //! logs it and goes on), so its ops simply find no instruction.
 
 use crate::analysis::gpu_cost::{module_costs, CostError, InstructionCost};
+use crate::analysis::hlo_text::{shape_text, ModuleText};
+use crate::analysis::memory_viewer::source::{source_info, SourceInfo};
 use crate::decode::hlo::{decode_proto, embedded_modules};
 use crate::decode::xplane::XSpace;
 use crate::proto::hlo as pb;
@@ -15,8 +17,23 @@ pub struct XlaInstruction {
     /// The framework op the instruction came from, as XProf 2.24 writes it: `op_name:op_type` (JAX
     /// leaves the type empty: `jit(f)/dot_general:`; no metadata gives `:`).
     pub tf_op_name: String,
-    /// XLA's category of the instruction (`loop fusion`, `custom-call`, …).
+    /// XProf's "HLO expression": XLA's text of the instruction, e.g. `%fusion.1 = bf16[8]{0}
+    /// fusion(bf16[8]{0} %p), kind=kLoop, calls=%fused_computation` (see [`crate::analysis::hlo_text`]).
+    pub expression: String,
+    /// The result shape with its layout, e.g. `f32[5,1024]{1,0:T(8,128)}`.
+    pub shape: String,
+    /// `file:line` the instruction came from, when the HLO says.
+    pub source: Option<String>,
+    /// Where it came from with its call stack (what XProf's GPU op tables show), when the HLO says.
+    pub source_info: Option<SourceInfo>,
+    /// XLA's op category (`HloInstruction::ToCategory`), what XProf shows for a fused instruction.
     pub category: String,
+    /// For a fusion: the names of the instructions fused into it that XProf lists as its children, in
+    /// the fused computation's order (parameters and tuples left out).
+    pub fused: Vec<String>,
+    /// The category XProf's GPU op tables give the instruction's kernels: a fusion's kind (`loop
+    /// fusion`, `input fusion`, `output fusion`, `custom fusion`), else the opcode.
+    pub op_category: String,
     /// Its FLOPs and bytes per execution from XLA's GPU cost analysis (the GPU op tables read it):
     /// `Ok(None)` where XProf has none, an error where Tidemark cannot compute XProf's.
     pub gpu_cost: Result<Option<InstructionCost>, CostError>,
@@ -70,38 +87,39 @@ impl XlaModules {
 }
 
 fn index_module(proto: &pb::HloProto) -> XlaModule {
-    let module = proto.hlo_module.as_ref();
-    let costs = module.map(module_costs).unwrap_or_default();
+    let Some(module) = proto.hlo_module.as_ref() else { return XlaModule::default() };
+    let text = ModuleText::new(module);
+    let costs = module_costs(module);
     let mut instructions = HashMap::new();
-    for instr in module.iter().flat_map(|m| &m.computations).flat_map(|c| &c.instructions) {
+    for instr in module.computations.iter().flat_map(|c| &c.instructions) {
         instructions.entry(instr.name.clone()).or_insert_with(|| {
             let meta = instr.metadata.as_ref();
             let (op_type, op_name) = meta.map_or(("", ""), |m| (m.op_type.as_str(), m.op_name.as_str()));
             XlaInstruction {
                 opcode: instr.opcode.clone(),
                 tf_op_name: tf_op_fullname(op_type, op_name),
-                category: category(instr),
+                expression: text.expression(instr),
+                shape: instr.shape.as_ref().map(shape_text).unwrap_or_default(),
+                source: text.source(instr),
+                source_info: source_info(instr, module.stack_frame_index.as_ref()),
+                category: text.category(instr),
+                fused: text.fused_instructions(instr).into_iter().map(|f| f.name.clone()).collect(),
+                op_category: op_category(instr),
                 gpu_cost: costs.cost(&instr.name),
             }
         });
     }
-    XlaModule { name: module.map(|m| m.name.clone()).unwrap_or_default(), instructions }
+    XlaModule { name: module.name.clone(), instructions }
 }
 
-/// XLA's `ToCategory` of an instruction: fusions by kind, data movement as "data formatting",
-/// elementwise ops as "non-fusion elementwise", anything else its opcode.
-fn category(instr: &pb::HloInstructionProto) -> String {
-    let fusion = match instr.fusion_kind.as_str() {
-        "kLoop" => "loop fusion",
-        "kInput" => "input fusion",
-        "kOutput" => "output fusion",
-        _ => "custom fusion",
-    };
-    match instr.opcode.as_str() {
-        "fusion" => fusion.to_string(),
-        "transpose" | "copy" | "copy-start" | "copy-done" => "data formatting".to_string(),
-        op if crate::analysis::gpu_cost::is_elementwise_opcode(op) => "non-fusion elementwise".to_string(),
-        op => op.to_string(),
+/// A kernel's category in XProf's GPU op tables: a fusion by its kind, anything else its opcode.
+fn op_category(instr: &pb::HloInstructionProto) -> String {
+    match (instr.opcode.as_str(), instr.fusion_kind.as_str()) {
+        ("fusion", "kLoop") => "loop fusion".into(),
+        ("fusion", "kInput") => "input fusion".into(),
+        ("fusion", "kOutput") => "output fusion".into(),
+        ("fusion", _) => "custom fusion".into(),
+        (op, _) => op.into(),
     }
 }
 

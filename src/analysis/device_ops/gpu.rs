@@ -79,11 +79,20 @@ fn enter_hlo_op(
         instruction.gpu_cost.clone().map_err(|error| DeviceOpsError::GpuCost { program_id, instruction: stats.hlo_op.clone(), error })?;
     let row = db.row(program_id, &stats.hlo_op);
     if row.occurrences == 0 && row.category.is_empty() && row.provenance.is_empty() {
-        row.category = instruction.category.clone();
+        row.category = instruction.op_category.clone();
         // An instruction without framework-op metadata has no provenance (XProf's GPU rows show "").
         row.provenance = if instruction.tf_op_name == ":" { String::new() } else { instruction.tf_op_name.clone() };
         row.is_eager |= stats.is_eager;
-        row.source_info = Some(SourceInfo::default());
+        row.long_name = instruction.expression.clone();
+        row.source_info = Some(match &instruction.source_info {
+            // XProf's op metrics end every frame of the stack with a newline.
+            Some(s) => SourceInfo {
+                file_name: s.file_name.clone(),
+                line_number: s.line_number,
+                stack_frame: if s.stack_frame.is_empty() { String::new() } else { format!("{}\n", s.stack_frame) },
+            },
+            None => SourceInfo { line_number: -1, ..SourceInfo::default() },
+        });
     }
     count(row, time_ps);
     let cost = cost.unwrap_or_default();

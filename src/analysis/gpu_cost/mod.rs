@@ -12,6 +12,7 @@
 mod flops_table;
 pub mod shape;
 
+use crate::analysis::hlo_text::is_elementwise_opcode;
 use crate::proto::hlo as pb;
 use flops_table::flops_per_element;
 use shape::{bit_width, elements, elements_recursive, is_tuple, leaves, memory_space, size_bytes};
@@ -575,63 +576,6 @@ fn propagate_output_bytes(shape: &pb::ShapeProto, index: &mut Vec<i64>, bytes: &
     }
     bytes.insert(index.clone(), sum);
     sum
-}
-
-/// XLA's `IsElementwiseOpcode`.
-pub fn is_elementwise_opcode(op: &str) -> bool {
-    matches!(
-        op,
-        "abs"
-            | "round-nearest-afz"
-            | "round-nearest-even"
-            | "ceil"
-            | "clz"
-            | "convert"
-            | "bitcast-convert"
-            | "copy"
-            | "cosine"
-            | "exponential"
-            | "exponential-minus-one"
-            | "floor"
-            | "imag"
-            | "is-finite"
-            | "log"
-            | "log-plus-one"
-            | "not"
-            | "negate"
-            | "popcnt"
-            | "real"
-            | "reduce-precision"
-            | "rsqrt"
-            | "logistic"
-            | "sign"
-            | "sine"
-            | "sqrt"
-            | "cbrt"
-            | "tan"
-            | "tanh"
-            | "erf"
-            | "add"
-            | "atan2"
-            | "compare"
-            | "complex"
-            | "divide"
-            | "maximum"
-            | "minimum"
-            | "multiply"
-            | "power"
-            | "remainder"
-            | "subtract"
-            | "and"
-            | "or"
-            | "xor"
-            | "shift-left"
-            | "shift-right-arithmetic"
-            | "shift-right-logical"
-            | "stochastic-convert"
-            | "clamp"
-            | "select"
-    )
 }
 
 trait HasShape {

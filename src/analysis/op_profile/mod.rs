@@ -2,9 +2,8 @@
 //! node with its time, FLOPs and bandwidth utilisation (XProf's `op_profile` tool,
 //! `ConvertOpStatsToOpProfile` / `OpProfileBuilder`). Built by program and by category, each with
 //! and without the idle row; XProf's JSON carries the by-program pair.
-//!
-//! Not yet: the instructions fused into a fusion (XProf lists them under the fusion from the HLO
-//! module, with their HLO text, which needs XLA's instruction printer). A fusion here has no children.
+//! A fusion's node lists the instructions fused into it (from the HLO module, recursively for nested
+//! fusions), each with its HLO text and category and no time, as XProf does.
 
 pub mod json;
 
@@ -165,6 +164,30 @@ fn xla_info(m: &OpMetrics) -> XlaInfo {
     }
 }
 
+/// How deep fusions nest inside one another at most (XLA nests one level in practice; the bound keeps
+/// a malformed module whose fusion calls itself from recursing forever).
+const MAX_FUSION_DEPTH: usize = 8;
+
+/// Adds the instructions fused into op `name` of program `program_id` under `parent`, each with one
+/// occurrence and no time (XProf's `AddFusionChildrenToOpMetricsFromHloInstruction` and
+/// `InsertFusedInstructions`): name, HLO text, category and framework op; program id, FLOPs and
+/// source left empty, as XProf leaves them.
+fn add_fused_instructions(b: &mut Builder, parent: usize, modules: &XlaModules, program_id: u64, name: &str, depth: usize) {
+    let Some(fusion) = modules.instruction(program_id, name).filter(|_| depth < MAX_FUSION_DEPTH) else { return };
+    for fused_name in &fusion.fused {
+        let Some(fused) = modules.instruction(program_id, fused_name) else { continue };
+        let node = b.add_child(parent, fused_name.clone());
+        b.nodes[node].metrics.occurrences = 1;
+        b.nodes[node].xla = Some(XlaInfo {
+            expression: fused.expression.clone(),
+            provenance: fused.tf_op_name.clone(),
+            category: fused.category.clone(),
+            ..XlaInfo::default()
+        });
+        add_fused_instructions(b, node, modules, program_id, fused_name, depth + 1);
+    }
+}
+
 fn build(ops: &DeviceOps, modules: &XlaModules, grouping: Grouping, exclude_idle: bool) -> Node {
     let root_name = match grouping {
         Grouping::ByProgram => "by_program",
@@ -199,6 +222,7 @@ fn build(ops: &DeviceOps, modules: &XlaModules, grouping: Grouping, exclude_idle
         };
         let leaf = *grouping_nodes.last().expect("one node at least");
         b.nodes[leaf].xla = Some(xla_info(m));
+        add_fused_instructions(&mut b, leaf, modules, m.hlo_module_id, &m.name, 0);
         for n in grouping_nodes {
             add_metrics(m, &mut b.nodes[n].metrics, false);
         }
