@@ -31,6 +31,8 @@ pub struct XlaInstruction {
     /// For a fusion: the names of the instructions fused into it that XProf lists as its children, in
     /// the fused computation's order (parameters and tuples left out).
     pub fused: Vec<String>,
+    /// The name XLA gives the instruction and its duplicates across modules (`OpMetadata`), if any.
+    pub deduplicated_name: String,
     /// The category XProf's GPU op tables give the instruction's kernels: a fusion's kind (`loop
     /// fusion`, `input fusion`, `output fusion`, `custom fusion`), else the opcode.
     pub op_category: String,
@@ -104,6 +106,7 @@ fn index_module(proto: &pb::HloProto) -> XlaModule {
                 source_info: source_info(instr, module.stack_frame_index.as_ref()),
                 category: text.category(instr),
                 fused: text.fused_instructions(instr).into_iter().map(|f| f.name.clone()).collect(),
+                deduplicated_name: meta.map(|m| m.deduplicated_name.clone()).unwrap_or_default(),
                 op_category: op_category(instr),
                 gpu_cost: costs.cost(&instr.name),
             }

@@ -84,6 +84,7 @@ fn enter_hlo_op(
         row.provenance = if instruction.tf_op_name == ":" { String::new() } else { instruction.tf_op_name.clone() };
         row.is_eager |= stats.is_eager;
         row.long_name = instruction.expression.clone();
+        row.deduplicated_name = instruction.deduplicated_name.clone();
         row.source_info = Some(match &instruction.source_info {
             // XProf's op metrics end every frame of the stack with a newline.
             Some(s) => SourceInfo {
