@@ -588,3 +588,71 @@ impl HasShape for pb::HloInstructionProto {
         self.shape.as_ref().unwrap_or_else(|| EMPTY.get_or_init(pb::ShapeProto::default))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::{HloComputationProto, HloInstructionProto, HloModuleProto, LayoutProto, ShapeProto};
+
+    fn f32_vector(n: i64) -> ShapeProto {
+        ShapeProto {
+            element_type: shape::element_type::F32,
+            dimensions: vec![n],
+            layout: Some(LayoutProto { minor_to_major: vec![0], ..Default::default() }),
+            ..Default::default()
+        }
+    }
+
+    fn instr(id: i64, name: &str, opcode: &str, operands: &[i64]) -> HloInstructionProto {
+        HloInstructionProto {
+            id,
+            name: name.into(),
+            opcode: opcode.into(),
+            shape: Some(f32_vector(8)),
+            operand_ids: operands.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    /// `fusion(p) = op(exp(p), exp(p))` in an entry computation fed by one parameter.
+    fn module(op: &str) -> HloModuleProto {
+        let fused = HloComputationProto {
+            id: 2,
+            root_id: 12,
+            instructions: vec![instr(10, "p0", "parameter", &[]), instr(11, "exp", "exponential", &[10]), instr(12, "root", op, &[11, 11])],
+            ..Default::default()
+        };
+        let mut fusion = instr(2, "fusion", "fusion", &[1]);
+        fusion.fusion_kind = "kLoop".into();
+        fusion.called_computation_ids = vec![2];
+        let entry =
+            HloComputationProto { id: 1, root_id: 2, instructions: vec![instr(1, "x", "parameter", &[]), fusion], ..Default::default() };
+        HloModuleProto { entry_computation_id: 1, computations: vec![fused, entry], ..Default::default() }
+    }
+
+    #[test]
+    fn a_loop_fusion_costs_its_ops_per_element_and_reads_its_input_once() {
+        let cost = module_costs(&module("add")).cost("fusion").unwrap().unwrap();
+        // exp on f32 is 86 FLOPs an element in the profile, add the default 3.
+        assert_eq!(cost.model_flops, 8 * (86 + 3));
+        assert_eq!(cost.device_flops, cost.model_flops);
+        assert_eq!((cost.bytes_accessed, cost.hbm_read_bytes, cost.hbm_write_bytes), (64, 32, 32));
+        // Parameters move nothing; instructions inside the fusion are not kernels.
+        assert_eq!(module_costs(&module("add")).cost("x").unwrap().unwrap().bytes_accessed, 0);
+        assert_eq!(module_costs(&module("add")).cost("exp"), Err(CostError::NotInEntry));
+    }
+
+    #[test]
+    fn an_opcode_without_a_rule_is_an_error_naming_it() {
+        assert_eq!(module_costs(&module("sort")).cost("fusion"), Err(CostError::Unsupported("sort".into())));
+    }
+
+    #[test]
+    fn convolution_positions_follow_padding_and_stride() {
+        let w = |size, stride, pad| pb::WindowDimension { size, stride, padding_low: pad, padding_high: pad, ..Default::default() };
+        // A 3-D cuDNN convolution of the MI300X trace: window 1x2x2, stride 1x2x2, padding 1 each side.
+        assert_eq!(valid_position_count(&w(1, 1, 1), 32, 1, 34), 32);
+        assert_eq!(valid_position_count(&w(2, 2, 1), 60, 2, 31), 60);
+        assert_eq!(valid_position_count(&w(2, 2, 1), 104, 2, 53), 104);
+    }
+}
