@@ -157,16 +157,29 @@ fn device_tools_equal_xprof_on_the_amd_traces() {
     }
 }
 
-/// XProf's GPU roofline (its own table, with the peaks of the GPU from the plane's capabilities) is
-/// not built yet: the AMD traces' Roofline Model answers `EngineError::Unsupported` saying so.
+/// The roofline on the AMD traces: XProf's GPU table (shared memory / L1 as VMEM write, the GPU's
+/// peaks from its capabilities), both record sets and the diagnostics, equal to XProf's.
 #[test]
-fn gpu_roofline_is_refused_with_its_reason() {
-    let f = AMD_FIXTURES[0];
+fn roofline_model_equals_xprof_on_the_amd_traces() {
+    for f in AMD_FIXTURES {
+        let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { continue };
+        let stem = f.rsplit('/').next().unwrap();
+        let oracle = common::json_at(&trace.with_file_name(format!("{stem}.roofline_model.json")));
+        let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+        assert_same("roofline_model", f, &roofline_json(&session.roofline_model(id).unwrap()), &oracle);
+    }
+}
+
+/// The V100 trace: Tidemark does not know NVIDIA GPUs' per-cycle peaks, so its roofline is refused
+/// with that reason rather than drawn against zero peaks.
+#[test]
+fn roofline_of_a_gpu_without_known_peaks_is_refused() {
+    let f = "tf_v100_multi_worker/v100_worker";
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
     let e = session.roofline_model(id).unwrap_err();
     assert!(
-        matches!(&e, tidemark::engine::EngineError::Unsupported { tool, reason, .. } if tool == "Roofline Model" && reason.contains("GPU")),
+        matches!(&e, tidemark::engine::EngineError::Unsupported { tool, reason, .. } if tool == "Roofline Model" && reason.contains("peak")),
         "{e:?}"
     );
 }
