@@ -356,9 +356,7 @@ impl<'a> Module<'a> {
         // Output bytes (XLA's FusionProcessOutputBytesAccessed).
         p.bytes_accessed = 0.0;
         p.output_bytes.clear();
-        let mut subshapes = Vec::new();
-        array_subshapes(fusion.shape(), &mut Vec::new(), &mut subshapes);
-        for (index, subshape) in subshapes {
+        for (index, subshape) in leaves(fusion.shape()) {
             let mut out_root = root;
             if index.len() == 1 && root.opcode == "tuple" {
                 out_root = self.operand(root, index[0] as usize)?;
@@ -547,19 +545,6 @@ fn reduce_window_count(i: &pb::HloInstructionProto) -> i64 {
 fn dot_flops(lhs: &pb::ShapeProto, result: &pb::ShapeProto, dnums: &pb::DotDimensionNumbers) -> i64 {
     let width: i64 = dnums.lhs_contracting_dimensions.iter().map(|&d| lhs.dimensions.get(d as usize).copied().unwrap_or(1)).product();
     FMA_FLOPS * elements(result) * width
-}
-
-/// The array subshapes of `shape` with their indices, in pre-order.
-fn array_subshapes<'s>(shape: &'s pb::ShapeProto, index: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, &'s pb::ShapeProto)>) {
-    if is_tuple(shape) {
-        for (n, s) in shape.tuple_shapes.iter().enumerate() {
-            index.push(n as i64);
-            array_subshapes(s, index, out);
-            index.pop();
-        }
-    } else {
-        out.push((index.clone(), shape));
-    }
 }
 
 /// A tuple output's bytes: the sum of its elements' (XLA's `propagate_output_size_to_parent`).
