@@ -3,9 +3,9 @@
 //! data; [`xprof_json`] writes XProf's JSON from it.
 //!
 //! Top device ops come from the device op table, folded into framework ops: host-only traces have
-//! none (the table is empty, as in XProf); TPU traces have one; GPU traces do not yet (their HLO ops
-//! need XLA's GPU cost model), so their top ops are missing. Device traces' steps, which XProf takes
-//! from the device, are not computed here either (see [`crate::analysis::steps`]).
+//! none (the table is empty, as in XProf); TPU and GPU traces have one (on a GPU, a trace whose
+//! kernels Tidemark cannot cost leaves them out). Device traces' steps, which XProf takes from the
+//! device, are not computed here (see [`crate::analysis::steps`]).
 
 pub mod run_environment;
 pub mod xprof_json;
