@@ -1,13 +1,16 @@
-//! The device op tables (Kernel Stats, HLO Op Stats) equal XProf 2.24's output: on the real GPU/TPU traces
+//! The device op tables (Kernel Stats, HLO Op Stats, Op Profile, the roofline, and on the AMD traces
+//! framework op stats and the overview) equal XProf 2.24's output: on the real GPU/TPU traces
 //! beside the checkout (read in place, skipped with a note when absent) and, in their empty form, on
 //! the CPU fixtures.
 
 mod common;
 
 use serde_json::Value;
+use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json as framework_op_stats_json;
 use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
 use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
 use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
+use tidemark::analysis::overview_page::xprof_json::overview_page_json;
 use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
 use tidemark::engine::Session;
 
@@ -20,6 +23,10 @@ const CPU_FIXTURES: &[&str] = &[
     "tf/d1_tf_keras_stats/d1_tf_keras_stats",
     "tf/d2_tf_cnn/d2_tf_cnn",
 ];
+
+/// The AMD GPU fixtures (folder/name prefix).
+const AMD_FIXTURES: &[&str] =
+    &["jax_mi300x_conv/mi300x_conv", "jax_mi300x_attention/mi300x_attention", "jax_mi355x_te_attention/mi355x_te_attention"];
 
 /// Every device fixture (folder/name prefix).
 const DEVICE_FIXTURES: &[&str] = &[
@@ -112,28 +119,69 @@ fn roofline_model_equals_xprof_on_the_tpu_trace() {
 }
 
 /// The V100 TensorFlow trace: its kernels carry no framework or XLA op, so the device op db holds only
-/// idle time and HLO Op Stats is empty, as XProf's; the AMD traces' XLA kernels are refused with a
-/// clear error (their FLOPs and bytes need XLA's GPU cost model).
+/// idle time and HLO Op Stats is empty, as XProf's.
 #[test]
-fn hlo_stats_on_gpu_traces() {
+fn hlo_stats_on_the_v100_trace() {
     let f = "tf_v100_multi_worker/v100_worker";
-    if let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) {
-        let oracle = common::json_at(&trace.with_file_name("v100_worker.hlo_stats.json"));
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let oracle = common::json_at(&trace.with_file_name("v100_worker.hlo_stats.json"));
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    let ops = session.device_ops(id).unwrap();
+    assert_eq!(ops.db.metrics.len(), 1, "only the idle row");
+    assert!(ops.db.metrics[0].is_idle());
+    // XProf's Op Profile shows that idle row's time (its tree is only the idle node here).
+    let op_profile = common::json_at(&trace.with_file_name("v100_worker.op_profile.json"));
+    assert_eq!(Some(ops.db.total_time_ps), op_profile["byProgram"]["metrics"]["rawTime"].as_u64());
+    assert_same("hlo_stats", f, &hlo_stats_json(&session.hlo_stats(id).unwrap()), &oracle);
+}
+
+/// The AMD GPU traces (MI300X, MI355X; JAX): the device op db built from XLA kernels costed by XLA's GPU
+/// cost analysis equals XProf's in every tool that reads it: HLO Op Stats, Op Profile, framework op
+/// stats (device and host rows) and the Overview Page (top device ops, run environment) — every cell,
+/// in XProf's order (their rows have no ties in self time and name within a program).
+#[test]
+fn device_tools_equal_xprof_on_the_amd_traces() {
+    for f in AMD_FIXTURES {
+        let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { continue };
+        let stem = f.rsplit('/').next().unwrap();
+        let oracle = |tool: &str| common::json_at(&trace.with_file_name(format!("{stem}.{tool}.json")));
         let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-        let ops = session.device_ops(id).unwrap();
-        assert_eq!(ops.db.metrics.len(), 1, "only the idle row");
-        assert!(ops.db.metrics[0].is_idle());
-        // XProf's Op Profile shows that idle row's time (its tree is only the idle node here).
-        let op_profile = common::json_at(&trace.with_file_name("v100_worker.op_profile.json"));
-        assert_eq!(Some(ops.db.total_time_ps), op_profile["byProgram"]["metrics"]["rawTime"].as_u64());
-        assert_same("hlo_stats", f, &hlo_stats_json(&session.hlo_stats(id).unwrap()), &oracle);
+        let hlo_stats = session.hlo_stats(id).unwrap();
+        assert!(!hlo_stats.rows.is_empty(), "{f}: XLA ops on the device");
+        assert_same("hlo_stats", f, &hlo_stats_json(&hlo_stats), &oracle("hlo_stats"));
+        assert_same("op_profile", f, &op_profile_json(&session.op_profile(id).unwrap()), &oracle("op_profile"));
+        let stats = session.framework_op_stats(id).unwrap();
+        assert!(stats.with_idle.rows.iter().any(|r| r.on_device), "{f}: device rows");
+        assert_same("framework_op_stats", f, &framework_op_stats_json(&stats), &oracle("framework_op_stats"));
+        assert_same("overview_page", f, &overview_page_json(session.cached_overview_page(id).unwrap()), &oracle("overview_page"));
     }
-    let f = "jax_mi300x_conv/mi300x_conv";
-    if let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) {
+}
+
+/// The roofline on the AMD traces: XProf's GPU table (shared memory / L1 as VMEM write, the GPU's
+/// peaks from its capabilities), both record sets and the diagnostics, equal to XProf's.
+#[test]
+fn roofline_model_equals_xprof_on_the_amd_traces() {
+    for f in AMD_FIXTURES {
+        let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { continue };
+        let stem = f.rsplit('/').next().unwrap();
+        let oracle = common::json_at(&trace.with_file_name(format!("{stem}.roofline_model.json")));
         let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-        let e = session.hlo_stats(id).unwrap_err().to_string();
-        assert!(e.contains("GPU cost model"), "{e}");
+        assert_same("roofline_model", f, &roofline_json(&session.roofline_model(id).unwrap()), &oracle);
     }
+}
+
+/// The V100 trace: Tidemark does not know NVIDIA GPUs' per-cycle peaks, so its roofline is refused
+/// with that reason rather than drawn against zero peaks.
+#[test]
+fn roofline_of_a_gpu_without_known_peaks_is_refused() {
+    let f = "tf_v100_multi_worker/v100_worker";
+    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
+    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
+    let e = session.roofline_model(id).unwrap_err();
+    assert!(
+        matches!(&e, tidemark::engine::EngineError::Unsupported { tool, reason, .. } if tool == "Roofline Model" && reason.contains("peak")),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -199,20 +247,4 @@ fn every_table_reads_one_op_metrics_pass_and_close_forgets_it() {
     assert!(session.close(id));
     let e = session.hlo_stats(id).unwrap_err();
     assert_eq!(e, tidemark::engine::EngineError::UnknownFile { file_id: id });
-}
-
-/// A GPU trace whose device op db Tidemark does not build yet: the device tables answer
-/// `EngineError::Unsupported` with the reason, and framework op stats keep their host rows.
-#[test]
-fn unsupported_device_side_is_an_engine_error_and_framework_op_stats_stay_host_only() {
-    let f = "jax_mi300x_conv/mi300x_conv";
-    let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
-    let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    let e = session.op_profile(id).unwrap_err();
-    assert!(
-        matches!(&e, tidemark::engine::EngineError::Unsupported { tool, reason, .. } if tool == "Op Profile" && reason.contains("GPU cost model")),
-        "{e:?}"
-    );
-    let stats = session.framework_op_stats(id).unwrap();
-    assert!(!stats.with_idle.rows.is_empty() && stats.with_idle.rows.iter().all(|r| !r.on_device), "host rows only");
 }

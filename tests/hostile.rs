@@ -704,6 +704,7 @@ fn hlo_module(
             }],
             id: 1,
             stack_frame_index: frames,
+            ..Default::default()
         }),
         buffer_assignment: Some(hlo::BufferAssignmentProto {
             logical_buffers: (0..buffers)

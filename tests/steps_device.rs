@@ -14,18 +14,17 @@ use tidemark::analysis::steps;
 use tidemark::decode::Profile;
 
 /// (folder/stem, tables of input_pipeline_analyzer that differ, tables of overview_page that differ), and why:
-/// - AMD GPUs (no step markers anywhere): the Input Pipeline Analyzer is equal; the overview differs in its
-///   analysis table (device TF-op share: needs the device op table) and run environment (XProf names the
-///   GPU model from the device's capabilities, "AMD GPU - gfx942"; here "GPU").
+/// - AMD GPUs (no step markers anywhere): both equal (the overview's top ops from the GPU op db, their
+///   Tensor Core flags from the kernel stats, the GPU model from the device's capabilities).
 /// - TPU v6e: XProf writes its TPU step table (TPU columns, the max-infeed-core table) and the TPU duty
 ///   cycle, which are not computed here.
 /// - V100: XProf finds one step from the device's kernels (device compute 14.9 ms); the host alone has
 ///   none, so the step table, verdict, recommendation and diagnostics differ. The host input-op table is
 ///   equal.
 const DEVICE: [(&str, &[usize], &[usize]); 5] = [
-    ("jax_mi300x_attention/mi300x_attention", &[], &[0, 2]),
-    ("jax_mi300x_conv/mi300x_conv", &[], &[0, 2]),
-    ("jax_mi355x_te_attention/mi355x_te_attention", &[], &[0, 2]),
+    ("jax_mi300x_attention/mi300x_attention", &[], &[]),
+    ("jax_mi300x_conv/mi300x_conv", &[], &[]),
+    ("jax_mi355x_te_attention/mi355x_te_attention", &[], &[]),
     ("jax_tpu_v6e_inference/tpu_v6e_inference", &[0, 1], &[0, 1]),
     ("tf_v100_multi_worker/v100_worker", &[1, 4], &[0, 1, 3, 6]),
 ];
@@ -47,9 +46,10 @@ fn device_profiles_against_xprof() {
         let Profile::XSpace(space) = &file.profile else { panic!("{stem}: not a trace") };
         let db = steps::step_db(space).expect("steps");
         let host_ops = host_op_metrics_db(space).expect("host ops");
-        let device_ops =
-            tidemark::analysis::device_ops::analyze(space, &tidemark::analysis::xla_modules::XlaModules::from_space(space)).ok();
-        let page = OverviewPage::new(&db, &host_ops, device_ops.as_ref().map(|d| &d.db), RunEnvironment::of(space));
+        let modules = tidemark::analysis::xla_modules::XlaModules::from_space(space);
+        let device_ops = tidemark::analysis::device_ops::analyze(space, &modules).ok();
+        let mut page = OverviewPage::new(&db, &host_ops, device_ops.as_ref().map(|d| &d.db), RunEnvironment::of(space));
+        page.mark_tensor_cores(&tidemark::analysis::kernel_stats::analyze(space, &modules).expect("kernel stats"));
         for (tool, actual, expected_differs) in [
             ("input_pipeline_analyzer", input_pipeline_json(&page.input), ipa_differs),
             ("overview_page", overview_page_json(&page), overview_differs),

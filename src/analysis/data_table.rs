@@ -68,6 +68,11 @@ impl DataTable {
         self.rows.push(json!({ "c": c }));
     }
 
+    /// Appends a row of cells already in XProf's JSON form (`{"v": …}`).
+    pub fn raw_row(&mut self, cells: Vec<Value>) {
+        self.rows.push(json!({ "c": cells }));
+    }
+
     pub fn into_json(self) -> Value {
         if self.properties.is_empty() {
             json!({"cols": self.cols, "rows": self.rows})

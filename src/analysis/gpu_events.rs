@@ -6,7 +6,7 @@ use crate::decode::xplane::{Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 
 /// The stats [`GpuEventStats`] reads.
-const STATS: &[&str] = &["kernel_details", "tf_op", "equation", "hlo_op", "program_id", "is_eager"];
+const STATS: &[&str] = &["kernel_details", "tf_op", "equation", "hlo_op", "program_id", "is_eager", "flops", "bytes_accessed"];
 
 /// What a GPU event's stats say (the last of a repeated stat wins; absent text is empty).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,6 +21,9 @@ pub struct GpuEventStats {
     pub hlo_op: String,
     pub program_id: Option<u64>,
     pub is_eager: bool,
+    /// FLOPs and bytes of one execution, where the profiler recorded them on the event.
+    pub flops: u64,
+    pub bytes_accessed: u64,
 }
 
 impl GpuEventStats {
@@ -37,6 +40,8 @@ impl GpuEventStats {
             "hlo_op" => self.hlo_op = value.as_str().and_then(|s| s.rsplit("::").next()).unwrap_or("").to_string(),
             "program_id" => self.program_id = value.as_u64(),
             "is_eager" => self.is_eager = value.as_i64().is_some_and(|v| v != 0),
+            "flops" => self.flops = value.as_u64().unwrap_or(0),
+            "bytes_accessed" => self.bytes_accessed = value.as_u64().unwrap_or(0),
             _ => {}
         }
     }

@@ -2,7 +2,9 @@
 //! by program id, then by instruction name. A module whose proto does not decode is left out (XProf
 //! logs it and goes on), so its ops simply find no instruction.
 
+use crate::analysis::gpu_cost::{module_costs, CostError, InstructionCost};
 use crate::analysis::hlo_text::{shape_text, ModuleText};
+use crate::analysis::memory_viewer::source::{source_info, SourceInfo};
 use crate::decode::hlo::{decode_proto, embedded_modules};
 use crate::decode::xplane::XSpace;
 use crate::proto::hlo as pb;
@@ -22,11 +24,21 @@ pub struct XlaInstruction {
     pub shape: String,
     /// `file:line` the instruction came from, when the HLO says.
     pub source: Option<String>,
+    /// Where it came from with its call stack (what XProf's GPU op tables show), when the HLO says.
+    pub source_info: Option<SourceInfo>,
     /// XLA's op category (`HloInstruction::ToCategory`), what XProf shows for a fused instruction.
     pub category: String,
     /// For a fusion: the names of the instructions fused into it that XProf lists as its children, in
     /// the fused computation's order (parameters and tuples left out).
     pub fused: Vec<String>,
+    /// The name XLA gives the instruction and its duplicates across modules (`OpMetadata`), if any.
+    pub deduplicated_name: String,
+    /// The category XProf's GPU op tables give the instruction's kernels: a fusion's kind (`loop
+    /// fusion`, `input fusion`, `output fusion`, `custom fusion`), else the opcode.
+    pub op_category: String,
+    /// Its FLOPs and bytes per execution from XLA's GPU cost analysis (the GPU op tables read it):
+    /// `Ok(None)` where XProf has none, an error where Tidemark cannot compute XProf's.
+    pub gpu_cost: Result<Option<InstructionCost>, CostError>,
 }
 
 /// The instructions of one module by name (the first of a repeated name wins, as in XProf).
@@ -87,6 +99,7 @@ impl XlaModules {
 fn index_module(proto: &pb::HloProto) -> XlaModule {
     let Some(module) = proto.hlo_module.as_ref() else { return XlaModule::default() };
     let text = ModuleText::new(module);
+    let costs = module_costs(module);
     let mut instructions = HashMap::new();
     for instr in module.computations.iter().flat_map(|c| &c.instructions) {
         instructions.entry(instr.name.clone()).or_insert_with(|| {
@@ -98,12 +111,27 @@ fn index_module(proto: &pb::HloProto) -> XlaModule {
                 expression: text.expression(instr),
                 shape: instr.shape.as_ref().map(shape_text).unwrap_or_default(),
                 source: text.source(instr),
+                source_info: source_info(instr, module.stack_frame_index.as_ref()),
                 category: text.category(instr),
                 fused: text.fused_instructions(instr).into_iter().map(|f| f.name.clone()).collect(),
+                deduplicated_name: meta.map(|m| m.deduplicated_name.clone()).unwrap_or_default(),
+                op_category: op_category(instr),
+                gpu_cost: costs.cost(&instr.name),
             }
         });
     }
     XlaModule { name: module.name.clone(), instructions }
+}
+
+/// A kernel's category in XProf's GPU op tables: a fusion by its kind, anything else its opcode.
+fn op_category(instr: &pb::HloInstructionProto) -> String {
+    match (instr.opcode.as_str(), instr.fusion_kind.as_str()) {
+        ("fusion", "kLoop") => "loop fusion".into(),
+        ("fusion", "kInput") => "input fusion".into(),
+        ("fusion", "kOutput") => "output fusion".into(),
+        ("fusion", _) => "custom fusion".into(),
+        (op, _) => op.into(),
+    }
 }
 
 /// The framework op name XProf gives an HLO instruction from its metadata: `name:type` (its Op

@@ -32,7 +32,9 @@ impl Session {
         let db = steps::intersection::combine(&dbs);
         // A trace whose device side Tidemark cannot read yet has its top device ops left out.
         let device = m.device.as_ref().ok().map(|d| &d.db);
-        Ok(OverviewPage::new(&db, &m.host, device, m.run_environment.clone()))
+        let mut page = OverviewPage::new(&db, &m.host, device, m.run_environment.clone());
+        page.mark_tensor_cores(&m.kernel_stats);
+        Ok(page)
     }
 
     /// The Overview Page of `file_id`, computed on first use and kept until the file is closed.

@@ -169,6 +169,7 @@ pub fn synthetic_module(buffers: usize) -> HloProto {
             computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, ..Default::default() }],
             id: 1,
             stack_frame_index: None,
+            ..Default::default()
         }),
         buffer_assignment: Some(BufferAssignmentProto {
             logical_buffers,

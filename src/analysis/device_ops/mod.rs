@@ -3,11 +3,12 @@
 //! HLO op stats, Op Profile and the roofline read it.
 //!
 //! Built from TPU planes (the ops of their `XLA Ops` lines, described by their event metadata) and
-//! from GPU planes whose kernels come from framework ops. GPU kernels of XLA ops need XLA's GPU cost
-//! model for FLOPs and bytes, which Tidemark does not have: such traces give
-//! [`DeviceOpsError::GpuNotSupported`], never a table that would differ from XProf's.
+//! from GPU planes (kernels of XLA ops, costed by XLA's GPU cost analysis, and kernels of framework
+//! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does gives
+//! [`DeviceOpsError::GpuCost`], never a table that would differ from XProf's.
 
 pub mod gpu;
+pub mod gpu_perf;
 pub mod metadata;
 pub mod tf_ops;
 pub mod tpu;
@@ -20,8 +21,10 @@ use crate::decode::DecodeError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DeviceOpsError {
-    #[error("the GPU kernels of XLA ops are not analysed yet (their FLOPs and bytes need XLA's GPU cost model)")]
-    GpuNotSupported,
+    #[error("the cost of HLO op `{instruction}` (program {program_id}) on the GPU: {error}")]
+    GpuCost { program_id: u64, instruction: String, error: crate::analysis::gpu_cost::CostError },
+    #[error("the peak FLOP rate and bandwidths of this GPU ({model}, vendor `{vendor}`) are not known to Tidemark")]
+    GpuPeaksUnknown { model: String, vendor: String },
     #[error(transparent)]
     Decode(#[from] DecodeError),
 }
@@ -30,13 +33,13 @@ pub enum DeviceOpsError {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DeviceOps {
     pub hardware: HardwareType,
-    /// The device's model as the trace names it (`TPU v6 Lite`); empty on a CPU-only trace.
+    /// The device's model as XProf names it (`TPU v6 Lite`, `AMD GPU - gfx942`); empty on a CPU-only trace.
     pub device_type: String,
     /// Device cores (one per device plane).
     pub core_count: u32,
     /// Whether any core has a non-empty `Steps` line (step-based tables need the step db).
     pub has_steps: bool,
-    /// The peaks of the first device plane (XProf takes them from there); not read on GPUs yet (empty).
+    /// The peaks of the first device plane (XProf takes them from there).
     pub perf_env: PerfEnv,
     /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
     pub db: OpMetricsDb,
@@ -51,11 +54,18 @@ pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, Device
         for plane in &planes {
             combined.combine(&gpu::device_op_metrics_db(space, plane, modules)?, true);
         }
+        let capabilities = gpu_perf::GpuCapabilities::of(planes[0]);
+        let db = combined.finish();
+        if !capabilities.knows_peaks() && db.metrics.iter().any(|m| m.flops > 0 || m.bytes_accessed > 0) {
+            return Err(DeviceOpsError::GpuPeaksUnknown { model: capabilities.model_name(), vendor: capabilities.vendor });
+        }
         return Ok(DeviceOps {
             hardware: HardwareType::Gpu,
+            device_type: capabilities.model_name(),
             core_count: planes.len() as u32,
-            db: combined.finish(),
-            ..DeviceOps::default()
+            has_steps: false,
+            perf_env: capabilities.perf_env(planes[0]),
+            db,
         });
     }
     for plane in &planes {

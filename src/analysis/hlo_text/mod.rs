@@ -195,7 +195,7 @@ fn constant_text(instr: &HloInstructionProto) -> String {
 }
 
 /// XLA's `HloInstruction::IsOpElementwise`.
-fn is_elementwise_opcode(opcode: &str) -> bool {
+pub fn is_elementwise_opcode(opcode: &str) -> bool {
     matches!(
         opcode,
         "abs"

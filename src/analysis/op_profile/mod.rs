@@ -10,7 +10,7 @@ pub mod json;
 use crate::analysis::device_ops::DeviceOps;
 use crate::analysis::op_metrics::builder::add_metrics;
 use crate::analysis::op_metrics::roofline::giga_to_gibi;
-use crate::analysis::op_metrics::{memory_space, safe_divide, MemoryOperation, OpMetrics, SourceInfo};
+use crate::analysis::op_metrics::{memory_space, safe_divide, HardwareType, MemoryOperation, OpMetrics, SourceInfo};
 use crate::analysis::xla_modules::XlaModules;
 use std::collections::HashMap;
 
@@ -225,7 +225,10 @@ fn build(ops: &DeviceOps, modules: &XlaModules, grouping: Grouping, exclude_idle
         };
         let leaf = *grouping_nodes.last().expect("one node at least");
         b.nodes[leaf].xla = Some(xla_info(m));
-        add_fused_instructions(&mut b, leaf, modules, m.hlo_module_id, &m.name, 0);
+        // XProf lists fused instructions under TPU ops only (its GPU op db has no children).
+        if ops.hardware == HardwareType::Tpu {
+            add_fused_instructions(&mut b, leaf, modules, m.hlo_module_id, &m.name, 0);
+        }
         for n in grouping_nodes {
             add_metrics(m, &mut b.nodes[n].metrics, false);
         }

@@ -3,15 +3,16 @@
 //! data; [`xprof_json`] writes XProf's JSON from it.
 //!
 //! Top device ops come from the device op table, folded into framework ops: host-only traces have
-//! none (the table is empty, as in XProf); TPU traces have one; GPU traces do not yet (their HLO ops
-//! need XLA's GPU cost model), so their top ops are missing. Device traces' steps, which XProf takes
-//! from the device, are not computed here either (see [`crate::analysis::steps`]).
+//! none (the table is empty, as in XProf); TPU and GPU traces have one (on a GPU, a trace whose
+//! kernels Tidemark cannot cost leaves them out). Device traces' steps, which XProf takes from the
+//! device, are not computed here (see [`crate::analysis::steps`]).
 
 pub mod run_environment;
 pub mod xprof_json;
 
 use crate::analysis::device_ops::tf_ops::tf_metrics_db;
 use crate::analysis::input_pipeline::InputPipeline;
+use crate::analysis::kernel_stats::KernelStats;
 use crate::analysis::op_metrics::{safe_divide, OpMetricsDb};
 use crate::analysis::steps::StepDb;
 pub use run_environment::RunEnvironment;
@@ -54,6 +55,18 @@ impl OverviewPage {
     }
 }
 
+impl OverviewPage {
+    /// Marks the top ops some of whose GPU kernels are Tensor Core eligible, or use Tensor Cores.
+    pub fn mark_tensor_cores(&mut self, kernels: &KernelStats) {
+        for op in &mut self.top_device_ops {
+            for r in kernels.reports.iter().filter(|r| r.key.op_name == op.name) {
+                op.tensor_core_eligible |= r.key.is_op_tensor_core_eligible;
+                op.using_tensor_core |= r.key.is_kernel_using_tensor_core;
+            }
+        }
+    }
+}
+
 /// One of the device's top framework ops.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TopOp {
@@ -64,6 +77,10 @@ pub struct TopOp {
     pub cumulative_time_fraction: f64,
     /// GFLOP/s (normalised FLOPs per ns).
     pub flop_rate: f64,
+    /// On a GPU: whether some kernel of the op could use Tensor Cores, and whether one did (from the
+    /// kernel stats, see [`OverviewPage::mark_tensor_cores`]).
+    pub tensor_core_eligible: bool,
+    pub using_tensor_core: bool,
 }
 
 /// How many top ops the page shows.
@@ -83,6 +100,8 @@ fn top_ops(device_tf: &OpMetricsDb) -> Vec<TopOp> {
                 self_time_fraction,
                 cumulative_time_fraction: cumulative,
                 flop_rate: safe_divide(m.flops_v2, m.time_ps as f64 / 1e3),
+                tensor_core_eligible: false,
+                using_tensor_core: false,
             }
         })
         .collect()

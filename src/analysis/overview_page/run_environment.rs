@@ -2,6 +2,7 @@
 //! the device planes (`SetRunEnvironment`), and whether the program trains (`ModelTracker`: some HLO
 //! instruction lies in a TensorFlow gradient scope or a JAX `transpose(` scope).
 
+use crate::analysis::device_ops::gpu_perf::GpuCapabilities;
 use crate::analysis::device_planes::{device_planes, DeviceKind};
 use crate::analysis::framework_op_stats::has_gradients;
 use crate::decode::hlo;
@@ -11,8 +12,8 @@ use crate::decode::xplane::XSpace;
 pub struct RunEnvironment {
     pub host_count: u32,
     pub task_count: u32,
-    /// "CPU", "GPU" (the model name where XProf reads one from the device's capabilities is not read
-    /// here), or the TPU's `device_type_string`.
+    /// "CPU", the GPU's model as XProf names it (`AMD GPU - gfx942`; "GPU" where Tidemark does not
+    /// derive the name), or the TPU's `device_type_string`.
     pub device_type: String,
     pub device_core_count: usize,
     /// XProf's hardware type name: `CPU_ONLY`, `GPU`, `TPU`.
@@ -23,7 +24,7 @@ pub struct RunEnvironment {
 impl RunEnvironment {
     pub fn of(space: &XSpace) -> Self {
         let (device_type, device_core_count, hardware_type) = match device_planes(space) {
-            Some((DeviceKind::Gpu, planes)) => ("GPU".to_string(), planes.len(), "GPU"),
+            Some((DeviceKind::Gpu, planes)) => (GpuCapabilities::of(planes[0]).model_name(), planes.len(), "GPU"),
             Some((DeviceKind::Tpu, planes)) => {
                 let name = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
                 (name, planes.len(), "TPU")

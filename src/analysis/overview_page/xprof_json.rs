@@ -55,8 +55,7 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
             Cell::Number(op.flop_rate),
         ];
         if gpu {
-            // XProf reads Tensor Core use from the kernel stats; GPU top ops are not computed yet.
-            row.extend([Cell::Boolean(false), Cell::Boolean(false)]);
+            row.extend([Cell::Boolean(op.tensor_core_eligible), Cell::Boolean(op.using_tensor_core)]);
         }
         t.row(row);
     }

@@ -5,9 +5,9 @@
 //!
 //! Records are for the whole profile ("Total") and for the average complete step ("Average"). Per-step
 //! records need the device step db, which Tidemark does not build yet: a trace whose device has
-//! steps gives [`RooflineError::StepsNotSupported`] rather than a table without them, and a GPU trace
-//! [`RooflineError::GpuNotSupported`] (XProf draws another table for GPUs, with their peaks from the
-//! device capabilities).
+//! steps gives [`RooflineError::StepsNotSupported`] rather than a table without them. On a GPU the
+//! on-chip memory is the shared memory / L1 (XProf files it as merged VMEM, peaks from the device's
+//! capabilities) and XProf prints a table of its own ([`table::to_xprof_json`]).
 
 pub mod table;
 
@@ -24,8 +24,8 @@ const MAX_RECORDS: usize = 1000;
 pub enum RooflineError {
     #[error("the device has steps; Tidemark's roofline model has no per-step records yet")]
     StepsNotSupported,
-    #[error("the roofline model of GPU traces is not built yet (XProf's GPU table, peaks from device capabilities, steps)")]
-    GpuNotSupported,
+    #[error("the peak FLOP rate and bandwidths of this GPU ({0}) are not known to Tidemark")]
+    GpuPeaksUnknown(String),
 }
 
 /// Which span a record covers.
@@ -116,11 +116,11 @@ pub fn analyze(ops: &DeviceOps) -> Result<RooflineModel, RooflineError> {
     if !matches!(ops.hardware, HardwareType::Tpu | HardwareType::Gpu) {
         return Ok(RooflineModel::default());
     }
-    if ops.hardware == HardwareType::Gpu {
-        return Err(RooflineError::GpuNotSupported);
-    }
     if ops.has_steps {
         return Err(RooflineError::StepsNotSupported);
+    }
+    if ops.hardware == HardwareType::Gpu && ops.perf_env.peak_tera_flops_per_second <= 0.0 {
+        return Err(RooflineError::GpuPeaksUnknown(ops.device_type.clone()));
     }
     let env = &ops.perf_env;
     let mut model = RooflineModel {
@@ -133,7 +133,12 @@ pub fn analyze(ops: &DeviceOps) -> Result<RooflineModel, RooflineError> {
     model.megacore = env.has_megacore;
     model.has_cmem = env.has_cmem;
     model.has_merged_vmem = env.has_merged_vmem;
-    if model.has_cmem {
+    if ops.hardware == HardwareType::Gpu {
+        // Shared memory / L1 stands in for VMEM: SRAM read and write peaks.
+        model.has_merged_vmem = true;
+        model.peak_vmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(1));
+        model.peak_vmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(2));
+    } else if model.has_cmem {
         model.peak_cmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(3));
         model.peak_cmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(4));
     } else if model.has_merged_vmem {
@@ -144,7 +149,10 @@ pub fn analyze(ops: &DeviceOps) -> Result<RooflineModel, RooflineError> {
     let complete_steps = OpMetricsDb::default();
     for include_infeed_outfeed in [true, false] {
         let mut records = op_records(ops, &model, include_infeed_outfeed);
-        records.push(program_record(ops, &model, &complete_steps, RecordSpan::AverageStep, include_infeed_outfeed));
+        // XProf's TPU tables carry an average-step program row even without steps; its GPU tables do not.
+        if ops.hardware == HardwareType::Tpu {
+            records.push(program_record(ops, &model, &complete_steps, RecordSpan::AverageStep, include_infeed_outfeed));
+        }
         model.records.extend(records);
     }
     model.warnings.push(NO_STEP_MARKER.to_string());

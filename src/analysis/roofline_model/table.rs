@@ -113,7 +113,54 @@ pub fn six_digits(x: f64) -> String {
     }
 }
 
+/// Columns XProf's GPU table leaves out (no DMA stalls, CMEM or VMEM reads on a GPU).
+const NOT_ON_GPU: &[&str] = &[
+    "dma_stall_percent",
+    "cmem_read_bw",
+    "cmem_write_bw",
+    "vmem_read_bw",
+    "cmem_read_operational_intensity",
+    "cmem_write_operational_intensity",
+    "vmem_read_operational_intensity",
+];
+
+/// XProf's GPU table: the TPU table's columns but [`NOT_ON_GPU`], VMEM write standing for shared
+/// memory / L1; only the HBM and shared-memory peaks in its properties.
+fn gpu_json(model: &RooflineModel) -> serde_json::Value {
+    let keep: Vec<bool> = COLUMNS.iter().map(|(id, _, _)| !NOT_ON_GPU.contains(id)).collect();
+    let columns: Vec<(&str, T, &str)> = COLUMNS
+        .iter()
+        .filter(|(id, _, _)| !NOT_ON_GPU.contains(id))
+        .map(|&(id, t, label)| match id {
+            "vmem_write_bw" => (id, t, "SHM/L1 BW (GiB/s)"),
+            "vmem_write_operational_intensity" => (id, t, "SHM/L1 Operational Intensity (FLOP/Byte)"),
+            _ => (id, t, label),
+        })
+        .collect();
+    let mut full = DataTable::with_columns(COLUMNS);
+    for r in &model.records {
+        push_row(&mut full, r);
+    }
+    let mut table = DataTable::with_columns(&columns);
+    let full = full.into_json();
+    for row in full["rows"].as_array().into_iter().flatten() {
+        let cells = row["c"].as_array().into_iter().flatten().zip(&keep).filter(|(_, k)| **k).map(|(c, _)| c.clone());
+        table.raw_row(cells.collect());
+    }
+    let ridge = |bw_gib: f64| six_digits(model.ridge_point(bw_gib));
+    table.property("device_type", &model.device_type);
+    table.property("peak_flop_rate", six_digits(model.peak_flop_rate));
+    table.property("peak_hbm_bw", six_digits(model.peak_hbm_bw));
+    table.property("peak_vmem_write_bw", six_digits(model.peak_vmem_write_bw));
+    table.property("hbm_ridge_point", ridge(model.peak_hbm_bw));
+    table.property("vmem_write_ridge_point", ridge(model.peak_vmem_write_bw));
+    serde_json::Value::Array(vec![table.into_json(), warnings_table(&model.warnings).into_json()])
+}
+
 pub fn to_xprof_json(model: &RooflineModel) -> serde_json::Value {
+    if model.device_type.contains("GPU") {
+        return gpu_json(model);
+    }
     let mut table = DataTable::with_columns(COLUMNS);
     for r in &model.records {
         push_row(&mut table, r);
