@@ -4,6 +4,7 @@
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::framework_op_stats::FrameworkOpStatsView;
+use super::input_pipeline::InputPipelineView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
@@ -15,7 +16,7 @@ use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -119,6 +120,10 @@ pub enum RequestBody {
         file_id: u32,
         include_idle: bool,
     },
+    /// The Input Pipeline page: the verdict, the steps and their statistics, the host's input time.
+    InputPipeline {
+        file_id: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,6 +204,9 @@ pub enum ResponseBody {
     },
     FrameworkOpStats {
         view: Box<FrameworkOpStatsView>,
+    },
+    InputPipeline {
+        view: Box<InputPipelineView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -310,6 +318,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
             Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::InputPipeline { file_id } => match session.input_pipeline_view(file_id) {
+            Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

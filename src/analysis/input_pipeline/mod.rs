@@ -49,7 +49,41 @@ impl StepRow {
     pub fn input_ms(&self) -> f64 {
         self.host_wait_input_ms + self.host_to_device_ms
     }
+
+    /// The step's time in each of XProf's [`CATEGORIES`], in their order, ms.
+    pub fn breakdown_ms(&self) -> [f64; 9] {
+        // Host-only steps: the device, kernel-launch, output and compilation figures are 0.
+        [0.0, 0.0, 0.0, self.host_compute_ms, 0.0, self.input_ms(), 0.0, 0.0, self.unknown_ms]
+    }
 }
+
+/// One of XProf's categories of step time on generic hardware: its step-table column id and label,
+/// its name in the step tooltip and the stem of its statistics' keys (`<key>_avg`, `<key>_sdv`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Category {
+    pub id: &'static str,
+    pub label: &'static str,
+    pub tooltip: &'static str,
+    pub key: &'static str,
+}
+
+/// XProf's categories of a step's time (`GenericStepTimeBreakdown`), in its column order.
+pub const CATEGORIES: [Category; 9] = [
+    Category { id: "deviceComputeTimeMs", label: "Device compute", tooltip: "Device compute", key: "device_compute_time_ms" },
+    Category { id: "deviceToDeviceTimeMs", label: "Device to device", tooltip: "Device to device", key: "device_to_device_time_ms" },
+    Category {
+        id: "deviceCollectivesTimeMs",
+        label: "Device collective communication",
+        tooltip: "Device collectives",
+        key: "device_collectives_time_ms",
+    },
+    Category { id: "hostComputeTimeMs", label: "Host compute", tooltip: "Host compute", key: "host_compute_time_ms" },
+    Category { id: "kernelLaunchTimeMs", label: "Kernel launch", tooltip: "Kernel launch", key: "kernel_launch_time_ms" },
+    Category { id: "infeedTimeMs", label: "Input", tooltip: "Input", key: "infeed_time_ms" },
+    Category { id: "outfeedTimeMs", label: "Output", tooltip: "Output", key: "outfeed_time_ms" },
+    Category { id: "compileTimeMs", label: "Compilation", tooltip: "Compilation", key: "compile_time_ms" },
+    Category { id: "otherTimeMs", label: "All others", tooltip: "All others", key: "other_time_ms" },
+];
 
 /// How bound the program is by each kind of time (XProf's `BottleneckAnalysis`).
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +177,7 @@ pub fn c_fixed(x: f64, digits: usize) -> String {
 }
 
 /// The host's input time by category, µs (XProf's `InputTimeBreakdown`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InputTimeBreakdown {
     pub enqueue_us: f64,
     pub demanded_file_read_us: f64,
@@ -164,9 +198,8 @@ impl InputTimeBreakdown {
 pub struct InputPipeline {
     pub steps: Vec<StepRow>,
     pub step_time_ms: Summary,
-    pub host_compute_ms: Summary,
-    pub input_ms: Summary,
-    pub unknown_ms: Summary,
+    /// The statistics of each of [`CATEGORIES`], in their order.
+    pub category_ms: [Summary; 9],
     pub bottleneck: Bottleneck,
     /// The host's input ops, by self time.
     pub input_ops: Vec<InputOp>,
@@ -205,9 +238,7 @@ impl InputPipeline {
         let warnings = if steps.is_empty() { vec![NO_STEP_MARKER.to_string()] } else { Vec::new() };
         InputPipeline {
             step_time_ms,
-            host_compute_ms: summary(|s| s.host_compute_ms),
-            input_ms: summary(StepRow::input_ms),
-            unknown_ms: summary(|s| s.unknown_ms),
+            category_ms: std::array::from_fn(|i| Summary::of(steps.iter().map(|s| s.breakdown_ms()[i]))),
             steps,
             bottleneck,
             input_ops,

@@ -1,7 +1,7 @@
 //! XProf's `input_pipeline_analyzer` JSON: `[max infeed core table, step table, host (input op) table,
 //! recommendations, diagnostics]`. The max-infeed-core table is TPU-only and empty here.
 
-use super::{c_fixed, one_digit, InputPipeline, StepRow, Summary};
+use super::{c_fixed, one_digit, InputPipeline, StepRow, CATEGORIES};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
 use serde_json::Value;
 use ColumnType::{Number, String as Text};
@@ -18,20 +18,10 @@ pub fn input_pipeline_json(a: &InputPipeline) -> Value {
 
 /// The step-time table (also the Overview Page's second table).
 pub fn step_table(a: &InputPipeline) -> DataTable {
-    let mut t = DataTable::with_columns(&[
-        ("stepnum", Text, "Step number"),
-        ("deviceComputeTimeMs", Number, "Device compute"),
-        ("deviceToDeviceTimeMs", Number, "Device to device"),
-        ("deviceCollectivesTimeMs", Number, "Device collective communication"),
-        ("hostComputeTimeMs", Number, "Host compute"),
-        ("kernelLaunchTimeMs", Number, "Kernel launch"),
-        ("infeedTimeMs", Number, "Input"),
-        ("outfeedTimeMs", Number, "Output"),
-        ("compileTimeMs", Number, "Compilation"),
-        ("otherTimeMs", Number, "All others"),
-        ("tooltip", Text, "tooltip"),
-        ("stepTimeMs", Number, "Step time"),
-    ]);
+    let mut columns = vec![("stepnum", Text, "Step number")];
+    columns.extend(CATEGORIES.iter().map(|c| (c.id, Number, c.label)));
+    columns.extend([("tooltip", Text, "tooltip"), ("stepTimeMs", Number, "Step time")]);
+    let mut t = DataTable::with_columns(&columns);
     t.column_property("tooltip", "role", "tooltip");
     t.property(
         "step_time_graph_column_ids",
@@ -43,21 +33,9 @@ pub fn step_table(a: &InputPipeline) -> DataTable {
     t.property("steptime_ms_standard_deviation", one_digit(s.standard_deviation));
     t.property("steptime_ms_minimum", one_digit(s.minimum));
     t.property("steptime_ms_maximum", one_digit(s.maximum));
-    // Host-only steps: the device, kernel-launch, output and compilation figures are all 0.
-    let zero = Summary::of(a.steps.iter().map(|_| 0.0));
-    for (key, summary) in [
-        ("device_compute_time_ms", &zero),
-        ("device_to_device_time_ms", &zero),
-        ("device_collectives_time_ms", &zero),
-        ("infeed_time_ms", &a.input_ms),
-        ("outfeed_time_ms", &zero),
-        ("host_compute_time_ms", &a.host_compute_ms),
-        ("kernel_launch_time_ms", &zero),
-        ("compile_time_ms", &zero),
-        ("other_time_ms", &a.unknown_ms),
-    ] {
-        t.property(&format!("{key}_avg"), one_digit(summary.average));
-        t.property(&format!("{key}_sdv"), one_digit(summary.standard_deviation));
+    for (c, summary) in CATEGORIES.iter().zip(&a.category_ms) {
+        t.property(&format!("{}_avg", c.key), one_digit(summary.average));
+        t.property(&format!("{}_sdv", c.key), one_digit(summary.standard_deviation));
     }
     let b = &a.bottleneck;
     t.property("input_conclusion", b.input_statement.clone());
@@ -76,35 +54,16 @@ pub fn step_table(a: &InputPipeline) -> DataTable {
 }
 
 fn push_step_row(t: &mut DataTable, s: &StepRow) {
-    let two = |x: f64| c_fixed(x, 2);
-    let tooltip = format!(
-        "Step {}, duration: {} ms\n-All others: {} ms\n-Compilation: {} ms\n-Output: {} ms\n-Input: {} ms\n-Kernel launch: {} ms\n-Host compute: {} ms\n-Device collectives: {} ms\n-Device to device: {} ms\n-Device compute: {} ms",
-        s.name,
-        two(s.step_time_ms),
-        two(s.unknown_ms),
-        two(0.0),
-        two(0.0),
-        two(s.input_ms()),
-        two(0.0),
-        two(s.host_compute_ms),
-        two(0.0),
-        two(0.0),
-        two(0.0),
-    );
-    t.row([
-        Cell::Text(&s.name),
-        Cell::Number(0.0),
-        Cell::Number(0.0),
-        Cell::Number(0.0),
-        Cell::Number(s.host_compute_ms),
-        Cell::Number(0.0),
-        Cell::Number(s.input_ms()),
-        Cell::Number(0.0),
-        Cell::Number(0.0),
-        Cell::Number(s.unknown_ms),
-        Cell::Text(&tooltip),
-        Cell::Number(s.step_time_ms),
-    ]);
+    let breakdown = s.breakdown_ms();
+    // The tooltip lists the categories last to first.
+    let mut tooltip = format!("Step {}, duration: {} ms", s.name, c_fixed(s.step_time_ms, 2));
+    for (c, ms) in CATEGORIES.iter().zip(breakdown).rev() {
+        tooltip.push_str(&format!("\n-{}: {} ms", c.tooltip, c_fixed(ms, 2)));
+    }
+    let mut cells = vec![Cell::Text(&s.name)];
+    cells.extend(breakdown.into_iter().map(Cell::Number));
+    cells.extend([Cell::Text(&tooltip), Cell::Number(s.step_time_ms)]);
+    t.row(cells);
 }
 
 fn host_table(a: &InputPipeline) -> DataTable {

@@ -3,7 +3,7 @@
 
 use crate::args::{open_one, Args};
 use std::fmt::Write;
-use tidemark::analysis::input_pipeline::InputPipeline;
+use tidemark::analysis::input_pipeline::{InputPipeline, CATEGORIES};
 use tidemark::analysis::overview_page::{xprof_json, OverviewPage};
 
 const USAGE: &str = "usage: tidemark overview-page FILE [--json]";
@@ -79,10 +79,12 @@ pub fn steps_text(a: &InputPipeline) -> String {
         t.minimum,
         t.maximum
     );
-    let _ = writeln!(
-        s,
-        "per step: host compute {:.1} ms, input {:.1} ms, all others {:.1} ms",
-        a.host_compute_ms.average, a.input_ms.average, a.unknown_ms.average
-    );
+    let averages: Vec<String> = CATEGORIES
+        .iter()
+        .zip(&a.category_ms)
+        .filter(|(_, m)| m.average != 0.0)
+        .map(|(c, m)| format!("{} {:.1} ms", c.label.to_lowercase(), m.average))
+        .collect();
+    let _ = writeln!(s, "per step: {}", averages.join(", "));
     s
 }
