@@ -215,6 +215,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::FrameworkOpStats => {
                 view! { <views::framework_op_stats::FrameworkOpStats file_id overview=(*overview).clone() /> }.into_any()
             }
+            Tool::InputPipeline => view! { <views::input_pipeline::InputPipeline file_id overview=(*overview).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

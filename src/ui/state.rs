@@ -17,11 +17,19 @@ pub enum Tool {
     DeviceMemory,
     FrameworkOpStats,
     TraceViewer,
+    InputPipeline,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 6] =
-        [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory, Tool::FrameworkOpStats, Tool::TraceViewer];
+    pub const ALL: [Tool; 7] = [
+        Tool::Overview,
+        Tool::MemoryProfile,
+        Tool::MemoryViewer,
+        Tool::DeviceMemory,
+        Tool::FrameworkOpStats,
+        Tool::TraceViewer,
+        Tool::InputPipeline,
+    ];
 
     pub fn slug(self) -> &'static str {
         match self {
@@ -31,6 +39,7 @@ impl Tool {
             Tool::DeviceMemory => "device-memory",
             Tool::FrameworkOpStats => "framework-op-stats",
             Tool::TraceViewer => "trace-viewer",
+            Tool::InputPipeline => "input-pipeline",
         }
     }
 
@@ -42,6 +51,7 @@ impl Tool {
             Tool::DeviceMemory => "Device memory",
             Tool::FrameworkOpStats => "Framework ops",
             Tool::TraceViewer => "Trace Viewer",
+            Tool::InputPipeline => "Input pipeline",
         }
     }
 

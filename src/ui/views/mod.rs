@@ -4,6 +4,7 @@ pub mod device_memory;
 pub mod export;
 pub mod files;
 pub mod framework_op_stats;
+pub mod input_pipeline;
 pub mod landing;
 pub mod memory_profile;
 pub mod memory_viewer;
