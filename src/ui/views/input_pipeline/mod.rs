@@ -78,7 +78,7 @@ fn Verdict(v: Arc<InputPipelineView>) -> impl IntoView {
             <p class="ipa-statement"><Text metric="input_conclusion" value=verdict.statement.clone() /></p>
             {measured.then(|| view! {
                 <p class="fos-summary">
-                    <span>"Input " <Text metric="input_percent" value=verdict.input_percent.to_string() shown=format!("{:.1} %", verdict.input_percent) /> " of step time"</span>
+                    <span>"Input " <Text metric="input_time_percent" value=verdict.input_percent.to_string() shown=format!("{:.1} %", verdict.input_percent) /> " of step time"</span>
                     <span>"All others " <Text metric="all_other_percent" value=verdict.all_other_percent.to_string() shown=format!("{:.1} %", verdict.all_other_percent) /></span>
                 </p>
             })}
