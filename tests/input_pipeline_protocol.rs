@@ -67,7 +67,12 @@ fn assert_equal_to_xprof(label: &str, v: &InputPipelineView, oracle: &Value) {
         let c = |k: usize| op["c"][k]["v"].clone();
         assert_eq!(v.input_ops.names[i], c(0).as_str().unwrap(), "{label}: op {i}");
         assert_eq!(v.input_ops.occurrences[i] as f64, c(1).as_f64().unwrap(), "{label}: op {i} count");
-        for (ours, k) in [(&v.input_ops.time_ms, 2), (&v.input_ops.time_fraction, 3), (&v.input_ops.self_time_ms, 4), (&v.input_ops.self_time_fraction, 5)] {
+        for (ours, k) in [
+            (&v.input_ops.time_ms, 2),
+            (&v.input_ops.time_fraction, 3),
+            (&v.input_ops.self_time_ms, 4),
+            (&v.input_ops.self_time_fraction, 5),
+        ] {
             assert!(close(ours[i], c(k).as_f64().unwrap()), "{label}: op {i} cell {k}");
         }
         assert_eq!(v.input_ops.categories[i], c(6).as_str().unwrap(), "{label}: op {i} category");

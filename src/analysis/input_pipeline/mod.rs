@@ -14,18 +14,24 @@ pub use summary::Summary;
 /// Picoseconds per millisecond.
 const PS_PER_MS: f64 = 1e9;
 
-/// One step's time by category, in ms (XProf's `PerGenericStepDetails`). Host-only steps: device
-/// compute, device-to-device, collectives, kernel launch, output and compilation are not measured on
-/// the host and are 0 there.
+/// One step's time by category, in ms (XProf's `PerGenericStepDetails`). Kernel launch and
+/// compilation are never measured in the steps XProf builds from these traces (host steps have no
+/// device to launch on, and a device's steps leave the host out), so they are 0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRow {
     pub name: String,
     pub group_id: i64,
     pub begin_ps: i64,
     pub step_time_ms: f64,
+    /// Half and single precision together.
+    pub device_compute_ms: f64,
+    pub device_to_device_ms: f64,
+    pub device_collectives_ms: f64,
     pub host_compute_ms: f64,
     pub host_wait_input_ms: f64,
     pub host_to_device_ms: f64,
+    /// Copies from the device to the host ("Output").
+    pub output_ms: f64,
     /// Time no event covers ("All others").
     pub unknown_ms: f64,
 }
@@ -38,9 +44,13 @@ impl StepRow {
             group_id: s.group_id,
             begin_ps: s.begin_ps,
             step_time_ms: s.duration_ps as f64 / PS_PER_MS,
+            device_compute_ms: ms(EventType::DeviceCompute16) + ms(EventType::DeviceCompute32),
+            device_to_device_ms: ms(EventType::DeviceToDevice),
+            device_collectives_ms: ms(EventType::DeviceCollectives),
             host_compute_ms: ms(EventType::HostCompute),
             host_wait_input_ms: ms(EventType::HostWaitInput),
             host_to_device_ms: ms(EventType::HostToDevice),
+            output_ms: ms(EventType::DeviceToHost),
             unknown_ms: ms(EventType::Unknown),
         }
     }
@@ -52,8 +62,17 @@ impl StepRow {
 
     /// The step's time in each of XProf's [`CATEGORIES`], in their order, ms.
     pub fn breakdown_ms(&self) -> [f64; 9] {
-        // Host-only steps: the device, kernel-launch, output and compilation figures are 0.
-        [0.0, 0.0, 0.0, self.host_compute_ms, 0.0, self.input_ms(), 0.0, 0.0, self.unknown_ms]
+        [
+            self.device_compute_ms,
+            self.device_to_device_ms,
+            self.device_collectives_ms,
+            self.host_compute_ms,
+            0.0,
+            self.input_ms(),
+            self.output_ms,
+            0.0,
+            self.unknown_ms,
+        ]
     }
 }
 

@@ -1,5 +1,5 @@
 //! XProf's `input_pipeline_analyzer` JSON: `[max infeed core table, step table, host (input op) table,
-//! recommendations, diagnostics]`. The max-infeed-core table is TPU-only and empty here.
+//! recommendations, diagnostics]`. The max-infeed-core table and the step table have a TPU form.
 
 use super::{c_fixed, one_digit, InputPipeline, StepRow, CATEGORIES};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
@@ -8,7 +8,7 @@ use ColumnType::{Number, String as Text};
 
 pub fn input_pipeline_json(a: &InputPipeline) -> Value {
     Value::Array(vec![
-        DataTable::new().into_json(),
+        max_infeed_core_table(a).into_json(),
         step_table(a).into_json(),
         host_table(a).into_json(),
         recommendation_table().into_json(),
@@ -16,8 +16,79 @@ pub fn input_pipeline_json(a: &InputPipeline) -> Value {
     ])
 }
 
-/// The step-time table (also the Overview Page's second table).
+/// The step-time table (also the Overview Page's second table): XProf's TPU table on a TPU, else its
+/// generic one.
 pub fn step_table(a: &InputPipeline) -> DataTable {
+    if a.hardware_type == TPU {
+        tpu_step_table(a)
+    } else {
+        generic_step_table(a)
+    }
+}
+
+/// XProf's hardware type name of TPUs.
+const TPU: &str = "TPU";
+
+/// Which core of a TPU waited longest for input at each step: its TPU table (empty elsewhere).
+/// Tidemark computes no TPU steps (a TPU trace with steps is not analysed, see
+/// [`crate::analysis::steps`]), so the table has XProf's headings and no step.
+fn max_infeed_core_table(a: &InputPipeline) -> DataTable {
+    let mut t = DataTable::new();
+    if a.hardware_type == TPU {
+        t.column("index", Text, "Index");
+        t.row([Cell::Text("Step number")]);
+        t.row([Cell::Text("Core name")]);
+    }
+    t
+}
+
+/// XProf's TPU step table for a TPU trace without steps (the only TPU traces analysed: see
+/// [`max_infeed_core_table`]): its columns, no rows, and statistics of nothing, all 0.
+fn tpu_step_table(a: &InputPipeline) -> DataTable {
+    let mut t = DataTable::with_columns(&[
+        ("stepnum", Text, "stepnum"),
+        ("tcComputeTimeMs", Number, "TensorCore compute (in ms)"),
+        ("scv0ComputeTimeMs", Number, "SparseCoreV0 compute (in ms)"),
+        ("scv0InfeedTimeMs", Number, "SparseCoreV0 input (in ms)"),
+        ("tcInfeedTimeMs", Number, "TensorCore input (in ms)"),
+        ("tcOutfeedTimeMs", Number, "TensorCore output (in ms)"),
+        ("tcIdleTimeMs", Number, "TensorCore idle (in ms)"),
+        ("hostTransferTimeMs", Number, "Host transfer (in ms)"),
+        ("tooltip", Text, "tooltip"),
+        ("infeedPercentAverage", Number, "% step time waiting for input data"),
+        ("infeedPercentMin", Number, "Infeed percent min"),
+        ("infeedPercentMax", Number, "Infeed percent max"),
+    ]);
+    t.column_property("tooltip", "role", "tooltip");
+    t.column_property("infeedPercentMin", "role", "interval");
+    t.column_property("infeedPercentMax", "role", "interval");
+    t.property("hardware_type", a.hardware_type);
+    t.property(
+        "step_time_graph_column_ids",
+        "stepnum,tcComputeTimeMs,scv0ComputeTimeMs,scv0InfeedTimeMs,tcInfeedTimeMs,tcOutfeedTimeMs,tcIdleTimeMs,hostTransferTimeMs,tooltip",
+    );
+    let s = &a.step_time_ms;
+    let two = |x: f64| c_fixed(x, 2);
+    for (key, value) in
+        [("average", s.average), ("standard_deviation", s.standard_deviation), ("minimum", s.minimum), ("maximum", s.maximum)]
+    {
+        t.property(&format!("steptime_ms_{key}"), two(value));
+        // The share of each step waiting for input: no step, no share.
+        t.property(&format!("infeed_percent_{key}"), one_digit(0.0));
+    }
+    for key in
+        ["active_steptime", "tc_active", "tc_compute", "tc_infeed", "tc_outfeed", "tc_idle", "scv0_compute", "scv0_infeed", "host_transfer"]
+    {
+        t.property(&format!("{key}_ms_average"), two(0.0));
+    }
+    t.property("input_conclusion", a.bottleneck.input_statement.clone());
+    t.property("output_conclusion", "");
+    t.property("summary_nextstep", a.summary_next_step.clone());
+    t
+}
+
+/// XProf's step table on hardware other than TPUs.
+fn generic_step_table(a: &InputPipeline) -> DataTable {
     let mut columns = vec![("stepnum", Text, "Step number")];
     columns.extend(CATEGORIES.iter().map(|c| (c.id, Number, c.label)));
     columns.extend([("tooltip", Text, "tooltip"), ("stepTimeMs", Number, "Step time")]);

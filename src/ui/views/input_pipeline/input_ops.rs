@@ -64,19 +64,23 @@ fn columns() -> Vec<Column<InputOpRow>> {
             .class("op")
             .sort_key(|r| r.name.clone())
             .csv("op_name", |r| r.name.clone()),
-        Column::new("count", "Count", |r: &InputOpRow, _| view! { <Count metric="count" value=r.occurrences key=r.name.clone() /> }.into_any())
-            .right()
-            .width("80px")
-            .sort_key(|r| r.occurrences)
-            .csv("count", |r| r.occurrences.to_string()),
+        Column::new("count", "Count", |r: &InputOpRow, _| {
+            view! { <Count metric="count" value=r.occurrences key=r.name.clone() /> }.into_any()
+        })
+        .right()
+        .width("80px")
+        .sort_key(|r| r.occurrences)
+        .csv("count", |r| r.occurrences.to_string()),
         figure_column("time", "Total time", "time_ms", |r| r.time_ms, ms_cell),
         figure_column("time_share", "Total share", "time_fraction", |r| r.time_fraction, share_cell),
         figure_column("self", "Self time", "self_time_ms", |r| r.self_time_ms, ms_cell),
         figure_column("self_share", "Self share", "self_time_fraction", |r| r.self_time_fraction, share_cell),
-        Column::new("category", "Category", |r: &InputOpRow, _| view! { <Text metric="category" value=r.category.clone() key=r.name.clone() /> }.into_any())
-            .width("150px")
-            .sort_key(|r| r.category.clone())
-            .csv("category", |r| r.category.clone()),
+        Column::new("category", "Category", |r: &InputOpRow, _| {
+            view! { <Text metric="category" value=r.category.clone() key=r.name.clone() /> }.into_any()
+        })
+        .width("150px")
+        .sort_key(|r| r.category.clone())
+        .csv("category", |r| r.category.clone()),
     ]
 }
 

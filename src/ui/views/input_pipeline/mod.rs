@@ -33,10 +33,8 @@ pub fn InputPipeline(file_id: u32, overview: FileOverview) -> impl IntoView {
     };
     // The input op table keeps its sort and filter while the page lives.
     let table_state = TableState::sorted("self", true);
-    let csv_name = format!(
-        "{}.input_pipeline_ops.csv",
-        overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane")
-    );
+    let csv_name =
+        format!("{}.input_pipeline_ops.csv", overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     view! {
         <article class="ipa" data-file=overview.path.clone() data-testid="input-pipeline" data-state=state_attr>
             <div class="fos-controls">

@@ -71,12 +71,8 @@ pub fn DeviceSide(v: Arc<InputPipelineView>) -> impl IntoView {
             }
         })
         .collect_view();
-    let input_series = vec![StepSeries {
-        label: "Waiting for input",
-        metric: "input_percent",
-        colour: COLOURS[5],
-        values: v.steps.input_percent.clone(),
-    }];
+    let input_series =
+        vec![StepSeries { label: "Waiting for input", metric: "input_percent", colour: COLOURS[5], values: v.steps.input_percent.clone() }];
     let ip = v.input_percent;
     let range_note = if v.hardware_type == "TPU" {
         "The share of each step spent waiting for input. XProf draws its range across a TPU's cores; Tidemark does not measure the cores apart yet, so this is one value per step."
