@@ -27,8 +27,7 @@ pub struct InputPipelineView {
     pub warnings: Vec<String>,
     /// Steps found before the first and last were dropped.
     pub steps_found: usize,
-    /// The trace has GPU or TPU planes, whose steps XProf takes from the device: the steps here are the
-    /// host's.
+    /// XProf takes this trace's steps from its devices in a way not computed here: there are no steps.
     pub device_steps_unsupported: bool,
 }
 

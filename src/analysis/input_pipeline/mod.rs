@@ -228,8 +228,8 @@ pub struct InputPipeline {
     pub warnings: Vec<String>,
     /// Steps found before the first and last were dropped.
     pub steps_found: usize,
-    /// The trace has GPU or TPU planes, whose steps are not computed here: the steps above are the
-    /// host's alone.
+    /// XProf takes this trace's steps from its devices in a way not computed here
+    /// ([`crate::analysis::steps::StepDb::device_steps_unsupported`]): there are no steps.
     pub device_steps_unsupported: bool,
     /// XProf's hardware type name (`CPU_ONLY`, `GPU`, `TPU`).
     pub hardware_type: &'static str,

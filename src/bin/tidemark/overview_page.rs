@@ -55,7 +55,7 @@ fn text(page: &OverviewPage) -> String {
 pub fn steps_text(a: &InputPipeline) -> String {
     let mut s = String::new();
     if a.device_steps_unsupported {
-        s.push_str("note: this trace has GPU/TPU planes; XProf takes its steps from the device, these are the host's steps only\n");
+        s.push_str("note: XProf takes this trace's steps from its devices in a way not computed here (a GPU trace saved ungrouped, a TPU trace with a step line): no steps\n");
     }
     let _ = writeln!(s, "{}", a.bottleneck.input_statement);
     if !a.bottleneck.all_other_statement.is_empty() {

@@ -52,8 +52,7 @@ pub fn DeviceSide(v: Arc<InputPipelineView>) -> impl IntoView {
         .map(|((c, colour), values)| StepSeries { label: c.label, metric: c.id, colour, values: values.clone() })
         .collect();
     let dropped = v.steps_found - n;
-    let device_side = v.hardware_type != "CPU_ONLY";
-    let no_device_time = device_side && v.steps.category_ms[DEVICE_COMPUTE].iter().all(|x| *x == 0.0);
+    let no_device_time = v.steps.category_ms[DEVICE_COMPUTE].iter().all(|x| *x == 0.0);
     let s = v.step_time_ms;
     let stats_rows = CATEGORIES
         .iter()
@@ -93,7 +92,7 @@ pub fn DeviceSide(v: Arc<InputPipelineView>) -> impl IntoView {
                 <p class="ipa-note" data-testid="ipa-one-step">"One step: its time is the whole sample, so there is no deviation to measure."</p>
             })}
             {no_device_time.then(|| view! {
-                <p class="ipa-note" data-testid="ipa-no-device-time">"These steps have no device time: no device compute was measured inside them."</p>
+                <p class="muted ipa-note-plain" data-testid="ipa-no-device-time">"These steps have no device time: they are the host's (the trace has no accelerator), so the device categories are 0."</p>
             })}
             <StepChart series names=names.clone() kind=StepChartKind::Stacked unit="ms" label="Step time by category, per step" testid="ipa-step-chart" />
             <table class="grid ipa-stats" data-testid="ipa-category-stats">
