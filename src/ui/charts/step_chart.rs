@@ -3,9 +3,9 @@
 //! Series that are zero at every step are left out of the drawing, the legend and the tooltip.
 
 use super::axis::{x_axis, y_axis, Style};
+use super::plot::redraw;
 use super::viewport::{Frame, Margins, Viewport};
-use super::{observe_width, prepare, Palette};
-use crate::ui::state::AppState;
+use super::{prepare, Palette};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -127,40 +127,30 @@ pub fn StepChart(
     testid: &'static str,
     #[prop(default = 280.0)] height: f64,
 ) -> impl IntoView {
-    let state = expect_context::<AppState>();
     let series: Arc<Vec<StepSeries>> = Arc::new(series.into_iter().filter(|s| s.values.iter().any(|v| *v != 0.0)).collect());
-    let width = RwSignal::new(0.0f64);
-    let hover = RwSignal::new(None::<(usize, f64)>);
-    let wrap = NodeRef::<leptos::html::Div>::new();
+    // The step under the pointer, its x and the chart's width (CSS pixels).
+    let hover = RwSignal::new(None::<(usize, f64, f64)>);
     let canvas = NodeRef::<leptos::html::Canvas>::new();
-    Effect::new(move |_| {
-        if let Some(el) = wrap.get() {
-            observe_width(&el, move |w| width.set(w));
-        }
-    });
     {
         let (series, names) = (series.clone(), names.clone());
-        Effect::new(move |_| {
-            state.theme.track();
+        redraw(canvas, move |c| {
             let hovered = hover.get().map(|h| h.0);
-            let Some(c) = canvas.get() else { return };
-            let start = super::now_ms();
-            draw(&c, &series, &names, kind, width.get(), height, hovered, unit);
-            let _ = c.set_attribute("data-draw-ms", &format!("{:.3}", super::now_ms() - start));
+            draw(c, &series, &names, kind, f64::from(c.client_width()), height, hovered, unit);
+            true
         });
     }
     let n = names.len();
     let hit = series.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
-        let x = f64::from(ev.offset_x());
-        let i = (frame(&hit, n, kind, width.get_untracked(), height).dx(x) - 0.5).floor();
-        hover.set((i >= 0.0 && (i as usize) < n).then_some((i as usize, x)));
+        let Some(c) = canvas.get_untracked() else { return };
+        let (x, w) = (f64::from(ev.offset_x()), f64::from(c.client_width()));
+        let i = (frame(&hit, n, kind, w, height).dx(x) - 0.5).floor();
+        hover.set((i >= 0.0 && (i as usize) < n).then_some((i as usize, x, w)));
     };
     let tip = {
         let (series, names) = (series.clone(), names.clone());
         move || {
-            let (i, x) = hover.get()?;
-            let w = width.get();
+            let (i, x, w) = hover.get()?;
             let side = if x > w / 2.0 { format!("right:{:.0}px", w - x + 10.0) } else { format!("left:{:.0}px", x + 10.0) };
             let total = (kind == StepChartKind::Stacked).then(|| series.iter().map(|s| s.values[i]).sum::<f64>());
             let lines = series
@@ -201,7 +191,7 @@ pub fn StepChart(
     view! {
         <div class="step-chart" data-testid=testid>
             <div class="legend">{legend}</div>
-            <div class="series-chart" node_ref=wrap on:mouseleave=move |_| hover.set(None)>
+            <div class="series-chart" on:mouseleave=move |_| hover.set(None)>
                 <canvas node_ref=canvas role="img" aria-label=label on:mousemove=on_move>
                     <ul>{points}</ul>
                 </canvas>

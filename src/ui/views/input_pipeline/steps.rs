@@ -31,8 +31,8 @@ pub fn DeviceSide(v: Arc<InputPipelineView>) -> impl IntoView {
     let n = v.steps.names.len();
     if n == 0 {
         let why = if v.steps_found == 0 {
-            "No step was found: the trace has no step markers (training steps named `train …`, `test …` or a step name), \
-             or its steps have no host compute."
+            "No step was found: the trace has no step markers (steps named \u{201c}train …\u{201d} or \u{201c}test …\u{201d}, or given a step name), \
+             or its steps have no compute time."
         } else {
             "Steps were found, but none remains once the incomplete ones are left out."
         };
