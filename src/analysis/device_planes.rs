@@ -24,8 +24,9 @@ pub fn device_planes(space: &XSpace) -> Option<(DeviceKind, Vec<&Plane>)> {
     (!gpu.is_empty()).then_some((DeviceKind::Gpu, gpu))
 }
 
-/// First id of the lines the profiler derives from others (`TensorFlow Ops`, `Steps`, …): 0xdeadbeef.
-const DERIVED_LINE_ID_MIN: i32 = 0xdead_beef_u32 as i32;
+/// First id of the lines the profiler derives from others (`TensorFlow Ops`, `Steps`, …): 0xdeadbeef,
+/// read as XProf's 32-bit thread ids.
+pub const DERIVED_LINE_ID_MIN: i32 = 0xdead_beef_u32 as i32;
 /// How many derived line ids there are.
 const DERIVED_LINE_ID_COUNT: i32 = 290;
 

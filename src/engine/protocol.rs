@@ -5,6 +5,7 @@
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::framework_op_stats::FrameworkOpStatsView;
 use super::hlo_op_stats::HloOpStatsView;
+use super::input_pipeline::InputPipelineView;
 use super::kernel_stats::KernelStatsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
@@ -149,6 +150,10 @@ pub enum RequestBody {
         file_ids: Vec<u32>,
         include_idle: bool,
     },
+    /// The Input Pipeline page: the verdict, the steps and their statistics, the host's input time.
+    InputPipeline {
+        file_id: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,6 +246,9 @@ pub enum ResponseBody {
     },
     OpProfile {
         view: Box<OpProfileView>,
+    },
+    InputPipeline {
+        view: Box<InputPipelineView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -372,6 +380,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::RunFrameworkOpStats { file_ids, include_idle } => match session.run_framework_op_stats_view(&file_ids, include_idle) {
             Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::InputPipeline { file_id } => match session.input_pipeline_view(file_id) {
+            Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

@@ -231,6 +231,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::KernelStats => view! { <views::kernel_stats::KernelStats file_id overview=(*overview).clone() /> }.into_any(),
             Tool::Roofline => view! { <views::roofline::Roofline file_id overview=(*overview).clone() /> }.into_any(),
             Tool::OpProfile => view! { <views::op_profile::OpProfile file_id overview=(*overview).clone() /> }.into_any(),
+            Tool::InputPipeline => view! { <views::input_pipeline::InputPipeline file_id overview=(*overview).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

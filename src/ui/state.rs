@@ -21,10 +21,11 @@ pub enum Tool {
     KernelStats,
     Roofline,
     OpProfile,
+    InputPipeline,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 11] = [
         Tool::Overview,
         Tool::MemoryProfile,
         Tool::MemoryViewer,
@@ -35,6 +36,7 @@ impl Tool {
         Tool::KernelStats,
         Tool::Roofline,
         Tool::OpProfile,
+        Tool::InputPipeline,
     ];
 
     pub fn slug(self) -> &'static str {
@@ -49,6 +51,7 @@ impl Tool {
             Tool::KernelStats => "kernel-stats",
             Tool::Roofline => "roofline",
             Tool::OpProfile => "op-profile",
+            Tool::InputPipeline => "input-pipeline",
         }
     }
 
@@ -64,6 +67,7 @@ impl Tool {
             Tool::KernelStats => "Kernels",
             Tool::Roofline => "Roofline",
             Tool::OpProfile => "Op Profile",
+            Tool::InputPipeline => "Input pipeline",
         }
     }
 
@@ -74,6 +78,7 @@ impl Tool {
     /// The question the tool answers, which places it in the navigation.
     pub fn group(self) -> ToolGroup {
         match self {
+            Tool::InputPipeline => ToolGroup::Steps,
             Tool::OpProfile | Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline => ToolGroup::Ops,
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,

@@ -14,18 +14,24 @@ pub use summary::Summary;
 /// Picoseconds per millisecond.
 const PS_PER_MS: f64 = 1e9;
 
-/// One step's time by category, in ms (XProf's `PerGenericStepDetails`). Host-only steps: device
-/// compute, device-to-device, collectives, kernel launch, output and compilation are not measured on
-/// the host and are 0 there.
+/// One step's time by category, in ms (XProf's `PerGenericStepDetails`). Kernel launch and
+/// compilation are never measured in the steps XProf builds from these traces (host steps have no
+/// device to launch on, and a device's steps leave the host out), so they are 0.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRow {
     pub name: String,
     pub group_id: i64,
     pub begin_ps: i64,
     pub step_time_ms: f64,
+    /// Half and single precision together.
+    pub device_compute_ms: f64,
+    pub device_to_device_ms: f64,
+    pub device_collectives_ms: f64,
     pub host_compute_ms: f64,
     pub host_wait_input_ms: f64,
     pub host_to_device_ms: f64,
+    /// Copies from the device to the host ("Output").
+    pub output_ms: f64,
     /// Time no event covers ("All others").
     pub unknown_ms: f64,
 }
@@ -38,9 +44,13 @@ impl StepRow {
             group_id: s.group_id,
             begin_ps: s.begin_ps,
             step_time_ms: s.duration_ps as f64 / PS_PER_MS,
+            device_compute_ms: ms(EventType::DeviceCompute16) + ms(EventType::DeviceCompute32),
+            device_to_device_ms: ms(EventType::DeviceToDevice),
+            device_collectives_ms: ms(EventType::DeviceCollectives),
             host_compute_ms: ms(EventType::HostCompute),
             host_wait_input_ms: ms(EventType::HostWaitInput),
             host_to_device_ms: ms(EventType::HostToDevice),
+            output_ms: ms(EventType::DeviceToHost),
             unknown_ms: ms(EventType::Unknown),
         }
     }
@@ -49,7 +59,50 @@ impl StepRow {
     pub fn input_ms(&self) -> f64 {
         self.host_wait_input_ms + self.host_to_device_ms
     }
+
+    /// The step's time in each of XProf's [`CATEGORIES`], in their order, ms.
+    pub fn breakdown_ms(&self) -> [f64; 9] {
+        [
+            self.device_compute_ms,
+            self.device_to_device_ms,
+            self.device_collectives_ms,
+            self.host_compute_ms,
+            0.0,
+            self.input_ms(),
+            self.output_ms,
+            0.0,
+            self.unknown_ms,
+        ]
+    }
 }
+
+/// One of XProf's categories of step time on generic hardware: its step-table column id and label,
+/// its name in the step tooltip and the stem of its statistics' keys (`<key>_avg`, `<key>_sdv`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Category {
+    pub id: &'static str,
+    pub label: &'static str,
+    pub tooltip: &'static str,
+    pub key: &'static str,
+}
+
+/// XProf's categories of a step's time (`GenericStepTimeBreakdown`), in its column order.
+pub const CATEGORIES: [Category; 9] = [
+    Category { id: "deviceComputeTimeMs", label: "Device compute", tooltip: "Device compute", key: "device_compute_time_ms" },
+    Category { id: "deviceToDeviceTimeMs", label: "Device to device", tooltip: "Device to device", key: "device_to_device_time_ms" },
+    Category {
+        id: "deviceCollectivesTimeMs",
+        label: "Device collective communication",
+        tooltip: "Device collectives",
+        key: "device_collectives_time_ms",
+    },
+    Category { id: "hostComputeTimeMs", label: "Host compute", tooltip: "Host compute", key: "host_compute_time_ms" },
+    Category { id: "kernelLaunchTimeMs", label: "Kernel launch", tooltip: "Kernel launch", key: "kernel_launch_time_ms" },
+    Category { id: "infeedTimeMs", label: "Input", tooltip: "Input", key: "infeed_time_ms" },
+    Category { id: "outfeedTimeMs", label: "Output", tooltip: "Output", key: "outfeed_time_ms" },
+    Category { id: "compileTimeMs", label: "Compilation", tooltip: "Compilation", key: "compile_time_ms" },
+    Category { id: "otherTimeMs", label: "All others", tooltip: "All others", key: "other_time_ms" },
+];
 
 /// How bound the program is by each kind of time (XProf's `BottleneckAnalysis`).
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +196,7 @@ pub fn c_fixed(x: f64, digits: usize) -> String {
 }
 
 /// The host's input time by category, µs (XProf's `InputTimeBreakdown`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct InputTimeBreakdown {
     pub enqueue_us: f64,
     pub demanded_file_read_us: f64,
@@ -164,9 +217,8 @@ impl InputTimeBreakdown {
 pub struct InputPipeline {
     pub steps: Vec<StepRow>,
     pub step_time_ms: Summary,
-    pub host_compute_ms: Summary,
-    pub input_ms: Summary,
-    pub unknown_ms: Summary,
+    /// The statistics of each of [`CATEGORIES`], in their order.
+    pub category_ms: [Summary; 9],
     pub bottleneck: Bottleneck,
     /// The host's input ops, by self time.
     pub input_ops: Vec<InputOp>,
@@ -176,8 +228,8 @@ pub struct InputPipeline {
     pub warnings: Vec<String>,
     /// Steps found before the first and last were dropped.
     pub steps_found: usize,
-    /// The trace has GPU or TPU planes, whose steps are not computed here: the steps above are the
-    /// host's alone.
+    /// XProf takes this trace's steps from its devices in a way not computed here
+    /// ([`crate::analysis::steps::StepDb::device_steps_unsupported`]): there are no steps.
     pub device_steps_unsupported: bool,
     /// XProf's hardware type name (`CPU_ONLY`, `GPU`, `TPU`).
     pub hardware_type: &'static str,
@@ -210,9 +262,7 @@ impl InputPipeline {
         let warnings = if steps.is_empty() { vec![NO_STEP_MARKER.to_string()] } else { Vec::new() };
         InputPipeline {
             step_time_ms,
-            host_compute_ms: summary(|s| s.host_compute_ms),
-            input_ms: summary(StepRow::input_ms),
-            unknown_ms: summary(|s| s.unknown_ms),
+            category_ms: std::array::from_fn(|i| Summary::of(steps.iter().map(|s| s.breakdown_ms()[i]))),
             steps,
             bottleneck,
             input_ops,

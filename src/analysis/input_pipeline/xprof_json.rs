@@ -1,14 +1,14 @@
 //! XProf's `input_pipeline_analyzer` JSON: `[max infeed core table, step table, host (input op) table,
-//! recommendations, diagnostics]`. The max-infeed-core table is TPU-only and empty here.
+//! recommendations, diagnostics]`. The max-infeed-core table and the step table have a TPU form.
 
-use super::{c_fixed, one_digit, InputPipeline, StepRow, Summary};
+use super::{c_fixed, one_digit, InputPipeline, StepRow, CATEGORIES};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
 use serde_json::Value;
 use ColumnType::{Number, String as Text};
 
 pub fn input_pipeline_json(a: &InputPipeline) -> Value {
     Value::Array(vec![
-        DataTable::new().into_json(),
+        max_infeed_core_table(a).into_json(),
         step_table(a).into_json(),
         host_table(a).into_json(),
         recommendation_table().into_json(),
@@ -16,22 +16,83 @@ pub fn input_pipeline_json(a: &InputPipeline) -> Value {
     ])
 }
 
-/// The step-time table (also the Overview Page's second table).
+/// The step-time table (also the Overview Page's second table): XProf's TPU table on a TPU, else its
+/// generic one.
 pub fn step_table(a: &InputPipeline) -> DataTable {
+    if a.hardware_type == TPU {
+        tpu_step_table(a)
+    } else {
+        generic_step_table(a)
+    }
+}
+
+/// XProf's hardware type name of TPUs.
+const TPU: &str = "TPU";
+
+/// Which core of a TPU waited longest for input at each step: its TPU table (empty elsewhere).
+/// Tidemark computes no TPU steps (a TPU trace with steps is not analysed, see
+/// [`crate::analysis::steps`]), so the table has XProf's headings and no step.
+fn max_infeed_core_table(a: &InputPipeline) -> DataTable {
+    let mut t = DataTable::new();
+    if a.hardware_type == TPU {
+        t.column("index", Text, "Index");
+        t.row([Cell::Text("Step number")]);
+        t.row([Cell::Text("Core name")]);
+    }
+    t
+}
+
+/// XProf's TPU step table for a TPU trace without steps (the only TPU traces analysed: see
+/// [`max_infeed_core_table`]): its columns, no rows, and statistics of nothing, all 0.
+fn tpu_step_table(a: &InputPipeline) -> DataTable {
     let mut t = DataTable::with_columns(&[
-        ("stepnum", Text, "Step number"),
-        ("deviceComputeTimeMs", Number, "Device compute"),
-        ("deviceToDeviceTimeMs", Number, "Device to device"),
-        ("deviceCollectivesTimeMs", Number, "Device collective communication"),
-        ("hostComputeTimeMs", Number, "Host compute"),
-        ("kernelLaunchTimeMs", Number, "Kernel launch"),
-        ("infeedTimeMs", Number, "Input"),
-        ("outfeedTimeMs", Number, "Output"),
-        ("compileTimeMs", Number, "Compilation"),
-        ("otherTimeMs", Number, "All others"),
+        ("stepnum", Text, "stepnum"),
+        ("tcComputeTimeMs", Number, "TensorCore compute (in ms)"),
+        ("scv0ComputeTimeMs", Number, "SparseCoreV0 compute (in ms)"),
+        ("scv0InfeedTimeMs", Number, "SparseCoreV0 input (in ms)"),
+        ("tcInfeedTimeMs", Number, "TensorCore input (in ms)"),
+        ("tcOutfeedTimeMs", Number, "TensorCore output (in ms)"),
+        ("tcIdleTimeMs", Number, "TensorCore idle (in ms)"),
+        ("hostTransferTimeMs", Number, "Host transfer (in ms)"),
         ("tooltip", Text, "tooltip"),
-        ("stepTimeMs", Number, "Step time"),
+        ("infeedPercentAverage", Number, "% step time waiting for input data"),
+        ("infeedPercentMin", Number, "Infeed percent min"),
+        ("infeedPercentMax", Number, "Infeed percent max"),
     ]);
+    t.column_property("tooltip", "role", "tooltip");
+    t.column_property("infeedPercentMin", "role", "interval");
+    t.column_property("infeedPercentMax", "role", "interval");
+    t.property("hardware_type", a.hardware_type);
+    t.property(
+        "step_time_graph_column_ids",
+        "stepnum,tcComputeTimeMs,scv0ComputeTimeMs,scv0InfeedTimeMs,tcInfeedTimeMs,tcOutfeedTimeMs,tcIdleTimeMs,hostTransferTimeMs,tooltip",
+    );
+    let s = &a.step_time_ms;
+    let two = |x: f64| c_fixed(x, 2);
+    for (key, value) in
+        [("average", s.average), ("standard_deviation", s.standard_deviation), ("minimum", s.minimum), ("maximum", s.maximum)]
+    {
+        t.property(&format!("steptime_ms_{key}"), two(value));
+        // The share of each step waiting for input: no step, no share.
+        t.property(&format!("infeed_percent_{key}"), one_digit(0.0));
+    }
+    for key in
+        ["active_steptime", "tc_active", "tc_compute", "tc_infeed", "tc_outfeed", "tc_idle", "scv0_compute", "scv0_infeed", "host_transfer"]
+    {
+        t.property(&format!("{key}_ms_average"), two(0.0));
+    }
+    t.property("input_conclusion", a.bottleneck.input_statement.clone());
+    t.property("output_conclusion", "");
+    t.property("summary_nextstep", a.summary_next_step.clone());
+    t
+}
+
+/// XProf's step table on hardware other than TPUs.
+fn generic_step_table(a: &InputPipeline) -> DataTable {
+    let mut columns = vec![("stepnum", Text, "Step number")];
+    columns.extend(CATEGORIES.iter().map(|c| (c.id, Number, c.label)));
+    columns.extend([("tooltip", Text, "tooltip"), ("stepTimeMs", Number, "Step time")]);
+    let mut t = DataTable::with_columns(&columns);
     t.column_property("tooltip", "role", "tooltip");
     t.property(
         "step_time_graph_column_ids",
@@ -43,21 +104,9 @@ pub fn step_table(a: &InputPipeline) -> DataTable {
     t.property("steptime_ms_standard_deviation", one_digit(s.standard_deviation));
     t.property("steptime_ms_minimum", one_digit(s.minimum));
     t.property("steptime_ms_maximum", one_digit(s.maximum));
-    // Host-only steps: the device, kernel-launch, output and compilation figures are all 0.
-    let zero = Summary::of(a.steps.iter().map(|_| 0.0));
-    for (key, summary) in [
-        ("device_compute_time_ms", &zero),
-        ("device_to_device_time_ms", &zero),
-        ("device_collectives_time_ms", &zero),
-        ("infeed_time_ms", &a.input_ms),
-        ("outfeed_time_ms", &zero),
-        ("host_compute_time_ms", &a.host_compute_ms),
-        ("kernel_launch_time_ms", &zero),
-        ("compile_time_ms", &zero),
-        ("other_time_ms", &a.unknown_ms),
-    ] {
-        t.property(&format!("{key}_avg"), one_digit(summary.average));
-        t.property(&format!("{key}_sdv"), one_digit(summary.standard_deviation));
+    for (c, summary) in CATEGORIES.iter().zip(&a.category_ms) {
+        t.property(&format!("{}_avg", c.key), one_digit(summary.average));
+        t.property(&format!("{}_sdv", c.key), one_digit(summary.standard_deviation));
     }
     let b = &a.bottleneck;
     t.property("input_conclusion", b.input_statement.clone());
@@ -76,35 +125,16 @@ pub fn step_table(a: &InputPipeline) -> DataTable {
 }
 
 fn push_step_row(t: &mut DataTable, s: &StepRow) {
-    let two = |x: f64| c_fixed(x, 2);
-    let tooltip = format!(
-        "Step {}, duration: {} ms\n-All others: {} ms\n-Compilation: {} ms\n-Output: {} ms\n-Input: {} ms\n-Kernel launch: {} ms\n-Host compute: {} ms\n-Device collectives: {} ms\n-Device to device: {} ms\n-Device compute: {} ms",
-        s.name,
-        two(s.step_time_ms),
-        two(s.unknown_ms),
-        two(0.0),
-        two(0.0),
-        two(s.input_ms()),
-        two(0.0),
-        two(s.host_compute_ms),
-        two(0.0),
-        two(0.0),
-        two(0.0),
-    );
-    t.row([
-        Cell::Text(&s.name),
-        Cell::Number(0.0),
-        Cell::Number(0.0),
-        Cell::Number(0.0),
-        Cell::Number(s.host_compute_ms),
-        Cell::Number(0.0),
-        Cell::Number(s.input_ms()),
-        Cell::Number(0.0),
-        Cell::Number(0.0),
-        Cell::Number(s.unknown_ms),
-        Cell::Text(&tooltip),
-        Cell::Number(s.step_time_ms),
-    ]);
+    let breakdown = s.breakdown_ms();
+    // The tooltip lists the categories last to first.
+    let mut tooltip = format!("Step {}, duration: {} ms", s.name, c_fixed(s.step_time_ms, 2));
+    for (c, ms) in CATEGORIES.iter().zip(breakdown).rev() {
+        tooltip.push_str(&format!("\n-{}: {} ms", c.tooltip, c_fixed(ms, 2)));
+    }
+    let mut cells = vec![Cell::Text(&s.name)];
+    cells.extend(breakdown.into_iter().map(Cell::Number));
+    cells.extend([Cell::Text(&tooltip), Cell::Number(s.step_time_ms)]);
+    t.row(cells);
 }
 
 fn host_table(a: &InputPipeline) -> DataTable {

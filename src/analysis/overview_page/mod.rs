@@ -32,6 +32,12 @@ pub struct OverviewPage {
     pub device_op_time_eager_percent: f64,
     /// The device's ten framework ops with the most self time (none without a device op table).
     pub top_device_ops: Vec<TopOp>,
+    /// Shares (%) of the device compute time in the steps' events spent in half and in single
+    /// precision (0 without device compute).
+    pub device_compute_16bit_percent: f64,
+    pub device_compute_32bit_percent: f64,
+    /// XProf's advice when under 10% of the device compute is in half precision (empty otherwise).
+    pub precision_statement: String,
     pub input: InputPipeline,
 }
 
@@ -43,7 +49,12 @@ impl OverviewPage {
         let (host_run, host_eager) = runs_and_eager_share(host_ops);
         let (device_run, device_eager) = runs_and_eager_share(&device_tf);
         let percent = |x: u64| 100.0 * safe_divide(x as f64, (host_run + device_run) as f64);
+        let (c16, c32) = (db.precision.compute_16bit_ps, db.precision.compute_32bit_ps);
+        let compute_percent = |x: u64| 100.0 * safe_divide(x as f64, (c16 + c32) as f64);
         OverviewPage {
+            device_compute_16bit_percent: compute_percent(c16),
+            device_compute_32bit_percent: compute_percent(c32),
+            precision_statement: precision_statement(c16, c32),
             input: InputPipeline::new(db, host_ops, run_environment.hardware_type),
             run_environment,
             host_tf_op_percent: percent(host_run),
@@ -65,6 +76,25 @@ impl OverviewPage {
             }
         }
     }
+}
+
+/// Below this share (%) of device compute in half precision, XProf suggests using more of it.
+const LOW_PRECISION_PERCENT: f64 = 10.0;
+
+/// XProf's precision statement for `c16` ps of half- and `c32` ps of single-precision compute.
+fn precision_statement(c16: u64, c32: u64) -> String {
+    let total = c16 + c32;
+    if total == 0 {
+        return String::new();
+    }
+    let percent_16bit = 100.0 * c16 as f64 / total as f64;
+    if percent_16bit >= LOW_PRECISION_PERCENT {
+        return String::new();
+    }
+    format!(
+        "Only {}% of device computation is 16 bit. So you might want to replace more 32-bit Ops by 16-bit Ops to improve performance (if the reduced accuracy is acceptable).",
+        crate::analysis::input_pipeline::one_digit(percent_16bit)
+    )
 }
 
 /// One of the device's top framework ops.

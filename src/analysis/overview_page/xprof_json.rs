@@ -69,21 +69,21 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
     t.property("remark_color", "");
     t.property("mxu_utilization_percent", percent(0.0));
     t.property("hbm_utilization_percent", percent(0.0));
-    let device_keys: &[&str] = if gpu {
-        &["device_compute_16bit_percent", "device_compute_32bit_percent"]
+    if gpu {
+        t.property("device_compute_16bit_percent", percent(o.device_compute_16bit_percent));
+        t.property("device_compute_32bit_percent", percent(o.device_compute_32bit_percent));
     } else {
         // XProf writes the TPU table for every other device, CPU included.
-        &[
+        for key in [
             "flop_rate_utilization_relative_to_roofline",
             "memory_bw_utilization_relative_to_hw_limit",
             "device_idle_time_percent",
             "device_duty_cycle_percent",
             "device_duty_cycle_high_confidence_percent",
             "host_idle_time_percent",
-        ]
-    };
-    for key in device_keys {
-        t.property(key, percent(0.0));
+        ] {
+            t.property(key, percent(0.0));
+        }
     }
     t
 }
@@ -131,7 +131,7 @@ fn recommendation_table(o: &OverviewPage) -> DataTable {
     t.property("kernel_launch_statement", "");
     t.property("all_other_bottleneck", b.all_other_classification);
     t.property("all_other_statement", b.all_other_statement.clone());
-    t.property("precision_statement", "");
+    t.property("precision_statement", o.precision_statement.clone());
     t.property("device_collectives_bottleneck", "no");
     t.property("device_collectives_statement", "");
     t.property(

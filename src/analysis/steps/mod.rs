@@ -1,25 +1,33 @@
-//! Steps: XProf's step events of the host plane and its step database (`xplane_to_step_events.cc`,
+//! Steps: XProf's step events and its step database (`xplane_to_step_events.cc`,
 //! `step_events_to_steps_db.cc`, `event_span.cc`), the base of the Input Pipeline Analyzer and the
-//! Overview Page.
+//! Overview Page. A trace without accelerators takes its steps from the host, one with GPUs from the
+//! GPUs (as XProf does: its host events then do not count).
 //!
-//! 1. Every host event gets its step group ([`crate::analysis::step_groups`], the same grouping the
+//! 1. Host: every host event gets its step group ([`crate::analysis::step_groups`], the same grouping the
 //!    Memory Profile uses). In each group, the step markers (events named `train…`, `test…`,
 //!    `TraceContext…` without a `/`, and the roots grouping named) give the step's span, the longest
 //!    one; the other events are typed by what they do (host compute, waiting for input, copies to
-//!    the device or host) — [`events`].
+//!    the device or host) — [`events`]. GPUs: the markers are the derived `Steps` line's spans, the
+//!    events the kernels and copies of each step — [`device`].
 //! 2. Each step's events are made non-overlapping (at any instant the highest type active counts),
 //!    clipped to the step's span, and summed by type; time no event covers is "unknown" (XProf's
-//!    "All others"). Steps without host compute or without a marker are left out, and when more than 5
+//!    "All others"). Steps without compute (host compute on the host, device compute on a device) or
+//!    without a marker are left out, and when more than 5
 //!    steps remain the first and the last are dropped (they are usually cut by the profiling window,
 //!    and XProf 2.24 drops them) — [`db`].
 //!
-//! Only host steps: traces with GPU or TPU planes get their steps from the device in XProf, which this
-//! module does not do ([`StepDb::device_steps_unsupported`] says so).
+//! Not computed: the steps of a GPU trace saved ungrouped (XProf groups its kernels with the host
+//! events that launched them) and the per-core steps of a TPU trace with a step line
+//! ([`StepDb::device_steps_unsupported`] says so). A TPU trace without a step line has no steps, in
+//! XProf as here.
 
 pub mod db;
+pub mod device;
 pub mod events;
 pub mod intersection;
 
+use crate::analysis::device_planes::{device_planes, DeviceKind};
+use crate::analysis::step_groups;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 
@@ -37,13 +45,30 @@ pub enum EventType {
     HostCompute = 10,
     HostToHost = 70,
     HostToDevice = 80,
+    DeviceCollectives = 100,
     HostWaitInput = 110,
+    DeviceToDevice = 120,
+    DeviceToHost = 130,
+    /// Compute in single (or unknown) precision.
+    DeviceCompute32 = 140,
+    /// Compute in half precision.
+    DeviceCompute16 = 150,
 }
 
 impl EventType {
     /// Every type, by priority.
-    pub const ALL: [EventType; 5] =
-        [EventType::Unknown, EventType::HostCompute, EventType::HostToHost, EventType::HostToDevice, EventType::HostWaitInput];
+    pub const ALL: [EventType; 10] = [
+        EventType::Unknown,
+        EventType::HostCompute,
+        EventType::HostToHost,
+        EventType::HostToDevice,
+        EventType::DeviceCollectives,
+        EventType::HostWaitInput,
+        EventType::DeviceToDevice,
+        EventType::DeviceToHost,
+        EventType::DeviceCompute32,
+        EventType::DeviceCompute16,
+    ];
 }
 
 /// One step of the step database.
@@ -72,20 +97,43 @@ pub struct StepDb {
     pub steps: Vec<Step>,
     /// Steps found before the first and last were dropped.
     pub steps_found: usize,
-    /// The trace has GPU or TPU planes, whose steps XProf takes from the device: not computed here.
+    /// XProf takes this trace's steps from its devices in a way not computed here (a GPU trace saved
+    /// ungrouped, a TPU trace with a step line): there are no steps.
     pub device_steps_unsupported: bool,
     /// For the steps of several hosts combined ([`intersection::combine`]), each step's time on its
     /// slowest host, which XProf's step time statistics take; empty for one host's steps.
     pub slowest_host_step_ps: Vec<u64>,
+    /// Device compute time by precision, over every group's events.
+    pub precision: PrecisionStats,
 }
 
-/// The step database of `space` from its host plane (`/host:CPU`); empty without one.
-pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
-    let device_steps_unsupported = crate::analysis::device_planes::device_planes(space).is_some();
-    let Some(host) = space.plane_named(crate::analysis::memory_profile::HOST_PLANE) else {
-        return Ok(StepDb { device_steps_unsupported, ..StepDb::default() });
-    };
-    let details = events::host_step_events(space, host)?;
-    let (steps, steps_found) = db::steps(details);
-    Ok(StepDb { steps, steps_found, device_steps_unsupported, slowest_host_step_ps: Vec::new() })
+/// Device compute time in half and in single precision (XProf's `PrecisionStats`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PrecisionStats {
+    pub compute_16bit_ps: u64,
+    pub compute_32bit_ps: u64,
 }
+
+/// The step database of `space`: from its GPUs when it has some, else from its host plane
+/// (`/host:CPU`); empty without either.
+pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
+    let unsupported = || Ok(StepDb { device_steps_unsupported: true, ..StepDb::default() });
+    let (details, has_device) = match device_planes(space) {
+        None => match space.plane_named(crate::analysis::memory_profile::HOST_PLANE) {
+            Some(host) => (events::host_step_events(space, host)?, false),
+            None => return Ok(StepDb::default()),
+        },
+        Some((DeviceKind::Gpu, planes)) if step_groups::recorded_grouped(space) => (device::gpu_step_events(space, &planes)?, true),
+        Some((DeviceKind::Gpu, _)) => return unsupported(),
+        // XProf's TPU steps are the TensorCores' step lines; without one there are none.
+        Some((DeviceKind::Tpu, planes)) if planes.iter().any(|p| p.lines.iter().any(|l| l.header.name == TPU_STEP_LINE)) => {
+            return unsupported()
+        }
+        Some((DeviceKind::Tpu, _)) => return Ok(StepDb::default()),
+    };
+    let (steps, steps_found, precision) = db::steps(details, has_device);
+    Ok(StepDb { steps, steps_found, device_steps_unsupported: false, precision, slowest_host_step_ps: Vec::new() })
+}
+
+/// The name of a TPU TensorCore's line of steps (XProf's `kStepLineName`).
+const TPU_STEP_LINE: &str = "Steps";

@@ -3,7 +3,7 @@
 
 use crate::overview_page::{open, steps_text};
 use std::fmt::Write;
-use tidemark::analysis::input_pipeline::{xprof_json, InputPipeline};
+use tidemark::analysis::input_pipeline::{xprof_json, InputPipeline, CATEGORIES};
 
 const USAGE: &str = "usage: tidemark input-pipeline-analyzer FILE|RUN_DIR [--json]";
 
@@ -23,17 +23,20 @@ pub fn run(argv: &[String]) -> i32 {
 fn text(a: &InputPipeline) -> String {
     let mut s = steps_text(a);
     if !a.steps.is_empty() {
-        let _ = writeln!(s, "\n{:<16} {:>12} {:>12} {:>12} {:>12}", "step", "time ms", "host ms", "input ms", "others ms");
+        // The categories some step spent time in, as columns.
+        let shown: Vec<usize> = (0..CATEGORIES.len()).filter(|&i| a.steps.iter().any(|r| r.breakdown_ms()[i] != 0.0)).collect();
+        let _ = write!(s, "\n{:<16} {:>12}", "step", "time ms");
+        for &i in &shown {
+            let _ = write!(s, " {:>16}", CATEGORIES[i].tooltip.to_lowercase());
+        }
+        s.push('\n');
         for r in &a.steps {
-            let _ = writeln!(
-                s,
-                "{:<16} {:>12.3} {:>12.3} {:>12.3} {:>12.3}",
-                r.name,
-                r.step_time_ms,
-                r.host_compute_ms,
-                r.input_ms(),
-                r.unknown_ms
-            );
+            let _ = write!(s, "{:<16} {:>12.3}", r.name, r.step_time_ms);
+            let breakdown = r.breakdown_ms();
+            for &i in &shown {
+                let _ = write!(s, " {:>16.3}", breakdown[i]);
+            }
+            s.push('\n');
         }
     }
     let _ = writeln!(s, "\n{}", a.summary_next_step);

@@ -3,7 +3,7 @@
 
 use crate::args::{open_run, Args};
 use std::fmt::Write;
-use tidemark::analysis::input_pipeline::InputPipeline;
+use tidemark::analysis::input_pipeline::{InputPipeline, CATEGORIES};
 use tidemark::analysis::overview_page::{xprof_json, OverviewPage};
 
 const USAGE: &str = "usage: tidemark overview-page FILE|RUN_DIR [--json]";
@@ -57,7 +57,7 @@ fn text(page: &OverviewPage) -> String {
 pub fn steps_text(a: &InputPipeline) -> String {
     let mut s = String::new();
     if a.device_steps_unsupported {
-        s.push_str("note: this trace has GPU/TPU planes; XProf takes its steps from the device, these are the host's steps only\n");
+        s.push_str("note: XProf takes this trace's steps from its devices in a way not computed here (a GPU trace saved ungrouped, a TPU trace with a step line): no steps\n");
     }
     let _ = writeln!(s, "{}", a.bottleneck.input_statement);
     if !a.bottleneck.all_other_statement.is_empty() {
@@ -81,10 +81,12 @@ pub fn steps_text(a: &InputPipeline) -> String {
         t.minimum,
         t.maximum
     );
-    let _ = writeln!(
-        s,
-        "per step: host compute {:.1} ms, input {:.1} ms, all others {:.1} ms",
-        a.host_compute_ms.average, a.input_ms.average, a.unknown_ms.average
-    );
+    let averages: Vec<String> = CATEGORIES
+        .iter()
+        .zip(&a.category_ms)
+        .filter(|(_, m)| m.average != 0.0)
+        .map(|(c, m)| format!("{} {:.1} ms", c.label.to_lowercase(), m.average))
+        .collect();
+    let _ = writeln!(s, "per step: {}", averages.join(", "));
     s
 }

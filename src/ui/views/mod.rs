@@ -5,6 +5,7 @@ pub mod export;
 pub mod files;
 pub mod framework_op_stats;
 pub mod hlo_op_stats;
+pub mod input_pipeline;
 pub mod kernel_stats;
 pub mod landing;
 pub mod memory_profile;
