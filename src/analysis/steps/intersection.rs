@@ -8,7 +8,7 @@
 //! time of each type) is the first host's (XProf reads core 0 of the combined step, which is the first
 //! host's), while the step time statistics take each step's time from its slowest host.
 
-use super::{Step, StepDb};
+use super::{PrecisionStats, Step, StepDb};
 
 /// A host's steps as placed against the chief's: the first step of each that match, and how many
 /// follow in both (XProf's `StepsAlignment`).
@@ -126,7 +126,12 @@ pub fn combine(dbs: &[StepDb]) -> StepDb {
         slowest_host_step_ps.push((0..dbs.len()).map(|h| dbs[h].steps[first_of(h) + i].duration_ps).max().unwrap_or(0));
         steps.push(step);
     }
-    StepDb { steps_found: steps.len(), steps, device_steps_unsupported, slowest_host_step_ps }
+    // XProf adds up the hosts' device compute by precision.
+    let precision = dbs.iter().fold(PrecisionStats::default(), |acc, db| PrecisionStats {
+        compute_16bit_ps: acc.compute_16bit_ps + db.precision.compute_16bit_ps,
+        compute_32bit_ps: acc.compute_32bit_ps + db.precision.compute_32bit_ps,
+    });
+    StepDb { steps_found: steps.len(), steps, device_steps_unsupported, slowest_host_step_ps, precision }
 }
 
 #[cfg(test)]
