@@ -7,6 +7,7 @@ use super::framework_op_stats::FrameworkOpStatsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
+use super::overview_page::OverviewPageView;
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
@@ -15,7 +16,7 @@ use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -119,6 +120,10 @@ pub enum RequestBody {
         file_id: u32,
         include_idle: bool,
     },
+    /// The Overview page (XProf's `overview_page`): summary, steps, top ops, run environment, tips.
+    OverviewPage {
+        file_id: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -199,6 +204,9 @@ pub enum ResponseBody {
     },
     FrameworkOpStats {
         view: Box<FrameworkOpStatsView>,
+    },
+    OverviewPage {
+        view: Box<OverviewPageView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -310,6 +318,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
             Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::OverviewPage { file_id } => match session.overview_page_view(file_id) {
+            Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

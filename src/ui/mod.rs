@@ -77,6 +77,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.breakdown_row.set(view.row);
     state.trace_window.set(view.trace_window);
     state.trace_range.set(view.trace_range);
+    state.step.set(view.step);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -111,6 +112,7 @@ pub fn App() -> impl IntoView {
             row: state.breakdown_row.get(),
             trace_window: state.trace_window.get(),
             trace_range: state.trace_range.get(),
+            step: state.step.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -128,6 +130,7 @@ pub fn App() -> impl IntoView {
             state.breakdown_row.set(None);
             state.trace_window.set(None);
             state.trace_range.set(None);
+            state.step.set(None);
         }
         current
     });
@@ -148,7 +151,7 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    // Keyboard: 1–5 switch tools (when not typing in a field).
+    // Keyboard: 1–7 switch tools, Escape clears the selected step (when not typing in a field).
     let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
         let typing = ev
             .target()
@@ -156,6 +159,9 @@ pub fn App() -> impl IntoView {
             .is_some_and(|e| matches!(e.tag_name().as_str(), "INPUT" | "SELECT" | "TEXTAREA"));
         if typing || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
             return;
+        }
+        if ev.key() == "Escape" && state.step.get_untracked().is_some() {
+            state.step.set(None);
         }
         if let Some(t) = ev.key().parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| Tool::ALL.get(i)) {
             state.tool.set(*t);
@@ -207,7 +213,8 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
     match shown {
         Shown::Nothing => view! { <views::landing::Landing /> }.into_any(),
         Shown::Ready { file_id, overview } => match tool {
-            Tool::Overview => view! { <views::overview::Overview overview=(*overview).clone() /> }.into_any(),
+            Tool::FileDetails => view! { <views::file_details::FileDetails overview=(*overview).clone() /> }.into_any(),
+            Tool::Overview => view! { <views::overview_page::OverviewPage file_id overview=(*overview).clone() /> }.into_any(),
             Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView file_id /> }.into_any(),

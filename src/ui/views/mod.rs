@@ -2,10 +2,11 @@
 
 pub mod device_memory;
 pub mod export;
+pub mod file_details;
 pub mod files;
 pub mod framework_op_stats;
 pub mod landing;
 pub mod memory_profile;
 pub mod memory_viewer;
-pub mod overview;
+pub mod overview_page;
 pub mod trace_viewer;
