@@ -7,7 +7,7 @@ use crate::engine::overview_page::OverviewPageView;
 use crate::ui::charts::step_bars::{self, category_color, Scene};
 use crate::ui::charts::{observe_width, prepare, Palette};
 use crate::ui::components::metric::Text;
-use crate::ui::state::{AppState, StepPick};
+use crate::ui::state::{AppState, StepPick, Tool};
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -105,7 +105,7 @@ pub(super) fn StepGraph(v: Arc<OverviewPageView>) -> impl IntoView {
     let tooltip = move || {
         let i = hover.get()?;
         let (x, y) = pointer.get();
-        let left = if x + 260.0 > width.get() { x - 260.0 } else { x + 14.0 };
+        let left = if x + 310.0 > width.get() { x - 304.0 } else { x + 14.0 };
         Some(view! {
             <div class="mp-tooltip" data-testid="step-tooltip" style=format!("left:{left:.0}px;top:{:.0}px", (y + 14.0).min(GRAPH_HEIGHT - 60.0))>
                 <StepFigures v=hovered.clone() i prefix="hover" />
@@ -147,6 +147,8 @@ pub(super) fn StepGraph(v: Arc<OverviewPageView>) -> impl IntoView {
         {move || selected.get().map(|i| view! {
             <div class="ovp-selected" data-testid="selected-step">
                 <StepFigures v=panel.clone() i prefix="selected" />
+                <button class="btn" data-testid="step-memory-profile" title="The memory timeline, zoomed to this step" on:click=move |_| state.tool.set(Tool::MemoryProfile)>"Memory Profile →"</button>
+                <button class="btn" data-testid="step-trace-viewer" title="The trace, on this step" on:click=move |_| state.tool.set(Tool::TraceViewer)>"Trace Viewer →"</button>
                 <button class="btn" data-testid="clear-step" on:click=move |_| state.step.set(None)>"Clear (Esc)"</button>
             </div>
         })}
