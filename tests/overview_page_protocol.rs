@@ -179,3 +179,40 @@ fn no_steps_and_no_trace_say_so() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A TPU trace (read in place when present): the top 10 device ops are XProf's, row by row; the
+/// figures XProf's TPU analysis computes are said to be not computed; the steps, which XProf takes from
+/// the device, are missing and the page is told so.
+#[test]
+fn tpu_top_ops_are_xprofs() {
+    let Some(path) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
+    let oracle = common::json_at(&path.with_file_name("tpu_v6e_inference.overview_page.json"));
+    let mut s = Session::new();
+    let file_id = match ask(&mut s, RequestBody::Open { path: "tpu_v6e_inference.xplane.pb".into() }, Some(std::fs::read(&path).unwrap())) {
+        ResponseBody::Opened { file_id, .. } => file_id,
+        other => panic!("{other:?}"),
+    };
+    let v = match ask(&mut s, RequestBody::OverviewPage { file_id }, None) {
+        ResponseBody::OverviewPage { view } => *view,
+        other => panic!("{other:?}"),
+    };
+    let rows = oracle[0]["rows"].as_array().unwrap();
+    assert_eq!(v.top_device_ops.len(), rows.len());
+    for (ours, want) in v.top_device_ops.iter().zip(rows) {
+        assert_eq!(ours.name, want["c"][3]["v"]);
+        assert_eq!(ours.category, want["c"][2]["v"]);
+        assert!(close(ours.self_time_fraction, want["c"][0]["v"].as_f64().unwrap()), "{}", ours.name);
+        assert!(close(ours.cumulative_time_fraction, want["c"][1]["v"].as_f64().unwrap()), "{}", ours.name);
+    }
+    assert_eq!(v.top_ops_missing, None);
+    assert_eq!(
+        (v.device_type.as_str(), v.device_core_count.to_string()),
+        (oracle[2]["p"]["device_type"].as_str().unwrap(), oracle[2]["p"]["device_core_count"].as_str().unwrap().to_string())
+    );
+    // XProf's TPU analysis gives idle time and duty cycle (13.4%, 86.5% here): not computed by Tidemark.
+    assert_eq!(oracle[0]["p"]["device_duty_cycle_percent"], "86.5%");
+    assert_eq!(v.utilisation.device_duty_cycle_percent, Figure::NotComputed);
+    assert_eq!(v.utilisation.host_idle_time_percent, Figure::NotComputed);
+    assert!(v.device_steps_unsupported && v.steps.names.is_empty());
+    assert_eq!(oracle[1]["rows"].as_array().unwrap().len(), 0, "XProf measures no step on this inference trace either");
+}
