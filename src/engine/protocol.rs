@@ -11,6 +11,7 @@ use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
 use super::op_profile::{OpProfileGrouping, OpProfileView};
+use super::overview_page::OverviewPageView;
 use super::roofline::RooflineView;
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::trace_viewer::details::EventDetails;
@@ -154,6 +155,10 @@ pub enum RequestBody {
     InputPipeline {
         file_id: u32,
     },
+    /// The Overview page (XProf's `overview_page`): summary, steps, top ops, run environment, tips.
+    OverviewPage {
+        file_id: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -249,6 +254,9 @@ pub enum ResponseBody {
     },
     InputPipeline {
         view: Box<InputPipelineView>,
+    },
+    OverviewPage {
+        view: Box<OverviewPageView>,
     },
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
@@ -384,6 +392,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::InputPipeline { file_id } => match session.input_pipeline_view(file_id) {
             Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::OverviewPage { file_id } => match session.overview_page_view(file_id) {
+            Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

@@ -77,6 +77,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.breakdown_row.set(view.row);
     state.trace_window.set(view.trace_window);
     state.trace_range.set(view.trace_range);
+    state.step.set(view.step);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -111,6 +112,7 @@ pub fn App() -> impl IntoView {
             row: state.breakdown_row.get(),
             trace_window: state.trace_window.get(),
             trace_range: state.trace_range.get(),
+            step: state.step.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -128,6 +130,7 @@ pub fn App() -> impl IntoView {
             state.breakdown_row.set(None);
             state.trace_window.set(None);
             state.trace_range.set(None);
+            state.step.set(None);
         }
         current
     });
@@ -148,8 +151,8 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    // Keyboard: 1–9 open the tools in navigation order, `[`/`]` the previous/next one (when not typing
-    // in a field).
+    // Keyboard: 1–9 open the tools in navigation order, `[`/`]` the previous/next one, Escape clears
+    // the selected step (when not typing in a field).
     let on_key = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |ev: web_sys::KeyboardEvent| {
         let typing = ev
             .target()
@@ -160,6 +163,7 @@ pub fn App() -> impl IntoView {
         }
         let key = ev.key();
         match key.as_str() {
+            "Escape" if state.step.get_untracked().is_some() => state.step.set(None),
             "[" => state.tool.update(|t| *t = t.step(-1)),
             "]" => state.tool.update(|t| *t = t.step(1)),
             _ => {
@@ -219,7 +223,8 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
     match shown {
         Shown::Nothing => view! { <views::landing::Landing /> }.into_any(),
         Shown::Ready { file_id, overview } => match tool {
-            Tool::Overview => view! { <views::overview::Overview overview=(*overview).clone() /> }.into_any(),
+            Tool::FileDetails => view! { <views::file_details::FileDetails overview=(*overview).clone() /> }.into_any(),
+            Tool::Overview => view! { <views::overview_page::OverviewPage file_id overview=(*overview).clone() /> }.into_any(),
             Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=(*overview).clone() /> }.into_any(),
             Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView file_id /> }.into_any(),

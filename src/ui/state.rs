@@ -11,7 +11,8 @@ use std::sync::Arc;
 /// The tools. [`Tool::group`] places each in the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
-    Overview,
+    /// What a file is: format, planes, allocators, HLO modules (the file inspector).
+    FileDetails,
     MemoryProfile,
     MemoryViewer,
     DeviceMemory,
@@ -22,26 +23,30 @@ pub enum Tool {
     Roofline,
     OpProfile,
     InputPipeline,
+    /// XProf's overview page.
+    Overview,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 11] = [
+    /// Every tool; within a navigation group, in this order.
+    pub const ALL: [Tool; 12] = [
         Tool::Overview,
-        Tool::MemoryProfile,
-        Tool::MemoryViewer,
-        Tool::DeviceMemory,
+        Tool::InputPipeline,
+        Tool::OpProfile,
         Tool::FrameworkOpStats,
-        Tool::TraceViewer,
         Tool::HloOpStats,
         Tool::KernelStats,
         Tool::Roofline,
-        Tool::OpProfile,
-        Tool::InputPipeline,
+        Tool::TraceViewer,
+        Tool::FileDetails,
+        Tool::MemoryProfile,
+        Tool::MemoryViewer,
+        Tool::DeviceMemory,
     ];
 
     pub fn slug(self) -> &'static str {
         match self {
-            Tool::Overview => "overview",
+            Tool::FileDetails => "file-details",
             Tool::MemoryProfile => "memory-profile",
             Tool::MemoryViewer => "memory-viewer",
             Tool::DeviceMemory => "device-memory",
@@ -52,12 +57,14 @@ impl Tool {
             Tool::Roofline => "roofline",
             Tool::OpProfile => "op-profile",
             Tool::InputPipeline => "input-pipeline",
+            // The slug the file inspector had before it was renamed: old links open the overview.
+            Tool::Overview => "overview",
         }
     }
 
     pub fn title(self) -> &'static str {
         match self {
-            Tool::Overview => "Overview",
+            Tool::FileDetails => "File details",
             Tool::MemoryProfile => "Memory Profile",
             Tool::MemoryViewer => "Memory Viewer",
             Tool::DeviceMemory => "Device memory",
@@ -68,6 +75,7 @@ impl Tool {
             Tool::Roofline => "Roofline",
             Tool::OpProfile => "Op Profile",
             Tool::InputPipeline => "Input pipeline",
+            Tool::Overview => "Overview",
         }
     }
 
@@ -78,11 +86,11 @@ impl Tool {
     /// The question the tool answers, which places it in the navigation.
     pub fn group(self) -> ToolGroup {
         match self {
-            Tool::InputPipeline => ToolGroup::Steps,
+            Tool::Overview | Tool::InputPipeline => ToolGroup::Steps,
             Tool::OpProfile | Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline => ToolGroup::Ops,
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,
-            Tool::Overview => ToolGroup::File,
+            Tool::FileDetails => ToolGroup::File,
         }
     }
 
@@ -223,6 +231,18 @@ pub struct AppState {
     /// The host selector's "all hosts": the tools that combine a run's hosts (Framework Op Stats) show
     /// the selected file's run combined; the others show the selected file.
     pub all_hosts: RwSignal<bool>,
+    /// The step picked in the Overview's step-time graph: every tool that places things in time
+    /// follows it (the Memory Profile zooms to it, the Trace Viewer opens on it). Escape clears it.
+    pub step: RwSignal<Option<StepPick>>,
+}
+
+/// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
+/// trace's time, ps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepPick {
+    pub group_id: i64,
+    pub begin_ps: i64,
+    pub end_ps: i64,
 }
 
 impl AppState {
@@ -230,7 +250,7 @@ impl AppState {
         AppState {
             files: RwSignal::new(Vec::new()),
             selected: RwSignal::new(None),
-            tool: RwSignal::new(Tool::Overview),
+            tool: RwSignal::new(Tool::FileDetails),
             unit: RwSignal::new(ByteUnit::Auto),
             time_unit: RwSignal::new(TimeUnit::Auto),
             theme: RwSignal::new(Theme::Light),
@@ -243,6 +263,7 @@ impl AppState {
             trace_window: RwSignal::new(None),
             trace_range: RwSignal::new(None),
             all_hosts: RwSignal::new(false),
+            step: RwSignal::new(None),
         }
     }
 
@@ -332,7 +353,7 @@ impl Default for AppState {
 
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
-/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&demo]`.
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -344,6 +365,7 @@ pub struct HashView {
     pub row: Option<usize>,
     pub trace_window: Option<(i64, i64)>,
     pub trace_range: Option<(i64, i64)>,
+    pub step: Option<StepPick>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -356,6 +378,7 @@ fn parse_span(s: &str) -> Option<(i64, i64)> {
 impl HashView {
     pub fn parse(hash: &str) -> Self {
         let mut v = HashView::default();
+        let (mut step, mut step_span) = (None, None);
         for part in hash.trim_start_matches('#').split('&').filter(|p| !p.is_empty()) {
             let (k, val) = part.split_once('=').unwrap_or((part, ""));
             let val = js_sys::decode_uri_component(val).ok().and_then(|s| s.as_string()).unwrap_or_default();
@@ -369,9 +392,12 @@ impl HashView {
                 "row" => v.row = val.parse().ok(),
                 "window" => v.trace_window = parse_span(&val),
                 "range" => v.trace_range = parse_span(&val),
+                "step" => step = val.parse::<i64>().ok(),
+                "step-span" => step_span = parse_span(&val),
                 _ => {}
             }
         }
+        v.step = step.zip(step_span).map(|(group_id, (begin_ps, end_ps))| StepPick { group_id, begin_ps, end_ps });
         v
     }
 
@@ -403,6 +429,9 @@ impl HashView {
         }
         if let Some((a, b)) = self.trace_range {
             parts.push(format!("range={a}_{b}"));
+        }
+        if let Some(s) = self.step {
+            parts.push(format!("step={}&step-span={}_{}", s.group_id, s.begin_ps, s.end_ps));
         }
         format!("#{}", parts.join("&"))
     }

@@ -43,7 +43,7 @@ async function showTool(page, slug, ready) {
 }
 
 const MP_READY = '[data-testid="memory-summary"]';
-const OVERVIEW_READY = '[data-metric="plane_event_count"]';
+const DETAILS_READY = '[data-metric="plane_event_count"]';
 const MV_READY = '.mv-module, [data-testid="mv-unavailable"], [data-testid="mv-no-modules"]';
 
 test('opening a second file sends no request for the Memory Profile shown; a tool switch sends at most one', async () => {
@@ -65,10 +65,10 @@ test('opening a second file sends no request for the Memory Profile shown; a too
   assert.equal(await page.locator(MP_READY).count(), 1, 'the Memory Profile stays on screen');
 
   // Back and forth between two tools: one request per switch to the Memory Profile, none to the
-  // Overview (its figures came with the file).
+  // File details (its figures came with the file).
   for (let i = 0; i < 3; i++) {
-    await showTool(page, 'overview', OVERVIEW_READY);
-    assert.deepEqual(await requests(page), [], 'switching to the Overview asks nothing');
+    await showTool(page, 'file-details', DETAILS_READY);
+    assert.deepEqual(await requests(page), [], 'switching to File details asks nothing');
     await showTool(page, 'memory-profile', MP_READY);
     assert.deepEqual(await requests(page), [{ type: 'memory_profile', file_id: d2 }], 'one request per switch');
   }

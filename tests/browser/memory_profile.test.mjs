@@ -257,7 +257,7 @@ test('traces without allocator events, or with zero byte counts, say so and what
       assert.match(text, /Memory Viewer tab/);
     }
     await shot(page, `memory-profile-empty-${path.basename(rel).split('.')[0]}`);
-    await page.click('.tab[data-tool="overview"]');
+    await page.click('.tab[data-tool="file-details"]');
   }
   assert.deepEqual(page.errors, []);
 });

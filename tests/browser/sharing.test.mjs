@@ -61,7 +61,7 @@ test('after its assets load, the page makes no network request', async () => {
   const assets = page.requests.length;
   await pickFiles(page, FILES);
   for (const f of FILES) await waitForFile(page, path.basename(f));
-  await page.click('[data-tool="overview"]');
+  await page.click('[data-tool="file-details"]');
   await page.waitForTimeout(500);
   assert.deepEqual(page.requests.slice(assets), [], 'dropping and viewing files sent nothing');
   assert.ok(page.requests.every((u) => u.startsWith(server.url)), page.requests.join('\n'));
@@ -101,7 +101,7 @@ test('the page exports an offline bundle that reopens the same view from file://
 test('the CLI makes the same kind of bundle', async () => {
   const out = path.join(tmp, 'cli.html');
   const bin = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
-  execFileSync(bin, ['bundle', ...FILES, '-o', out, '--dist', path.join(ROOT, 'dist'), '--tool', 'overview', '--file', 'd1_tf_keras_bfc.xplane.pb.gz']);
+  execFileSync(bin, ['bundle', ...FILES, '-o', out, '--dist', path.join(ROOT, 'dist'), '--tool', 'file-details', '--file', 'd1_tf_keras_bfc.xplane.pb.gz']);
   const page = await openOffline(out);
   for (const f of FILES) await waitForFile(page, path.basename(f));
   await page.waitForSelector('.file-row.selected[data-file="d1_tf_keras_bfc.xplane.pb.gz"]');

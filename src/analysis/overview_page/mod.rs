@@ -7,6 +7,7 @@
 //! kernels Tidemark cannot cost leaves them out). Device traces' steps, which XProf takes from the
 //! device, are not computed here (see [`crate::analysis::steps`]).
 
+pub mod recommendation;
 pub mod run_environment;
 pub mod xprof_json;
 
@@ -15,7 +16,9 @@ use crate::analysis::input_pipeline::InputPipeline;
 use crate::analysis::kernel_stats::KernelStats;
 use crate::analysis::op_metrics::{safe_divide, OpMetricsDb};
 use crate::analysis::steps::StepDb;
+pub use recommendation::Tip;
 pub use run_environment::RunEnvironment;
+use serde::{Deserialize, Serialize};
 
 /// What the page says beyond the input pipeline analysis.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +41,66 @@ pub struct OverviewPage {
     pub device_compute_32bit_percent: f64,
     /// XProf's advice when under 10% of the device compute is in half precision (empty otherwise).
     pub precision_statement: String,
+    /// XProf's utilisation figures (the TPU analysis's idle times and duty cycle, the device's FLOP
+    /// rate and HBM bandwidth against its peaks), or why there is none.
+    pub utilisation: Utilisation,
     pub input: InputPipeline,
+}
+
+/// One utilisation figure of the page, or why it has none. XProf writes `0.0%` for every kind of
+/// absence; the page says which one it is.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "percent", rename_all = "snake_case")]
+pub enum Figure {
+    Percent(f64),
+    /// The trace has no device to measure.
+    NoDevice,
+    /// XProf computes it only for TPUs (its TPU analysis), so it reports none for this hardware.
+    NotReported,
+    /// XProf computes it for this hardware; Tidemark does not yet.
+    NotComputed,
+}
+
+impl Figure {
+    /// The percentage XProf writes: the figure, or 0 where there is none.
+    pub fn xprof_percent(self) -> f64 {
+        match self {
+            Figure::Percent(p) => p,
+            _ => 0.0,
+        }
+    }
+}
+
+/// The page's utilisation figures (XProf's analysis table properties).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Utilisation {
+    pub host_idle_time_percent: Figure,
+    pub device_idle_time_percent: Figure,
+    pub device_duty_cycle_percent: Figure,
+    pub flop_rate_utilization_relative_to_roofline: Figure,
+    pub memory_bw_utilization_relative_to_hw_limit: Figure,
+}
+
+impl Utilisation {
+    /// What can be said for `hardware_type` (XProf's name): a CPU-only trace has no device, and XProf's
+    /// host idle time comes from the TPU analysis; on GPUs and TPUs the figures are XProf's to compute
+    /// and not computed here.
+    fn of(hardware_type: &str) -> Self {
+        use Figure::{NoDevice, NotComputed, NotReported};
+        // (host idle, device idle and duty cycle, FLOP rate and HBM bandwidth)
+        let (host, tpu_analysis, device) = match hardware_type {
+            "TPU" => (NotComputed, NotComputed, NotComputed),
+            "GPU" => (NotReported, NotReported, NotComputed),
+            _ => (NotReported, NoDevice, NoDevice),
+        };
+        Utilisation {
+            host_idle_time_percent: host,
+            device_idle_time_percent: tpu_analysis,
+            device_duty_cycle_percent: tpu_analysis,
+            flop_rate_utilization_relative_to_roofline: device,
+            memory_bw_utilization_relative_to_hw_limit: device,
+        }
+    }
 }
 
 impl OverviewPage {
@@ -56,6 +118,7 @@ impl OverviewPage {
             device_compute_32bit_percent: compute_percent(c32),
             precision_statement: precision_statement(c16, c32),
             input: InputPipeline::new(db, host_ops, run_environment.hardware_type),
+            utilisation: Utilisation::of(run_environment.hardware_type),
             run_environment,
             host_tf_op_percent: percent(host_run),
             host_op_time_eager_percent: host_eager,

@@ -1,7 +1,8 @@
 //! XProf's `overview_page` JSON: `[analysis, step-time table, run environment, recommendation,
 //! inference latency, {}, diagnostics]`.
 
-use super::OverviewPage;
+use super::recommendation::tips;
+use super::{Figure, OverviewPage};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
 use crate::analysis::input_pipeline::{one_digit, xprof_json as input_json};
 use serde_json::{json, Value};
@@ -59,7 +60,8 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
         }
         t.row(row);
     }
-    // Device utilisation and duty cycle are not computed: 0 (exact on host-only traces).
+    // Device utilisation and duty cycle are not computed: 0 where there is no figure (exact on
+    // host-only traces).
     t.property("host_trace_level", "0");
     t.property("host_tf_op_percent", percent(o.host_tf_op_percent));
     t.property("device_tf_op_percent", percent(o.device_tf_op_percent));
@@ -68,24 +70,26 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
     t.property("remark_text", "");
     t.property("remark_color", "");
     t.property("mxu_utilization_percent", percent(0.0));
-    t.property("hbm_utilization_percent", percent(0.0));
+    let u = &o.utilisation;
+    t.property("hbm_utilization_percent", figure(u.memory_bw_utilization_relative_to_hw_limit));
     if gpu {
         t.property("device_compute_16bit_percent", percent(o.device_compute_16bit_percent));
         t.property("device_compute_32bit_percent", percent(o.device_compute_32bit_percent));
     } else {
         // XProf writes the TPU table for every other device, CPU included.
-        for key in [
-            "flop_rate_utilization_relative_to_roofline",
-            "memory_bw_utilization_relative_to_hw_limit",
-            "device_idle_time_percent",
-            "device_duty_cycle_percent",
-            "device_duty_cycle_high_confidence_percent",
-            "host_idle_time_percent",
-        ] {
-            t.property(key, percent(0.0));
-        }
+        t.property("flop_rate_utilization_relative_to_roofline", figure(u.flop_rate_utilization_relative_to_roofline));
+        t.property("memory_bw_utilization_relative_to_hw_limit", figure(u.memory_bw_utilization_relative_to_hw_limit));
+        t.property("device_idle_time_percent", figure(u.device_idle_time_percent));
+        t.property("device_duty_cycle_percent", figure(u.device_duty_cycle_percent));
+        t.property("device_duty_cycle_high_confidence_percent", percent(0.0));
+        t.property("host_idle_time_percent", figure(u.host_idle_time_percent));
     }
     t
+}
+
+/// A figure as XProf writes it: `0.0%` where there is none.
+fn figure(f: Figure) -> String {
+    percent(f.xprof_percent())
 }
 
 fn run_environment_table(o: &OverviewPage) -> DataTable {
@@ -106,24 +110,9 @@ fn run_environment_table(o: &OverviewPage) -> DataTable {
 
 fn recommendation_table(o: &OverviewPage) -> DataTable {
     let b = &o.input.bottleneck;
-    let device = o.run_environment.hardware_type;
-    // XProf points TPU users at op_profile and names their timelines "TPU core".
-    let (op_tool, timeline) = if device == "TPU" { ("op_profile", "TPU core") } else { ("framework_op_stats", device) };
     let mut t = DataTable::with_columns(&[("tip_type", Text, "tip_type"), ("link", Text, "link"), ("description", Text, "description")]);
-    let host_time = "Next steps for reducing the Host time";
-    let device_time = "Next steps for reducing the Device time";
-    let docs = "Other useful resources";
-    let rows: [(&str, String, &str); 7] = [
-        ("faq", "Refer to the TF2 Profiler FAQ".into(), "Tool troubleshooting / FAQ"),
-        ("host", "input_pipeline_analyzer (especially Section 3 for the breakdown of input operations on the Host)".into(), host_time),
-        ("host", "trace_viewer (look at the activities on the timeline of each Host Thread near the bottom of the trace view)".into(), host_time),
-        ("device", format!("{op_tool} (identify the time-consuming operations executed on the {device})"), device_time),
-        ("device", format!("trace_viewer (look at the activities on the timeline of each {timeline} in the trace view)"), device_time),
-        ("doc", "<a href=\"https://www.tensorflow.org/guide/data_performance_analysis\" target=\"_blank\">Analyze tf.data performance with the TF Profiler</a>".into(), docs),
-        ("doc", "<a href=\"https://www.tensorflow.org/guide/data_performance\" target=\"_blank\">Better performance with the tf.data API</a>".into(), docs),
-    ];
-    for (kind, link, description) in rows {
-        t.row([Cell::Text(kind), Cell::Text(&link), Cell::Text(description)]);
+    for tip in tips(o.run_environment.hardware_type) {
+        t.row([Cell::Text(&tip.tip_type), Cell::Text(&tip.xprof_link()), Cell::Text(&tip.description)]);
     }
     t.property("bottleneck", b.input_classification);
     t.property("statement", b.input_statement.clone());

@@ -85,7 +85,7 @@ pub fn run(argv: &[String]) -> i32 {
         .collect();
     let first = names.first().cloned().unwrap_or_default();
     let mut view: Vec<(&str, &str)> =
-        vec![("tool", args.option("tool").unwrap_or("overview")), ("file", args.option("file").unwrap_or(&first))];
+        vec![("tool", args.option("tool").unwrap_or("file-details")), ("file", args.option("file").unwrap_or(&first))];
     for key in ["module", "memory-id"] {
         if let Some(v) = args.option(key) {
             view.push((key, v));

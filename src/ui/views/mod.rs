@@ -2,6 +2,7 @@
 
 pub mod device_memory;
 pub mod export;
+pub mod file_details;
 pub mod files;
 pub mod framework_op_stats;
 pub mod hlo_op_stats;
@@ -12,6 +13,6 @@ pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_page;
 pub mod op_profile;
-pub mod overview;
+pub mod overview_page;
 pub mod roofline;
 pub mod trace_viewer;

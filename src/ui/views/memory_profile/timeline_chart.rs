@@ -2,6 +2,7 @@
 //! the engine, with hover details and the selected breakdown row's lifetimes.
 
 use super::*;
+use crate::ui::state::StepPick;
 
 /// Zooming: the visible range `v` kept inside the profile and at least [`MIN_SPAN_PS`] wide, or
 /// `None` for the whole profile.
@@ -15,7 +16,17 @@ pub(super) fn zoomed(full: (i64, i64), v: Viewport) -> Option<(i64, i64)> {
 pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Option<usize>>) -> impl IntoView {
     let state = expect_context::<AppState>();
     let full = (a.first_time_ps, a.last_time_ps.max(a.first_time_ps + MIN_SPAN_PS));
-    let zoom = RwSignal::new(None::<(i64, i64)>);
+    // The step selected in the Overview: the chart opens zoomed to its span, follows a new pick and
+    // shows the whole profile again when it is cleared.
+    let step_zoom = move |p: Option<StepPick>| p.and_then(|p| zoomed(full, Viewport::x_range(p.begin_ps as f64, p.end_ps as f64)));
+    let zoom = RwSignal::new(step_zoom(state.step.get_untracked()));
+    Effect::new(move |prev: Option<Option<StepPick>>| {
+        let picked = state.step.get();
+        if prev.is_some_and(|prev| prev != picked) {
+            zoom.set(step_zoom(picked));
+        }
+        picked
+    });
     let hover = RwSignal::new(None::<usize>);
     let pointer = RwSignal::new((0.0f64, 0.0f64));
     let drag = RwSignal::new(None::<(f64, f64)>);
@@ -218,6 +229,7 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
                     node_ref=canvas_ref
                     data-testid="timeline-canvas"
                     // The visible range and plot edges, so tests (and scripts) can aim at a time.
+                    data-step=move || state.step.get().map(|p| p.group_id.to_string())
                     data-start-ps=move || range().0.to_string()
                     data-end-ps=move || range().1.to_string()
                     data-plot-left=move || frame().plot_left().to_string()

@@ -1,4 +1,5 @@
-//! The Overview tool: what a file is and what the memory tools will find in it.
+//! The File details tool: what a file is and what the memory tools will find in it (its format,
+//! planes, allocators, HLO modules).
 
 use crate::decode::hlo::ModuleSummary;
 use crate::decode::Format;
@@ -26,7 +27,7 @@ fn format_slug(f: Format) -> &'static str {
 }
 
 #[component]
-pub fn Overview(overview: FileOverview) -> impl IntoView {
+pub fn FileDetails(overview: FileOverview) -> impl IntoView {
     let o = overview;
     let is_xspace = o.format == Format::XSpace;
     let planes = o.planes.clone();
@@ -35,7 +36,7 @@ pub fn Overview(overview: FileOverview) -> impl IntoView {
     let pprof = o.pprof.clone();
     let notes = o.notes.clone();
     view! {
-        <article class="overview" data-file=o.name.clone()>
+        <article class="overview file-details" data-file=o.name.clone()>
             <header class="summary-cards">
                 <div class="card"><div class="label">"Format"</div><div class="value"><Text metric="format" value=format_slug(o.format) shown=format_name(o.format).to_string() /></div></div>
                 <div class="card"><div class="label">"File size"</div><div class="value"><Bytes metric="size_bytes" value=o.size_bytes as i64 />{o.gzipped.then_some(" (gzip)")}</div></div>
@@ -177,19 +178,22 @@ fn allocator_table() -> TableSpec<AllocatorOverview> {
 /// The file's HLO modules and their buffer assignment.
 fn module_table() -> TableSpec<ModuleSummary> {
     let columns = vec![
+        // A module name can be hundreds of characters (TensorFlow's `a_inference_…_executor_type_…`):
+        // it ends in an ellipsis, whole in its tooltip, so the figures keep their columns.
         Column::new("module", "Module", |m: &ModuleSummary, _| view! { <code title=m.name.clone()>{m.name.clone()}</code> }.into_any())
+            .class("clip")
             .sort_key(|m| m.name.clone()),
         Column::new("program_id", "Program id", |m: &ModuleSummary, _| {
             m.program_id.map(|p| view! { <Count metric="program_id" value=p key=m.name.clone() /> }).into_any()
         })
         .right()
-        .width("110px")
+        .width("100px")
         .sort_key(|m| m.program_id),
         Column::new("buffer_assignment", "Buffer assignment", |m: &ModuleSummary, _| {
             let shown = if m.has_buffer_assignment { "yes" } else { "none" }.to_string();
             view! { <Text metric="has_buffer_assignment" value=m.has_buffer_assignment.to_string() shown key=m.name.clone() /> }.into_any()
         })
-        .width("160px")
+        .width("140px")
         .sort_key(|m| m.has_buffer_assignment),
         Column::new("instructions", "Instructions", |m: &ModuleSummary, _| {
             view! { <Count metric="instruction_count" value=m.instruction_count as u64 key=m.name.clone() /> }.into_any()
@@ -207,10 +211,10 @@ fn module_table() -> TableSpec<ModuleSummary> {
             view! { <Bytes metric="total_allocation_bytes" value=m.total_allocation_bytes as i64 key=m.name.clone() /> }.into_any()
         })
         .right()
-        .width("145px")
+        .width("130px")
         .sort_key(|m| m.total_allocation_bytes),
     ];
-    TableSpec::new("", columns)
+    TableSpec::new("fd-modules", columns)
         .filter("Filter modules", "module-filter", |m: &ModuleSummary| vec![m.name.as_str()])
         .row_attrs(|m, _| vec![("data-module", m.name.clone())])
 }
