@@ -14,12 +14,17 @@ pub struct XlaInstruction {
     /// The framework op the instruction came from, as XProf 2.24 writes it: `op_name:op_type` (JAX
     /// leaves the type empty: `jit(f)/dot_general:`; no metadata gives `:`).
     pub tf_op_name: String,
+    /// A fusion's kind as XLA writes it (`kLoop`, `kInput`, `kOutput`, `kCustom`); empty for others.
+    pub fusion_kind: String,
 }
 
 /// The instructions of one module by name (the first of a repeated name wins, as in XProf).
 #[derive(Debug, Clone, Default)]
 pub struct XlaModule {
     pub name: String,
+    /// XProf's name of the module (`jit_train_step(14)`): its `/host:metadata` event's name, which the
+    /// Memory Viewer lists it by.
+    pub xprof_name: String,
     instructions: HashMap<String, XlaInstruction>,
 }
 
@@ -43,7 +48,7 @@ impl XlaModules {
         for m in embedded_modules(space) {
             let Ok(proto) = decode_proto(m.proto_bytes) else { continue };
             let program_id = m.program_id.unwrap_or(m.metadata_id as u64);
-            by_program_id.entry(program_id).or_insert_with(|| index_module(&proto));
+            by_program_id.entry(program_id).or_insert_with(|| XlaModule { xprof_name: m.name.to_string(), ..index_module(&proto) });
         }
         XlaModules { by_program_id }
     }
@@ -58,6 +63,19 @@ impl XlaModules {
         self.by_program_id.get(&program_id).map(|m| m.name.as_str())
     }
 
+    /// XProf's name of program `program_id`'s module (`jit_train_step(14)`).
+    pub fn xprof_name(&self, program_id: u64) -> Option<&str> {
+        self.by_program_id.get(&program_id).map(|m| m.xprof_name.as_str())
+    }
+
+    /// The program id of the one module named `module_name`; `None` when no module or several have
+    /// that name.
+    pub fn program_id_named(&self, module_name: &str) -> Option<u64> {
+        let mut ids = self.by_program_id.iter().filter(|(_, m)| m.name == module_name).map(|(&id, _)| id);
+        let first = ids.next()?;
+        ids.next().is_none().then_some(first)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.by_program_id.is_empty()
     }
@@ -70,10 +88,14 @@ fn index_module(proto: &pb::HloProto) -> XlaModule {
         instructions.entry(instr.name.clone()).or_insert_with(|| {
             let meta = instr.metadata.as_ref();
             let (op_type, op_name) = meta.map_or(("", ""), |m| (m.op_type.as_str(), m.op_name.as_str()));
-            XlaInstruction { opcode: instr.opcode.clone(), tf_op_name: tf_op_fullname(op_type, op_name) }
+            XlaInstruction {
+                opcode: instr.opcode.clone(),
+                tf_op_name: tf_op_fullname(op_type, op_name),
+                fusion_kind: instr.fusion_kind.clone(),
+            }
         });
     }
-    XlaModule { name: module.map(|m| m.name.clone()).unwrap_or_default(), instructions }
+    XlaModule { name: module.map(|m| m.name.clone()).unwrap_or_default(), xprof_name: String::new(), instructions }
 }
 
 /// The framework op name XProf gives an HLO instruction from its metadata: `name:type` (its Op

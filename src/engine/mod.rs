@@ -21,6 +21,7 @@ pub mod retain_memory;
 pub mod slim;
 pub mod trace_viewer;
 pub mod warmup;
+pub mod xla_ops_cpu;
 
 use crate::decode::{self, DecodedFile, Progress};
 pub use error::EngineError;

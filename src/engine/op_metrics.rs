@@ -11,6 +11,7 @@ use crate::analysis::op_metrics::host::host_op_metrics_db;
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, PerfEnv};
 use crate::analysis::overview_page::RunEnvironment;
 use crate::analysis::xla_modules::XlaModules;
+use crate::analysis::xla_ops_cpu::{self, XlaOpsCpu};
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use std::collections::HashMap;
@@ -40,6 +41,8 @@ pub struct FileOpMetrics {
     /// The device's peaks (from the device db; default where there is none).
     pub perf_env: PerfEnv,
     pub run_environment: RunEnvironment,
+    /// The XLA ops the host threads ran (Tidemark's "XLA ops on CPU"; empty without such events).
+    pub xla_ops_cpu: Arc<XlaOpsCpu>,
 }
 
 /// Op metrics computed so far, by file id.
@@ -105,6 +108,7 @@ fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
     };
     let modules = XlaModules::from_space(space);
     let kernel_stats = kernel_stats::analyze(space, &modules)?;
+    let xla_ops_cpu = Arc::new(xla_ops_cpu::analyze(space, &modules)?);
     let device = device_ops::analyze(space, &modules).map(Arc::new);
     let (device_framework_ops, perf_env) = match &device {
         Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
@@ -121,6 +125,7 @@ fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
         device_type: run_environment.device_type.clone(),
         perf_env,
         run_environment,
+        xla_ops_cpu,
     })
 }
 
