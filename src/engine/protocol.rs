@@ -12,10 +12,11 @@ use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
+use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -119,6 +120,10 @@ pub enum RequestBody {
         file_id: u32,
         include_idle: bool,
     },
+    /// Tidemark's "XLA ops on CPU" table of a trace.
+    XlaOpsCpu {
+        file_id: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,6 +208,9 @@ pub enum ResponseBody {
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
         message: String,
+    },
+    XlaOpsCpu {
+        table: Box<XlaOpsCpu>,
     },
 }
 
@@ -310,6 +318,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
             Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::XlaOpsCpu { file_id } => match session.xla_ops_cpu(file_id) {
+            Ok(table) => reply(ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&table)) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

@@ -122,19 +122,24 @@ pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<XlaOpsCpu, Decode
     let mut threads = Vec::new();
     for line in plane.lines.iter().filter(|l| !is_derived_line(l.header.id)) {
         let mut runs = Vec::new();
-        space.for_each_raw_event(line, &selection, |_| Want::Stats, |_, e| {
-            let meta = by_metadata.get(&e.header.metadata_id);
-            let Some(key) = event_key(plane, &ids, e.stats, meta)? else { return Ok(()) };
-            let next = keys.len();
-            let key = *key_index.entry(key.clone()).or_insert_with(|| {
-                keys.push(key);
-                sums.push(Sums::default());
-                next
-            });
-            let start_ps = e.header.offset_ps;
-            runs.push(Run { start_ps, end_ps: start_ps.saturating_add(e.header.duration_ps.max(0)), key });
-            Ok(())
-        })?;
+        space.for_each_raw_event(
+            line,
+            &selection,
+            |_| Want::Stats,
+            |_, e| {
+                let meta = by_metadata.get(&e.header.metadata_id);
+                let Some(key) = event_key(plane, &ids, e.stats, meta)? else { return Ok(()) };
+                let next = keys.len();
+                let key = *key_index.entry(key.clone()).or_insert_with(|| {
+                    keys.push(key);
+                    sums.push(Sums::default());
+                    next
+                });
+                let start_ps = e.header.offset_ps;
+                runs.push(Run { start_ps, end_ps: start_ps.saturating_add(e.header.duration_ps.max(0)), key });
+                Ok(())
+            },
+        )?;
         if !runs.is_empty() {
             threads.push(if line.header.display_name.is_empty() { line.header.name.clone() } else { line.header.display_name.clone() });
             add_line(&mut runs, &mut sums);

@@ -37,7 +37,10 @@ fn json(name: &str, ops: &XlaOpsCpu) -> String {
     if let Some(o) = v.as_object_mut() {
         o.insert("producer".into(), "Tidemark".into());
         o.insert("tool".into(), "xla_ops_cpu".into());
-        o.insert("note".into(), "Tidemark's own analysis of the host threads' XLA op events; XProf has no such tool. Times in picoseconds.".into());
+        o.insert(
+            "note".into(),
+            "Tidemark's own analysis of the host threads' XLA op events; XProf has no such tool. Times in picoseconds.".into(),
+        );
         o.insert("file".into(), name.into());
     }
     v.to_string()
