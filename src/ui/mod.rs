@@ -77,6 +77,8 @@ fn apply_hash(state: AppState, view: HashView) {
     state.breakdown_row.set(view.row);
     state.trace_window.set(view.trace_window);
     state.trace_range.set(view.trace_range);
+    state.highlight_op.set(view.highlight_op);
+    state.trace_search.set(view.trace_search);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -111,6 +113,8 @@ pub fn App() -> impl IntoView {
             row: state.breakdown_row.get(),
             trace_window: state.trace_window.get(),
             trace_range: state.trace_range.get(),
+            highlight_op: state.highlight_op.get(),
+            trace_search: state.trace_search.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -128,6 +132,8 @@ pub fn App() -> impl IntoView {
             state.breakdown_row.set(None);
             state.trace_window.set(None);
             state.trace_range.set(None);
+            state.highlight_op.set(None);
+            state.trace_search.set(None);
         }
         current
     });
@@ -215,6 +221,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::FrameworkOpStats => {
                 view! { <views::framework_op_stats::FrameworkOpStats file_id overview=(*overview).clone() /> }.into_any()
             }
+            Tool::XlaOpsCpu => view! { <views::xla_ops_cpu::XlaOpsCpu file_id overview=(*overview).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

@@ -17,11 +17,19 @@ pub enum Tool {
     DeviceMemory,
     FrameworkOpStats,
     TraceViewer,
+    XlaOpsCpu,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 6] =
-        [Tool::Overview, Tool::MemoryProfile, Tool::MemoryViewer, Tool::DeviceMemory, Tool::FrameworkOpStats, Tool::TraceViewer];
+    pub const ALL: [Tool; 7] = [
+        Tool::Overview,
+        Tool::MemoryProfile,
+        Tool::MemoryViewer,
+        Tool::DeviceMemory,
+        Tool::FrameworkOpStats,
+        Tool::TraceViewer,
+        Tool::XlaOpsCpu,
+    ];
 
     pub fn slug(self) -> &'static str {
         match self {
@@ -31,6 +39,7 @@ impl Tool {
             Tool::DeviceMemory => "device-memory",
             Tool::FrameworkOpStats => "framework-op-stats",
             Tool::TraceViewer => "trace-viewer",
+            Tool::XlaOpsCpu => "xla-ops-cpu",
         }
     }
 
@@ -42,6 +51,7 @@ impl Tool {
             Tool::DeviceMemory => "Device memory",
             Tool::FrameworkOpStats => "Framework ops",
             Tool::TraceViewer => "Trace Viewer",
+            Tool::XlaOpsCpu => "XLA ops (CPU)",
         }
     }
 
@@ -145,6 +155,11 @@ pub struct AppState {
     /// selected).
     pub trace_window: RwSignal<Option<(i64, i64)>>,
     pub trace_range: RwSignal<Option<(i64, i64)>>,
+    /// The op whose buffers the Memory Viewer highlights (the buffers that instruction defines), set
+    /// by an op row's "show buffers" link.
+    pub highlight_op: RwSignal<Option<String>>,
+    /// The Trace Viewer's search, set by an op row's "show occurrences" link (the first match framed).
+    pub trace_search: RwSignal<Option<String>>,
 }
 
 impl AppState {
@@ -164,6 +179,8 @@ impl AppState {
             breakdown_row: RwSignal::new(None),
             trace_window: RwSignal::new(None),
             trace_range: RwSignal::new(None),
+            highlight_op: RwSignal::new(None),
+            trace_search: RwSignal::new(None),
         }
     }
 
@@ -213,7 +230,7 @@ impl Default for AppState {
 
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
-/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&demo]`.
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -225,6 +242,8 @@ pub struct HashView {
     pub row: Option<usize>,
     pub trace_window: Option<(i64, i64)>,
     pub trace_range: Option<(i64, i64)>,
+    pub highlight_op: Option<String>,
+    pub trace_search: Option<String>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -250,6 +269,8 @@ impl HashView {
                 "row" => v.row = val.parse().ok(),
                 "window" => v.trace_window = parse_span(&val),
                 "range" => v.trace_range = parse_span(&val),
+                "op" if !val.is_empty() => v.highlight_op = Some(val),
+                "search" if !val.is_empty() => v.trace_search = Some(val),
                 _ => {}
             }
         }
@@ -284,6 +305,12 @@ impl HashView {
         }
         if let Some((a, b)) = self.trace_range {
             parts.push(format!("range={a}_{b}"));
+        }
+        if let Some(op) = &self.highlight_op {
+            parts.push(format!("op={}", String::from(js_sys::encode_uri_component(op))));
+        }
+        if let Some(q) = &self.trace_search {
+            parts.push(format!("search={}", String::from(js_sys::encode_uri_component(q))));
         }
         format!("#{}", parts.join("&"))
     }

@@ -9,3 +9,4 @@ pub mod memory_profile;
 pub mod memory_viewer;
 pub mod overview;
 pub mod trace_viewer;
+pub mod xla_ops_cpu;
