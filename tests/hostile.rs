@@ -684,12 +684,24 @@ fn hlo_module(
     metadata: Option<hlo::OpMetadata>,
     frames: Option<hlo::StackFrameIndexProto>,
 ) -> hlo::HloProto {
-    let instruction = hlo::HloInstructionProto { name: "fusion.1".into(), opcode: "fusion".into(), shape: Some(shape), metadata, id: 1 };
+    let instruction = hlo::HloInstructionProto {
+        name: "fusion.1".into(),
+        opcode: "fusion".into(),
+        shape: Some(shape),
+        metadata,
+        id: 1,
+        ..Default::default()
+    };
     hlo::HloProto {
         hlo_module: Some(hlo::HloModuleProto {
             name: "crafted".into(),
             entry_computation_name: "main".into(),
-            computations: vec![hlo::HloComputationProto { name: "main".into(), instructions: vec![instruction], id: 1 }],
+            computations: vec![hlo::HloComputationProto {
+                name: "main".into(),
+                instructions: vec![instruction],
+                id: 1,
+                ..Default::default()
+            }],
             id: 1,
             stack_frame_index: frames,
         }),

@@ -122,6 +122,8 @@ fn every_op_is_joined_with_its_instruction_and_module() {
             assert_eq!(r.memory_viewer_module.as_deref(), Some(format!("{}({id})", r.module).as_str()), "{rel} {}", r.op_name);
             assert!(!r.opcode.is_empty(), "{rel} {}: no instruction", r.op_name);
             assert_ne!(r.category, "unknown", "{rel} {}", r.op_name);
+            assert!(r.expression.starts_with(&format!("%{} = {} ", r.op_name, r.shape)), "{rel}: {}", r.expression);
+            assert!(!r.shape.is_empty(), "{rel} {}", r.op_name);
         }
     }
     // Spot checks on a2: its dots are dots, its copies data formatting, its fusions by kind.
@@ -131,6 +133,10 @@ fn every_op_is_joined_with_its_instruction_and_module() {
     assert_eq!(row("copy.104", "jit_batch").category, "data formatting");
     assert_eq!(row("multiply_add_fusion.13", "jit_train_step").category, "loop fusion");
     assert_eq!(row("ynn_fusion.6", "jit_train_step").framework_op, "jit(train_step)/jvp()/dot_general:");
+    assert_eq!(row("ynn_fusion.6", "jit_train_step").category, "custom fusion");
+    assert_eq!(row("ynn_fusion.6", "jit_train_step").shape, "f32[128,512]{1,0}");
+    assert!(row("ynn_fusion.6", "jit_train_step").expression.ends_with("kind=kCustom, calls=%fused_computation.6"));
+    assert!(row("dot.2", "jit_train_step").source.as_deref().is_some_and(|s| s.ends_with("a2_jax_mlp_train_trace.py:24")));
 }
 
 #[test]

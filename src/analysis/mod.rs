@@ -7,6 +7,7 @@ pub mod device_planes;
 pub mod framework_op_stats;
 pub mod gpu_events;
 pub mod hlo_stats;
+pub mod hlo_text;
 pub mod input_pipeline;
 pub mod kernel_stats;
 pub mod memory_events;

@@ -2,6 +2,7 @@
 //! by program id, then by instruction name. A module whose proto does not decode is left out (XProf
 //! logs it and goes on), so its ops simply find no instruction.
 
+use crate::analysis::hlo_text::{shape_text, ModuleText};
 use crate::decode::hlo::{decode_proto, embedded_modules};
 use crate::decode::xplane::XSpace;
 use crate::proto::hlo as pb;
@@ -14,8 +15,18 @@ pub struct XlaInstruction {
     /// The framework op the instruction came from, as XProf 2.24 writes it: `op_name:op_type` (JAX
     /// leaves the type empty: `jit(f)/dot_general:`; no metadata gives `:`).
     pub tf_op_name: String,
-    /// A fusion's kind as XLA writes it (`kLoop`, `kInput`, `kOutput`, `kCustom`); empty for others.
-    pub fusion_kind: String,
+    /// XProf's "HLO expression": XLA's text of the instruction, e.g. `%fusion.1 = bf16[8]{0}
+    /// fusion(bf16[8]{0} %p), kind=kLoop, calls=%fused_computation` (see [`crate::analysis::hlo_text`]).
+    pub expression: String,
+    /// The result shape with its layout, e.g. `f32[5,1024]{1,0:T(8,128)}`.
+    pub shape: String,
+    /// `file:line` the instruction came from, when the HLO says.
+    pub source: Option<String>,
+    /// XLA's op category (`HloInstruction::ToCategory`), what XProf shows for a fused instruction.
+    pub category: String,
+    /// For a fusion: the names of the instructions fused into it that XProf lists as its children, in
+    /// the fused computation's order (parameters and tuples left out).
+    pub fused: Vec<String>,
 }
 
 /// The instructions of one module by name (the first of a repeated name wins, as in XProf).
@@ -82,20 +93,25 @@ impl XlaModules {
 }
 
 fn index_module(proto: &pb::HloProto) -> XlaModule {
-    let module = proto.hlo_module.as_ref();
+    let Some(module) = proto.hlo_module.as_ref() else { return XlaModule::default() };
+    let text = ModuleText::new(module);
     let mut instructions = HashMap::new();
-    for instr in module.iter().flat_map(|m| &m.computations).flat_map(|c| &c.instructions) {
+    for instr in module.computations.iter().flat_map(|c| &c.instructions) {
         instructions.entry(instr.name.clone()).or_insert_with(|| {
             let meta = instr.metadata.as_ref();
             let (op_type, op_name) = meta.map_or(("", ""), |m| (m.op_type.as_str(), m.op_name.as_str()));
             XlaInstruction {
                 opcode: instr.opcode.clone(),
                 tf_op_name: tf_op_fullname(op_type, op_name),
-                fusion_kind: instr.fusion_kind.clone(),
+                expression: text.expression(instr),
+                shape: instr.shape.as_ref().map(shape_text).unwrap_or_default(),
+                source: text.source(instr),
+                category: text.category(instr),
+                fused: text.fused_instructions(instr).into_iter().map(|f| f.name.clone()).collect(),
             }
         });
     }
-    XlaModule { name: module.map(|m| m.name.clone()).unwrap_or_default(), xprof_name: String::new(), instructions }
+    XlaModule { name: module.name.clone(), xprof_name: String::new(), instructions }
 }
 
 /// The framework op name XProf gives an HLO instruction from its metadata: `name:type` (its Op

@@ -69,9 +69,9 @@ test('a2_mlp_train: the XLA ops table, sort, filter, and the links to buffers an
   assert.ok(totals.every((v, i) => i === 0 || totals[i - 1] <= v), 'ascending');
   await page.click('th[data-sort="self"] button');
 
-  // Filter: only the rows naming the text (op, module, category or framework op).
+  // Filter: only the rows naming the text (op, module, category, framework op or expression).
   await page.fill('[data-testid="xoc-filter"]', 'ynn_fusion');
-  const expected = cli.rows.filter((r) => [r.op_name, r.module, r.category, r.framework_op].some((t) => t.toLowerCase().includes('ynn_fusion'))).length;
+  const expected = cli.rows.filter((r) => [r.op_name, r.module, r.category, r.framework_op, r.expression].some((t) => t.toLowerCase().includes('ynn_fusion'))).length;
   await page.waitForFunction((n) => document.querySelector('table.xoc-table')?.dataset.rows === String(n), expected);
   assert.ok((await rowKeys(page)).every((k) => k.includes('ynn_fusion')));
   await page.fill('[data-testid="xoc-filter"]', '');

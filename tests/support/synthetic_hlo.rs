@@ -57,6 +57,7 @@ fn instruction(id: i64, name: String, opcode: &str, elements: i64) -> HloInstruc
             ..Default::default()
         }),
         id,
+        ..Default::default()
     }
 }
 
@@ -165,7 +166,7 @@ pub fn synthetic_module(buffers: usize) -> HloProto {
         hlo_module: Some(HloModuleProto {
             name: format!("synthetic_{buffers}"),
             entry_computation_name: "main".into(),
-            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1 }],
+            computations: vec![HloComputationProto { name: "main".into(), instructions, id: 1, ..Default::default() }],
             id: 1,
             stack_frame_index: None,
         }),

@@ -16,10 +16,10 @@
 //!   whose name is the `hlo_module` stat, when exactly one module of the trace has that name. A
 //!   module missing from `/host:metadata` (or named by several) leaves the row without instruction
 //!   details; [`XlaOpsCpu::unresolved_modules`] lists those names.
+//! - **Instruction.** Opcode, XLA's category, framework op, text, shape and source line come from the
+//!   module's instruction of that name ([`crate::analysis::xla_modules::XlaInstruction`]).
 //! - **Order.** Self time, longest first, then module, then op name: the same file gives the same
 //!   rows in the same order.
-
-pub mod category;
 
 use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::op_metrics::host::HOST_PLANE;
@@ -44,11 +44,17 @@ pub struct XlaOpRow {
     /// The instruction's opcode (`fusion`, `dot`, `copy`); empty when its module is not in the trace
     /// or has no instruction of that name.
     pub opcode: String,
-    /// XProf's category of the instruction ([`category::category`]): `loop fusion`, `data formatting`,
-    /// `dot`, ...; `unknown` without an instruction.
+    /// XLA's category of the instruction (`loop fusion`, `data formatting`, `dot`, ...), as XProf shows
+    /// it for device ops; [`UNKNOWN`] without an instruction.
     pub category: String,
     /// The framework op the instruction came from (`jit(train_step)/dot_general:`), as XProf writes it.
     pub framework_op: String,
+    /// The instruction's text (XProf's "HLO expression"); empty without an instruction.
+    pub expression: String,
+    /// Its result shape with layout (`f32[128,512]{1,0}`); empty without an instruction.
+    pub shape: String,
+    /// `file:line` it came from, when the HLO says.
+    pub source: Option<String>,
     /// How many times the op ran.
     pub occurrences: u64,
     /// Σ duration of its runs (self plus nested ops).
@@ -78,6 +84,9 @@ pub struct XlaOpsCpu {
     /// opcode, category or framework op.
     pub unresolved_modules: Vec<String>,
 }
+
+/// The category of an op without an instruction (its module is not in the trace, or lacks the op).
+pub const UNKNOWN: &str = "unknown";
 
 /// The stats an op event is read by.
 const STATS: [&str; 3] = ["hlo_op", "hlo_module", "program_id"];
@@ -228,8 +237,11 @@ fn table(keys: Vec<OpKey>, sums: &[Sums], modules: &XlaModules, threads: Vec<Str
                 memory_viewer_module: program_id.and_then(|id| modules.xprof_name(id)).map(str::to_string),
                 program_id,
                 opcode: instruction.map(|i| i.opcode.clone()).unwrap_or_default(),
-                category: instruction.map_or_else(|| category::UNKNOWN.to_string(), |i| category::category(i).to_string()),
+                category: instruction.map_or_else(|| UNKNOWN.to_string(), |i| i.category.clone()),
                 framework_op: instruction.map(|i| i.tf_op_name.clone()).unwrap_or_default(),
+                expression: instruction.map(|i| i.expression.clone()).unwrap_or_default(),
+                shape: instruction.map(|i| i.shape.clone()).unwrap_or_default(),
+                source: instruction.and_then(|i| i.source.clone()),
                 occurrences: s.occurrences,
                 total_time_ps: s.total_ps,
                 avg_time_ps: per(s.total_ps),

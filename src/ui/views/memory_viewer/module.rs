@@ -18,7 +18,8 @@ use std::sync::Arc;
 /// heap-simulated blocks.
 fn buffers_defined_by(viewer: &ViewerData, op: &str) -> BTreeSet<i64> {
     let peak = viewer.peak_buffers().filter(|b| b.text.name == op).filter_map(|b| b.logical_buffer_id);
-    let blocks = (0..viewer.block_count()).filter_map(|i| viewer.block(i)).filter(|b| b.text.name == op).filter_map(|b| b.logical_buffer_id);
+    let blocks =
+        (0..viewer.block_count()).filter_map(|i| viewer.block(i)).filter(|b| b.text.name == op).filter_map(|b| b.logical_buffer_id);
     peak.chain(blocks).collect()
 }
 

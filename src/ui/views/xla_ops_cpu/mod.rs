@@ -31,8 +31,7 @@ pub fn XlaOpsCpu(file_id: u32, overview: FileOverview) -> impl IntoView {
         Reply::Ready(_) => "ready",
         Reply::Failed(_) | Reply::Rejected(_) => "failed",
     };
-    let csv_name =
-        format!("{}.xla_ops_cpu.csv", overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
+    let csv_name = format!("{}.xla_ops_cpu.csv", overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     let table_state = TableState::sorted("self", true);
     view! {
         <article class="xoc" data-file=overview.path.clone() data-testid="xla-ops-cpu" data-state=state_attr>

@@ -28,11 +28,17 @@ fn columns() -> Vec<Column<XlaOpRow>> {
             let shown = r.memory_viewer_module.clone().unwrap_or_else(|| r.module.clone());
             view! { <Text metric="module" value=r.module.clone() shown=shown key=key(r) /> }.into_any()
         })
-        .width("150px")
+        .width("140px")
         .sort_key(|r| r.module.clone())
         .csv("module", |r| r.module.clone()),
         Column::new("op", "HLO op", |r: &XlaOpRow, _| {
-            view! { <code title=format!("{} — {}", r.op_name, r.framework_op)>{r.op_name.clone()}</code> }.into_any()
+            let title = [r.expression.as_str(), r.source.as_deref().unwrap_or("")]
+                .iter()
+                .filter(|t| !t.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n");
+            view! { <code title=title>{r.op_name.clone()}</code> }.into_any()
         })
         .class("op")
         .sort_key(|r| r.op_name.clone())
@@ -40,14 +46,16 @@ fn columns() -> Vec<Column<XlaOpRow>> {
         Column::new("category", "Category", |r: &XlaOpRow, _| {
             view! { <Text metric="category" value=r.category.clone() key=key(r) /> }.into_any()
         })
-        .width("130px")
+        .width("110px")
         .sort_key(|r| r.category.clone())
         .csv("category", |r| r.category.clone()),
-        Column::new("occurrences", "Runs", |r: &XlaOpRow, _| view! { <Count metric="occurrences" value=r.occurrences key=key(r) /> }.into_any())
-            .right()
-            .width("70px")
-            .sort_key(|r| r.occurrences)
-            .csv("occurrences", |r| r.occurrences.to_string()),
+        Column::new("occurrences", "Runs", |r: &XlaOpRow, _| {
+            view! { <Count metric="occurrences" value=r.occurrences key=key(r) /> }.into_any()
+        })
+        .right()
+        .width("70px")
+        .sort_key(|r| r.occurrences)
+        .csv("occurrences", |r| r.occurrences.to_string()),
         time_column("total", "Total time", "total_time_us", |r| r.total_time_ps as f64),
         time_column("avg", "Avg. time", "avg_time_us", |r| r.avg_time_ps),
         time_column("self", "Self time", "self_time_us", |r| r.self_time_ps as f64),
@@ -58,16 +66,25 @@ fn columns() -> Vec<Column<XlaOpRow>> {
         .width("86px")
         .sort_by(|a, b| a.self_time_fraction.total_cmp(&b.self_time_fraction))
         .csv("self_time_fraction", |r| r.self_time_fraction.to_string()),
+        Column::new("shape", "Shape", |r: &XlaOpRow, _| view! { <Text metric="shape" value=r.shape.clone() key=key(r) /> }.into_any())
+            .width("120px")
+            .sort_key(|r| r.shape.clone())
+            .csv("shape", |r| r.shape.clone()),
         Column::new("framework", "Framework op", |r: &XlaOpRow, _| {
             view! { <span class="muted" title=r.framework_op.clone()>{r.framework_op.clone()}</span> }.into_any()
         })
         .class("op")
         .sort_key(|r| r.framework_op.clone())
         .csv("framework_op", |r| r.framework_op.clone()),
+        Column::new("expression", "HLO expression", |r: &XlaOpRow, _| {
+            view! { <code class="muted" title=r.expression.clone()>{r.expression.clone()}</code> }.into_any()
+        })
+        .class("op")
+        .csv("expression", |r| r.expression.clone()),
         Column::new("links", "Show", |r: &XlaOpRow, _| {
             view! { <OpLinks module=r.memory_viewer_module.clone() op=r.op_name.clone() /> }.into_any()
         })
-        .width("150px"),
+        .width("140px"),
     ]
 }
 
@@ -76,8 +93,8 @@ fn columns() -> Vec<Column<XlaOpRow>> {
 pub fn OpTable(rows: Arc<Vec<XlaOpRow>>, state: TableState, csv_name: String) -> impl IntoView {
     let spec = TableSpec::new("xoc-table", columns())
         .testid("xoc-table")
-        .filter("Filter by op, module, category or framework op", "xoc-filter", |r: &XlaOpRow| {
-            vec![r.op_name.as_str(), r.module.as_str(), r.category.as_str(), r.framework_op.as_str()]
+        .filter("Filter by op, module, category, framework op or text", "xoc-filter", |r: &XlaOpRow| {
+            vec![r.op_name.as_str(), r.module.as_str(), r.category.as_str(), r.framework_op.as_str(), r.expression.as_str()]
         })
         .counts("xoc-counts", "shown_ops", "total_ops")
         .csv(csv_name, "xoc-csv")
