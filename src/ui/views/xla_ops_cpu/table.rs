@@ -17,7 +17,7 @@ fn key(r: &XlaOpRow) -> String {
 fn time_column(id: &'static str, label: &'static str, metric: &'static str, pick: fn(&XlaOpRow) -> f64) -> Column<XlaOpRow> {
     Column::new(id, label, move |r: &XlaOpRow, _| view! { <Duration metric value_us=pick(r) / 1e6 key=key(r) /> }.into_any())
         .right()
-        .width("92px")
+        .width("84px")
         .sort_by(move |a, b| pick(a).total_cmp(&pick(b)))
         .csv(metric, move |r| (pick(r) / 1e6).to_string())
 }
@@ -28,10 +28,11 @@ fn columns() -> Vec<Column<XlaOpRow>> {
             let shown = r.memory_viewer_module.clone().unwrap_or_else(|| r.module.clone());
             view! { <Text metric="module" value=r.module.clone() shown=shown key=key(r) /> }.into_any()
         })
-        .width("140px")
+        .width("130px")
         .sort_key(|r| r.module.clone())
         .csv("module", |r| r.module.clone()),
         Column::new("op", "HLO op", |r: &XlaOpRow, _| {
+            // The instruction's text and source line: too long for a column of their own.
             let title = [r.expression.as_str(), r.source.as_deref().unwrap_or("")]
                 .iter()
                 .filter(|t| !t.is_empty())
@@ -46,14 +47,14 @@ fn columns() -> Vec<Column<XlaOpRow>> {
         Column::new("category", "Category", |r: &XlaOpRow, _| {
             view! { <Text metric="category" value=r.category.clone() key=key(r) /> }.into_any()
         })
-        .width("110px")
+        .width("100px")
         .sort_key(|r| r.category.clone())
         .csv("category", |r| r.category.clone()),
         Column::new("occurrences", "Runs", |r: &XlaOpRow, _| {
             view! { <Count metric="occurrences" value=r.occurrences key=key(r) /> }.into_any()
         })
         .right()
-        .width("70px")
+        .width("56px")
         .sort_key(|r| r.occurrences)
         .csv("occurrences", |r| r.occurrences.to_string()),
         time_column("total", "Total time", "total_time_us", |r| r.total_time_ps as f64),
@@ -63,11 +64,11 @@ fn columns() -> Vec<Column<XlaOpRow>> {
             view! { <Percent metric="self_time_fraction" value=r.self_time_fraction key=key(r) /> }.into_any()
         })
         .right()
-        .width("86px")
+        .width("76px")
         .sort_by(|a, b| a.self_time_fraction.total_cmp(&b.self_time_fraction))
         .csv("self_time_fraction", |r| r.self_time_fraction.to_string()),
         Column::new("shape", "Shape", |r: &XlaOpRow, _| view! { <Text metric="shape" value=r.shape.clone() key=key(r) /> }.into_any())
-            .width("120px")
+            .width("110px")
             .sort_key(|r| r.shape.clone())
             .csv("shape", |r| r.shape.clone()),
         Column::new("framework", "Framework op", |r: &XlaOpRow, _| {
@@ -76,15 +77,10 @@ fn columns() -> Vec<Column<XlaOpRow>> {
         .class("op")
         .sort_key(|r| r.framework_op.clone())
         .csv("framework_op", |r| r.framework_op.clone()),
-        Column::new("expression", "HLO expression", |r: &XlaOpRow, _| {
-            view! { <code class="muted" title=r.expression.clone()>{r.expression.clone()}</code> }.into_any()
-        })
-        .class("op")
-        .csv("expression", |r| r.expression.clone()),
         Column::new("links", "Show", |r: &XlaOpRow, _| {
             view! { <OpLinks module=r.memory_viewer_module.clone() op=r.op_name.clone() /> }.into_any()
         })
-        .width("140px"),
+        .width("124px"),
     ]
 }
 
