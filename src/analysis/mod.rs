@@ -25,3 +25,4 @@ pub mod steps;
 pub(crate) mod test_xspace;
 pub mod trace_viewer;
 pub mod xla_modules;
+pub mod xla_ops_cpu;

@@ -45,6 +45,9 @@ pub struct XlaInstruction {
 #[derive(Debug, Clone, Default)]
 pub struct XlaModule {
     pub name: String,
+    /// XProf's name of the module (`jit_train_step(14)`): its `/host:metadata` event's name, which the
+    /// Memory Viewer lists it by.
+    pub xprof_name: String,
     instructions: HashMap<String, XlaInstruction>,
 }
 
@@ -68,7 +71,7 @@ impl XlaModules {
         for m in embedded_modules(space) {
             let Ok(proto) = decode_proto(m.proto_bytes) else { continue };
             let program_id = m.program_id.unwrap_or(m.metadata_id as u64);
-            by_program_id.entry(program_id).or_insert_with(|| index_module(&proto));
+            by_program_id.entry(program_id).or_insert_with(|| XlaModule { xprof_name: m.name.to_string(), ..index_module(&proto) });
         }
         XlaModules { by_program_id }
     }
@@ -89,6 +92,19 @@ impl XlaModules {
         for (id, m) in &other.by_program_id {
             self.by_program_id.entry(*id).or_insert_with(|| m.clone());
         }
+    }
+
+    /// XProf's name of program `program_id`'s module (`jit_train_step(14)`).
+    pub fn xprof_name(&self, program_id: u64) -> Option<&str> {
+        self.by_program_id.get(&program_id).map(|m| m.xprof_name.as_str())
+    }
+
+    /// The program id of the one module named `module_name`; `None` when no module or several have
+    /// that name.
+    pub fn program_id_named(&self, module_name: &str) -> Option<u64> {
+        let mut ids = self.by_program_id.iter().filter(|(_, m)| m.name == module_name).map(|(&id, _)| id);
+        let first = ids.next()?;
+        ids.next().is_none().then_some(first)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -120,7 +136,7 @@ fn index_module(proto: &pb::HloProto) -> XlaModule {
             }
         });
     }
-    XlaModule { name: module.name.clone(), instructions }
+    XlaModule { name: module.name.clone(), xprof_name: String::new(), instructions }
 }
 
 /// A kernel's category in XProf's GPU op tables: a fusion by its kind, anything else its opcode.

@@ -26,6 +26,7 @@ pub mod run_op_metrics;
 pub mod slim;
 pub mod trace_viewer;
 pub mod warmup;
+pub mod xla_ops_cpu;
 
 use crate::decode::{self, DecodedFile, Progress};
 pub use error::EngineError;

@@ -11,6 +11,7 @@ use crate::analysis::op_metrics::host::host_op_metrics_db;
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, PerfEnv};
 use crate::analysis::overview_page::RunEnvironment;
 use crate::analysis::xla_modules::XlaModules;
+use crate::analysis::xla_ops_cpu::{self, XlaOpsCpu};
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use std::collections::HashMap;
@@ -40,6 +41,8 @@ pub struct FileOpMetrics {
     /// The device's peaks (from the device db; default where there is none).
     pub perf_env: PerfEnv,
     pub run_environment: RunEnvironment,
+    /// The XLA ops the host threads ran (Tidemark's "XLA ops on CPU"; empty without such events).
+    pub xla_ops_cpu: Arc<XlaOpsCpu>,
 }
 
 /// Op metrics computed so far, by file id.
@@ -113,8 +116,9 @@ impl Session {
 fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
     let modules = XlaModules::from_space(space);
     let kernel_stats = kernel_stats::analyze(space, &modules)?;
+    let xla_ops_cpu = Arc::new(xla_ops_cpu::analyze(space, &modules)?);
     let device = device_ops::analyze(space, &modules).map(Arc::new);
-    Ok(FileOpMetrics::new(host_op_metrics_db(space)?, modules, device, kernel_stats, RunEnvironment::of(space)))
+    Ok(FileOpMetrics::new(host_op_metrics_db(space)?, modules, device, kernel_stats, RunEnvironment::of(space), xla_ops_cpu))
 }
 
 impl FileOpMetrics {
@@ -127,6 +131,7 @@ impl FileOpMetrics {
         device: Result<Arc<DeviceOps>, DeviceOpsError>,
         kernel_stats: KernelStats,
         run_environment: RunEnvironment,
+        xla_ops_cpu: Arc<XlaOpsCpu>,
     ) -> Self {
         let hardware = match run_environment.hardware_type {
             "GPU" => HardwareType::Gpu,
@@ -148,6 +153,7 @@ impl FileOpMetrics {
             device_type: run_environment.device_type.clone(),
             perf_env,
             run_environment,
+            xla_ops_cpu,
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
+use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
@@ -159,6 +160,10 @@ pub enum RequestBody {
     OverviewPage {
         file_id: u32,
     },
+    /// Tidemark's "XLA ops on CPU" table of a trace.
+    XlaOpsCpu {
+        file_id: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -261,6 +266,9 @@ pub enum ResponseBody {
     /// The request itself could not be understood (wrong version, bad JSON).
     Rejected {
         message: String,
+    },
+    XlaOpsCpu {
+        table: Box<XlaOpsCpu>,
     },
 }
 
@@ -396,6 +404,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::OverviewPage { file_id } => match session.overview_page_view(file_id) {
             Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::XlaOpsCpu { file_id } => match session.xla_ops_cpu(file_id) {
+            Ok(table) => reply(ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&table)) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

@@ -90,7 +90,8 @@ fn combine(hosts: &[(Arc<FileOpMetrics>, Vec<String>)]) -> FileOpMetrics {
         None => Ok(Arc::new(combine_device(hosts.iter().filter_map(|(m, _)| m.device.as_ref().ok())))),
     };
     let run_environment = RunEnvironment::combined(hosts.iter().map(|(m, names)| (&m.run_environment, names.as_slice())));
-    FileOpMetrics::new(host.finish(), modules, device, KernelStats::longest(reports), run_environment)
+    // XLA ops on CPU is a per-host view (Tidemark's own, not combined by XProf): a run has none.
+    FileOpMetrics::new(host.finish(), modules, device, KernelStats::longest(reports), run_environment, Arc::default())
 }
 
 /// The hosts' device op dbs combined (XProf's combined `device_op_metrics_db`, core counts added).

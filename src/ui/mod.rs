@@ -78,6 +78,8 @@ fn apply_hash(state: AppState, view: HashView) {
     state.trace_window.set(view.trace_window);
     state.trace_range.set(view.trace_range);
     state.step.set(view.step);
+    state.highlight_op.set(view.highlight_op);
+    state.trace_search.set(view.trace_search);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -113,6 +115,8 @@ pub fn App() -> impl IntoView {
             trace_window: state.trace_window.get(),
             trace_range: state.trace_range.get(),
             step: state.step.get(),
+            highlight_op: state.highlight_op.get(),
+            trace_search: state.trace_search.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -131,6 +135,8 @@ pub fn App() -> impl IntoView {
             state.trace_window.set(None);
             state.trace_range.set(None);
             state.step.set(None);
+            state.highlight_op.set(None);
+            state.trace_search.set(None);
         }
         current
     });
@@ -237,6 +243,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::Roofline => view! { <views::roofline::Roofline file_id overview=(*overview).clone() /> }.into_any(),
             Tool::OpProfile => view! { <views::op_profile::OpProfile file_id overview=(*overview).clone() /> }.into_any(),
             Tool::InputPipeline => view! { <views::input_pipeline::InputPipeline file_id overview=(*overview).clone() /> }.into_any(),
+            Tool::XlaOpsCpu => view! { <views::xla_ops_cpu::XlaOpsCpu file_id overview=(*overview).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

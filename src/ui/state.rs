@@ -25,11 +25,13 @@ pub enum Tool {
     InputPipeline,
     /// XProf's overview page.
     Overview,
+    /// Tidemark's own: the XLA ops a CPU trace's host threads ran.
+    XlaOpsCpu,
 }
 
 impl Tool {
     /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 12] = [
+    pub const ALL: [Tool; 13] = [
         Tool::Overview,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -37,6 +39,7 @@ impl Tool {
         Tool::HloOpStats,
         Tool::KernelStats,
         Tool::Roofline,
+        Tool::XlaOpsCpu,
         Tool::TraceViewer,
         Tool::FileDetails,
         Tool::MemoryProfile,
@@ -59,6 +62,7 @@ impl Tool {
             Tool::InputPipeline => "input-pipeline",
             // The slug the file inspector had before it was renamed: old links open the overview.
             Tool::Overview => "overview",
+            Tool::XlaOpsCpu => "xla-ops-cpu",
         }
     }
 
@@ -76,6 +80,7 @@ impl Tool {
             Tool::OpProfile => "Op Profile",
             Tool::InputPipeline => "Input pipeline",
             Tool::Overview => "Overview",
+            Tool::XlaOpsCpu => "XLA ops (CPU)",
         }
     }
 
@@ -87,7 +92,9 @@ impl Tool {
     pub fn group(self) -> ToolGroup {
         match self {
             Tool::Overview | Tool::InputPipeline => ToolGroup::Steps,
-            Tool::OpProfile | Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline => ToolGroup::Ops,
+            Tool::OpProfile | Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline | Tool::XlaOpsCpu => {
+                ToolGroup::Ops
+            }
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,
             Tool::FileDetails => ToolGroup::File,
@@ -234,6 +241,11 @@ pub struct AppState {
     /// The step picked in the Overview's step-time graph: every tool that places things in time
     /// follows it (the Memory Profile zooms to it, the Trace Viewer opens on it). Escape clears it.
     pub step: RwSignal<Option<StepPick>>,
+    /// The op whose buffers the Memory Viewer highlights (the buffers that instruction defines), set
+    /// by an op row's "show buffers" link.
+    pub highlight_op: RwSignal<Option<String>>,
+    /// The Trace Viewer's search, set by an op row's "show occurrences" link (the first match framed).
+    pub trace_search: RwSignal<Option<String>>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -264,6 +276,8 @@ impl AppState {
             trace_range: RwSignal::new(None),
             all_hosts: RwSignal::new(false),
             step: RwSignal::new(None),
+            highlight_op: RwSignal::new(None),
+            trace_search: RwSignal::new(None),
         }
     }
 
@@ -354,6 +368,7 @@ impl Default for AppState {
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>][&demo]`.
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -366,6 +381,8 @@ pub struct HashView {
     pub trace_window: Option<(i64, i64)>,
     pub trace_range: Option<(i64, i64)>,
     pub step: Option<StepPick>,
+    pub highlight_op: Option<String>,
+    pub trace_search: Option<String>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -394,6 +411,8 @@ impl HashView {
                 "range" => v.trace_range = parse_span(&val),
                 "step" => step = val.parse::<i64>().ok(),
                 "step-span" => step_span = parse_span(&val),
+                "op" if !val.is_empty() => v.highlight_op = Some(val),
+                "search" if !val.is_empty() => v.trace_search = Some(val),
                 _ => {}
             }
         }
@@ -432,6 +451,12 @@ impl HashView {
         }
         if let Some(s) = self.step {
             parts.push(format!("step={}&step-span={}_{}", s.group_id, s.begin_ps, s.end_ps));
+        }
+        if let Some(op) = &self.highlight_op {
+            parts.push(format!("op={}", String::from(js_sys::encode_uri_component(op))));
+        }
+        if let Some(q) = &self.trace_search {
+            parts.push(format!("search={}", String::from(js_sys::encode_uri_component(q))));
         }
         format!("#{}", parts.join("&"))
     }

@@ -135,9 +135,22 @@ impl<'a> ModuleText<'a> {
         computation.instructions.iter().filter(|i| i.opcode != "parameter" && i.opcode != "tuple").collect()
     }
 
-    /// XLA's category of `instr` (`HloInstruction::ToCategory`): `data formatting` for layout
-    /// changes, `non-fusion elementwise` for elementwise ops (and fusions of only those), else the opcode.
+    /// XLA's category of `instr` (`HloInstruction::ToCategory`): a fusion by its kind
+    /// (`HloFusionInstruction::ToCategory`: `loop fusion`, ...), `data formatting` for layout changes,
+    /// `non-fusion elementwise` for elementwise ops, else the opcode.
     pub fn category(&self, instr: &HloInstructionProto) -> String {
+        if instr.opcode == "fusion" {
+            let kind = match instr.fusion_kind.as_str() {
+                "kLoop" => Some("loop fusion"),
+                "kInput" => Some("input fusion"),
+                "kOutput" => Some("output fusion"),
+                "kCustom" => Some("custom fusion"),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                return kind.into();
+            }
+        }
         if matches!(instr.opcode.as_str(), "transpose" | "copy" | "reshape" | "dynamic-reshape") {
             return "data formatting".into();
         }

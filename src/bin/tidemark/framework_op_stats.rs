@@ -86,7 +86,8 @@ fn occurrences(r: &FrameworkOpRow) -> String {
     }
 }
 
-fn truncate(s: &str, width: usize) -> String {
+/// `s`, cut to `width` characters with an ellipsis when longer.
+pub(crate) fn truncate(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         s.to_string()
     } else {

@@ -27,6 +27,8 @@ mod overview_page;
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
+#[cfg(not(target_arch = "wasm32"))]
+mod xla_ops_cpu;
 
 #[cfg(not(target_arch = "wasm32"))]
 const HELP: &str = "tidemark — what is using accelerator memory, when, and why
@@ -60,6 +62,8 @@ Usage:
                                           XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
   tidemark roofline-model FILE|RUN_DIR [--json]
                                           XProf's Roofline Model: ops against the device's peaks (TPU traces)
+  tidemark xla-ops-cpu FILE [--json]      Tidemark's own (not in XProf): the XLA ops a CPU trace's host threads
+                                          ran, per module and HLO op: runs, total / average / self time, category
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -96,6 +100,7 @@ fn main() {
         "kernel-stats" => op_tables::kernel_stats(rest),
         "hlo-stats" => op_tables::hlo_stats(rest),
         "roofline-model" => op_tables::roofline_model(rest),
+        "xla-ops-cpu" => xla_ops_cpu::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

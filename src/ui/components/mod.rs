@@ -1,6 +1,7 @@
 //! Small reusable pieces of the page.
 
 pub mod metric;
+pub mod op_links;
 pub mod table;
 pub mod time_unit;
 pub mod tool_nav;

@@ -16,3 +16,4 @@ pub mod op_profile;
 pub mod overview_page;
 pub mod roofline;
 pub mod trace_viewer;
+pub mod xla_ops_cpu;

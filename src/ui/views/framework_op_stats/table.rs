@@ -3,6 +3,7 @@
 
 use crate::analysis::framework_op_stats::FrameworkOpRow;
 use crate::ui::components::metric::{Count, Duration, Percent, Text};
+use crate::ui::components::op_links::OpLinks;
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -128,6 +129,7 @@ fn columns() -> Vec<Column<FrameworkOpRow>> {
         .width("104px")
         .sort_by(by_f64(|r| share(r).1))
         .csv("cumulative_self_time_fraction", |r| share(r).1.to_string()),
+        Column::new("links", "Show", |r: &FrameworkOpRow, _| view! { <OpLinks module=None op=r.op_name.clone() /> }.into_any()).width("96px"),
     ]
 }
 

@@ -71,6 +71,14 @@ pub fn MemoryViewerView(file_id: u32) -> impl IntoView {
             _ => None,
         },
     );
+    // A highlighted op belongs to one module: choosing another module drops it.
+    Effect::new(move |prev: Option<Option<String>>| {
+        let current = state.module.get();
+        if prev.is_some_and(|p| p != current) {
+            state.highlight_op.set(None);
+        }
+        current
+    });
     let load_ms = fetch.elapsed_ms;
     let page = move || fetch.reply.get();
 
@@ -80,7 +88,8 @@ pub fn MemoryViewerView(file_id: u32) -> impl IntoView {
         Reply::Rejected(e) => view! { <p class="banner error">{e}</p> }.into_any(),
         Reply::Ready(p) => match (p.shown, p.viewer) {
             (Some(_), Some(Ok((viewer, timeline)))) => {
-                view! { <Module viewer timeline load_ms=load_ms.get_untracked().unwrap_or(0.0) /> }.into_any()
+                let highlight = state.highlight_op.get();
+                view! { <Module viewer timeline load_ms=load_ms.get_untracked().unwrap_or(0.0) highlight /> }.into_any()
             }
             (Some((_, module)), Some(Err(error))) => {
                 let no_buffer_assignment = matches!(error, EngineError::NoBufferAssignment { .. });

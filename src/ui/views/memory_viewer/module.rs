@@ -9,13 +9,39 @@ use crate::ui::charts::plot::{group_color, GROUPS};
 use crate::ui::charts::viewport::Viewport;
 use crate::ui::charts::working_space::WorkingSpace;
 use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::state::AppState;
 use leptos::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+/// The logical buffers instruction `op` defines: those whose text names it, at the peak or among the
+/// heap-simulated blocks.
+fn buffers_defined_by(viewer: &ViewerData, op: &str) -> BTreeSet<i64> {
+    let peak = viewer.peak_buffers().filter(|b| b.text.name == op).filter_map(|b| b.logical_buffer_id);
+    let blocks =
+        (0..viewer.block_count()).filter_map(|i| viewer.block(i)).filter(|b| b.text.name == op).filter_map(|b| b.logical_buffer_id);
+    peak.chain(blocks).collect()
+}
+
 #[component]
-pub(super) fn Module(viewer: Arc<ViewerData>, timeline: Arc<TimelineData>, load_ms: f64) -> impl IntoView {
+pub(super) fn Module(
+    viewer: Arc<ViewerData>,
+    timeline: Arc<TimelineData>,
+    load_ms: f64,
+    /// The op whose buffers are highlighted (from an op row's "show buffers" link).
+    highlight: Option<String>,
+) -> impl IntoView {
+    let highlighted: Arc<BTreeSet<i64>> = Arc::new(highlight.as_deref().map(|op| buffers_defined_by(&viewer, op)).unwrap_or_default());
+    // The largest highlighted buffer at the peak (else the first) is pinned: the charts and the details
+    // show it.
+    let first_highlighted = viewer
+        .peak_buffers_by_size
+        .iter()
+        .filter_map(|&i| viewer.peak_buffer(i)?.logical_buffer_id)
+        .find(|id| highlighted.contains(id))
+        .or_else(|| highlighted.first().copied());
     let hovered = RwSignal::new(None::<i64>);
-    let pinned = RwSignal::new(None::<i64>);
+    let pinned = RwSignal::new(first_highlighted);
     let view_port: RwSignal<Viewport> = RwSignal::new(timeline.full);
     let v = viewer.clone();
     let f = v.figures.clone().into_owned();
@@ -31,6 +57,7 @@ pub(super) fn Module(viewer: Arc<ViewerData>, timeline: Arc<TimelineData>, load_
     };
     view! {
         <div class="mv-module" data-module=v.module_name.to_string() data-load-ms=format!("{load_ms:.1}")>
+            {highlight.map(|op| view! { <Highlight op highlighted=highlighted.clone() /> })}
             {(!notes.is_empty()).then(|| view! { <ul class="notes">{notes.into_iter().map(|n| view! { <li data-testid="note">{n}</li> }).collect_view()}</ul> })}
             <div class="summary-cards mv-cards" data-testid="mv-overview">
                 <Card label="Peak heap" hint="The heap at its highest point, including parameters and outputs live for the whole program"><Bytes metric="peak_heap_bytes" value=f.peak_heap_bytes /></Card>
@@ -86,7 +113,7 @@ pub(super) fn Module(viewer: Arc<ViewerData>, timeline: Arc<TimelineData>, load_
                     <Shrink viewer=viewer.clone() hovered pinned />
                 </aside>
             </div>
-            <PeakBuffers viewer=viewer.clone() hovered pinned />
+            <PeakBuffers viewer=viewer.clone() hovered pinned highlighted />
         </div>
     }
 }
@@ -94,4 +121,24 @@ pub(super) fn Module(viewer: Arc<ViewerData>, timeline: Arc<TimelineData>, load_
 #[component]
 pub(super) fn Card(label: &'static str, hint: &'static str, children: Children) -> impl IntoView {
     view! { <div class="card" title=hint><div class="label">{label}</div><div class="value">{children()}</div></div> }
+}
+
+/// The line naming the op whose buffers are highlighted, how many there are, and a way to clear it.
+#[component]
+fn Highlight(op: String, highlighted: Arc<BTreeSet<i64>>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let ids = highlighted.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let n = highlighted.len() as u64;
+    let shown = op.clone();
+    view! {
+        <p class="mv-highlight" data-testid="mv-highlight" data-op=op data-buffer-ids=ids>
+            "Buffers defined by " <code>{shown}</code> ": " <Count metric="highlighted_buffer_count" value=n />
+            {if n == 0 {
+                " — none in this memory space (the op writes into a buffer another instruction defines, or into none)"
+            } else {
+                " highlighted below; the largest is pinned in the charts"
+            }}
+            <button class="btn" data-testid="mv-highlight-clear" on:click=move |_| state.highlight_op.set(None)>"clear"</button>
+        </p>
+    }
 }

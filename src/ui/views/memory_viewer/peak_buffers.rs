@@ -5,6 +5,7 @@ use crate::ui::charts::plot::group_color;
 use crate::ui::components::metric::{Bytes, Count};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use leptos::prelude::*;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A peak buffer's figures and text, owned, for a row of the page.
@@ -47,7 +48,13 @@ pub(super) struct PeakRow {
 
 /// The buffers live at the peak as bars, sortable by program order, size or padding.
 #[component]
-pub(super) fn PeakBuffers(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSignal<Option<i64>>) -> impl IntoView {
+pub(super) fn PeakBuffers(
+    viewer: Arc<ViewerData>,
+    hovered: RwSignal<Option<i64>>,
+    pinned: RwSignal<Option<i64>>,
+    /// Buffers marked for an op's "show buffers" link.
+    highlighted: Arc<BTreeSet<i64>>,
+) -> impl IntoView {
     let count = viewer.peak_buffer_count();
     let largest = viewer.peak_buffers().map(|o| o.size_bytes).max().unwrap_or(0).max(1) as f64;
     let mut size_rank = vec![0; count];
@@ -118,7 +125,14 @@ pub(super) fn PeakBuffers(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>
     let (sel_id, click_id, hover_id) = (id_of.clone(), id_of.clone(), id_of);
     let spec = TableSpec::new("peak-buffer-table compact", columns)
         .max_height(320.0)
-        .row_attrs(move |r, _| vec![("data-testid", "peak-buffer".to_string()), ("data-buffer-id", key(r))])
+        .row_attrs({
+            let highlighted = highlighted.clone();
+            move |r, _| {
+                let marked = r.o.logical_buffer_id.is_some_and(|id| highlighted.contains(&id));
+                vec![("data-testid", "peak-buffer".to_string()), ("data-buffer-id", key(r)), ("data-highlighted", marked.to_string())]
+            }
+        })
+        .row_class(move |r| if r.o.logical_buffer_id.is_some_and(|id| highlighted.contains(&id)) { "highlighted" } else { "" })
         .selected(move |i| sel_id(i).is_some_and(|id| hovered.get() == Some(id) || pinned.get() == Some(id)))
         .on_hover(move |i| hovered.set(i.and_then(&hover_id)))
         .on_click(move |i| {

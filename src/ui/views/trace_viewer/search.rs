@@ -16,7 +16,10 @@ use std::sync::Arc;
 #[component]
 pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Option<u32>>) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let needle = RwSignal::new(String::new());
+    // A search set by a link (an op row's "show occurrences") starts the view, its first match framed.
+    let preset = state.trace_search.get_untracked();
+    let frame_first = RwSignal::new(preset.is_some());
+    let needle = RwSignal::new(preset.unwrap_or_default());
     let current = RwSignal::new(None::<usize>);
     let fetch = use_engine(
         "Trace Viewer search",
@@ -52,6 +55,12 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
         };
         go(i);
     };
+    Effect::new(move |_| {
+        if matches!(fetch.reply.get(), Reply::Ready(_)) && frame_first.get_untracked() {
+            frame_first.set(false);
+            step(true);
+        }
+    });
     let status = move || match fetch.reply.get() {
         Reply::Ready(r) => view! {
             <span data-testid="search-status">
@@ -70,9 +79,12 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
                 type="search"
                 data-testid="trace-search"
                 placeholder="Search event names"
+                prop:value=move || needle.get()
                 on:change=move |ev| {
                     current.set(None);
-                    needle.set(event_target_value(&ev).trim().to_string());
+                    let text = event_target_value(&ev).trim().to_string();
+                    state.trace_search.set((!text.is_empty()).then(|| text.clone()));
+                    needle.set(text);
                 }
                 on:keydown=move |ev: web_sys::KeyboardEvent| {
                     if ev.key() == "Enter" && !needle.with(String::is_empty) {

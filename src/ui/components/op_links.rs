@@ -1,0 +1,68 @@
+//! Links from an op row to the other tools, for every op table: "buffers" opens the Memory Viewer on
+//! the op's module with the buffers the op defines highlighted; "occurrences" opens the Trace Viewer
+//! with its search set to the op's name (the first match framed, next / previous from there).
+
+use crate::ui::state::{AppState, Tool};
+use leptos::prelude::*;
+
+/// Opens the Memory Viewer of the selected file on `module` (XProf's name, `jit_train_step(14)`) with
+/// the buffers of instruction `op` highlighted.
+pub fn show_buffers(state: AppState, module: String, op: String) {
+    state.module.set(Some(module));
+    state.memory_space.set(None);
+    state.highlight_op.set(Some(op));
+    state.tool.set(Tool::MemoryViewer);
+}
+
+/// Opens the Trace Viewer of the selected file searching for `op`, the whole trace in view.
+pub fn show_occurrences(state: AppState, op: String) {
+    state.trace_window.set(None);
+    state.trace_range.set(None);
+    state.trace_search.set(Some(op));
+    state.tool.set(Tool::TraceViewer);
+}
+
+/// The two links of one op row. Without a module (a framework op, an op whose module is not in the
+/// trace) there are no buffers to show, and only "occurrences" is offered.
+#[component]
+pub fn OpLinks(
+    /// The op's HLO module as the Memory Viewer names it (`jit_train_step(14)`), when known.
+    module: Option<String>,
+    /// The op's name: an HLO instruction (`fusion.3`) or a framework op (`dense/MatMul`).
+    op: String,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let buffers = module.map(|module| {
+        let (module, op) = (module.clone(), op.clone());
+        view! {
+            <button
+                class="op-link"
+                data-testid="op-show-buffers"
+                title=format!("Memory Viewer: {module}, the buffers {op} defines highlighted")
+                on:click=move |ev| {
+                    ev.stop_propagation();
+                    show_buffers(state, module.clone(), op.clone());
+                }
+            >
+                "buffers"
+            </button>
+        }
+    });
+    let title = format!("Trace Viewer: search for {op}");
+    view! {
+        <span class="op-links">
+            {buffers}
+            <button
+                class="op-link"
+                data-testid="op-show-occurrences"
+                title=title
+                on:click=move |ev| {
+                    ev.stop_propagation();
+                    show_occurrences(state, op.clone());
+                }
+            >
+                "occurrences"
+            </button>
+        </span>
+    }
+}
