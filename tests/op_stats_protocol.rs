@@ -237,19 +237,22 @@ fn roofline_page_is_xprofs_model_on_the_tpu_trace() {
     }
 }
 
-/// Where the engine refuses, the page gets the reason: the AMD traces' XLA ops need XLA's GPU cost
-/// model, and the roofline of GPU traces is not built yet; V100 kernel stats still answer.
+/// The AMD traces' XLA ops, costed by XLA's GPU cost rules, answer XProf's rows and a roofline with
+/// the device's roofs; where the engine refuses (a V100's roofline: its peaks are not modelled), the
+/// page gets the reason; V100 kernel stats still answer.
 #[test]
-fn gpu_traces_answer_why_not() {
-    if let Some((mut s, id, _)) = device("jax_mi300x_conv/mi300x_conv", "hlo_stats") {
-        for e in [hlo(&mut s, id).unwrap_err(), roofline(&mut s, id, true).unwrap_err()] {
-            assert!(matches!(&e, EngineError::Unsupported { reason, .. } if reason.contains("GPU cost model")), "{e:?}");
-        }
+fn gpu_traces_answer_or_say_why_not() {
+    if let Some((mut s, id, oracle)) = device("jax_mi300x_conv/mi300x_conv", "hlo_stats") {
+        let h = hlo(&mut s, id).unwrap();
+        assert_eq!(h.columns.rank.len(), oracle["rows"].as_array().unwrap().len());
+        assert_eq!(h.columns.hlo_op_name[0], oracle["rows"][0]["c"][3]["v"].as_str().unwrap());
+        let r = roofline(&mut s, id, true).unwrap();
+        assert!(!r.roofs.is_empty() && r.peak_flop_rate > 0.0 && !r.records.rank.is_empty());
         assert!(!kernels(&mut s, id).columns.kernel_name.is_empty(), "AMD kernels are listed");
     }
     if let Some((mut s, id, _)) = device(V100, "roofline_model") {
         let e = roofline(&mut s, id, true).unwrap_err();
-        assert!(matches!(&e, EngineError::Unsupported { tool, reason, .. } if tool == "Roofline Model" && reason.contains("GPU")), "{e:?}");
+        assert!(matches!(&e, EngineError::Unsupported { tool, reason, .. } if tool == "Roofline Model" && !reason.is_empty()), "{e:?}");
         assert!(hlo(&mut s, id).unwrap().columns.rank.is_empty(), "the V100's kernels name no HLO op");
     }
 }
