@@ -4,7 +4,7 @@
 //! pass ([`Session::op_metrics`]). [`OverviewPageView`] is what the page draws.
 
 use super::{EngineError, Session};
-use crate::analysis::input_pipeline::StepRow;
+use crate::analysis::input_pipeline::{StepRow, CATEGORIES};
 use crate::analysis::op_metrics::HardwareType;
 use crate::analysis::overview_page::recommendation::tips;
 use crate::analysis::overview_page::{OverviewPage, Tip, Utilisation};
@@ -138,7 +138,6 @@ pub struct TopOpRow {
 impl StepColumns {
     fn of(steps: &[StepRow]) -> Self {
         let column = |f: fn(&StepRow) -> f64| steps.iter().map(f).collect::<Vec<f64>>();
-        let category = |id: &str, label: &str, f: fn(&StepRow) -> f64| StepCategory { id: id.into(), label: label.into(), ms: column(f) };
         StepColumns {
             names: steps.iter().map(|s| s.name.clone()).collect(),
             group_ids: steps.iter().map(|s| s.group_id).collect(),
@@ -146,12 +145,18 @@ impl StepColumns {
             // Back from ms to the step's whole ps (exact: durations are far below 2^53 ps).
             end_ps: steps.iter().map(|s| s.begin_ps.saturating_add((s.step_time_ms * PS_PER_MS).round() as i64)).collect(),
             step_time_ms: column(|s| s.step_time_ms),
-            // The host-measured stacks of XProf's graph, in its order (the device's are not measured).
-            categories: vec![
-                category("hostComputeTimeMs", "Host compute", |s| s.host_compute_ms),
-                category("infeedTimeMs", "Input", StepRow::input_ms),
-                category("otherTimeMs", "All others", |s| s.unknown_ms),
-            ],
+            // XProf's stacks in its order ([`CATEGORIES`]), those with time in some step: a host-only
+            // trace has no device compute to stack, a GPU trace's device steps no host compute.
+            categories: CATEGORIES
+                .iter()
+                .enumerate()
+                .map(|(k, c)| StepCategory {
+                    id: c.id.into(),
+                    label: c.label.into(),
+                    ms: steps.iter().map(|s| s.breakdown_ms()[k]).collect(),
+                })
+                .filter(|c| c.ms.iter().any(|&ms| ms != 0.0))
+                .collect(),
         }
     }
 }

@@ -15,7 +15,8 @@ const BAR_FILL: f64 = 0.78;
 /// Y ticks wanted on the plot.
 const Y_TICKS: f64 = 5.0;
 
-/// Colours of the stacks, by XProf's column id: mid-tone hues that read on both themes.
+/// Colours of the stacks, by XProf's column id: mid-tone hues that read on both themes (the Overview and
+/// the Input Pipeline draw the same category in the same colour).
 pub fn category_color(id: &str) -> &'static str {
     match id {
         "deviceComputeTimeMs" => "#59a14f",

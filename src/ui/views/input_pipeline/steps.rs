@@ -5,14 +5,11 @@
 use super::ms;
 use crate::analysis::input_pipeline::CATEGORIES;
 use crate::engine::input_pipeline::{InputPipelineView, Stats};
+use crate::ui::charts::step_bars::category_color;
 use crate::ui::charts::step_chart::{StepChart, StepChartKind, StepSeries};
 use crate::ui::components::metric::{Count, Text};
 use leptos::prelude::*;
 use std::sync::Arc;
-
-/// Each category's colour in the charts, in [`CATEGORIES`] order: XProf's, with a grey for its black
-/// (invisible on the dark theme).
-const COLOURS: [&str; 9] = ["#9ccc65", "#ffeb3b", "#f48fb1", "#64b5f6", "#ff9800", "#b71c1c", "#78909c", "#00695c", "#5e35b1"];
 
 /// Index of "Device compute" in [`CATEGORIES`].
 const DEVICE_COMPUTE: usize = 0;
@@ -47,19 +44,18 @@ pub fn DeviceSide(v: Arc<InputPipelineView>) -> impl IntoView {
     let names = Arc::new(v.steps.names.clone());
     let series: Vec<StepSeries> = CATEGORIES
         .iter()
-        .zip(COLOURS)
         .zip(&v.steps.category_ms)
-        .map(|((c, colour), values)| StepSeries { label: c.label, metric: c.id, colour, values: values.clone() })
+        .map(|(c, values)| StepSeries { label: c.label, metric: c.id, colour: category_color(c.id), values: values.clone() })
         .collect();
     let dropped = v.steps_found - n;
     let no_device_time = v.steps.category_ms[DEVICE_COMPUTE].iter().all(|x| *x == 0.0);
     let s = v.step_time_ms;
     let stats_rows = CATEGORIES
         .iter()
-        .zip(COLOURS)
         .zip(&v.category_ms)
         .filter(|(_, st)| st.average != 0.0 || st.maximum != 0.0)
-        .map(|((c, colour), st)| {
+        .map(|(c, st)| {
+            let colour = category_color(c.id);
             view! {
                 <tr data-category=c.id>
                     <td><span class="swatch" style=format!("background:{colour}")></span>{c.label}</td>
@@ -70,8 +66,12 @@ pub fn DeviceSide(v: Arc<InputPipelineView>) -> impl IntoView {
             }
         })
         .collect_view();
-    let input_series =
-        vec![StepSeries { label: "Waiting for input", metric: "input_percent", colour: COLOURS[5], values: v.steps.input_percent.clone() }];
+    let input_series = vec![StepSeries {
+        label: "Waiting for input",
+        metric: "input_percent",
+        colour: category_color("infeedTimeMs"),
+        values: v.steps.input_percent.clone(),
+    }];
     let ip = v.input_percent;
     let range_note = if v.hardware_type == "TPU" {
         "The share of each step spent waiting for input. XProf draws its range across a TPU's cores; Tidemark does not measure the cores apart yet, so this is one value per step."
