@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -114,6 +115,16 @@ export async function metric(page, name, key) {
   return page.$$eval(`[data-metric="${name}"]`, (els, key) =>
     els.filter((e) => key === undefined || e.dataset.key === key).map((e) => e.dataset.value), key);
 }
+
+/** The raw value of the one figure named `name` (and `key`); fails when there is not exactly one. */
+export async function one(page, name, key) {
+  const v = await metric(page, name, key);
+  assert.equal(v.length, 1, `${name}[${key}]: ${JSON.stringify(v)}`);
+  return v[0];
+}
+
+/** Whether the figure `a` (a string or number) equals `b` to 1e-9, relative (absolute below 1). */
+export const close = (a, b) => Math.abs(Number(a) - b) <= 1e-9 * Math.max(1, Math.abs(b));
 
 /** The CLI's view of the same file: what the page must show. */
 export function cliOverview(files) {

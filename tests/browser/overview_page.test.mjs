@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture } from './harness.mjs';
+import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture } from './harness.mjs';
 
 const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
 const D2_NAME = 'd2_tf_cnn.xplane.pb.gz';
@@ -18,12 +18,6 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-const one = async (page, name, key) => {
-  const v = await metric(page, name, key);
-  assert.equal(v.length, 1, `${name}[${key}]: ${JSON.stringify(v)}`);
-  return v[0];
-};
-const close = (a, b) => Math.abs(Number(a) - b) <= 1e-9 * Math.max(1, Math.abs(b));
 /** XProf's row `i` of the step table, as {column id: value}. */
 const oracleStep = (i) => Object.fromEntries(STEPS.cols.map((c, k) => [c.id, STEPS.rows[i].c[k].v]));
 /** The figures of the step block `which` (`selected` or `hover`). */

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture, ROOT } from './harness.mjs';
+import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture, ROOT } from './harness.mjs';
 
 const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
 const NAME = 'a2_mlp_train.xplane.pb.gz';
@@ -21,12 +21,6 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-const one = async (page, name, key) => {
-  const v = await metric(page, name, key);
-  assert.equal(v.length, 1, `${name}[${key}]: ${JSON.stringify(v)}`);
-  return v[0];
-};
-const close = (a, b) => Math.abs(Number(a) - b) <= 1e-9 * Math.max(1, Math.abs(b));
 const ready = (page) => page.waitForSelector('[data-testid="xla-ops-cpu"][data-state="ready"] table.xoc-table', { timeout: 60_000 });
 const rowKeys = (page) => page.$$eval('table.xoc-table tbody tr[data-op]', (rows) => rows.map((r) => `${r.dataset.module}/${r.dataset.op}`));
 
