@@ -83,8 +83,13 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
             let stats = r.stats().map(|(name, value)| (name, Some(value)));
             (EventText { name: threadpool::REGION.into(), args: Vec::new() }, context_links(stats))
         }
-        Source::File { plane, line, index } => {
-            let (plane, line) = (&space.planes[plane], &space.planes[plane].lines[line]);
+        Source::Derived { plane, line, index } => {
+            let Some(d) = store.derived().plane(plane) else { return Ok(None) };
+            let Some(e) = d.lines.get(line).and_then(|l| l.events.get(index as usize)) else { return Ok(None) };
+            (d.text(e), Vec::new())
+        }
+        Source::File { plane: plane_index, line, index } => {
+            let (plane, line) = (&space.planes[plane_index], &space.planes[plane_index].lines[line]);
             let mut at: Option<EventAt> = None;
             space.for_each_raw_event(
                 line,
@@ -112,10 +117,11 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
                 described = Some((text.describe(ev.header.metadata_id, &stats)?, context_links(named)));
                 Ok(())
             })?;
-            match described {
-                Some(d) => d,
-                None => return Ok(None),
+            let Some((mut text, contexts)) = described else { return Ok(None) };
+            if let Some(d) = store.derived().plane(plane_index) {
+                d.mark_eager(&mut text.args);
             }
+            (text, contexts)
         }
     };
     let i = event as usize;
