@@ -27,21 +27,30 @@ fn space(file: &DecodedFile) -> &tidemark::decode::xplane::XSpace {
     }
 }
 
-/// Arguments XProf's preprocessing adds that we do not (see the test's doc).
-const ADDED_BY_PREPROCESSING: [&str; 3] = ["flow", "is_eager", "group_id"];
+/// The argument XProf's preprocessing adds that is left out of the comparison everywhere: `flow`, from
+/// its event connections, whose ids hash with a per-process salt.
+const FLOW: &str = "flow";
+
+/// What Tidemark does not make yet of what XProf's preprocessing adds, per fixture: the threads it
+/// derives (by name prefix) and the arguments it adds (besides [`FLOW`]).
+fn not_made(fixture: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match fixture {
+        // XProf's TPU step grouping (`group_id`) and the lines it derives from TPU op stats.
+        "jax_tpu_v6e_inference/tpu_v6e_inference" => {
+            (&["Framework Name Scope", "Framework Ops", "Source code", "Host Offload Ops row "], &["group_id"])
+        }
+        _ => (&[], &[]),
+    }
+}
 
 /// (pid, thread name) → the multiset of events (as canonical JSON text without pid/tid).
 type Events = BTreeMap<(u64, String), BTreeMap<String, usize>>;
 
-fn split(trace: &Value) -> (Vec<Value>, Events) {
+fn split(trace: &Value, args_left_out: &[&str]) -> (Vec<Value>, Events) {
     let mut meta = Vec::new();
     let mut events: Events = BTreeMap::new();
     let all = trace["traceEvents"].as_array().expect("traceEvents");
-    let thread_names: BTreeMap<(u64, u64), String> = all
-        .iter()
-        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
-        .map(|e| ((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()), e["args"]["name"].as_str().unwrap().to_string()))
-        .collect();
+    let thread_names = thread_names(trace);
     for e in all {
         let Some(obj) = e.as_object().filter(|o| !o.is_empty()) else { continue };
         if obj["ph"] == "M" {
@@ -54,7 +63,7 @@ fn split(trace: &Value) -> (Vec<Value>, Events) {
         rest.remove("pid");
         rest.remove("tid");
         if let Some(Value::Object(args)) = rest.get_mut("args") {
-            args.retain(|k, _| !ADDED_BY_PREPROCESSING.contains(&k.as_str()));
+            args.retain(|k, _| k != FLOW && !args_left_out.contains(&k.as_str()));
             if args.is_empty() {
                 rest.remove("args");
             }
@@ -70,39 +79,37 @@ fn split(trace: &Value) -> (Vec<Value>, Events) {
     (meta, events)
 }
 
-/// Lines XProf derives from the device events in its preprocessing (`derived_timeline.cc`), which we do
-/// not make: on GPUs with several streams each group is suffixed ` - from #<stream>`.
-const DERIVED_LINES: [&str; 8] = [
-    "Framework Name Scope",
-    "Framework Ops",
-    "XLA Modules",
-    "XLA Ops",
-    "Source code",
-    "Host Offload Ops row ",
-    "TensorFlow Name Scope",
-    "TensorFlow Ops",
-];
+/// (pid, tid) → thread name.
+fn thread_names(trace: &Value) -> BTreeMap<(u64, u64), String> {
+    trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| ((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()), e["args"]["name"].as_str().unwrap().to_string()))
+        .collect()
+}
 
 /// Our trace_viewer JSON against XProf's, per fixture:
-/// - every thread we show has exactly XProf's events (a multiset of name, `ph`, `ts`, `dur` and
-///   arguments), threads matched by process and thread name; XProf writes them in another order;
-/// - the only threads XProf shows that we lack are the lines it derives ([`DERIVED_LINES`]);
-/// - process metadata is equal, and thread metadata (tid, name, sort index) too, except on GPU planes
-///   where XProf derives per-stream lines and renumbers the stream lines' tids with them;
-/// - left out of the comparison: the arguments XProf's preprocessing adds ([`ADDED_BY_PREPROCESSING`]:
-///   `flow` from its event connections, whose ids hash with a per-process salt, `is_eager` copied from
-///   the host launch to the kernel, `group_id` from step grouping of device events).
+/// - every thread has exactly XProf's events (a multiset of name, `ph`, `ts`, `dur` and arguments),
+///   threads matched by process and thread name; XProf writes them in another order. That includes
+///   the lines XProf derives from device events (on GPUs one group per stream, named ` - from
+///   #<stream>`) and the `is_eager` its grouping adds;
+/// - process and thread metadata (names, tids, sort indices) are equal;
+/// - left out: `flow` ([`FLOW`]) everywhere, and per fixture what [`not_made`] lists (each such
+///   thread must be one XProf shows and we do not).
 #[test]
 fn trace_viewer_json_equals_xprof_on_device_traces() {
     for name in DEVICE_TRACES {
         let Some(pb) = common::device_fixture(&format!("{name}.xplane.pb")) else { continue };
         let oracle = common::json_at(&common::device_fixture(&format!("{name}.trace_viewer.json.gz")).unwrap());
+        let (lines_not_made, args_not_made) = not_made(name);
         let file = decode(&pb);
         let mut out = Vec::new();
         let written = export::write_json(space(&file), None, &mut out).unwrap();
         let ours: Value = serde_json::from_slice(&out).expect("our JSON parses");
-        let (our_meta, our_events) = split(&ours);
-        let (xprof_meta, xprof_events) = split(&oracle);
+        let (our_meta, our_events) = split(&ours, args_not_made);
+        let (xprof_meta, xprof_events) = split(&oracle, args_not_made);
         assert_eq!(written, our_events.values().flat_map(|m| m.values()).sum::<usize>(), "{name}: events written");
 
         let thread = |m: &Value| (m["pid"].as_u64().unwrap(), m["args"]["name"].as_str().unwrap().to_string());
@@ -114,14 +121,11 @@ fn trace_viewer_json_equals_xprof_on_device_traces() {
             "{name}: threads XProf lacks: {:?}",
             our_threads.difference(&xprof_threads).collect::<Vec<_>>()
         );
-        let derived: Vec<_> = xprof_threads.difference(&our_threads).collect();
-        for (_, t) in &derived {
-            assert!(
-                DERIVED_LINES.iter().any(|d| t.starts_with(d)),
-                "{name}: XProf shows thread {t:?}, which we lack and it does not derive"
-            );
+        let missing: Vec<_> = xprof_threads.difference(&our_threads).collect();
+        for (_, t) in &missing {
+            assert!(lines_not_made.iter().any(|d| t.starts_with(d)), "{name}: XProf shows thread {t:?}, which we lack");
         }
-        println!("{name}: {} threads equal; {} threads XProf derives are not made", our_threads.len(), derived.len());
+        println!("{name}: {} threads equal; {} threads XProf derives are not made", our_threads.len(), missing.len());
 
         for key in &our_threads {
             let (ours, theirs) = (our_events.get(key).cloned().unwrap_or_default(), xprof_events.get(key).cloned().unwrap_or_default());
@@ -131,24 +135,19 @@ fn trace_viewer_json_equals_xprof_on_device_traces() {
             assert!(ours == theirs, "{name} {key:?}: only ours {:?}; only XProf's {:?}", first(&ours, &theirs), first(&theirs, &ours));
         }
 
-        let renumbered: BTreeSet<u64> = xprof_threads.iter().filter(|(_, t)| t.contains(" - from #")).map(|(pid, _)| *pid).collect();
+        // Metadata, less that of the threads not made.
+        let xprof_names = thread_names(&oracle);
         let comparable = |meta: &[Value]| -> BTreeSet<String> {
             meta.iter()
-                .filter(|m| m.get("tid").is_none() || !renumbered.contains(&m["pid"].as_u64().unwrap()))
-                .filter(|m| m.get("tid").is_none() || our_threads.iter().any(|(pid, _)| *pid == m["pid"].as_u64().unwrap()))
+                .filter(|m| {
+                    let Some(tid) = m.get("tid").and_then(|t| t.as_u64()) else { return true };
+                    let thread = xprof_names.get(&(m["pid"].as_u64().unwrap(), tid));
+                    !thread.is_some_and(|t| missing.iter().any(|(_, m)| m == t))
+                })
                 .map(|m| m.to_string())
                 .collect()
         };
         let (ours_m, xprof_m) = (comparable(&our_meta), comparable(&xprof_meta));
-        let xprof_m: BTreeSet<String> = xprof_m
-            .into_iter()
-            .filter(|m| {
-                // Thread metadata of derived lines, which we do not make.
-                let v: Value = serde_json::from_str(m).unwrap();
-                let tid = v.get("tid").and_then(|t| t.as_u64());
-                tid.is_none_or(|tid| our_meta.iter().any(|o| o["pid"] == v["pid"] && o.get("tid").and_then(|t| t.as_u64()) == Some(tid)))
-            })
-            .collect();
         assert!(
             ours_m == xprof_m,
             "{name}: metadata only ours {:?}, only XProf's {:?}",
@@ -239,7 +238,7 @@ fn event_details_have_xprofs_arguments() {
         .unwrap();
     let ours: BTreeMap<&str, &str> = d.args.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     for (k, v) in expected["args"].as_object().unwrap() {
-        if !ADDED_BY_PREPROCESSING.contains(&k.as_str()) {
+        if k != FLOW {
             assert_eq!(ours.get(k.as_str()).copied(), v.as_str(), "{k}");
         }
     }
