@@ -84,12 +84,11 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
             (EventText { name: threadpool::REGION.into(), args: Vec::new() }, context_links(stats))
         }
         Source::Derived { plane, line, index } => {
-            let Some(d) = store.derived().plane(plane) else { return Ok(None) };
-            let Some(e) = d.lines.get(line).and_then(|l| l.events.get(index as usize)) else { return Ok(None) };
-            (d.text(e), Vec::new())
+            let Some(text) = store.derived().plane(plane).and_then(|d| d.text(line, index as usize)) else { return Ok(None) };
+            (text, Vec::new())
         }
-        Source::File { plane: plane_index, line, index } => {
-            let (plane, line) = (&space.planes[plane_index], &space.planes[plane_index].lines[line]);
+        Source::File { plane: plane_index, line: line_index, index } => {
+            let (plane, line) = (&space.planes[plane_index], &space.planes[plane_index].lines[line_index]);
             let mut at: Option<EventAt> = None;
             space.for_each_raw_event(
                 line,
@@ -119,7 +118,7 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
             })?;
             let Some((mut text, contexts)) = described else { return Ok(None) };
             if let Some(d) = store.derived().plane(plane_index) {
-                d.mark_eager(&mut text.args);
+                d.add_args(line_index, index as usize, &mut text.args);
             }
             (text, contexts)
         }

@@ -133,7 +133,7 @@ fn write_events(
             line,
             &all_stats,
             |id| !text.is_internal(id),
-            |_, ev| {
+            |index, ev| {
                 if let Some(f) = finder.as_mut() {
                     f.push(plane, ev)?;
                 }
@@ -141,7 +141,7 @@ fn write_events(
                 if in_range(start, ev.header.duration_ps) {
                     let mut t = text.describe(ev.header.metadata_id, ev.stats)?;
                     if let Some(d) = derived {
-                        d.mark_eager(&mut t.args);
+                        d.add_args(l, index, &mut t.args);
                     }
                     if let Err(e) = write_event(out, p.pid, tid, start, ev.header.duration_ps, &t.name, &t.args) {
                         io_error.get_or_insert(e);
@@ -164,11 +164,12 @@ fn write_events(
     }
     if let Some(d) = derived {
         for t in &p.threads {
-            for e in t.derived.iter().flat_map(|&k| &d.lines[k].events) {
-                if in_range(e.start_ps, e.duration_ps) {
-                    let text = d.text(e);
-                    write_event(out, p.pid, t.tid, e.start_ps, e.duration_ps, &text.name, &text.args)?;
-                    written += 1;
+            for &k in &t.derived {
+                for (i, e) in d.lines[k].events.iter().enumerate() {
+                    if let Some(text) = d.text(k, i).filter(|_| in_range(e.start_ps, e.duration_ps)) {
+                        write_event(out, p.pid, t.tid, e.start_ps, e.duration_ps, &text.name, &text.args)?;
+                        written += 1;
+                    }
                 }
             }
         }

@@ -233,7 +233,7 @@ impl TraceStore {
                 for (i, e) in lines[k].events.iter().enumerate() {
                     b.start_ps.push(e.start_ps);
                     b.duration_ps.push(e.duration_ps);
-                    b.name.push(intern(&mut self.names, d.text(e).name));
+                    b.name.push(intern(&mut self.names, d.text(k, i).map(|t| t.name).unwrap_or_default()));
                     b.place.push(first.checked_add(i as u32).ok_or_else(too_many)?);
                 }
                 let events = u32::try_from(lines[k].events.len()).map_err(|_| too_many())?;

@@ -12,12 +12,13 @@
 //!   shortening each event 1 ns more than the one below it, where it repeats the span below (never
 //!   shortening the top event below 1 ns).
 
-/// One event of a derived line: its span and its name (an id the caller gives).
+/// One event of a derived line: its span, its name (an id the caller gives) and group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DerivedEvent {
     pub start_ps: i64,
     pub duration_ps: i64,
     pub name: u32,
+    pub group_id: Option<i64>,
 }
 
 /// The event last made at one level, still open to stretching.
@@ -88,7 +89,7 @@ impl Lines {
         }
         self.close(line, level);
         let b = &mut self.lines[line];
-        b.events.push(DerivedEvent { start_ps, duration_ps, name });
+        b.events.push(DerivedEvent { start_ps, duration_ps, name, group_id });
         b.open[level] = Some(Open { event: b.events.len() - 1, name, group_id });
     }
 

@@ -2,8 +2,9 @@
 //! (`PreprocessSingleHostXSpace`, `derived_timeline.cc`), and the stats its grouping adds.
 //!
 //! XProf preprocesses a file only when it was not grouped when recorded (no plane declares `group_id`:
-//! TensorFlow's profiler groups and derives its lines itself when it saves a trace). Then, on each GPU
-//! plane (`DeriveEventsFromAnnotations`):
+//! TensorFlow's profiler groups and derives its lines itself when it saves a trace). Then:
+//!
+//! On each GPU plane ([`gpu`], `DeriveEventsFromAnnotations`):
 //! - the plane's lines (not XProf's derived ones) are ordered compute streams first (a name with
 //!   `Compute`), then by number of events, most first (ties in file order; XProf's sort is unstable);
 //! - each stream, in that order, gets five lines derived from its kernels (events with
@@ -19,48 +20,40 @@
 //!   thread ids: stream k (from 0) is thread 1 + 7k and its derived lines follow it (+1 … +5); XProf
 //!   2.24 leaves each stream seven ids (what its output shows), and derives lines for as many streams
 //!   as 99 ids hold (14); a line without events is not shown.
+//! - grouping (`GroupTfEvents`, on a file without TPU planes nor TensorFlow loop ops) marks every
+//!   device event with a `correlation_id` `is_eager`: 1 when its launch runs under an
+//!   `EagerKernelExecute` of an op that is not a compiled function. Tidemark gives the value 0 where
+//!   no plane has an `EagerKernelExecute` (JAX, TensorFlow graphs); a trace with one gets no
+//!   `is_eager` from Tidemark.
 //!
-//! Grouping (`GroupTfEvents`, on a file without TPU planes nor TensorFlow loop ops) marks every device
-//! event with a `correlation_id` `is_eager`: 1 when its launch runs under an `EagerKernelExecute` of an
-//! op that is not a compiled function. Tidemark gives the value 0 where the host has no
-//! `EagerKernelExecute` (JAX, TensorFlow graphs); a trace with one gets no `is_eager` from Tidemark.
+//! On each TPU plane ([`tpu`]): the step groups of its events (`GroupTpuEventsOSS`) and the lines
+//! XProf derives from its op stats (`DeriveLinesFromStats`).
 //!
-//! Not derived (no fixture has them; XProf would): the `Steps` and `Launch Stats` lines and the group
-//! ids of device events in files XProf groups itself (device steps of such files); the lines XProf
-//! derives on TPU planes (`Framework Name Scope`, `Framework Ops`, `Source code`, `Host Offload Ops
-//! row N`) and the group ids of its TPU grouping; scope-range ids and CUDA-graph stats of XLA ops;
-//! `is_eager` on host TensorFlow ops; the `flow` stats (their ids hash with a per-process salt).
+//! Not derived (no fixture has them; XProf would): the `Steps` and `Launch Stats` lines of GPU planes
+//! and the group ids of GPU events in files XProf groups itself; scope-range ids and CUDA-graph stats
+//! of XLA ops; `is_eager` on host TensorFlow ops; the `flow` stats (their ids hash with a per-process
+//! salt, so they cannot be equal to XProf's).
 
+mod gpu;
 pub mod line_builder;
+mod tpu;
 
 use super::event_text::{EventText, LONG_NAME};
-use crate::analysis::device_planes::{is_derived_line, GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
-use crate::analysis::gpu_events;
+use crate::analysis::device_planes::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, tf_name_scopes, TfOpCategory};
-use crate::analysis::step_groups;
-use crate::analysis::xla_modules::{decoded_modules, tf_op_fullname};
+use crate::analysis::step_groups::{self, GROUP_ID_STAT};
 use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
 use line_builder::{DerivedEvent, Lines};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
-/// The derived lines of one stream, in their thread order (XProf's `kThreadIdTfNameScope` …
-/// `kThreadIdSource` order).
-const DERIVED_LINE_NAMES: [&str; 5] = ["Framework Name Scope", "Framework Ops", "XLA Modules", "XLA Ops", "Source code"];
-const NAME_SCOPE: usize = 0;
-const FRAMEWORK_OPS: usize = 1;
-const XLA_MODULES: usize = 2;
-const XLA_OPS: usize = 3;
-const SOURCE: usize = 4;
-/// Thread ids each stream takes: itself and its derived lines.
-const IDS_PER_STREAM: u32 = 7;
-/// Derived line ids XProf has for a plane's streams (`kThreadIdDeviceDerivedMax - Min`).
-const DERIVED_IDS: u32 = 99;
-/// The value of the `is_eager` stat grouping adds (see the module doc).
+/// The stat grouping adds to device events launched by the host (see the module doc).
 pub const IS_EAGER: &str = "is_eager";
-/// The event whose presence on the host makes `is_eager` need the host nesting (not done).
+/// The event whose presence makes `is_eager` need the host nesting (not done).
 const EAGER_KERNEL_EXECUTE: &str = "EagerKernelExecute";
+/// A group id column's "no group".
+const NO_GROUP: u32 = u32::MAX;
 
 /// One derived line: its thread and events.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +61,8 @@ pub struct DerivedLine {
     pub tid: u32,
     pub name: String,
     pub events: Vec<DerivedEvent>,
+    /// Each event's own arguments (beside its name's and group's), when the line's events have any.
+    pub args: Vec<Vec<(String, String)>>,
 }
 
 /// What XProf's preprocessing changes on one plane.
@@ -83,6 +78,9 @@ pub struct DerivedPlane {
     names: Vec<(String, String)>,
     /// Whether events with a `correlation_id` get `is_eager` = 0.
     pub not_eager: bool,
+    /// The group id grouping gives each event of a line (index in the plane; by event index in the
+    /// line, [`NO_GROUP`] for none).
+    groups: Vec<(usize, Vec<u32>)>,
 }
 
 impl DerivedPlane {
@@ -91,24 +89,43 @@ impl DerivedPlane {
         self.line_tids.iter().find(|(l, _)| *l == line).map(|(_, t)| *t)
     }
 
-    /// A derived event's name and arguments as the trace viewer shows them.
-    pub fn text(&self, event: &DerivedEvent) -> EventText {
+    /// Event `index` of derived line `line`: its name and arguments as the trace viewer shows them;
+    /// `None` when there is no such event.
+    pub fn text(&self, line: usize, index: usize) -> Option<EventText> {
+        let l = self.lines.get(line)?;
+        let event = l.events.get(index)?;
         let (name, display) = &self.names[event.name as usize];
-        if display.is_empty() {
-            EventText { name: name.clone(), args: Vec::new() }
-        } else {
-            EventText { name: display.clone(), args: vec![(LONG_NAME.to_string(), name.clone())] }
+        let mut args: BTreeMap<String, String> = l.args.get(index).cloned().unwrap_or_default().into_iter().collect();
+        if let Some(g) = event.group_id {
+            args.insert(GROUP_ID_STAT.into(), g.to_string());
         }
+        let shown = if display.is_empty() {
+            name.clone()
+        } else {
+            args.insert(LONG_NAME.into(), name.clone());
+            display.clone()
+        };
+        Some(EventText { name: shown, args: args.into_iter().collect() })
     }
 
-    /// Adds the `is_eager` grouping gives an event to its arguments (sorted by name).
-    pub fn mark_eager(&self, args: &mut Vec<(String, String)>) {
-        if !self.not_eager || !args.iter().any(|(k, _)| k == "correlation_id") {
-            return;
+    /// The group id grouping gives event `index` of line `line` of the plane.
+    pub fn group_id(&self, line: usize, index: usize) -> Option<i64> {
+        let (_, groups) = self.groups.iter().find(|(l, _)| *l == line)?;
+        groups.get(index).copied().filter(|&g| g != NO_GROUP).map(i64::from)
+    }
+
+    /// Adds to the arguments (sorted by name) of event `index` of line `line` of the plane what
+    /// grouping gives it: `is_eager`, `group_id`.
+    pub fn add_args(&self, line: usize, index: usize, args: &mut Vec<(String, String)>) {
+        let set = |args: &mut Vec<(String, String)>, key: &str, value: String| match args.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+            Ok(i) => args[i].1 = value,
+            Err(i) => args.insert(i, (key.into(), value)),
+        };
+        if let Some(g) = self.group_id(line, index) {
+            set(args, GROUP_ID_STAT, g.to_string());
         }
-        match args.binary_search_by(|(k, _)| k.as_str().cmp(IS_EAGER)) {
-            Ok(i) => args[i].1 = "0".into(),
-            Err(i) => args.insert(i, (IS_EAGER.into(), "0".into())),
+        if self.not_eager && args.iter().any(|(k, _)| k == "correlation_id") {
+            set(args, IS_EAGER, "0".into());
         }
     }
 }
@@ -128,12 +145,14 @@ impl DerivedTimeline {
         let has_tpu = space.planes.iter().any(|p| p.name().starts_with(TPU_PLANE_PREFIX));
         let eager_unknown = space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| m.name == EAGER_KERNEL_EXECUTE));
         let not_eager = !has_tpu && !eager_unknown && step_groups::is_grouped(space);
-        let mut symbols: Option<Symbols> = None;
+        let mut symbols = None;
         let mut planes = Vec::new();
         for (i, plane) in space.planes.iter().enumerate() {
             if plane.name().starts_with(GPU_PLANE_PREFIX) {
-                let symbols = symbols.get_or_insert_with(|| Symbols::new(space));
-                planes.push(DerivedPlane { not_eager, ..derive_gpu_plane(space, i, symbols)? });
+                let symbols = symbols.get_or_insert_with(|| gpu::Symbols::new(space));
+                planes.push(DerivedPlane { not_eager, ..gpu::derive_plane(space, i, symbols)? });
+            } else if plane.name().starts_with(TPU_PLANE_PREFIX) {
+                planes.push(tpu::derive_plane(space, i)?);
             } else if not_eager && plane.name().starts_with("/device:") {
                 planes.push(DerivedPlane { plane: i, not_eager, ..Default::default() });
             }
@@ -148,49 +167,23 @@ impl DerivedTimeline {
     /// Bytes held, for the store's memory budget.
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
+        let text = |(k, v): &(String, String)| k.capacity() + v.capacity() + size_of::<(String, String)>();
         self.planes
             .iter()
             .map(|p| {
-                let lines: usize = p.lines.iter().map(|l| l.name.capacity() + l.events.capacity() * size_of::<DerivedEvent>()).sum();
-                let names: usize = p.names.iter().map(|(n, d)| n.capacity() + d.capacity() + size_of::<(String, String)>()).sum();
-                lines + names + p.line_tids.capacity() * size_of::<(usize, u32)>() + size_of::<DerivedPlane>()
+                let lines: usize = p
+                    .lines
+                    .iter()
+                    .map(|l| {
+                        let args: usize = l.args.iter().map(|a| a.iter().map(text).sum::<usize>() + size_of::<Vec<(String, String)>>()).sum();
+                        l.name.capacity() + l.events.capacity() * size_of::<DerivedEvent>() + args
+                    })
+                    .sum();
+                let names: usize = p.names.iter().map(text).sum();
+                let groups: usize = p.groups.iter().map(|(_, g)| g.capacity() * size_of::<u32>() + size_of::<(usize, Vec<u32>)>()).sum();
+                lines + names + groups + p.line_tids.capacity() * size_of::<(usize, u32)>() + size_of::<DerivedPlane>()
             })
             .sum()
-    }
-}
-
-/// What the HLO says of an instruction: its framework op and source (XProf's symbol resolver).
-#[derive(Debug, Default)]
-struct Symbol {
-    tf_op_name: String,
-    source: String,
-}
-
-/// The HLO instructions of a file's modules, by program id then name (the first of a name wins).
-struct Symbols(HashMap<u64, HashMap<String, Symbol>>);
-
-impl Symbols {
-    fn new(space: &XSpace) -> Self {
-        let mut by_program = HashMap::new();
-        for (program_id, _, proto) in decoded_modules(space) {
-            let mut instructions = HashMap::new();
-            for instr in proto.hlo_module.iter().flat_map(|m| &m.computations).flat_map(|c| &c.instructions) {
-                instructions.entry(instr.name.clone()).or_insert_with(|| {
-                    let meta = instr.metadata.clone().unwrap_or_default();
-                    let file = meta.source_file.rsplit('/').next().unwrap_or("");
-                    Symbol {
-                        tf_op_name: tf_op_fullname(&meta.op_type, &meta.op_name),
-                        source: if file.is_empty() { String::new() } else { format!("{file}:{}", meta.source_line) },
-                    }
-                });
-            }
-            by_program.insert(program_id, instructions);
-        }
-        Symbols(by_program)
-    }
-
-    fn get(&self, program_id: Option<u64>, hlo_op: &str) -> Option<&Symbol> {
-        self.0.get(&program_id?)?.get(hlo_op)
     }
 }
 
@@ -228,92 +221,28 @@ impl<'p> Names<'p> {
         self.ids.insert(name.to_string(), id);
         id
     }
-}
 
-/// A kernel as derivation reads it.
-struct Kernel {
-    start_ps: i64,
-    duration_ps: i64,
-    stats: gpu_events::GpuEventStats,
-}
-
-fn derive_gpu_plane(space: &XSpace, plane_index: usize, symbols: &Symbols) -> Result<DerivedPlane, DecodeError> {
-    let plane = &space.planes[plane_index];
-    let mut streams: Vec<usize> = (0..plane.lines.len()).filter(|&l| !is_derived_line(plane.lines[l].header.id)).collect();
-    streams.sort_by_key(|&l| (!plane.lines[l].header.name.contains("Compute"), std::cmp::Reverse(plane.lines[l].event_count)));
-    let mut names = Names::new(plane);
-    let mut out = DerivedPlane { plane: plane_index, ..Default::default() };
-    for (k, &l) in streams.iter().enumerate() {
-        let tid = 1 + IDS_PER_STREAM * k as u32;
-        if tid - 1 + IDS_PER_STREAM > DERIVED_IDS {
-            break;
-        }
-        out.line_tids.push((l, tid));
-        let line = &plane.lines[l];
-        let mut kernels = Vec::new();
-        gpu_events::for_each_line_event(space, plane, line, |ev, stats| {
-            if stats.is_kernel() || stats.is_cuda_graph_execution {
-                let start_ps = line.header.timestamp_ns.saturating_mul(1000).saturating_add(ev.header.offset_ps);
-                kernels.push(Kernel { start_ps, duration_ps: ev.header.duration_ps, stats });
-            }
-        })?;
-        kernels.sort_by_key(|k| (k.start_ps, std::cmp::Reverse(k.duration_ps)));
-        let lines = derive_stream(&kernels, symbols, &mut names);
-        for (j, events) in lines.into_iter().enumerate() {
-            if !events.is_empty() {
-                let name = format!("{} - from #{}", DERIVED_LINE_NAMES[j], line.header.id);
-                out.lines.push(DerivedLine { tid: tid + 1 + j as u32, name, events });
-            }
-        }
+    /// A name of its own (XProf's `CreateEventMetadata`): never shared, shown by `display`.
+    fn unique(&mut self, display: String) -> u32 {
+        self.names.push((String::new(), display));
+        self.names.len() as u32 - 1
     }
-    out.names = names.names;
-    Ok(out)
 }
 
-/// The five derived lines of one stream's kernels (sorted by start, longer first).
-fn derive_stream(kernels: &[Kernel], symbols: &Symbols, names: &mut Names) -> Vec<Vec<DerivedEvent>> {
-    let mut lines = Lines::new(5, &[(NAME_SCOPE, &[FRAMEWORK_OPS]), (XLA_MODULES, &[NAME_SCOPE, XLA_OPS])], true);
-    let mut level_names = Vec::new();
-    for k in kernels {
-        let (s, start, dur) = (&k.stats, k.start_ps, k.duration_ps);
-        if !s.hlo_module.is_empty() {
-            let name = match s.program_id {
-                Some(id) => format!("{}({id})", s.hlo_module),
-                None => s.hlo_module.clone(),
-            };
-            let id = names.id(&name, String::new);
-            lines.add(XLA_MODULES, id, start, dur, None);
-        }
-        if let Some(innermost) = s.hlo_op_names().last() {
-            let prefix = match s.program_id {
-                Some(id) => id.to_string(),
-                None => s.hlo_module.clone(),
-            };
-            level_names.clear();
-            level_names.extend(s.hlo_op_names().map(|op| names.id(&format!("{prefix}/{op}"), || op.to_string())));
-            lines.add_nested(XLA_OPS, &level_names, start, dur, None);
-            let symbol = symbols.get(s.program_id, innermost);
-            if let Some(tf_op) = symbol.map(|s| s.tf_op_name.as_str()).filter(|t| !t.is_empty()) {
-                add_framework_op(&mut lines, names, tf_op, start, dur);
-            }
-            if let Some(source) = symbol.map(|s| s.source.as_str()).filter(|t| !t.is_empty()) {
-                let id = names.id(source, String::new);
-                lines.add(SOURCE, id, start, dur, None);
-            }
-        } else if !s.tf_op.is_empty() {
-            add_framework_op(&mut lines, names, &s.tf_op, start, dur);
-        }
-    }
-    lines.lines.into_iter().map(|l| l.events).collect()
-}
-
-/// XProf's `ProcessTfOpEvent`: the op's name scopes (TensorFlow and JAX ops) and the op itself, shown
-/// by its type.
-fn add_framework_op(lines: &mut Lines, names: &mut Names, tf_op_fullname: &str, start_ps: i64, duration_ps: i64) {
+/// XProf's `ProcessTfOpEvent`: the op's name scopes (TensorFlow and JAX ops) on line `lines.0` and the
+/// op itself, shown by its type, on line `lines.1`.
+fn add_framework_op(
+    builder: &mut Lines,
+    lines: (usize, usize),
+    names: &mut Names,
+    tf_op_fullname: &str,
+    (start_ps, duration_ps): (i64, i64),
+    group_id: Option<i64>,
+) {
     let op = parse_tf_op_fullname(tf_op_fullname);
     if matches!(op.category, TfOpCategory::TensorFlow | TfOpCategory::Jax) {
         let scopes: Vec<u32> = tf_name_scopes(op.name).map(|s| names.id(s, String::new)).collect();
-        lines.add_nested(NAME_SCOPE, &scopes, start_ps, duration_ps, None);
+        builder.add_nested(lines.0, &scopes, start_ps, duration_ps, group_id);
     }
     // XProf's `TfOpEventName`.
     let id = names.id(tf_op_fullname, || match op.category {
@@ -321,5 +250,5 @@ fn add_framework_op(lines: &mut Lines, names: &mut Names, tf_op_fullname: &str, 
         TfOpCategory::TfData => format!("Iterator::{}", op.name.rsplit("::").next().unwrap_or(op.name)),
         _ => op.type_.to_string(),
     });
-    lines.add(FRAMEWORK_OPS, id, start_ps, duration_ps, None);
+    builder.add(lines.1, id, start_ps, duration_ps, group_id);
 }
