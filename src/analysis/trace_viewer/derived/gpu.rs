@@ -1,5 +1,6 @@
 //! The lines XProf derives on a GPU plane (`DeriveEventsFromAnnotations`); see the parent module.
 
+use super::cpp_sort;
 use super::line_builder::{DerivedEvent, Lines};
 use super::{DerivedLine, DerivedPlane, Names};
 use crate::analysis::device_planes::is_derived_line;
@@ -57,18 +58,25 @@ impl Symbols {
     }
 }
 
-/// A kernel as derivation reads it.
+/// An event of a stream as derivation reads it: its span, and its stats when it is a kernel.
 struct Kernel {
     start_ps: i64,
     duration_ps: i64,
-    stats: gpu_events::GpuEventStats,
+    stats: Option<gpu_events::GpuEventStats>,
 }
 
 /// The derived lines of GPU plane `plane_index` and its streams' thread ids.
 pub(super) fn derive_plane(space: &XSpace, plane_index: usize, symbols: &Symbols) -> Result<DerivedPlane, DecodeError> {
     let plane = &space.planes[plane_index];
     let mut streams: Vec<usize> = (0..plane.lines.len()).filter(|&l| !is_derived_line(plane.lines[l].header.id)).collect();
-    streams.sort_by_key(|&l| (!plane.lines[l].header.name.contains("Compute"), std::cmp::Reverse(plane.lines[l].event_count)));
+    let compute = |l: &usize| plane.lines[*l].header.name.contains("Compute");
+    cpp_sort::sort(&mut streams, |a, b| {
+        if compute(a) == compute(b) {
+            plane.lines[*a].event_count > plane.lines[*b].event_count
+        } else {
+            compute(a)
+        }
+    });
     let mut names = Names::new(plane);
     let mut out = DerivedPlane { plane: plane_index, ..Default::default() };
     for (k, &l) in streams.iter().enumerate() {
@@ -78,15 +86,16 @@ pub(super) fn derive_plane(space: &XSpace, plane_index: usize, symbols: &Symbols
         }
         out.line_tids.push((l, tid));
         let line = &plane.lines[l];
-        let mut kernels = Vec::new();
+        let mut events = Vec::with_capacity(line.event_count);
         gpu_events::for_each_line_event(space, plane, line, |ev, stats| {
-            if stats.is_kernel() || stats.is_cuda_graph_execution {
-                let start_ps = line.header.timestamp_ns.saturating_mul(1000).saturating_add(ev.header.offset_ps);
-                kernels.push(Kernel { start_ps, duration_ps: ev.header.duration_ps, stats });
-            }
+            let start_ps = line.header.timestamp_ns.saturating_mul(1000).saturating_add(ev.header.offset_ps);
+            let stats = (stats.is_kernel() || stats.is_cuda_graph_execution).then_some(stats);
+            events.push(Kernel { start_ps, duration_ps: ev.header.duration_ps, stats });
         })?;
-        kernels.sort_by_key(|k| (k.start_ps, std::cmp::Reverse(k.duration_ps)));
-        let lines = derive_stream(&kernels, symbols, &mut names);
+        let mut order: Vec<u32> = (0..events.len() as u32).collect();
+        let key = |i: &u32| (events[*i as usize].start_ps, events[*i as usize].duration_ps);
+        cpp_sort::sort(&mut order, |a, b| key(a) < key(b));
+        let lines = derive_stream(order.iter().map(|&i| &events[i as usize]), symbols, &mut names);
         for (j, events) in lines.into_iter().enumerate() {
             if !events.is_empty() {
                 let name = format!("{} - from #{}", DERIVED_LINE_NAMES[j], line.header.id);
@@ -98,12 +107,13 @@ pub(super) fn derive_plane(space: &XSpace, plane_index: usize, symbols: &Symbols
     Ok(out)
 }
 
-/// The five derived lines of one stream's kernels (sorted by start, longer first).
-fn derive_stream(kernels: &[Kernel], symbols: &Symbols, names: &mut Names) -> Vec<Vec<DerivedEvent>> {
+/// The five derived lines of one stream's kernels (its events sorted as XProf sorts them).
+fn derive_stream<'k>(events: impl Iterator<Item = &'k Kernel>, symbols: &Symbols, names: &mut Names) -> Vec<Vec<DerivedEvent>> {
     let mut lines = Lines::new(5, &[(NAME_SCOPE, &[FRAMEWORK_OPS]), (XLA_MODULES, &[NAME_SCOPE, XLA_OPS])], true);
     let mut level_names = Vec::new();
-    for k in kernels {
-        let (s, start, dur) = (&k.stats, k.start_ps, k.duration_ps);
+    for k in events {
+        let Some(s) = &k.stats else { continue };
+        let (start, dur) = (k.start_ps, k.duration_ps);
         if !s.hlo_module.is_empty() {
             let name = match s.program_id {
                 Some(id) => format!("{}({id})", s.hlo_module),

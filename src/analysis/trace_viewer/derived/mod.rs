@@ -6,9 +6,11 @@
 //!
 //! On each GPU plane ([`gpu`], `DeriveEventsFromAnnotations`):
 //! - the plane's lines (not XProf's derived ones) are ordered compute streams first (a name with
-//!   `Compute`), then by number of events, most first (ties in file order; XProf's sort is unstable);
+//!   `Compute`), then by number of events, most first (ties as XProf's unstable `std::sort` leaves
+//!   them, [`cpp_sort`]);
 //! - each stream, in that order, gets five lines derived from its kernels (events with
-//!   `kernel_details`, or CUDA graph executions), taken by start, longer first on ties:
+//!   `kernel_details`, or CUDA graph executions), taken by start, shorter first on ties (XProf's
+//!   `GetSortedEvents`, its sort reproduced by [`cpp_sort`]):
 //!   `Framework Name Scope`, `Framework Ops`, `XLA Modules`, `XLA Ops`, `Source code`, each named
 //!   ` - from #<stream line id>`. A kernel with `hlo_module` extends the module's event
 //!   (`jit_f(12)`: the module and its `program_id`); one with `hlo_op` (`::`-separated, outermost
@@ -34,6 +36,7 @@
 //! of XLA ops; `is_eager` on host TensorFlow ops; the `flow` stats (their ids hash with a per-process
 //! salt, so they cannot be equal to XProf's).
 
+pub mod cpp_sort;
 mod gpu;
 pub mod line_builder;
 mod tpu;

@@ -7,8 +7,8 @@
 //! whose span overlaps its own, ends included (XProf's `GroupQueue`: an event starting where a module
 //! ends belongs to that module). Other cases (host roots, a `Steps` line) are not grouped here.
 //!
-//! Lines (`DeriveLinesFromStats`, on `/device:TPU:<n>` planes): the plane's events by start (longer
-//! first on ties), each with its `tf_op`, `source`, `_a` stats (metadata's, then its own) and group:
+//! Lines (`DeriveLinesFromStats`, on `/device:TPU:<n>` planes): the plane's events by start, shorter
+//! first on ties (sorted as XProf sorts them, [`super::cpp_sort`]), each with its `tf_op`, `source`, `_a` stats (metadata's, then its own) and group:
 //! asynchronous events (`_a` ≠ 0) are passed over; a `tf_op` gives `Framework Name Scope` and
 //! `Framework Ops` events, a `source` a `Source code` event ([`super::line_builder`]'s rules off a
 //! GPU: same name and group stretch), each with the group id. A host-offload copy (`copy`,
@@ -19,6 +19,7 @@
 //! up to 41 rows, then the last row), with `_a` = 1, the done's `raw_bytes_accessed` and the start's
 //! `shape_with_layout`.
 
+use super::cpp_sort;
 use super::line_builder::Lines;
 use super::{add_framework_op, DerivedLine, DerivedPlane, Names, NO_GROUP};
 use crate::analysis::device_planes::DERIVED_LINE_ID_MIN;
@@ -197,12 +198,14 @@ fn group(plane: &Plane, events: &[Event]) -> Vec<(usize, Vec<u32>)> {
 }
 
 /// XProf's `DeriveLinesFromStats` (see the module doc).
-fn derive_lines(plane: &Plane, mut events: Vec<Event>, out: &mut DerivedPlane) {
-    events.sort_by_key(|e| (e.start_ps, std::cmp::Reverse(e.duration_ps)));
+fn derive_lines(plane: &Plane, events: Vec<Event>, out: &mut DerivedPlane) {
+    let mut order: Vec<u32> = (0..events.len() as u32).collect();
+    let key = |i: &u32| (events[*i as usize].start_ps, events[*i as usize].duration_ps);
+    cpp_sort::sort(&mut order, |a, b| key(a) < key(b));
     let mut names = Names::new(plane);
     let mut lines = Lines::new(3, &[(NAME_SCOPE, &[FRAMEWORK_OPS])], false);
     let mut offload = HostOffload::default();
-    for e in &events {
+    for e in order.iter().map(|&i| &events[i as usize]) {
         let [tf_op, source, is_async, _, _] = &e.stats;
         if is_async.as_deref().is_some_and(|a| a != "0") {
             continue;
