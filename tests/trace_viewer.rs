@@ -31,22 +31,10 @@ fn space(file: &DecodedFile) -> &tidemark::decode::xplane::XSpace {
 /// its event connections, whose ids hash with a per-process salt.
 const FLOW: &str = "flow";
 
-/// What Tidemark does not make yet of what XProf's preprocessing adds, per fixture: the threads it
-/// derives (by name prefix) and the arguments it adds (besides [`FLOW`]).
-fn not_made(fixture: &str) -> (&'static [&'static str], &'static [&'static str]) {
-    match fixture {
-        // XProf's TPU step grouping (`group_id`) and the lines it derives from TPU op stats.
-        "jax_tpu_v6e_inference/tpu_v6e_inference" => {
-            (&["Framework Name Scope", "Framework Ops", "Source code", "Host Offload Ops row "], &["group_id"])
-        }
-        _ => (&[], &[]),
-    }
-}
-
 /// (pid, thread name) → the multiset of events (as canonical JSON text without pid/tid).
 type Events = BTreeMap<(u64, String), BTreeMap<String, usize>>;
 
-fn split(trace: &Value, args_left_out: &[&str]) -> (Vec<Value>, Events) {
+fn split(trace: &Value) -> (Vec<Value>, Events) {
     let mut meta = Vec::new();
     let mut events: Events = BTreeMap::new();
     let all = trace["traceEvents"].as_array().expect("traceEvents");
@@ -63,7 +51,7 @@ fn split(trace: &Value, args_left_out: &[&str]) -> (Vec<Value>, Events) {
         rest.remove("pid");
         rest.remove("tid");
         if let Some(Value::Object(args)) = rest.get_mut("args") {
-            args.retain(|k, _| k != FLOW && !args_left_out.contains(&k.as_str()));
+            args.retain(|k, _| k != FLOW);
             if args.is_empty() {
                 rest.remove("args");
             }
@@ -91,25 +79,24 @@ fn thread_names(trace: &Value) -> BTreeMap<(u64, u64), String> {
 }
 
 /// Our trace_viewer JSON against XProf's, per fixture:
-/// - every thread has exactly XProf's events (a multiset of name, `ph`, `ts`, `dur` and arguments),
-///   threads matched by process and thread name; XProf writes them in another order. That includes
-///   the lines XProf derives from device events (on GPUs one group per stream, named ` - from
-///   #<stream>`) and the `is_eager` its grouping adds;
+/// - the same threads, each with exactly XProf's events (a multiset of name, `ph`, `ts`, `dur` and
+///   arguments), threads matched by process and thread name; XProf writes them in another order. That
+///   includes the lines XProf derives from device events (on GPUs one group per stream, named ` - from
+///   #<stream>`; on TPUs framework ops, name scopes, source lines and host-offload rows) and the
+///   `is_eager` and `group_id` its grouping adds;
 /// - process and thread metadata (names, tids, sort indices) are equal;
-/// - left out: `flow` ([`FLOW`]) everywhere, and per fixture what [`not_made`] lists (each such
-///   thread must be one XProf shows and we do not).
+/// - left out: `flow` ([`FLOW`]), whose ids XProf hashes with a per-process salt.
 #[test]
 fn trace_viewer_json_equals_xprof_on_device_traces() {
     for name in DEVICE_TRACES {
         let Some(pb) = common::device_fixture(&format!("{name}.xplane.pb")) else { continue };
         let oracle = common::json_at(&common::device_fixture(&format!("{name}.trace_viewer.json.gz")).unwrap());
-        let (lines_not_made, args_not_made) = not_made(name);
         let file = decode(&pb);
         let mut out = Vec::new();
         let written = export::write_json(space(&file), None, &mut out).unwrap();
         let ours: Value = serde_json::from_slice(&out).expect("our JSON parses");
-        let (our_meta, our_events) = split(&ours, args_not_made);
-        let (xprof_meta, xprof_events) = split(&oracle, args_not_made);
+        let (our_meta, our_events) = split(&ours);
+        let (xprof_meta, xprof_events) = split(&oracle);
         assert_eq!(written, our_events.values().flat_map(|m| m.values()).sum::<usize>(), "{name}: events written");
 
         let thread = |m: &Value| (m["pid"].as_u64().unwrap(), m["args"]["name"].as_str().unwrap().to_string());
@@ -117,17 +104,14 @@ fn trace_viewer_json_equals_xprof_on_device_traces() {
             |meta: &[Value]| -> BTreeSet<(u64, String)> { meta.iter().filter(|m| m["name"] == "thread_name").map(thread).collect() };
         let (our_threads, xprof_threads) = (threads(&our_meta), threads(&xprof_meta));
         assert!(
-            our_threads.is_subset(&xprof_threads),
-            "{name}: threads XProf lacks: {:?}",
-            our_threads.difference(&xprof_threads).collect::<Vec<_>>()
+            our_threads == xprof_threads,
+            "{name}: threads only ours {:?}, only XProf's {:?}",
+            our_threads.difference(&xprof_threads).collect::<Vec<_>>(),
+            xprof_threads.difference(&our_threads).collect::<Vec<_>>()
         );
-        let missing: Vec<_> = xprof_threads.difference(&our_threads).collect();
-        for (_, t) in &missing {
-            assert!(lines_not_made.iter().any(|d| t.starts_with(d)), "{name}: XProf shows thread {t:?}, which we lack");
-        }
-        println!("{name}: {} threads equal; {} threads XProf derives are not made", our_threads.len(), missing.len());
+        println!("{name}: {} threads equal", our_threads.len());
 
-        for key in &our_threads {
+        for key in our_events.keys().chain(xprof_events.keys()).collect::<BTreeSet<_>>() {
             let (ours, theirs) = (our_events.get(key).cloned().unwrap_or_default(), xprof_events.get(key).cloned().unwrap_or_default());
             let first = |a: &BTreeMap<String, usize>, b: &BTreeMap<String, usize>| {
                 a.iter().find(|(k, n)| b.get(*k) != Some(n)).map(|(k, n)| format!("{n}× {k}"))
@@ -135,18 +119,7 @@ fn trace_viewer_json_equals_xprof_on_device_traces() {
             assert!(ours == theirs, "{name} {key:?}: only ours {:?}; only XProf's {:?}", first(&ours, &theirs), first(&theirs, &ours));
         }
 
-        // Metadata, less that of the threads not made.
-        let xprof_names = thread_names(&oracle);
-        let comparable = |meta: &[Value]| -> BTreeSet<String> {
-            meta.iter()
-                .filter(|m| {
-                    let Some(tid) = m.get("tid").and_then(|t| t.as_u64()) else { return true };
-                    let thread = xprof_names.get(&(m["pid"].as_u64().unwrap(), tid));
-                    !thread.is_some_and(|t| missing.iter().any(|(_, m)| m == t))
-                })
-                .map(|m| m.to_string())
-                .collect()
-        };
+        let comparable = |meta: &[Value]| -> BTreeSet<String> { meta.iter().map(|m| m.to_string()).collect() };
         let (ours_m, xprof_m) = (comparable(&our_meta), comparable(&xprof_meta));
         assert!(
             ours_m == xprof_m,
@@ -266,6 +239,39 @@ fn event_details_have_xprofs_arguments() {
     let first = store.threads[ops as usize].events.start;
     let d = session.trace_event_details(id, first).unwrap().unwrap();
     assert!(d.args.iter().any(|(k, v)| k == "long_name" && v.starts_with('%')), "{:?}", d.args);
+}
+
+/// The events of derived lines have details like any other: on the AMD trace an `XLA Ops - from #16`
+/// event is shown by its HLO op with its full name, a kernel gets `is_eager`; on the TPU an XLA op
+/// carries its step's `group_id`, and a `Framework Ops` event too.
+#[test]
+fn derived_events_have_details() {
+    let Some(attention) = common::device_fixture("jax_mi300x_attention/mi300x_attention.xplane.pb") else { return };
+    let mut session = tidemark::engine::Session::new();
+    let id = session.open("attention", std::fs::read(attention).unwrap(), &mut |_, _| {}).unwrap().id;
+    let outline = session.trace_outline(id).unwrap();
+    let thread = |name: &str| outline.processes[0].threads.iter().find(|t| t.name == name).unwrap().index as usize;
+    let (ops, stream) = (thread("XLA Ops - from #16"), thread("Stream #16(Kernel)"));
+    let store = session.trace_store(id).unwrap();
+    let (first_op, first_kernel) = (store.threads[ops].events.start, store.threads[stream].events.start);
+    let d = session.trace_event_details(id, first_op).unwrap().unwrap();
+    assert_eq!((d.name.as_str(), d.tid, d.thread_name.as_str()), ("custom-call.1", 5, "XLA Ops - from #16"));
+    assert_eq!(d.args, vec![("long_name".to_string(), "19/custom-call.1".to_string())]);
+    let d = session.trace_event_details(id, first_kernel).unwrap().unwrap();
+    assert!(d.args.contains(&("is_eager".to_string(), "0".to_string())), "{:?}", d.args);
+
+    let Some(tpu) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
+    let id = session.open("tpu", std::fs::read(tpu).unwrap(), &mut |_, _| {}).unwrap().id;
+    let outline = session.trace_outline(id).unwrap();
+    let thread = |name: &str| outline.processes[0].threads.iter().find(|t| t.name == name).unwrap().index as usize;
+    let (ops, framework) = (thread("XLA Ops"), thread("Framework Ops"));
+    let store = session.trace_store(id).unwrap();
+    let (op, framework_op) = (store.threads[ops].events.start, store.threads[framework].events.start);
+    let d = session.trace_event_details(id, op).unwrap().unwrap();
+    assert!(d.args.iter().any(|(k, _)| k == "group_id"), "{:?}", d.args);
+    let d = session.trace_event_details(id, framework_op).unwrap().unwrap();
+    assert_eq!(d.tid, 0xdead_beef + 3);
+    assert!(d.args.iter().any(|(k, _)| k == "group_id") && d.args.iter().any(|(k, _)| k == "long_name"), "{:?}", d.args);
 }
 
 /// Search counts every event whose name contains the text, ignoring case; a range summary over the

@@ -144,4 +144,3 @@ fn derive_stream<'k>(events: impl Iterator<Item = &'k Kernel>, symbols: &Symbols
     }
     lines.lines.into_iter().map(|l| l.events).collect()
 }
-

@@ -178,7 +178,8 @@ impl DerivedTimeline {
                     .lines
                     .iter()
                     .map(|l| {
-                        let args: usize = l.args.iter().map(|a| a.iter().map(text).sum::<usize>() + size_of::<Vec<(String, String)>>()).sum();
+                        let args: usize =
+                            l.args.iter().map(|a| a.iter().map(text).sum::<usize>() + size_of::<Vec<(String, String)>>()).sum();
                         l.name.capacity() + l.events.capacity() * size_of::<DerivedEvent>() + args
                     })
                     .sum();

@@ -23,8 +23,8 @@ use super::cpp_sort;
 use super::line_builder::Lines;
 use super::{add_framework_op, DerivedLine, DerivedPlane, Names, NO_GROUP};
 use crate::analysis::device_planes::DERIVED_LINE_ID_MIN;
-use crate::analysis::trace_viewer::event_text::stat_text;
 use crate::analysis::step_groups;
+use crate::analysis::trace_viewer::event_text::stat_text;
 use crate::decode::xplane::{IdTable, Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -54,15 +54,22 @@ struct Event {
     start_ps: i64,
     duration_ps: i64,
     metadata_id: i64,
-    /// Values of [`STATS`] (metadata's, then the event's own), as text.
-    stats: [Option<String>; 5],
+    /// Values of [`STATS`] (metadata's, then the event's own), as text: an index into [`Events::stats`].
+    stats: u32,
+}
+
+/// The plane's events, and the stat values they share (one entry per metadata, plus one per event
+/// with stats of its own among [`STATS`]).
+struct Events {
+    events: Vec<Event>,
+    stats: Vec<[Option<String>; 5]>,
 }
 
 /// The derived lines and groups of TPU plane `plane_index`.
 pub(super) fn derive_plane(space: &XSpace, plane_index: usize) -> Result<DerivedPlane, DecodeError> {
     let plane = &space.planes[plane_index];
     let events = read_events(space, plane)?;
-    let groups = if groups_known(space, plane) { group(plane, &events) } else { Vec::new() };
+    let groups = if groups_known(space, plane) { group(plane, &events.events) } else { Vec::new() };
     let mut out = DerivedPlane { plane: plane_index, groups, ..Default::default() };
     if is_tensor_core(plane.name()) {
         derive_lines(plane, events, &mut out);
@@ -77,19 +84,22 @@ fn is_tensor_core(name: &str) -> bool {
 
 /// Whether the groups are the ones the module doc describes.
 fn groups_known(space: &XSpace, plane: &Plane) -> bool {
-    let host_roots = space.planes.iter().filter(|p| p.name() == super::super::layout::HOST_PLANE).any(|p| {
-        p.stat_id("_r").is_some() || p.meta.event_metadata.values().any(|m| m.name == "TraceContext")
-    });
+    let host_roots = space
+        .planes
+        .iter()
+        .filter(|p| p.name() == super::super::layout::HOST_PLANE)
+        .any(|p| p.stat_id("_r").is_some() || p.meta.event_metadata.values().any(|m| m.name == "TraceContext"));
     let has_steps = plane.lines.iter().any(|l| l.header.name == STEP_LINE);
     !host_roots && !has_steps && step_groups::is_grouped(space)
 }
 
-fn read_events(space: &XSpace, plane: &Plane) -> Result<Vec<Event>, DecodeError> {
+fn read_events(space: &XSpace, plane: &Plane) -> Result<Events, DecodeError> {
     let selection = plane.stat_selection(&STATS);
     let role: IdTable<u8> =
         IdTable::new(STATS.iter().enumerate().filter_map(|(i, n)| plane.stat_id(n).map(|id| (id, i as u8 + 1))).collect::<Vec<_>>());
     let text = |v: Option<StatValue>| v.map(|v| stat_text(&v));
-    let mut by_metadata: FastMap<i64, [Option<String>; 5]> = FastMap::default();
+    let mut by_metadata: FastMap<i64, u32> = FastMap::default();
+    let mut table: Vec<[Option<String>; 5]> = Vec::new();
     let mut events = Vec::new();
     for (l, line) in plane.lines.iter().enumerate() {
         let base_ps = line.header.timestamp_ns.saturating_mul(1000);
@@ -99,26 +109,29 @@ fn read_events(space: &XSpace, plane: &Plane) -> Result<Vec<Event>, DecodeError>
             |_| true,
             |index, ev| {
                 let mid = ev.header.metadata_id;
-                let mut stats = by_metadata
-                    .entry(mid)
-                    .or_insert_with(|| {
-                        let mut s: [Option<String>; 5] = Default::default();
-                        for st in plane.meta.event_metadata.get(&mid).map(|m| m.stats.as_slice()).unwrap_or_default() {
-                            if let Some(r) = role.get(st.metadata_id).checked_sub(1) {
-                                if let Some(v) = text(plane.stat_value(st)) {
-                                    s[r as usize] = Some(v);
-                                }
+                let mut stats = *by_metadata.entry(mid).or_insert_with(|| {
+                    let mut s: [Option<String>; 5] = Default::default();
+                    for st in plane.meta.event_metadata.get(&mid).map(|m| m.stats.as_slice()).unwrap_or_default() {
+                        if let Some(r) = role.get(st.metadata_id).checked_sub(1) {
+                            if let Some(v) = text(plane.stat_value(st)) {
+                                s[r as usize] = Some(v);
                             }
                         }
-                        s
-                    })
-                    .clone();
-                for st in ev.stats {
-                    if let Some(r) = role.get(st.metadata_id).checked_sub(1) {
-                        if let Some(v) = text(plane.raw_stat_value(st)?) {
-                            stats[r as usize] = Some(v);
+                    }
+                    table.push(s);
+                    table.len() as u32 - 1
+                });
+                if !ev.stats.is_empty() {
+                    let mut own = table[stats as usize].clone();
+                    for st in ev.stats {
+                        if let Some(r) = role.get(st.metadata_id).checked_sub(1) {
+                            if let Some(v) = text(plane.raw_stat_value(st)?) {
+                                own[r as usize] = Some(v);
+                            }
                         }
                     }
+                    table.push(own);
+                    stats = table.len() as u32 - 1;
                 }
                 events.push(Event {
                     line: l,
@@ -132,7 +145,7 @@ fn read_events(space: &XSpace, plane: &Plane) -> Result<Vec<Event>, DecodeError>
             },
         )?;
     }
-    Ok(events)
+    Ok(Events { events, stats: table })
 }
 
 /// XProf's `GroupQueue` over the module events (file order): the group of the first module event
@@ -198,7 +211,7 @@ fn group(plane: &Plane, events: &[Event]) -> Vec<(usize, Vec<u32>)> {
 }
 
 /// XProf's `DeriveLinesFromStats` (see the module doc).
-fn derive_lines(plane: &Plane, events: Vec<Event>, out: &mut DerivedPlane) {
+fn derive_lines(plane: &Plane, Events { events, stats }: Events, out: &mut DerivedPlane) {
     let mut order: Vec<u32> = (0..events.len() as u32).collect();
     let key = |i: &u32| (events[*i as usize].start_ps, events[*i as usize].duration_ps);
     cpp_sort::sort(&mut order, |a, b| key(a) < key(b));
@@ -206,7 +219,7 @@ fn derive_lines(plane: &Plane, events: Vec<Event>, out: &mut DerivedPlane) {
     let mut lines = Lines::new(3, &[(NAME_SCOPE, &[FRAMEWORK_OPS])], false);
     let mut offload = HostOffload::default();
     for e in order.iter().map(|&i| &events[i as usize]) {
-        let [tf_op, source, is_async, _, _] = &e.stats;
+        let [tf_op, source, is_async, _, _] = &stats[e.stats as usize];
         if is_async.as_deref().is_some_and(|a| a != "0") {
             continue;
         }
@@ -219,7 +232,7 @@ fn derive_lines(plane: &Plane, events: Vec<Event>, out: &mut DerivedPlane) {
             let id = names.id(source, String::new);
             lines.add(SOURCE, id, e.start_ps, e.duration_ps, group_id);
         }
-        offload.push(plane, e, &mut names);
+        offload.push(plane, e, &stats[e.stats as usize], &mut names);
     }
     lines.close(NAME_SCOPE, 0);
     for (builder, (id, name)) in lines.lines.into_iter().zip(LINE_IDS) {
@@ -252,7 +265,7 @@ struct HostOffload {
 }
 
 impl HostOffload {
-    fn push(&mut self, plane: &Plane, e: &Event, names: &mut Names) {
+    fn push(&mut self, plane: &Plane, e: &Event, stats: &[Option<String>; 5], names: &mut Names) {
         let Some(m) = plane.meta.event_metadata.get(&e.metadata_id) else { return };
         let display = m.display_name.as_str();
         let is_offload = HOST_OFFLOAD_KEYWORDS.iter().any(|k| display.contains(k)) && m.name.contains(HOST_MEMORY_LABEL);
@@ -260,7 +273,7 @@ impl HostOffload {
             return;
         }
         let name = offload_name(display);
-        let [_, _, _, raw_bytes, shape] = &e.stats;
+        let [_, _, _, raw_bytes, shape] = stats;
         if display.contains("-start") {
             self.starts.entry(name).or_default().push_back((e.start_ps, shape.clone()));
             return;
