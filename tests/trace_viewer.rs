@@ -234,10 +234,8 @@ fn event_details_have_xprofs_arguments() {
 
     let Some(tpu) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
     let id = session.open("tpu", std::fs::read(tpu).unwrap(), &mut |_, _| {}).unwrap().id;
-    let ops = session.trace_outline(id).unwrap().processes[0].threads.iter().find(|t| t.name == "XLA Ops").unwrap().index;
-    let store = session.trace_store(id).unwrap();
-    let first = store.threads[ops as usize].events.start;
-    let d = session.trace_event_details(id, first).unwrap().unwrap();
+    let e = first_event(&mut session, id, "XLA Ops");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
     assert!(d.args.iter().any(|(k, v)| k == "long_name" && v.starts_with('%')), "{:?}", d.args);
 }
 
@@ -249,29 +247,30 @@ fn derived_events_have_details() {
     let Some(attention) = common::device_fixture("jax_mi300x_attention/mi300x_attention.xplane.pb") else { return };
     let mut session = tidemark::engine::Session::new();
     let id = session.open("attention", std::fs::read(attention).unwrap(), &mut |_, _| {}).unwrap().id;
-    let outline = session.trace_outline(id).unwrap();
-    let thread = |name: &str| outline.processes[0].threads.iter().find(|t| t.name == name).unwrap().index as usize;
-    let (ops, stream) = (thread("XLA Ops - from #16"), thread("Stream #16(Kernel)"));
-    let store = session.trace_store(id).unwrap();
-    let (first_op, first_kernel) = (store.threads[ops].events.start, store.threads[stream].events.start);
-    let d = session.trace_event_details(id, first_op).unwrap().unwrap();
+    let e = first_event(&mut session, id, "XLA Ops - from #16");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
     assert_eq!((d.name.as_str(), d.tid, d.thread_name.as_str()), ("custom-call.1", 5, "XLA Ops - from #16"));
     assert_eq!(d.args, vec![("long_name".to_string(), "19/custom-call.1".to_string())]);
-    let d = session.trace_event_details(id, first_kernel).unwrap().unwrap();
+    let e = first_event(&mut session, id, "Stream #16(Kernel)");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
     assert!(d.args.contains(&("is_eager".to_string(), "0".to_string())), "{:?}", d.args);
 
     let Some(tpu) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
     let id = session.open("tpu", std::fs::read(tpu).unwrap(), &mut |_, _| {}).unwrap().id;
-    let outline = session.trace_outline(id).unwrap();
-    let thread = |name: &str| outline.processes[0].threads.iter().find(|t| t.name == name).unwrap().index as usize;
-    let (ops, framework) = (thread("XLA Ops"), thread("Framework Ops"));
-    let store = session.trace_store(id).unwrap();
-    let (op, framework_op) = (store.threads[ops].events.start, store.threads[framework].events.start);
-    let d = session.trace_event_details(id, op).unwrap().unwrap();
+    let e = first_event(&mut session, id, "XLA Ops");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
     assert!(d.args.iter().any(|(k, _)| k == "group_id"), "{:?}", d.args);
-    let d = session.trace_event_details(id, framework_op).unwrap().unwrap();
+    let e = first_event(&mut session, id, "Framework Ops");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
     assert_eq!(d.tid, 0xdead_beef + 3);
     assert!(d.args.iter().any(|(k, _)| k == "group_id") && d.args.iter().any(|(k, _)| k == "long_name"), "{:?}", d.args);
+}
+
+/// The first event (by start) of the thread named `name` of the file's first process.
+fn first_event(session: &mut tidemark::engine::Session, id: u32, name: &str) -> u32 {
+    let outline = session.trace_outline(id).unwrap();
+    let index = outline.processes[0].threads.iter().find(|t| t.name == name).unwrap().index as usize;
+    session.trace_store(id).unwrap().threads[index].events.start
 }
 
 /// Search counts every event whose name contains the text, ignoring case; a range summary over the

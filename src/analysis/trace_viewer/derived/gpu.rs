@@ -40,7 +40,9 @@ impl Symbols {
             let mut instructions = HashMap::new();
             for instr in proto.hlo_module.iter().flat_map(|m| &m.computations).flat_map(|c| &c.instructions) {
                 instructions.entry(instr.name.clone()).or_insert_with(|| {
-                    let meta = instr.metadata.clone().unwrap_or_default();
+                    let Some(meta) = instr.metadata.as_ref() else {
+                        return Symbol { tf_op_name: tf_op_fullname("", ""), source: String::new() };
+                    };
                     let file = meta.source_file.rsplit('/').next().unwrap_or("");
                     Symbol {
                         tf_op_name: tf_op_fullname(&meta.op_type, &meta.op_name),
