@@ -27,8 +27,9 @@ fn space(file: &DecodedFile) -> &tidemark::decode::xplane::XSpace {
     }
 }
 
-/// Arguments XProf's preprocessing adds that we do not (see the test's doc).
-const ADDED_BY_PREPROCESSING: [&str; 3] = ["flow", "is_eager", "group_id"];
+/// The argument XProf's preprocessing adds that is left out of the comparison everywhere: `flow`, from
+/// its event connections, whose ids hash with a per-process salt.
+const FLOW: &str = "flow";
 
 /// (pid, thread name) → the multiset of events (as canonical JSON text without pid/tid).
 type Events = BTreeMap<(u64, String), BTreeMap<String, usize>>;
@@ -37,11 +38,7 @@ fn split(trace: &Value) -> (Vec<Value>, Events) {
     let mut meta = Vec::new();
     let mut events: Events = BTreeMap::new();
     let all = trace["traceEvents"].as_array().expect("traceEvents");
-    let thread_names: BTreeMap<(u64, u64), String> = all
-        .iter()
-        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
-        .map(|e| ((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()), e["args"]["name"].as_str().unwrap().to_string()))
-        .collect();
+    let thread_names = thread_names(trace);
     for e in all {
         let Some(obj) = e.as_object().filter(|o| !o.is_empty()) else { continue };
         if obj["ph"] == "M" {
@@ -54,7 +51,7 @@ fn split(trace: &Value) -> (Vec<Value>, Events) {
         rest.remove("pid");
         rest.remove("tid");
         if let Some(Value::Object(args)) = rest.get_mut("args") {
-            args.retain(|k, _| !ADDED_BY_PREPROCESSING.contains(&k.as_str()));
+            args.retain(|k, _| k != FLOW);
             if args.is_empty() {
                 rest.remove("args");
             }
@@ -70,28 +67,25 @@ fn split(trace: &Value) -> (Vec<Value>, Events) {
     (meta, events)
 }
 
-/// Lines XProf derives from the device events in its preprocessing (`derived_timeline.cc`), which we do
-/// not make: on GPUs with several streams each group is suffixed ` - from #<stream>`.
-const DERIVED_LINES: [&str; 8] = [
-    "Framework Name Scope",
-    "Framework Ops",
-    "XLA Modules",
-    "XLA Ops",
-    "Source code",
-    "Host Offload Ops row ",
-    "TensorFlow Name Scope",
-    "TensorFlow Ops",
-];
+/// (pid, tid) → thread name.
+fn thread_names(trace: &Value) -> BTreeMap<(u64, u64), String> {
+    trace["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .map(|e| ((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()), e["args"]["name"].as_str().unwrap().to_string()))
+        .collect()
+}
 
 /// Our trace_viewer JSON against XProf's, per fixture:
-/// - every thread we show has exactly XProf's events (a multiset of name, `ph`, `ts`, `dur` and
-///   arguments), threads matched by process and thread name; XProf writes them in another order;
-/// - the only threads XProf shows that we lack are the lines it derives ([`DERIVED_LINES`]);
-/// - process metadata is equal, and thread metadata (tid, name, sort index) too, except on GPU planes
-///   where XProf derives per-stream lines and renumbers the stream lines' tids with them;
-/// - left out of the comparison: the arguments XProf's preprocessing adds ([`ADDED_BY_PREPROCESSING`]:
-///   `flow` from its event connections, whose ids hash with a per-process salt, `is_eager` copied from
-///   the host launch to the kernel, `group_id` from step grouping of device events).
+/// - the same threads, each with exactly XProf's events (a multiset of name, `ph`, `ts`, `dur` and
+///   arguments), threads matched by process and thread name; XProf writes them in another order. That
+///   includes the lines XProf derives from device events (on GPUs one group per stream, named ` - from
+///   #<stream>`; on TPUs framework ops, name scopes, source lines and host-offload rows) and the
+///   `is_eager` and `group_id` its grouping adds;
+/// - process and thread metadata (names, tids, sort indices) are equal;
+/// - left out: `flow` ([`FLOW`]), whose ids XProf hashes with a per-process salt.
 #[test]
 fn trace_viewer_json_equals_xprof_on_device_traces() {
     for name in DEVICE_TRACES {
@@ -110,20 +104,14 @@ fn trace_viewer_json_equals_xprof_on_device_traces() {
             |meta: &[Value]| -> BTreeSet<(u64, String)> { meta.iter().filter(|m| m["name"] == "thread_name").map(thread).collect() };
         let (our_threads, xprof_threads) = (threads(&our_meta), threads(&xprof_meta));
         assert!(
-            our_threads.is_subset(&xprof_threads),
-            "{name}: threads XProf lacks: {:?}",
-            our_threads.difference(&xprof_threads).collect::<Vec<_>>()
+            our_threads == xprof_threads,
+            "{name}: threads only ours {:?}, only XProf's {:?}",
+            our_threads.difference(&xprof_threads).collect::<Vec<_>>(),
+            xprof_threads.difference(&our_threads).collect::<Vec<_>>()
         );
-        let derived: Vec<_> = xprof_threads.difference(&our_threads).collect();
-        for (_, t) in &derived {
-            assert!(
-                DERIVED_LINES.iter().any(|d| t.starts_with(d)),
-                "{name}: XProf shows thread {t:?}, which we lack and it does not derive"
-            );
-        }
-        println!("{name}: {} threads equal; {} threads XProf derives are not made", our_threads.len(), derived.len());
+        println!("{name}: {} threads equal", our_threads.len());
 
-        for key in &our_threads {
+        for key in our_events.keys().chain(xprof_events.keys()).collect::<BTreeSet<_>>() {
             let (ours, theirs) = (our_events.get(key).cloned().unwrap_or_default(), xprof_events.get(key).cloned().unwrap_or_default());
             let first = |a: &BTreeMap<String, usize>, b: &BTreeMap<String, usize>| {
                 a.iter().find(|(k, n)| b.get(*k) != Some(n)).map(|(k, n)| format!("{n}× {k}"))
@@ -131,24 +119,8 @@ fn trace_viewer_json_equals_xprof_on_device_traces() {
             assert!(ours == theirs, "{name} {key:?}: only ours {:?}; only XProf's {:?}", first(&ours, &theirs), first(&theirs, &ours));
         }
 
-        let renumbered: BTreeSet<u64> = xprof_threads.iter().filter(|(_, t)| t.contains(" - from #")).map(|(pid, _)| *pid).collect();
-        let comparable = |meta: &[Value]| -> BTreeSet<String> {
-            meta.iter()
-                .filter(|m| m.get("tid").is_none() || !renumbered.contains(&m["pid"].as_u64().unwrap()))
-                .filter(|m| m.get("tid").is_none() || our_threads.iter().any(|(pid, _)| *pid == m["pid"].as_u64().unwrap()))
-                .map(|m| m.to_string())
-                .collect()
-        };
+        let comparable = |meta: &[Value]| -> BTreeSet<String> { meta.iter().map(|m| m.to_string()).collect() };
         let (ours_m, xprof_m) = (comparable(&our_meta), comparable(&xprof_meta));
-        let xprof_m: BTreeSet<String> = xprof_m
-            .into_iter()
-            .filter(|m| {
-                // Thread metadata of derived lines, which we do not make.
-                let v: Value = serde_json::from_str(m).unwrap();
-                let tid = v.get("tid").and_then(|t| t.as_u64());
-                tid.is_none_or(|tid| our_meta.iter().any(|o| o["pid"] == v["pid"] && o.get("tid").and_then(|t| t.as_u64()) == Some(tid)))
-            })
-            .collect();
         assert!(
             ours_m == xprof_m,
             "{name}: metadata only ours {:?}, only XProf's {:?}",
@@ -239,7 +211,7 @@ fn event_details_have_xprofs_arguments() {
         .unwrap();
     let ours: BTreeMap<&str, &str> = d.args.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     for (k, v) in expected["args"].as_object().unwrap() {
-        if !ADDED_BY_PREPROCESSING.contains(&k.as_str()) {
+        if k != FLOW {
             assert_eq!(ours.get(k.as_str()).copied(), v.as_str(), "{k}");
         }
     }
@@ -262,11 +234,43 @@ fn event_details_have_xprofs_arguments() {
 
     let Some(tpu) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
     let id = session.open("tpu", std::fs::read(tpu).unwrap(), &mut |_, _| {}).unwrap().id;
-    let ops = session.trace_outline(id).unwrap().processes[0].threads.iter().find(|t| t.name == "XLA Ops").unwrap().index;
-    let store = session.trace_store(id).unwrap();
-    let first = store.threads[ops as usize].events.start;
-    let d = session.trace_event_details(id, first).unwrap().unwrap();
+    let e = first_event(&mut session, id, "XLA Ops");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
     assert!(d.args.iter().any(|(k, v)| k == "long_name" && v.starts_with('%')), "{:?}", d.args);
+}
+
+/// The events of derived lines have details like any other: on the AMD trace an `XLA Ops - from #16`
+/// event is shown by its HLO op with its full name, a kernel gets `is_eager`; on the TPU an XLA op
+/// carries its step's `group_id`, and a `Framework Ops` event too.
+#[test]
+fn derived_events_have_details() {
+    let Some(attention) = common::device_fixture("jax_mi300x_attention/mi300x_attention.xplane.pb") else { return };
+    let mut session = tidemark::engine::Session::new();
+    let id = session.open("attention", std::fs::read(attention).unwrap(), &mut |_, _| {}).unwrap().id;
+    let e = first_event(&mut session, id, "XLA Ops - from #16");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
+    assert_eq!((d.name.as_str(), d.tid, d.thread_name.as_str()), ("custom-call.1", 5, "XLA Ops - from #16"));
+    assert_eq!(d.args, vec![("long_name".to_string(), "19/custom-call.1".to_string())]);
+    let e = first_event(&mut session, id, "Stream #16(Kernel)");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
+    assert!(d.args.contains(&("is_eager".to_string(), "0".to_string())), "{:?}", d.args);
+
+    let Some(tpu) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
+    let id = session.open("tpu", std::fs::read(tpu).unwrap(), &mut |_, _| {}).unwrap().id;
+    let e = first_event(&mut session, id, "XLA Ops");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
+    assert!(d.args.iter().any(|(k, _)| k == "group_id"), "{:?}", d.args);
+    let e = first_event(&mut session, id, "Framework Ops");
+    let d = session.trace_event_details(id, e).unwrap().unwrap();
+    assert_eq!(d.tid, 0xdead_beef + 3);
+    assert!(d.args.iter().any(|(k, _)| k == "group_id") && d.args.iter().any(|(k, _)| k == "long_name"), "{:?}", d.args);
+}
+
+/// The first event (by start) of the thread named `name` of the file's first process.
+fn first_event(session: &mut tidemark::engine::Session, id: u32, name: &str) -> u32 {
+    let outline = session.trace_outline(id).unwrap();
+    let index = outline.processes[0].threads.iter().find(|t| t.name == name).unwrap().index as usize;
+    session.trace_store(id).unwrap().threads[index].events.start
 }
 
 /// Search counts every event whose name contains the text, ignoring case; a range summary over the

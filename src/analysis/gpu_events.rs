@@ -2,11 +2,22 @@
 //! plane's non-derived lines, with the stats that say what launched it.
 
 use crate::analysis::device_planes::is_derived_line;
-use crate::decode::xplane::{Plane, RawEvent, StatValue, XSpace};
+use crate::decode::xplane::{Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 
 /// The stats [`GpuEventStats`] reads.
-const STATS: &[&str] = &["kernel_details", "tf_op", "equation", "hlo_op", "program_id", "is_eager", "flops", "bytes_accessed"];
+const STATS: &[&str] = &[
+    "kernel_details",
+    "tf_op",
+    "equation",
+    "hlo_op",
+    "program_id",
+    "is_eager",
+    "flops",
+    "bytes_accessed",
+    "hlo_module",
+    "cuda_graph_exec_id",
+];
 
 /// What a GPU event's stats say (the last of a repeated stat wins; absent text is empty).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,11 +35,21 @@ pub struct GpuEventStats {
     /// FLOPs and bytes of one execution, where the profiler recorded them on the event.
     pub flops: u64,
     pub bytes_accessed: u64,
+    /// The whole `hlo_op` stat: the HLO ops from outermost to innermost, `::`-separated.
+    pub hlo_op_path: String,
+    pub hlo_module: String,
+    /// A CUDA graph's execution (which XProf treats as a kernel).
+    pub is_cuda_graph_execution: bool,
 }
 
 impl GpuEventStats {
     pub fn is_kernel(&self) -> bool {
         !self.kernel_details.is_empty()
+    }
+
+    /// The HLO ops of the `hlo_op` stat, outermost first (none without one).
+    pub fn hlo_op_names(&self) -> impl Iterator<Item = &str> {
+        self.hlo_op_path.split("::").filter(|_| !self.hlo_op_path.is_empty())
     }
 
     fn set(&mut self, stat: &str, value: StatValue<'_>) {
@@ -37,7 +58,12 @@ impl GpuEventStats {
             "kernel_details" => self.kernel_details = text(),
             "tf_op" => self.tf_op = text(),
             "equation" => self.equation = text(),
-            "hlo_op" => self.hlo_op = value.as_str().and_then(|s| s.rsplit("::").next()).unwrap_or("").to_string(),
+            "hlo_op" => {
+                self.hlo_op_path = text();
+                self.hlo_op = self.hlo_op_path.rsplit("::").next().unwrap_or("").to_string();
+            }
+            "hlo_module" => self.hlo_module = text(),
+            "cuda_graph_exec_id" => self.is_cuda_graph_execution = true,
             "program_id" => self.program_id = value.as_u64(),
             "is_eager" => self.is_eager = value.as_i64().is_some_and(|v| v != 0),
             "flops" => self.flops = value.as_u64().unwrap_or(0),
@@ -53,23 +79,33 @@ pub fn for_each_event<'a>(
     plane: &'a Plane,
     mut visit: impl FnMut(&RawEvent<'a, '_>, GpuEventStats),
 ) -> Result<(), DecodeError> {
-    let selection = plane.stat_selection(STATS);
     for line in plane.lines.iter().filter(|l| !is_derived_line(l.header.id)) {
-        space.for_each_raw_event(
-            line,
-            &selection,
-            |_| true,
-            |_, event| {
-                let mut stats = GpuEventStats::default();
-                for raw in event.stats {
-                    if let Some(value) = plane.raw_stat_value(raw)? {
-                        stats.set(plane.stat_name(raw.metadata_id), value);
-                    }
-                }
-                visit(event, stats);
-                Ok(())
-            },
-        )?;
+        for_each_line_event(space, plane, line, &mut visit)?;
     }
     Ok(())
+}
+
+/// Calls `visit` with every event of one line of `plane`, in order, and its stats.
+pub fn for_each_line_event<'a>(
+    space: &'a XSpace,
+    plane: &'a Plane,
+    line: &Line,
+    mut visit: impl FnMut(&RawEvent<'a, '_>, GpuEventStats),
+) -> Result<(), DecodeError> {
+    let selection = plane.stat_selection(STATS);
+    space.for_each_raw_event(
+        line,
+        &selection,
+        |_| true,
+        |_, event| {
+            let mut stats = GpuEventStats::default();
+            for raw in event.stats {
+                if let Some(value) = plane.raw_stat_value(raw)? {
+                    stats.set(plane.stat_name(raw.metadata_id), value);
+                }
+            }
+            visit(event, stats);
+            Ok(())
+        },
+    )
 }

@@ -67,12 +67,10 @@ impl XlaModules {
     /// Reads the modules of `space`. A module's program id is its `program_id` stat, or (as XProf
     /// does) its event metadata id when it has none; the first module of a program id wins.
     pub fn from_space(space: &XSpace) -> Self {
-        let mut by_program_id = HashMap::new();
-        for m in embedded_modules(space) {
-            let Ok(proto) = decode_proto(m.proto_bytes) else { continue };
-            let program_id = m.program_id.unwrap_or(m.metadata_id as u64);
-            by_program_id.entry(program_id).or_insert_with(|| XlaModule { xprof_name: m.name.to_string(), ..index_module(&proto) });
-        }
+        let by_program_id = decoded_modules(space)
+            .into_iter()
+            .map(|(program_id, xprof_name, proto)| (program_id, XlaModule { xprof_name, ..index_module(&proto) }))
+            .collect();
         XlaModules { by_program_id }
     }
 
@@ -110,6 +108,18 @@ impl XlaModules {
     pub fn is_empty(&self) -> bool {
         self.by_program_id.is_empty()
     }
+}
+
+/// Every decodable module of `space` once, by program id as XProf keys them (its `program_id` stat,
+/// else its event metadata id; the first module of an id wins), with XProf's name for it
+/// (`jit_train_step(14)`): for readers that need less of each module than [`XlaModules`] indexes.
+pub fn decoded_modules(space: &XSpace) -> Vec<(u64, String, pb::HloProto)> {
+    let mut seen = std::collections::HashSet::new();
+    embedded_modules(space)
+        .into_iter()
+        .filter_map(|m| Some((m.program_id.unwrap_or(m.metadata_id as u64), m.name.to_string(), decode_proto(m.proto_bytes).ok()?)))
+        .filter(|(program_id, _, _)| seen.insert(*program_id))
+        .collect()
 }
 
 fn index_module(proto: &pb::HloProto) -> XlaModule {

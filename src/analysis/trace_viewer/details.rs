@@ -83,8 +83,12 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
             let stats = r.stats().map(|(name, value)| (name, Some(value)));
             (EventText { name: threadpool::REGION.into(), args: Vec::new() }, context_links(stats))
         }
-        Source::File { plane, line, index } => {
-            let (plane, line) = (&space.planes[plane], &space.planes[plane].lines[line]);
+        Source::Derived { plane, line, index } => {
+            let Some(text) = store.derived().plane(plane).and_then(|d| d.text(line, index as usize)) else { return Ok(None) };
+            (text, Vec::new())
+        }
+        Source::File { plane: plane_index, line: line_index, index } => {
+            let (plane, line) = (&space.planes[plane_index], &space.planes[plane_index].lines[line_index]);
             let mut at: Option<EventAt> = None;
             space.for_each_raw_event(
                 line,
@@ -112,10 +116,11 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
                 described = Some((text.describe(ev.header.metadata_id, &stats)?, context_links(named)));
                 Ok(())
             })?;
-            match described {
-                Some(d) => d,
-                None => return Ok(None),
+            let Some((mut text, contexts)) = described else { return Ok(None) };
+            if let Some(d) = store.derived().plane(plane_index) {
+                d.add_args(line_index, index as usize, &mut text.args);
             }
+            (text, contexts)
         }
     };
     let i = event as usize;

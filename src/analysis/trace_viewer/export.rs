@@ -4,7 +4,8 @@
 //! As XProf writes it: `{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":[`, then
 //! per process (by pid) its `process_name` and `process_sort_index`, each of its threads' (by tid)
 //! `thread_name` and `thread_sort_index`; then the events, line by line (the host plane first, then the
-//! device planes, as XProf converts them), each thread-pool region after its line's events; then `{}]}`.
+//! device planes, as XProf converts them), each thread-pool region after its line's events, a plane's
+//! derived lines ([`super::derived`]) after its own; then `{}]}`.
 //! An event is `{"ph":"X","pid","tid","ts","dur","name","args"}` with `ts`/`dur` in µs (ps / 10^6 as a
 //! double, printed in the fewest digits that read back the same double) and its arguments sorted by
 //! name ([`super::event_text`]); an event of zero duration is an instant, `{"ph":"i","s":"t",...}` with
@@ -13,6 +14,7 @@
 //! XProf keeps at most 5,000,000 events ([`XPROF_MAX_EVENTS`], the earliest ones); this export keeps
 //! them all, and [`cap_cutoff`] says what XProf would have dropped.
 
+use super::derived::{DerivedPlane, DerivedTimeline};
 use super::event_text::PlaneText;
 use super::layout::{self, Process};
 use crate::analysis::preprocess::threadpool::{self, RegionFinder};
@@ -35,14 +37,15 @@ pub enum ExportError {
 /// Writes the trace viewer JSON of `space` to `out`: every event, or those that overlap `range_ps`
 /// (start ≤ range end and end ≥ range start). Returns the number of events written.
 pub fn write_json(space: &XSpace, range_ps: Option<(i64, i64)>, out: &mut impl Write) -> Result<usize, ExportError> {
-    let processes = layout::processes(space);
+    let derived = DerivedTimeline::build(space)?;
+    let processes = layout::processes(space, &derived);
     out.write_all(br#"{"displayTimeUnit":"ns","metadata":{"highres-ticks":true},"traceEvents":["#)?;
     for p in &processes {
         write_metadata(p, out)?;
     }
     let mut written = 0;
     for p in &processes {
-        written += write_events(space, p, range_ps, out)?;
+        written += write_events(space, p, derived.plane(p.plane), range_ps, out)?;
     }
     out.write_all(b"{}]}")?;
     Ok(written)
@@ -103,7 +106,13 @@ fn write_event(
     out.write_all(b"},")
 }
 
-fn write_events(space: &XSpace, p: &Process, range_ps: Option<(i64, i64)>, out: &mut impl Write) -> Result<usize, ExportError> {
+fn write_events(
+    space: &XSpace,
+    p: &Process,
+    derived: Option<&DerivedPlane>,
+    range_ps: Option<(i64, i64)>,
+    out: &mut impl Write,
+) -> Result<usize, ExportError> {
     let plane = &space.planes[p.plane];
     let text = PlaneText::new(plane);
     let mut finder = RegionFinder::new(plane);
@@ -124,13 +133,16 @@ fn write_events(space: &XSpace, p: &Process, range_ps: Option<(i64, i64)>, out: 
             line,
             &all_stats,
             |id| !text.is_internal(id),
-            |_, ev| {
+            |index, ev| {
                 if let Some(f) = finder.as_mut() {
                     f.push(plane, ev)?;
                 }
                 let start = base_ps.saturating_add(ev.header.offset_ps);
                 if in_range(start, ev.header.duration_ps) {
-                    let t = text.describe(ev.header.metadata_id, ev.stats)?;
+                    let mut t = text.describe(ev.header.metadata_id, ev.stats)?;
+                    if let Some(d) = derived {
+                        d.add_args(l, index, &mut t.args);
+                    }
                     if let Err(e) = write_event(out, p.pid, tid, start, ev.header.duration_ps, &t.name, &t.args) {
                         io_error.get_or_insert(e);
                     }
@@ -147,6 +159,18 @@ fn write_events(space: &XSpace, p: &Process, range_ps: Option<(i64, i64)>, out: 
                 // The region's stats (`_c`, `_ct`) are internal: it has no arguments.
                 write_event(out, p.pid, tid, r.start_ps, r.duration_ps, threadpool::REGION, &[])?;
                 written += 1;
+            }
+        }
+    }
+    if let Some(d) = derived {
+        for t in &p.threads {
+            for &k in &t.derived {
+                for (i, e) in d.lines[k].events.iter().enumerate() {
+                    if let Some(text) = d.text(k, i).filter(|_| in_range(e.start_ps, e.duration_ps)) {
+                        write_event(out, p.pid, t.tid, e.start_ps, e.duration_ps, &text.name, &text.args)?;
+                        written += 1;
+                    }
+                }
             }
         }
     }

@@ -15,7 +15,10 @@
 //!   planes; empty host lines stay).
 //! - The events of lines named `Async XLA Ops` are left out (their thread is still listed), and so are
 //!   XProf's internal events ([`INTERNAL_EVENTS`]).
+//! - Where XProf's preprocessing derives lines ([`super::derived`]), a plane's lines take the thread
+//!   ids it gives them and its derived lines are threads of their own.
 
+use super::derived::DerivedTimeline;
 use crate::decode::xplane::{Line, XSpace};
 use std::collections::BTreeMap;
 
@@ -67,6 +70,8 @@ pub struct Thread {
     pub name: String,
     /// The lines (indices in the plane, file order) whose events the thread shows.
     pub lines: Vec<usize>,
+    /// The derived lines (indices in the plane's [`super::derived::DerivedPlane::lines`]) it shows.
+    pub derived: Vec<usize>,
 }
 
 /// The display id XProf gives a line, as its 32-bit resource id.
@@ -85,8 +90,8 @@ pub fn line_name(line: &Line) -> &str {
     }
 }
 
-/// The processes XProf's trace viewer shows for `space`, sorted by pid.
-pub fn processes(space: &XSpace) -> Vec<Process> {
+/// The processes XProf's trace viewer shows for `space` with its `derived` lines, sorted by pid.
+pub fn processes(space: &XSpace, derived: &DerivedTimeline) -> Vec<Process> {
     let mut by_pid: BTreeMap<u32, Process> = BTreeMap::new();
     let host = space.planes.iter().position(|p| p.name() == HOST_PLANE).map(|i| (HOST_PID, i));
     let devices = DEVICE_PLANE_PREFIXES
@@ -101,16 +106,23 @@ pub fn processes(space: &XSpace) -> Vec<Process> {
         process.name = plane.name().to_string();
         process.plane = plane_index;
         let mut threads: BTreeMap<u32, Thread> = BTreeMap::new();
+        let new_thread = |tid| Thread { tid, name: String::new(), lines: Vec::new(), derived: Vec::new() };
+        let derived = derived.plane(plane_index);
         for (i, line) in plane.lines.iter().enumerate() {
             if pid != HOST_PID && line.event_count == 0 {
                 continue;
             }
-            let tid = line_tid(line);
-            let t = threads.entry(tid).or_insert_with(|| Thread { tid, name: String::new(), lines: Vec::new() });
+            let tid = derived.and_then(|d| d.line_tid(i)).unwrap_or_else(|| line_tid(line));
+            let t = threads.entry(tid).or_insert_with(|| new_thread(tid));
             t.name = line_name(line).to_string();
             if line_name(line) != XLA_ASYNC_OPS_LINE {
                 t.lines.push(i);
             }
+        }
+        for (k, line) in derived.map(|d| d.lines.as_slice()).unwrap_or_default().iter().enumerate() {
+            let t = threads.entry(line.tid).or_insert_with(|| new_thread(line.tid));
+            t.name = line.name.clone();
+            t.derived.push(k);
         }
         process.threads = threads.into_values().collect();
     }

@@ -4,6 +4,7 @@
 //! the file when asked ([`details`]); search and range summaries ([`summary`]); and XProf's trace_viewer
 //! JSON ([`export`]).
 
+pub mod derived;
 pub mod details;
 pub mod event_text;
 pub mod export;

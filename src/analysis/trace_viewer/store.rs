@@ -6,8 +6,10 @@
 //! ([`super::details`]) instead of being copied: 22 bytes an event, where the file takes 17–50. Events
 //! are grouped by thread (processes and threads in XProf's order, [`super::layout`]) and sorted on each
 //! thread by start, longer first on ties (XProf's track order). The thread-pool regions XProf adds
-//! ([`crate::analysis::preprocess::threadpool`]) are events of their lines here too.
+//! ([`crate::analysis::preprocess::threadpool`]) are events of their lines here too, and the lines
+//! XProf derives ([`super::derived`], kept beside the columns) are threads of their own.
 
+use super::derived::DerivedTimeline;
 use super::event_text::PlaneText;
 use super::layout::{self, Process};
 use crate::analysis::preprocess::threadpool::{self, Region, RegionFinder};
@@ -26,6 +28,8 @@ pub enum Source {
     File { plane: usize, line: usize, index: u32 },
     /// A region XProf adds to that line.
     Region(Region),
+    /// Event `index` of derived line `line` of plane `plane` ([`TraceStore::derived`]).
+    Derived { plane: usize, line: usize, index: u32 },
 }
 
 /// One line of a thread: its events then its added regions take consecutive places (from `first`) in
@@ -38,6 +42,8 @@ struct Segment {
     events: u32,
     /// Index into [`TraceStore::regions`].
     regions: u32,
+    /// `line` is a derived line of the plane (its index in [`super::derived::DerivedPlane::lines`]).
+    derived: bool,
 }
 
 /// One thread of the store: its place in the layout and its events' range in the columns.
@@ -80,6 +86,7 @@ pub struct TraceStore {
     place: Vec<u32>,
     /// The regions added to each line with any.
     regions: Vec<Vec<Region>>,
+    derived: DerivedTimeline,
 }
 
 /// The columns while they are being built: durations at full width until the events are sorted.
@@ -94,12 +101,15 @@ struct Building {
 impl TraceStore {
     /// Reads every shown event of `space` once.
     pub fn build(space: &XSpace) -> Result<Self, DecodeError> {
-        let layout = layout::processes(space);
+        let derived = DerivedTimeline::build(space)?;
+        let layout = layout::processes(space, &derived);
         let mut store = TraceStore::default();
         let total: usize = layout
             .iter()
             .flat_map(|p| p.threads.iter().flat_map(move |t| t.lines.iter().map(move |&l| space.planes[p.plane].lines[l].event_count)))
-            .sum();
+            .sum::<usize>()
+            + derived.planes.iter().flat_map(|p| &p.lines).map(|l| l.events.len()).sum::<usize>();
+        store.derived = derived;
         let mut b = Building {
             start_ps: Vec::with_capacity(total),
             duration_ps: Vec::with_capacity(total),
@@ -206,8 +216,30 @@ impl TraceStore {
                     b.name.push(region_name);
                     b.place.push(first.checked_add(events).and_then(|p| p.checked_add(k as u32)).ok_or_else(too_many)?);
                 }
-                segments.push(Segment { plane: process.plane as u32, line: l as u32, first, events, regions: self.regions.len() as u32 });
+                segments.push(Segment {
+                    plane: process.plane as u32,
+                    line: l as u32,
+                    first,
+                    events,
+                    regions: self.regions.len() as u32,
+                    derived: false,
+                });
                 self.regions.push(regions);
+            }
+            let derived_lines = self.derived.plane(process.plane).map(|d| (d, d.lines.as_slice()));
+            for &k in &thread.derived {
+                let Some((d, lines)) = derived_lines else { break };
+                let first = (b.start_ps.len() - begin) as u32;
+                for (i, e) in lines[k].events.iter().enumerate() {
+                    b.start_ps.push(e.start_ps);
+                    b.duration_ps.push(e.duration_ps);
+                    b.name.push(intern(&mut self.names, d.text(k, i).map(|t| t.name).unwrap_or_default()));
+                    b.place.push(first.checked_add(i as u32).ok_or_else(too_many)?);
+                }
+                let events = u32::try_from(lines[k].events.len()).map_err(|_| too_many())?;
+                let regions = self.regions.len() as u32;
+                segments.push(Segment { plane: process.plane as u32, line: k as u32, first, events, regions, derived: true });
+                self.regions.push(Vec::new());
             }
             let end = b.start_ps.len();
             let events = u32::try_from(begin).map_err(|_| too_many())?..u32::try_from(end).map_err(|_| too_many())?;
@@ -273,7 +305,9 @@ impl TraceStore {
         let place = self.place[event as usize];
         let seg = thread.segments[thread.segments.partition_point(|s| s.first <= place).checked_sub(1)?];
         let offset = place - seg.first;
-        Some(if offset < seg.events {
+        Some(if seg.derived {
+            Source::Derived { plane: seg.plane as usize, line: seg.line as usize, index: offset }
+        } else if offset < seg.events {
             Source::File { plane: seg.plane as usize, line: seg.line as usize, index: offset }
         } else {
             Source::Region(*self.regions[seg.regions as usize].get((offset - seg.events) as usize)?)
@@ -293,7 +327,12 @@ impl TraceStore {
         let threads: usize =
             self.threads.iter().map(|t| t.name.capacity() + t.segments.capacity() * size_of::<Segment>() + size_of::<StoreThread>()).sum();
         let regions: usize = self.regions.iter().map(|r| r.capacity() * size_of::<Region>() + size_of::<Vec<Region>>()).sum();
-        columns + names + threads + regions
+        columns + names + threads + regions + self.derived.heap_bytes()
+    }
+
+    /// The lines XProf derives, whose events the store holds ([`Source::Derived`]).
+    pub fn derived(&self) -> &DerivedTimeline {
+        &self.derived
     }
 }
 
