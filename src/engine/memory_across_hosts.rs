@@ -7,17 +7,23 @@
 //! peak event, at its time.
 //!
 //! The time axis: a memory event's time in its Memory Profile is its offset from its line's start
-//! (XProf's `time_offset_ps`). The host plane's lines start at the profiling session's start, in
-//! nanoseconds since the Unix epoch on the host's clock (the TensorFlow and JAX host tracers give
-//! every line of the plane that start), so an event's time on the run's axis is its host's start plus
-//! its offset. The axis's origin is the earliest host start of the run ([`RunMemoryOverview::origin_ns`]);
-//! where a host plane's lines start at different times, the earliest is the host's start.
+//! (XProf's `time_offset_ps`), and the profiler writes the host plane's lines relative to the start of
+//! the profiling session (it subtracts that start from every line), which it records, in ns since the
+//! Unix epoch on the host's clock, as the `Task Environment` plane's `profile_start_time`. An event's
+//! time on the run's axis is its host's session start plus its line's start plus its offset. The
+//! axis's origin is the earliest session start of the run ([`RunMemoryOverview::origin_ns`]). A host
+//! plane's lines carry one start in the TensorFlow and JAX traces; where they differ, the earliest is
+//! taken (the Memory Profile itself keeps offsets only). A trace without `profile_start_time` (older
+//! profilers) is placed as if its session started at the epoch.
 
 use super::{EngineError, Session};
 use crate::analysis::memory_profile::{AllocatorProfile, HOST_PLANE};
 use crate::decode::Profile;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+
+/// The plane where the profiler records the session's start and stop times.
+const TASK_ENV_PLANE: &str = "Task Environment";
 
 /// Points of each allocator's small timeline (the max filter keeps every spike).
 pub const TIMELINE_POINTS: usize = 300;
@@ -110,10 +116,13 @@ impl Session {
     }
 }
 
-/// When the host's profile started: the earliest start of its host plane's lines, ns since the
-/// epoch (0 for a trace without a host plane or lines).
+/// Where the host's memory events' offsets start, ns since the epoch: its session's start
+/// (`profile_start_time`, 0 where the trace lacks it) plus the earliest start of its host plane's
+/// lines.
 fn host_start_ns(space: &crate::decode::xplane::XSpace) -> i64 {
-    space.plane_named(HOST_PLANE).and_then(|p| p.lines.iter().map(|l| l.header.timestamp_ns).min()).unwrap_or(0)
+    let session_ns = space.plane_named(TASK_ENV_PLANE).and_then(|p| p.stat("profile_start_time")).and_then(|v| v.as_i64()).unwrap_or(0);
+    let line_ns = space.plane_named(HOST_PLANE).and_then(|p| p.lines.iter().map(|l| l.header.timestamp_ns).min()).unwrap_or(0);
+    session_ns.saturating_add(line_ns)
 }
 
 /// The row of allocator `a` of file `file_id`, its times still the file's own offsets.
