@@ -17,7 +17,10 @@ const HOSTS: [(&str, &str); 2] = [
 
 fn open_run() -> (Session, Vec<u32>) {
     let mut session = Session::new();
-    let ids = HOSTS.iter().map(|(path, rel)| session.open(path, common::bytes(rel), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id).collect();
+    let ids = HOSTS
+        .iter()
+        .map(|(path, rel)| session.open(path, common::bytes(rel), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id)
+        .collect();
     (session, ids)
 }
 
@@ -27,11 +30,10 @@ fn overview() -> (Session, Vec<u32>, RunMemoryOverview) {
     (session, ids, o)
 }
 
-#[test]
-fn every_allocator_with_its_own_memory_profile_peak() {
-    let (mut session, ids, o) = overview();
+/// Every allocator of every host of `o` is one row whose figures are its host's own Memory Profile's.
+fn check_rows(session: &mut Session, hosts: &[(u32, &str)], o: &RunMemoryOverview) {
     let mut expected_rows = 0;
-    for (&id, (path, _)) in ids.iter().zip(HOSTS) {
+    for &(id, path) in hosts {
         let memory_ids = session.memory_profile_view(id, None).unwrap().memory_ids;
         assert!(!memory_ids.is_empty(), "{path} has allocators");
         expected_rows += memory_ids.len();
@@ -59,14 +61,38 @@ fn every_allocator_with_its_own_memory_profile_peak() {
     }
     assert_eq!(o.allocators.len(), expected_rows);
     assert!(o.without_memory.is_empty());
-    // A BFC allocator reports its limit; TensorFlow's plain CPU allocator has none.
-    assert!(o.allocators.iter().any(|a| a.capacity_bytes.is_some()));
+}
+
+#[test]
+fn every_allocator_with_its_own_memory_profile_peak() {
+    let (mut session, ids, o) = overview();
+    let hosts: Vec<(u32, &str)> = ids.iter().zip(HOSTS).map(|(&id, (path, _))| (id, path)).collect();
+    check_rows(&mut session, &hosts, &o);
+    // A BFC allocator reports its limit.
+    assert!(o.allocators.iter().all(|a| a.capacity_bytes.is_some()));
+}
+
+/// A GPU worker (8 V100s, TensorFlow) beside a CPU host: each GPU's BFC allocator and the pinned host
+/// allocator are rows with their capacities, the fullest first.
+#[test]
+fn gpu_allocators_of_a_multi_worker_run() {
+    let Some(v100) = common::device_fixture("tf_v100_multi_worker/v100_worker.xplane.pb") else { return };
+    let mut session = Session::new();
+    let gpu = session.open("worker-0.xplane.pb", std::fs::read(v100).unwrap(), &mut |_, _| {}).unwrap().id;
+    let cpu = session.open("worker-1.xplane.pb", common::bytes(HOSTS[1].1), &mut |_, _| {}).unwrap().id;
+    let o = session.run_memory_overview(&[gpu, cpu]).unwrap();
+    check_rows(&mut session, &[(gpu, "worker-0.xplane.pb"), (cpu, "worker-1.xplane.pb")], &o);
+    let gpus: Vec<&HostAllocator> = o.allocators.iter().filter(|a| a.memory_id.starts_with("GPU_")).collect();
+    assert_eq!(gpus.len(), 3, "GPU_1, GPU_4 and GPU_6");
+    assert!(gpus.iter().all(|a| a.capacity_bytes.is_some() && a.host == "worker-0"));
+    assert!(o.allocators.windows(2).all(|w| w[0].peak_fraction >= w[1].peak_fraction || w[1].peak_fraction.is_none()));
 }
 
 #[test]
 fn closest_to_capacity_first_then_largest_peak_ties_by_path() {
     let (_, _, o) = overview();
-    let key = |a: &HostAllocator| (a.peak_fraction.is_none(), a.peak_fraction.map(|f| -f), -a.peak_bytes, a.path.clone(), a.memory_id.clone());
+    let key =
+        |a: &HostAllocator| (a.peak_fraction.is_none(), a.peak_fraction.map(|f| -f), -a.peak_bytes, a.path.clone(), a.memory_id.clone());
     for pair in o.allocators.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         let (ka, kb) = (key(a), key(b));

@@ -240,8 +240,8 @@ pub struct AppState {
     /// selected).
     pub trace_window: RwSignal<Option<(i64, i64)>>,
     pub trace_range: RwSignal<Option<(i64, i64)>>,
-    /// The host selector's "all hosts": the tools that combine a run's hosts (Framework Op Stats) show
-    /// the selected file's run combined; the others show the selected file.
+    /// The host selector's "all hosts": the op tools, which combine a run's hosts, show the selected
+    /// file's run combined ([`AppState::all_hosts_ids`]); the others show the selected file.
     pub all_hosts: RwSignal<bool>,
     /// The step picked in the Overview's step-time graph: every tool that places things in time
     /// follows it (the Memory Profile zooms to it, the Trace Viewer opens on it). Escape clears it.

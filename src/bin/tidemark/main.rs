@@ -15,6 +15,8 @@ mod input_pipeline;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
+mod memory_across_hosts;
+#[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
@@ -29,8 +31,6 @@ mod trace_viewer;
 mod units;
 #[cfg(not(target_arch = "wasm32"))]
 mod xla_ops_cpu;
-#[cfg(not(target_arch = "wasm32"))]
-mod memory_across_hosts;
 
 #[cfg(not(target_arch = "wasm32"))]
 const HELP: &str = "tidemark — what is using accelerator memory, when, and why

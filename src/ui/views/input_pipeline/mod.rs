@@ -12,8 +12,8 @@ use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::Text;
 use crate::ui::components::table::TableState;
-use crate::ui::use_engine::{use_engine, Reply};
 use crate::ui::state::AppState;
+use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
 use std::sync::Arc;
 

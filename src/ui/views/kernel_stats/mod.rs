@@ -10,8 +10,8 @@ use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Percent};
 use crate::ui::components::table::TableState;
-use crate::ui::use_engine::use_engine;
 use crate::ui::state::AppState;
+use crate::ui::use_engine::use_engine;
 use leptos::prelude::*;
 use std::sync::Arc;
 

@@ -114,7 +114,9 @@ fn Page(v: Arc<RunMemoryOverview>) -> impl IntoView {
         }
     };
     let readout = move || {
-        cursor.get().map(|t| view! { <span class="muted">" · cursor at " <Duration metric="cursor_time_us" value_us=t as f64 / 1e6 /></span> })
+        cursor
+            .get()
+            .map(|t| view! { <span class="muted">" · cursor at " <Duration metric="cursor_time_us" value_us=t as f64 / 1e6 /></span> })
     };
     let rows = v
         .allocators

@@ -12,8 +12,8 @@ use crate::engine::roofline::RooflineView;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::components::table::TableState;
-use crate::ui::use_engine::use_engine;
 use crate::ui::state::AppState;
+use crate::ui::use_engine::use_engine;
 use leptos::prelude::*;
 use std::sync::Arc;
 
