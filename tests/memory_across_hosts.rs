@@ -39,7 +39,8 @@ fn check_rows(session: &mut Session, hosts: &[(u32, &str)], o: &RunMemoryOvervie
         expected_rows += memory_ids.len();
         for memory_id in memory_ids {
             let own = session.memory_profile_view(id, Some(&memory_id)).unwrap().allocator.unwrap();
-            let row = o.allocators.iter().find(|a| a.file_id == id && a.memory_id == memory_id).unwrap_or_else(|| panic!("{path} {memory_id}"));
+            let row =
+                o.allocators.iter().find(|a| a.file_id == id && a.memory_id == memory_id).unwrap_or_else(|| panic!("{path} {memory_id}"));
             assert_eq!(row.path, path);
             assert_eq!(row.host, path.trim_end_matches(".xplane.pb"));
             assert_eq!(row.peak_bytes, own.summary.peak_stats.peak_bytes_in_use, "{path} {memory_id}");

@@ -85,10 +85,11 @@ test('every allocator of both hosts, closest to capacity first, and a row opens 
 
   // The last row: that host's Memory Profile on that allocator, with the row's peak.
   const last = expected.allocators[expected.allocators.length - 1];
+  const lastPath = `${RUN_DIR}/${last.path}`;
   await page.click(`tr.hostmem-row[data-host="${last.host}"][data-memory-id="${last.memory_id}"]`);
-  await page.waitForSelector(`article[data-testid="memory-profile"][data-file="${last.path}"] [data-testid="memory-summary"]`, { timeout: 90_000 });
-  await page.waitForFunction((id) => document.querySelector('[data-testid="memory-id-select"]')?.value === id, { timeout: 30_000 }, last.memory_id);
-  assert.equal(await page.$eval('[data-testid="file-select"]', (s) => s.value), last.path);
+  await page.waitForSelector(`article[data-testid="memory-profile"][data-file="${lastPath}"] [data-testid="memory-summary"]`, { timeout: 90_000 });
+  await page.waitForFunction((id) => document.querySelector('[data-testid="memory-id-select"]')?.value === id, last.memory_id, { timeout: 30_000 });
+  assert.equal(await page.$eval('[data-testid="file-select"]', (s) => s.value), lastPath);
   const heap = Number(await one(page, 'peak_heap_bytes'));
   const stack = Number(await one(page, 'peak_stack_bytes'));
   assert.equal(heap + stack, last.peak_bytes);
@@ -104,7 +105,7 @@ test('All hosts drives the op tools and stays in the URL', async () => {
   const steps = OVERVIEW[1].rows.length;
   const average = Number(OVERVIEW[1].p.steptime_ms_average);
   const combined = async () => {
-    await page.waitForFunction((n) => document.querySelector('[data-metric="step_count"]')?.dataset.value === String(n), { timeout: 90_000 }, steps);
+    await page.waitForFunction((n) => document.querySelector('[data-metric="step_count"]')?.dataset.value === String(n), steps, { timeout: 90_000 });
     // XProf writes the average with one decimal.
     assert.ok(Math.abs(Number(await one(page, 'step_time_avg_ms')) - average) <= 0.05, 'average step time of both hosts');
   };

@@ -59,8 +59,12 @@ fn frame(v: &RunMemoryOverview, width: f64, height: f64, bottom: f64) -> Frame {
     Frame { v: Viewport { x0, x1, y0: 0.0, y1: 1.0 }, w: width, h: height, m: Margins { left: 4.0, right: 4.0, top: 3.0, bottom } }
 }
 
-/// The bytes of `a` at `time_ps`: its last timeline point at or before it (`None` before its first).
+/// The bytes of `a` at `time_ps`: its last timeline point at or before it; `None` outside its events
+/// (before the first, or after the last: the host's profile had ended).
 fn bytes_at(a: &HostAllocator, time_ps: i64) -> Option<i64> {
+    if a.timeline.last().is_none_or(|p| time_ps > p.0) {
+        return None;
+    }
     let i = a.timeline.partition_point(|p| p.0 <= time_ps);
     i.checked_sub(1).map(|i| a.timeline[i].1)
 }
