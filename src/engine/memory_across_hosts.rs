@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn fullest_first_then_largest_without_capacity_ties_by_path() {
-        let mut rows = vec![
+        let mut rows = [
             row("b", "cpu", 900, None),
             row("a", "GPU_0_bfc", 50, Some(100)),
             row("b", "GPU_0_bfc", 90, Some(100)),
