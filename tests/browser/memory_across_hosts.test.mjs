@@ -68,19 +68,22 @@ test('every allocator of both hosts, closest to capacity first, and a row opens 
   }
   assert.equal(Number(await one(page, 'hosts')), HOSTS.length);
 
-  // Hover the first row's timeline at its middle: every row shows its bytes at that one time.
+  // Hover the first row's timeline at its peak: every row shows its bytes at that one time (none for a
+  // host whose events have not begun or have ended by then).
+  const first = expected.allocators[0];
   const canvas = await page.$('tr.hostmem-row td.hostmem-spark canvas');
   const box = await canvas.boundingBox();
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  const x = 4 + ((first.peak_time_ps - expected.start_ps) / (expected.end_ps - expected.start_ps)) * (box.width - 8);
+  await page.mouse.move(box.x + x, box.y + box.height / 2);
   await page.waitForSelector('[data-metric="cursor_time_us"]');
-  const atCursor = await metric(page, 'bytes_at_cursor');
-  assert.ok(atCursor.length >= 1, 'bytes at the crosshair');
   const t_ps = Number(await one(page, 'cursor_time_us')) * 1e6;
   for (const a of expected.allocators) {
-    const before = a.timeline.filter((p) => p[0] <= t_ps + 1);
-    const v = await metric(page, 'bytes_at_cursor', `${a.host}|${a.memory_id}`);
-    if (before.length > 1 && before.length < a.timeline.length) assert.equal(Number(v[0]), before[before.length - 1][1], `${a.host} at the cursor`);
+    const before = a.timeline.filter((p) => p[0] <= t_ps);
+    const ended = before.length === 0 || t_ps > a.timeline[a.timeline.length - 1][0];
+    const shown = await metric(page, 'bytes_at_cursor', `${a.host}|${a.memory_id}`);
+    assert.deepEqual(shown.map(Number), ended ? [] : [before[before.length - 1][1]], `${a.host} ${a.memory_id} at ${t_ps} ps`);
   }
+  assert.equal((await metric(page, 'bytes_at_cursor', `${first.host}|${first.memory_id}`)).length, 1, 'the first row has bytes at its own peak');
   await shot(page, 'memory-across-hosts');
 
   // The last row: that host's Memory Profile on that allocator, with the row's peak.
