@@ -183,3 +183,65 @@ fn all_hosts_through_the_protocol() {
     let ours = actual.rows.iter().find(|r| r.op_name == "IDLE").unwrap().total_self_time_us;
     assert!((ours - idle).abs() <= 1e-9 * idle, "{ours} vs {idle}");
 }
+
+/// The page's "all hosts" for every op tool the engine combines: each `Run*` request answers its
+/// one-file reply with the run's hosts combined, as XProf's two-host output has them.
+#[test]
+fn every_op_tool_answers_all_hosts_through_the_protocol() {
+    use tidemark::engine::op_profile::OpProfileGrouping;
+    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    let (run, hosts) = RUNS[0];
+    let (mut session, ids) = open_run(&hosts);
+    let ask = |session: &mut Session, body: RequestBody| -> ResponseBody {
+        let json = serde_json::to_string(&Request { v: VERSION, seq: 1, body }).unwrap();
+        let reply = handle(session, &json, None, &mut |_| {});
+        let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
+        back.body
+    };
+    let oracle = |tool: &str| common::json(&format!("runs/{run}/{run}.{tool}.json"));
+    // The reply read back from JSON against the engine's own view (numbers to 1e-9, as JSON carries them).
+    fn json<T: serde::Serialize>(v: &T) -> Value {
+        serde_json::to_value(v).unwrap()
+    }
+    fn same<T: serde::Serialize>(reply: &T, engine: &T) {
+        if let Some(d) = common::json_diff(&json(reply), &json(engine)) {
+            panic!("{d}");
+        }
+    }
+    let file_ids = ids.clone();
+
+    let ResponseBody::OverviewPage { view } = ask(&mut session, RequestBody::RunOverviewPage { file_ids: file_ids.clone() }) else {
+        panic!()
+    };
+    let xprof = &oracle("overview_page")[1];
+    assert_eq!(view.steps.names.len(), xprof["rows"].as_array().unwrap().len());
+    let average: f64 = xprof["p"]["steptime_ms_average"].as_str().unwrap().parse().unwrap();
+    assert!((view.step_time_ms.as_ref().unwrap().average - average).abs() <= 0.05, "XProf writes the average with one decimal");
+    same(&*view, &session.run_overview_page_view(&ids).unwrap());
+    assert!(common::json_diff(&json(&*view), &json(&session.overview_page_view(ids[0]).unwrap())).is_some(), "not the first host's alone");
+
+    let ResponseBody::InputPipeline { view } = ask(&mut session, RequestBody::RunInputPipeline { file_ids: file_ids.clone() }) else {
+        panic!()
+    };
+    assert_eq!(view.steps.names.len(), oracle("input_pipeline_analyzer")[1]["rows"].as_array().unwrap().len());
+    same(&*view, &session.run_input_pipeline_view(&ids).unwrap());
+
+    let ResponseBody::HloOpStats { view } = ask(&mut session, RequestBody::RunHloOpStats { file_ids: file_ids.clone() }) else { panic!() };
+    assert_eq!(view.columns.rank.len(), oracle("hlo_stats")["rows"].as_array().map_or(0, Vec::len));
+    same(&*view, &session.run_hlo_op_stats_view(&ids).unwrap());
+
+    let ResponseBody::KernelStats { view } = ask(&mut session, RequestBody::RunKernelStats { file_ids: file_ids.clone() }) else {
+        panic!()
+    };
+    assert_eq!(view.columns.kernel_name.len(), oracle("kernel_stats")["rows"].as_array().map_or(0, Vec::len));
+    same(&*view, &session.run_kernel_stats_view(&ids).unwrap());
+
+    let body = RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true };
+    let ResponseBody::RooflineModel { view } = ask(&mut session, body) else { panic!() };
+    same(&*view, &session.run_roofline_view(&ids, true).unwrap());
+
+    let body = RequestBody::RunOpProfile { file_ids, grouping: OpProfileGrouping::ByCategory, include_idle: true };
+    let ResponseBody::OpProfile { view } = ask(&mut session, body) else { panic!() };
+    same(&*view, &session.run_op_profile_view(&ids, OpProfileGrouping::ByCategory, true).unwrap());
+    assert_eq!(view.device_type, oracle("op_profile")["deviceType"].as_str().unwrap_or_default());
+}

@@ -115,6 +115,11 @@ impl HloOpStatsView {
 impl Session {
     /// The HLO Op Stats page of `file_id`.
     pub fn hlo_op_stats_view(&mut self, file_id: u32) -> Result<HloOpStatsView, EngineError> {
-        Ok(HloOpStatsView::of(&*self.hlo_stats(file_id)?))
+        self.run_hlo_op_stats_view(&[file_id])
+    }
+
+    /// The HLO Op Stats page of the run `file_ids`, its hosts combined.
+    pub fn run_hlo_op_stats_view(&mut self, file_ids: &[u32]) -> Result<HloOpStatsView, EngineError> {
+        Ok(HloOpStatsView::of(&*self.run_hlo_stats(file_ids)?))
     }
 }

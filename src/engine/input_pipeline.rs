@@ -153,6 +153,11 @@ impl Session {
 
     /// What the Input Pipeline page draws for `file_id`.
     pub fn input_pipeline_view(&mut self, file_id: u32) -> Result<InputPipelineView, EngineError> {
-        Ok(InputPipelineView::of(self.input_pipeline(file_id)?))
+        self.run_input_pipeline_view(&[file_id])
+    }
+
+    /// What the Input Pipeline page draws for the run `file_ids`, its hosts combined.
+    pub fn run_input_pipeline_view(&mut self, file_ids: &[u32]) -> Result<InputPipelineView, EngineError> {
+        Ok(InputPipelineView::of(self.run_input_pipeline(file_ids)?))
     }
 }

@@ -90,6 +90,11 @@ impl KernelStatsView {
 impl Session {
     /// The Kernel Stats page of `file_id` (no rows for a trace without GPU kernels).
     pub fn kernel_stats_view(&mut self, file_id: u32) -> Result<KernelStatsView, EngineError> {
-        Ok(KernelStatsView::of(&*self.kernel_stats(file_id)?))
+        self.run_kernel_stats_view(&[file_id])
+    }
+
+    /// The Kernel Stats page of the run `file_ids`: its hosts' kernels.
+    pub fn run_kernel_stats_view(&mut self, file_ids: &[u32]) -> Result<KernelStatsView, EngineError> {
+        Ok(KernelStatsView::of(&*self.run_kernel_stats(file_ids)?))
     }
 }

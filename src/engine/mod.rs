@@ -8,6 +8,7 @@ pub mod framework_op_stats;
 pub mod hlo_op_stats;
 pub mod input_pipeline;
 pub mod kernel_stats;
+pub mod memory_across_hosts;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod memory_viewer_columns;

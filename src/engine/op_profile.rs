@@ -175,8 +175,18 @@ pub fn tree(profile: &OpProfile, grouping: OpProfileGrouping, include_idle: bool
 impl Session {
     /// The Op Profile page of `file_id`: the tree `grouping` and `include_idle` pick, in columns.
     pub fn op_profile_view(&mut self, file_id: u32, grouping: OpProfileGrouping, include_idle: bool) -> Result<OpProfileView, EngineError> {
-        let profile = self.op_profile(file_id)?;
-        let metrics = self.op_metrics(file_id)?;
+        self.run_op_profile_view(&[file_id], grouping, include_idle)
+    }
+
+    /// The Op Profile page of the run `file_ids`, its hosts combined (ops joined with the run's modules).
+    pub fn run_op_profile_view(
+        &mut self,
+        file_ids: &[u32],
+        grouping: OpProfileGrouping,
+        include_idle: bool,
+    ) -> Result<OpProfileView, EngineError> {
+        let profile = self.run_op_profile(file_ids)?;
+        let metrics = self.run_op_metrics(file_ids)?;
         Ok(OpProfileView {
             device_type: profile.device_type.to_string(),
             grouping,

@@ -167,11 +167,16 @@ const PS_PER_MS: f64 = 1e9;
 impl Session {
     /// The Overview page of `file_id`, from its cached analysis.
     pub fn overview_page_view(&mut self, file_id: u32) -> Result<OverviewPageView, EngineError> {
-        let top_ops_missing = match &self.op_metrics(file_id)?.device {
+        self.run_overview_page_view(&[file_id])
+    }
+
+    /// The Overview page of the run `file_ids`, its hosts combined (the page's "all hosts").
+    pub fn run_overview_page_view(&mut self, file_ids: &[u32]) -> Result<OverviewPageView, EngineError> {
+        let top_ops_missing = match &self.run_op_metrics(file_ids)?.device {
             Err(e) => Some(e.to_string()),
             Ok(_) => None,
         };
-        let o = self.cached_overview_page(file_id)?;
+        let o = self.run_overview_page(file_ids)?;
         let (r, a) = (&o.run_environment, &o.input);
         let top_ops_missing = if r.hardware_type == "CPU_ONLY" {
             Some("the trace has no device (a CPU-only run): XProf lists the device's ops only".to_string())

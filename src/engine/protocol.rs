@@ -7,6 +7,7 @@ use super::framework_op_stats::FrameworkOpStatsView;
 use super::hlo_op_stats::HloOpStatsView;
 use super::input_pipeline::InputPipelineView;
 use super::kernel_stats::KernelStatsView;
+use super::memory_across_hosts::RunMemoryOverview;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
@@ -22,7 +23,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -164,6 +165,33 @@ pub enum RequestBody {
     XlaOpsCpu {
         file_id: u32,
     },
+    /// The HLO Op Stats page of a run's hosts `file_ids` combined (the host selector's "all hosts"),
+    /// answered as `HloOpStats`; so are the `Run*` op requests below, each as its one-file request.
+    RunHloOpStats {
+        file_ids: Vec<u32>,
+    },
+    RunKernelStats {
+        file_ids: Vec<u32>,
+    },
+    RunRooflineModel {
+        file_ids: Vec<u32>,
+        include_infeed_outfeed: bool,
+    },
+    RunOpProfile {
+        file_ids: Vec<u32>,
+        grouping: OpProfileGrouping,
+        include_idle: bool,
+    },
+    RunInputPipeline {
+        file_ids: Vec<u32>,
+    },
+    RunOverviewPage {
+        file_ids: Vec<u32>,
+    },
+    /// Memory across the hosts `file_ids` of a run: every allocator's peak, capacity and timeline.
+    RunMemoryOverview {
+        file_ids: Vec<u32>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -269,6 +297,9 @@ pub enum ResponseBody {
     },
     XlaOpsCpu {
         table: Box<XlaOpsCpu>,
+    },
+    RunMemoryOverview {
+        view: Box<RunMemoryOverview>,
     },
 }
 
@@ -408,6 +439,38 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::XlaOpsCpu { file_id } => match session.xla_ops_cpu(file_id) {
             Ok(table) => reply(ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&table)) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RunHloOpStats { file_ids } => match session.run_hlo_op_stats_view(&file_ids) {
+            Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RunKernelStats { file_ids } => match session.run_kernel_stats_view(&file_ids) {
+            Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed } => {
+            match session.run_roofline_view(&file_ids, include_infeed_outfeed) {
+                Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
+        RequestBody::RunOpProfile { file_ids, grouping, include_idle } => {
+            match session.run_op_profile_view(&file_ids, grouping, include_idle) {
+                Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
+        RequestBody::RunInputPipeline { file_ids } => match session.run_input_pipeline_view(&file_ids) {
+            Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RunOverviewPage { file_ids } => match session.run_overview_page_view(&file_ids) {
+            Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::RunMemoryOverview { file_ids } => match session.run_memory_overview(&file_ids) {
+            Ok(view) => reply(ResponseBody::RunMemoryOverview { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }

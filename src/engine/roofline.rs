@@ -125,6 +125,11 @@ impl RooflineView {
 impl Session {
     /// The Roofline page of `file_id`: its roofs and the records with or without infeed/outfeed ops.
     pub fn roofline_view(&mut self, file_id: u32, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-        Ok(RooflineView::of(&*self.roofline_model(file_id)?, include_infeed_outfeed))
+        self.run_roofline_view(&[file_id], include_infeed_outfeed)
+    }
+
+    /// The Roofline page of the run `file_ids`, its hosts combined.
+    pub fn run_roofline_view(&mut self, file_ids: &[u32], include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
+        Ok(RooflineView::of(&*self.run_roofline_model(file_ids)?, include_infeed_outfeed))
     }
 }

@@ -27,11 +27,13 @@ pub enum Tool {
     Overview,
     /// Tidemark's own: the XLA ops a CPU trace's host threads ran.
     XlaOpsCpu,
+    /// Every allocator of every host of the run, closest to its capacity first.
+    MemoryAcrossHosts,
 }
 
 impl Tool {
     /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 13] = [
+    pub const ALL: [Tool; 14] = [
         Tool::Overview,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -45,6 +47,7 @@ impl Tool {
         Tool::MemoryProfile,
         Tool::MemoryViewer,
         Tool::DeviceMemory,
+        Tool::MemoryAcrossHosts,
     ];
 
     pub fn slug(self) -> &'static str {
@@ -63,6 +66,7 @@ impl Tool {
             // The slug the file inspector had before it was renamed: old links open the overview.
             Tool::Overview => "overview",
             Tool::XlaOpsCpu => "xla-ops-cpu",
+            Tool::MemoryAcrossHosts => "memory-across-hosts",
         }
     }
 
@@ -81,6 +85,7 @@ impl Tool {
             Tool::InputPipeline => "Input pipeline",
             Tool::Overview => "Overview",
             Tool::XlaOpsCpu => "XLA ops (CPU)",
+            Tool::MemoryAcrossHosts => "Across hosts",
         }
     }
 
@@ -96,7 +101,7 @@ impl Tool {
                 ToolGroup::Ops
             }
             Tool::TraceViewer => ToolGroup::Trace,
-            Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,
+            Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory | Tool::MemoryAcrossHosts => ToolGroup::Memory,
             Tool::FileDetails => ToolGroup::File,
         }
     }
@@ -235,8 +240,8 @@ pub struct AppState {
     /// selected).
     pub trace_window: RwSignal<Option<(i64, i64)>>,
     pub trace_range: RwSignal<Option<(i64, i64)>>,
-    /// The host selector's "all hosts": the tools that combine a run's hosts (Framework Op Stats) show
-    /// the selected file's run combined; the others show the selected file.
+    /// The host selector's "all hosts": the op tools, which combine a run's hosts, show the selected
+    /// file's run combined ([`AppState::all_hosts_ids`]); the others show the selected file.
     pub all_hosts: RwSignal<bool>,
     /// The step picked in the Overview's step-time graph: every tool that places things in time
     /// follows it (the Memory Profile zooms to it, the Trace Viewer opens on it). Escape clears it.
@@ -346,6 +351,16 @@ impl AppState {
         paths.iter().filter_map(|(p, _)| ready.iter().find(|(_, rp)| rp == p).map(|(id, _)| *id)).collect()
     }
 
+    /// With "all hosts" chosen and the selected file's run holding several ready hosts, their ids
+    /// ([`AppState::selected_run_ids`]): what the op tools combine; else `None` (the selected file).
+    pub fn all_hosts_ids(&self) -> Option<Vec<u32>> {
+        if !self.all_hosts.get() {
+            return None;
+        }
+        let ids = self.selected_run_ids();
+        (ids.len() > 1).then_some(ids)
+    }
+
     /// The loaded files' engine ids and paths, in list order.
     pub fn ready_files(&self) -> Vec<(u32, String)> {
         self.files.with(|fs| {
@@ -368,7 +383,8 @@ impl Default for AppState {
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>][&demo]`.
-/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&demo]`.
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&demo]`
+/// `[&hosts=all]` (the host selector's "all hosts": the run is the selected file's).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -383,6 +399,7 @@ pub struct HashView {
     pub step: Option<StepPick>,
     pub highlight_op: Option<String>,
     pub trace_search: Option<String>,
+    pub all_hosts: bool,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -413,6 +430,7 @@ impl HashView {
                 "step-span" => step_span = parse_span(&val),
                 "op" if !val.is_empty() => v.highlight_op = Some(val),
                 "search" if !val.is_empty() => v.trace_search = Some(val),
+                "hosts" => v.all_hosts = val == "all",
                 _ => {}
             }
         }
@@ -457,6 +475,9 @@ impl HashView {
         }
         if let Some(q) = &self.trace_search {
             parts.push(format!("search={}", String::from(js_sys::encode_uri_component(q))));
+        }
+        if self.all_hosts {
+            parts.push("hosts=all".to_string());
         }
         format!("#{}", parts.join("&"))
     }

@@ -15,6 +15,8 @@ mod input_pipeline;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
 #[cfg(not(target_arch = "wasm32"))]
+mod memory_across_hosts;
+#[cfg(not(target_arch = "wasm32"))]
 mod memory_profile;
 #[cfg(not(target_arch = "wasm32"))]
 mod memory_viewer;
@@ -64,6 +66,9 @@ Usage:
                                           XProf's Roofline Model: ops against the device's peaks (TPU traces)
   tidemark xla-ops-cpu FILE [--json]      Tidemark's own (not in XProf): the XLA ops a CPU trace's host threads
                                           ran, per module and HLO op: runs, total / average / self time, category
+  tidemark memory-across-hosts FILE|RUN_DIR [--json]
+                                          every allocator of every host of a run: peak, capacity, peak time,
+                                          closest to capacity first (times from the run's earliest host start)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -101,6 +106,7 @@ fn main() {
         "hlo-stats" => op_tables::hlo_stats(rest),
         "roofline-model" => op_tables::roofline_model(rest),
         "xla-ops-cpu" => xla_ops_cpu::run(rest),
+        "memory-across-hosts" => memory_across_hosts::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

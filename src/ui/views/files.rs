@@ -180,7 +180,7 @@ fn RunHostSelect() -> impl IntoView {
                 }}
             </select>
         </label>
-        <label class="field" title="The run's hosts; all hosts combines them as XProf does, in the tools that combine hosts (Framework ops)">
+        <label class="field" title="The run's hosts; all hosts combines them as XProf does, in the op tools (Overview, Input pipeline, Op Profile, Framework ops, HLO ops, Kernels, Roofline)">
             "Host "
             <select
                 data-testid="file-select"

@@ -9,6 +9,7 @@ pub mod hlo_op_stats;
 pub mod input_pipeline;
 pub mod kernel_stats;
 pub mod landing;
+pub mod memory_across_hosts;
 pub mod memory_profile;
 pub mod memory_viewer;
 pub mod op_page;

@@ -31,11 +31,9 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
         move || {
             let include_idle = include_idle.get();
             // "All hosts": the run's hosts combined, as XProf combines them.
-            let run = if state.all_hosts.get() { state.selected_run_ids() } else { Vec::new() };
-            Some(if run.len() > 1 {
-                RequestBody::RunFrameworkOpStats { file_ids: run, include_idle }
-            } else {
-                RequestBody::FrameworkOpStats { file_id, include_idle }
+            Some(match state.all_hosts_ids() {
+                Some(file_ids) => RequestBody::RunFrameworkOpStats { file_ids, include_idle },
+                None => RequestBody::FrameworkOpStats { file_id, include_idle },
             })
         },
         |body| match body {

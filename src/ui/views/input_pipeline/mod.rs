@@ -12,15 +12,22 @@ use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::Text;
 use crate::ui::components::table::TableState;
+use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
 pub fn InputPipeline(file_id: u32, overview: FileOverview) -> impl IntoView {
+    let state = expect_context::<AppState>();
     let fetch = use_engine(
         "Input pipeline",
-        move || Some(RequestBody::InputPipeline { file_id }),
+        move || {
+            Some(match state.all_hosts_ids() {
+                Some(file_ids) => RequestBody::RunInputPipeline { file_ids },
+                None => RequestBody::InputPipeline { file_id },
+            })
+        },
         |body| match body {
             ResponseBody::InputPipeline { view } => Some(Arc::new(*view)),
             _ => None,

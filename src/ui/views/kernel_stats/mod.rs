@@ -10,15 +10,22 @@ use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Percent};
 use crate::ui::components::table::TableState;
+use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
 use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
 pub fn KernelStats(file_id: u32, overview: FileOverview) -> impl IntoView {
+    let state = expect_context::<AppState>();
     let fetch = use_engine(
         "Kernel stats",
-        move || Some(RequestBody::KernelStats { file_id }),
+        move || {
+            Some(match state.all_hosts_ids() {
+                Some(file_ids) => RequestBody::RunKernelStats { file_ids },
+                None => RequestBody::KernelStats { file_id },
+            })
+        },
         |body| match body {
             ResponseBody::KernelStats { view } => Some(Arc::new(*view)),
             _ => None,

@@ -14,6 +14,7 @@ use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Duration, Percent, Text};
 use crate::ui::components::time_unit::TimeUnitSelect;
+use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use colors::{bandwidth_color, flops_color};
 use leptos::prelude::*;
@@ -34,13 +35,20 @@ struct Display {
 
 #[component]
 pub fn OpProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
+    let state = expect_context::<AppState>();
     // XProf's page opens by program, idle excluded, ten ops per node.
     let grouping = RwSignal::new(OpProfileGrouping::ByProgram);
     let include_idle = RwSignal::new(false);
     let display = Display { limit: RwSignal::new(LIMITS.0), top90: RwSignal::new(false), search: RwSignal::new(String::new()) };
     let fetch = use_engine(
         "Op profile",
-        move || Some(RequestBody::OpProfile { file_id, grouping: grouping.get(), include_idle: include_idle.get() }),
+        move || {
+            let (grouping, include_idle) = (grouping.get(), include_idle.get());
+            Some(match state.all_hosts_ids() {
+                Some(file_ids) => RequestBody::RunOpProfile { file_ids, grouping, include_idle },
+                None => RequestBody::OpProfile { file_id, grouping, include_idle },
+            })
+        },
         |body| match body {
             ResponseBody::OpProfile { view } => Some(Arc::new(*view)),
             _ => None,

@@ -28,7 +28,13 @@ pub fn OverviewPage(file_id: u32, overview: FileOverview) -> impl IntoView {
     let is_trace = overview.format == Format::XSpace;
     let fetch = use_engine(
         "Overview",
-        move || is_trace.then_some(RequestBody::OverviewPage { file_id }),
+        // "All hosts": the run's hosts combined, as XProf combines them.
+        move || {
+            is_trace.then(|| match state.all_hosts_ids() {
+                Some(file_ids) => RequestBody::RunOverviewPage { file_ids },
+                None => RequestBody::OverviewPage { file_id },
+            })
+        },
         |body| match body {
             ResponseBody::OverviewPage { view } => Some(Arc::new(*view)),
             _ => None,

@@ -12,18 +12,26 @@ use crate::engine::roofline::RooflineView;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::components::table::TableState;
+use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
 use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
 pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
+    let state = expect_context::<AppState>();
     // XProf's page starts with the infeed and outfeed ops in.
     let include_infeed_outfeed = RwSignal::new(true);
     let table_state = TableState::new();
     let fetch = use_engine(
         "Roofline model",
-        move || Some(RequestBody::RooflineModel { file_id, include_infeed_outfeed: include_infeed_outfeed.get() }),
+        move || {
+            let include_infeed_outfeed = include_infeed_outfeed.get();
+            Some(match state.all_hosts_ids() {
+                Some(file_ids) => RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed },
+                None => RequestBody::RooflineModel { file_id, include_infeed_outfeed },
+            })
+        },
         |body| match body {
             ResponseBody::RooflineModel { view } => Some(Arc::new(*view)),
             _ => None,
