@@ -24,11 +24,18 @@ pub(super) struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    /// A collector for `n` memory events, known before reading them. Their snapshots get their room
-    /// at once rather than by doubling: each doubling copies them into fresh memory and leaves the
-    /// old buffer behind, which on a large line held twice the events' own size at the peak.
+    /// A collector for at most `n` memory events, known before reading them. Their snapshots get
+    /// their room at once rather than by doubling: each doubling copies them into fresh memory and
+    /// leaves the old buffer behind, which on a large line held twice the events' own size at the
+    /// peak. Room beyond what is used is never written, so it costs no memory until it is given
+    /// back ([`Collector::shrink_to_fit`]).
     pub(super) fn expecting(n: usize) -> Self {
         Collector { expected: n, ..Collector::default() }
+    }
+
+    /// Gives back the room no event took.
+    pub(super) fn shrink_to_fit(&mut self) {
+        self.ids.iter_mut().for_each(|(_, c)| c.snapshots.shrink_to_fit());
     }
 
     /// Adds `e`, the line's next memory event, as a snapshot without its step.

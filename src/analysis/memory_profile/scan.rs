@@ -88,7 +88,9 @@ pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: 
     let read = |(line_index, stretch): Work| {
         let line = &plane.lines[line_index];
         let noted = noted[line_index].get().map(|events| (events, stretch.unwrap_or(0..events.len())));
-        let mut collector = noted.as_ref().map_or_else(Collector::default, |(_, stretch)| Collector::expecting(stretch.len()));
+        // A line walked here has at most as many memory events as events.
+        let expected = noted.as_ref().map_or(line.event_count, |(_, stretch)| stretch.len());
+        let mut collector = Collector::expecting(expected);
         let mut event = MemoryEvent::default();
         let add = |event_index, ev: &RawEvent<'a, '_>| {
             if reader.read_into(line, line_index, event_index, ev, &mut event)? {
@@ -106,6 +108,7 @@ pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: 
                 0
             }
         };
+        collector.shrink_to_fit();
         Ok::<_, DecodeError>(((line_index, start), collector))
     };
     let (noted, claims) = (&noted, &claims);

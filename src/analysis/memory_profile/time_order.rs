@@ -28,15 +28,17 @@ impl Run {
 /// order of the runs, then of each run. Each event is then shown to `place` with the events placed
 /// before it, in order.
 ///
-/// The list is built where the events already are, so a profile never holds its events twice: a
-/// single run's own buffer is reused (nearly always already in time order), and several runs are
-/// copied one after another into one buffer, each run freed once copied; the order is then applied
-/// in place, following its cycles, with only (time, index) pairs sorted beside the events.
+/// The list is built where the events already are, so a profile never holds its events twice: the
+/// largest run's buffer takes the others' events (growing a large buffer moves its pages rather than
+/// copying them), each run freed once copied; the order is then applied in place, following its
+/// cycles, with only (time, rank, index) triples sorted beside the events. A single run, nearly always
+/// in time order already, is used as it is.
 pub(super) fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMut(&[Snapshot], &mut Snapshot)) -> Vec<Snapshot> {
-    let mut all = concatenate(runs, n);
-    if !all.is_sorted_by_key(|s| s.time_offset_ps) {
-        let mut order: Vec<(i64, usize)> = all.iter().enumerate().map(|(i, s)| (s.time_offset_ps, i)).collect();
-        // Ties by index: the stable order, without a stable sort's scratch buffer.
+    let (mut all, in_file_order) = gather(runs, n);
+    if !(in_file_order && all.is_sorted_by_key(|s| s.time_offset_ps)) {
+        // By time, then by rank among the plane's memory events (file order): the stable order,
+        // whichever order the runs were gathered in.
+        let mut order: Vec<(i64, i64, usize)> = all.iter().enumerate().map(|(i, s)| (s.time_offset_ps, s.activity.step_id, i)).collect();
         order.sort_unstable();
         permute(&mut all, order);
     }
@@ -47,39 +49,35 @@ pub(super) fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMu
     all
 }
 
-/// The events of `runs` one after another, globalised ([`Run::globalise`]).
-fn concatenate(runs: Vec<Run>, n: usize) -> Vec<Snapshot> {
-    let mut runs = runs.into_iter();
-    if runs.len() == 1 {
-        if let Some(mut run) = runs.next() {
-            let mut snapshots = std::mem::take(&mut run.snapshots);
-            snapshots.iter_mut().for_each(|s| run.globalise(s));
-            return snapshots;
-        }
-    }
-    let mut all = Vec::with_capacity(n);
+/// The events of `runs` in one buffer, globalised ([`Run::globalise`]), and whether they are in the
+/// runs' order (else the largest run's come first).
+fn gather(mut runs: Vec<Run>, n: usize) -> (Vec<Snapshot>, bool) {
+    let largest = (0..runs.len()).max_by_key(|&r| (runs[r].snapshots.len(), std::cmp::Reverse(r))).unwrap_or(0);
+    let Some(base) = runs.get_mut(largest) else { return (Vec::new(), true) };
+    let mut all = std::mem::take(&mut base.snapshots);
+    all.iter_mut().for_each(|s| base.globalise(s));
+    all.reserve_exact(n.saturating_sub(all.len()));
     for run in runs {
         all.extend(run.snapshots.iter().map(|&(mut s)| {
             run.globalise(&mut s);
             s
         }));
     }
-    all
+    (all, largest == 0)
 }
 
-/// Puts the event at `order[k].1` at position `k`, for every `k` (`order` a permutation of the
-/// indices, paired with anything), moving each event once; `order` is used up as the record of what
-/// has moved.
-fn permute(all: &mut [Snapshot], mut order: Vec<(i64, usize)>) {
+/// Puts the event at `order[k].2` at position `k`, for every `k` (the `.2`s a permutation of the
+/// indices), moving each event once; `order` is used up as the record of what has moved.
+fn permute(all: &mut [Snapshot], mut order: Vec<(i64, i64, usize)>) {
     for start in 0..all.len() {
-        if order[start].1 == start {
+        if order[start].2 == start {
             continue;
         }
         let first = all[start];
         let mut k = start;
         loop {
-            let from = order[k].1;
-            order[k].1 = k;
+            let from = order[k].2;
+            order[k].2 = k;
             if from == start {
                 all[k] = first;
                 break;
@@ -121,11 +119,16 @@ mod tests {
             ids: vec![0],
             start,
         };
-        let runs = vec![run(0, &[30, 10, 20, 10]), run(4, &[10, 40]), run(6, &[5, 30, 30])];
+        // The largest run is not the first: its buffer takes the others' events, ahead of theirs.
+        let runs = vec![run(0, &[30, 10]), run(2, &[20, 10, 10, 40]), run(6, &[5, 30, 30])];
         let mut seen = Vec::new();
         let all = merge_in_time_order(runs, 9, |placed, s| seen.push((placed.len(), s.activity.step_id)));
         let got: Vec<(i64, i64)> = all.iter().map(|s| (s.time_offset_ps, s.activity.step_id)).collect();
         assert_eq!(got, [(5, 6), (10, 1), (10, 3), (10, 4), (20, 2), (30, 0), (30, 7), (30, 8), (40, 5)]);
+        // A single run out of time order is sorted too.
+        let all = merge_in_time_order(vec![run(0, &[3, 1, 2, 1])], 4, |_, _| {});
+        let got: Vec<(i64, i64)> = all.iter().map(|s| (s.time_offset_ps, s.activity.step_id)).collect();
+        assert_eq!(got, [(1, 1), (1, 3), (2, 2), (3, 0)]);
         assert_eq!(seen, got.iter().enumerate().map(|(i, &(_, rank))| (i, rank)).collect::<Vec<_>>());
     }
 }
