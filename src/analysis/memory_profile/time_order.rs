@@ -30,17 +30,15 @@ impl Run {
 ///
 /// The list is built where the events already are, so a profile never holds its events twice: the
 /// largest run's buffer takes the others' events (growing a large buffer moves its pages rather than
-/// copying them), each run freed once copied; the order is then applied in place, following its
-/// cycles, with only (time, rank, index) triples sorted beside the events. A single run, nearly always
-/// in time order already, is used as it is.
+/// copying them), each run freed once copied, and is then sorted in place. A single run, nearly
+/// always in time order already, is used as it is.
 pub(super) fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMut(&[Snapshot], &mut Snapshot)) -> Vec<Snapshot> {
     let (mut all, in_file_order) = gather(runs, n);
     if !(in_file_order && all.is_sorted_by_key(|s| s.time_offset_ps)) {
         // By time, then by rank among the plane's memory events (file order): the stable order,
-        // whichever order the runs were gathered in.
-        let mut order: Vec<(i64, i64, usize)> = all.iter().enumerate().map(|(i, s)| (s.time_offset_ps, s.activity.step_id, i)).collect();
-        order.sort_unstable();
-        permute(&mut all, order);
+        // whichever order the runs were gathered in. The runs are each nearly in time order, which
+        // the sort finds and merges (with room for half the events beside them).
+        all.sort_by_key(|s| (s.time_offset_ps, s.activity.step_id));
     }
     for i in 0..all.len() {
         let (placed, rest) = all.split_at_mut(i);
@@ -64,28 +62,6 @@ fn gather(mut runs: Vec<Run>, n: usize) -> (Vec<Snapshot>, bool) {
         }));
     }
     (all, largest == 0)
-}
-
-/// Puts the event at `order[k].2` at position `k`, for every `k` (the `.2`s a permutation of the
-/// indices), moving each event once; `order` is used up as the record of what has moved.
-fn permute(all: &mut [Snapshot], mut order: Vec<(i64, i64, usize)>) {
-    for start in 0..all.len() {
-        if order[start].2 == start {
-            continue;
-        }
-        let first = all[start];
-        let mut k = start;
-        loop {
-            let from = order[k].2;
-            order[k].2 = k;
-            if from == start {
-                all[k] = first;
-                break;
-            }
-            all[k] = all[from];
-            k = from;
-        }
-    }
 }
 
 #[cfg(test)]
