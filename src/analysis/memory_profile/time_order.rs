@@ -101,10 +101,10 @@ mod tests {
         let all = merge_in_time_order(runs, 9, |placed, s| seen.push((placed.len(), s.activity.step_id)));
         let got: Vec<(i64, i64)> = all.iter().map(|s| (s.time_offset_ps, s.activity.step_id)).collect();
         assert_eq!(got, [(5, 6), (10, 1), (10, 3), (10, 4), (20, 2), (30, 0), (30, 7), (30, 8), (40, 5)]);
+        assert_eq!(seen, got.iter().enumerate().map(|(i, &(_, rank))| (i, rank)).collect::<Vec<_>>());
         // A single run out of time order is sorted too.
         let all = merge_in_time_order(vec![run(0, &[3, 1, 2, 1])], 4, |_, _| {});
         let got: Vec<(i64, i64)> = all.iter().map(|s| (s.time_offset_ps, s.activity.step_id)).collect();
         assert_eq!(got, [(1, 1), (1, 3), (2, 2), (3, 0)]);
-        assert_eq!(seen, got.iter().enumerate().map(|(i, &(_, rank))| (i, rank)).collect::<Vec<_>>());
     }
 }
