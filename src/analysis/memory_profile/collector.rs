@@ -46,7 +46,9 @@ impl<'a> Collector<'a> {
                 let ids = &mut self.ids;
                 let expected = std::mem::take(&mut self.expected);
                 *self.index.entry(e.memory_id.clone()).or_insert_with(|| {
-                    let collected = Collected { snapshots: Vec::with_capacity(expected), ..Collected::default() };
+                    let mut collected = Collected::default();
+                    // An upper bound may be more than the machine lends: then the room grows as usual.
+                    let _ = collected.snapshots.try_reserve_exact(expected);
                     ids.push((e.memory_id.clone(), collected));
                     ids.len() - 1
                 })

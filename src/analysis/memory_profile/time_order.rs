@@ -29,8 +29,8 @@ impl Run {
 /// before it, in order.
 ///
 /// The list is built where the events already are, so a profile never holds its events twice: the
-/// largest run's buffer takes the others' events (growing a large buffer moves its pages rather than
-/// copying them), each run freed once copied, and is then sorted in place. A single run, nearly
+/// largest run's buffer takes the others' events (natively a large buffer grows by moving its pages,
+/// not copying them), each run freed once copied, and is then sorted in place. A single run, nearly
 /// always in time order already, is used as it is.
 pub(super) fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMut(&[Snapshot], &mut Snapshot)) -> Vec<Snapshot> {
     let (mut all, in_file_order) = gather(runs, n);
