@@ -25,7 +25,7 @@ py="${XPROF_PYTHON:-/tmp/xprof-venv/bin/python}"
 repeat="${REPEAT:-3}"
 tools="${TOOLS:-memory_profile,trace_viewer}"
 [ -x "$cli" ] || { echo "$cli is missing: cargo build --release --bin tidemark" >&2; exit 2; }
-[ $# -gt 0 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
 
 # xprof-rs on FILE for TOOL: "seconds peak_kb idle_kb", or "- - -" when it gives no answer.
 xprof_rs() {
