@@ -27,7 +27,7 @@ tools="${TOOLS:-memory_profile,trace_viewer}"
 [ -x "$cli" ] || { echo "$cli is missing: cargo build --release --bin tidemark" >&2; exit 2; }
 [ $# -gt 0 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
 
-# xprof-rs on FILE for TOOL: "seconds peak_kb idle_kb", or "- - -" when it gives no answer.
+# xprof-rs on FILE for TOOL: "seconds peak_kb idle_kb" (seconds "-" when it gives no answer).
 xprof_rs() {
   local file="$1" tool="$2" dir port pid idle out peak
   dir=$(mktemp -d)
