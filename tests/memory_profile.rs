@@ -160,3 +160,21 @@ fn cli_prints_summary_and_json() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!out.stderr.is_empty());
 }
+
+/// A session that leaves the Memory Profile until asked (the command line's other commands) opens
+/// every fixture to the same overview, allocator counts included, and gives the same profile when
+/// asked as one that computed it at open.
+#[test]
+fn deferring_the_profile_changes_nothing_but_when() {
+    use tidemark::engine::Session;
+    for name in FIXTURES {
+        let bytes = common::bytes(&format!("{name}/{}.xplane.pb.gz", base(name)));
+        let (mut eager, mut deferring) = (Session::new(), Session::deferring_memory_profiles());
+        let (a, a_id) = eager.open(name, bytes.clone(), &mut |_, _| {}).map(|f| (f.overview.clone(), f.id)).expect("opens");
+        let (b, b_id) = deferring.open(name, bytes, &mut |_, _| {}).map(|f| (f.overview.clone(), f.id)).expect("opens");
+        assert_eq!(a, b, "{name}: overview");
+        assert!(!a.allocators.is_empty() || !name.starts_with("tf/d1_tf_keras_bfc"), "{name}: the check covers allocators");
+        let profile = |s: &mut Session, id| s.take_memory_profile(id).expect("a profile");
+        assert_eq!(profile(&mut eager, a_id), profile(&mut deferring, b_id), "{name}: profile");
+    }
+}

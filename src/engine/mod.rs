@@ -60,11 +60,23 @@ pub struct Session {
     overview_pages: HashMap<Vec<u32>, crate::analysis::overview_page::OverviewPage>,
     /// Device op tables read from the op metrics so far, by file id (see [`Session::hlo_stats`]).
     op_tables: op_tables::OpTablesCache,
+    /// Whether [`Session::open`] leaves a trace's Memory Profile until it is asked for
+    /// ([`Session::deferring_memory_profiles`]).
+    defer_memory_profiles: bool,
 }
 
 impl Session {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A session whose [`Session::open`] does not compute a trace's Memory Profile, only when it is
+    /// first asked for: for a caller that shows other tools (the command line's other commands),
+    /// which then neither waits for it nor holds its events (every allocator event of the trace, as
+    /// much memory as half the file) while it works. The overview then counts the allocator events
+    /// itself, to the same figures.
+    pub fn deferring_memory_profiles() -> Self {
+        Session { defer_memory_profiles: true, ..Self::default() }
     }
 
     /// Decodes and indexes `bytes` as file `path` (relative to what the user opened: a folder, a drop,
@@ -77,7 +89,7 @@ impl Session {
     pub fn open(&mut self, path: &str, bytes: impl Into<decode::Input>, progress: Progress) -> Result<&OpenFile, EngineError> {
         let file = decode::decode(path, bytes, progress).map_err(|e| EngineError::decode(path, &e))?;
         let memory = match &file.profile {
-            decode::Profile::XSpace(space) => crate::analysis::memory_profile::analyze(space).ok(),
+            decode::Profile::XSpace(space) if !self.defer_memory_profiles => crate::analysis::memory_profile::analyze(space).ok(),
             _ => None,
         };
         let overview = overview::overview(&file, memory.as_ref()).map_err(|e| EngineError::decode(path, &e))?;

@@ -8,10 +8,11 @@
 //! first. Serving those buffers from the heap and keeping the heap's free memory lets a process that
 //! analyses file after file (the benchmarks' repeated runs, a CLI command over several files) reuse
 //! pages it has already touched. The browser never returns wasm memory, so this is also how the page
-//! behaves. A first run is not changed: its pages are fresh either way.
+//! behaves. A first run is not faster: its pages are fresh either way.
 //!
-//! For binaries only (the CLI, the benchmarks), at the start of `main`: it sets how the whole
-//! process allocates, which is no business of a library call.
+//! For binaries only (the benchmarks, which analyse a file over and over), at the start of `main`: it
+//! sets how the whole process allocates, which is no business of a library call. Not for a process
+//! that analyses a file once (the CLI): its peak memory then holds every discarded buffer.
 
 /// Buffers up to this size come from the heap rather than from a mapping of their own: glibc's own
 /// upper bound for the setting on 64-bit targets (larger values are refused).

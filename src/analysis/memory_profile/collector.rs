@@ -18,17 +18,38 @@ pub(super) struct Collector<'a> {
     recent: Option<usize>,
     /// Memory events added so far.
     pub(super) count: usize,
+    /// How many memory events are coming, where known: the room the first memory ID's snapshots get
+    /// up front (see [`Collector::expecting`]).
+    expected: usize,
 }
 
 impl<'a> Collector<'a> {
+    /// A collector for at most `n` memory events, known before reading them. Their snapshots get
+    /// their room at once rather than by doubling: each doubling copies them into fresh memory and
+    /// leaves the old buffer behind, which on a large line held twice the events' own size at the
+    /// peak. Room beyond what is used is never written, so it costs no memory until it is given
+    /// back ([`Collector::shrink_to_fit`]).
+    pub(super) fn expecting(n: usize) -> Self {
+        Collector { expected: n, ..Collector::default() }
+    }
+
+    /// Gives back the room no event took.
+    pub(super) fn shrink_to_fit(&mut self) {
+        self.ids.iter_mut().for_each(|(_, c)| c.snapshots.shrink_to_fit());
+    }
+
     /// Adds `e`, the line's next memory event, as a snapshot without its step.
     pub(super) fn add(&mut self, e: &MemoryEvent<'a>) {
         let k = match self.recent {
             Some(k) if same_bytes(self.ids[k].0.as_bytes(), e.memory_id.as_bytes()) => k,
             _ => {
                 let ids = &mut self.ids;
+                let expected = std::mem::take(&mut self.expected);
                 *self.index.entry(e.memory_id.clone()).or_insert_with(|| {
-                    ids.push((e.memory_id.clone(), Collected::default()));
+                    let mut collected = Collected::default();
+                    // An upper bound may be more than the machine lends: then the room grows as usual.
+                    let _ = collected.snapshots.try_reserve_exact(expected);
+                    ids.push((e.memory_id.clone(), collected));
                     ids.len() - 1
                 })
             }

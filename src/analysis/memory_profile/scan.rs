@@ -87,24 +87,28 @@ pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: 
     // order, make up the line (ranks, summary, strings and time order all follow file order).
     let read = |(line_index, stretch): Work| {
         let line = &plane.lines[line_index];
-        let (mut collector, mut event) = (Collector::default(), MemoryEvent::default());
+        let noted = noted[line_index].get().map(|events| (events, stretch.unwrap_or(0..events.len())));
+        // A line walked here has at most as many memory events as events.
+        let expected = noted.as_ref().map_or(line.event_count, |(_, stretch)| stretch.len());
+        let mut collector = Collector::expecting(expected);
+        let mut event = MemoryEvent::default();
         let add = |event_index, ev: &RawEvent<'a, '_>| {
             if reader.read_into(line, line_index, event_index, ev, &mut event)? {
                 collector.add(&event);
             }
             Ok(())
         };
-        let start = match (noted[line_index].get(), stretch) {
-            (Some(events), stretch) => {
-                let stretch = stretch.unwrap_or(0..events.len());
+        let start = match noted {
+            Some((events, stretch)) => {
                 space.for_each_event_at(line, &events[stretch.clone()], add)?;
                 stretch.start
             }
-            (None, _) => {
+            None => {
                 space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), add)?;
                 0
             }
         };
+        collector.shrink_to_fit();
         Ok::<_, DecodeError>(((line_index, start), collector))
     };
     let (noted, claims) = (&noted, &claims);

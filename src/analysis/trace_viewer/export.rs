@@ -51,20 +51,35 @@ pub fn write_json(space: &XSpace, range_ps: Option<(i64, i64)>, out: &mut impl W
     Ok(written)
 }
 
-fn json_string(s: &str) -> String {
-    serde_json::to_string(s).expect("a string serializes")
+/// `s` as a JSON string, as serde_json writes it, without building it first: most names and values
+/// need no escape and are written as they are.
+fn write_str(out: &mut impl Write, s: &str) -> io::Result<()> {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        return serde_json::to_writer(out, s).map_err(io::Error::other);
+    }
+    out.write_all(b"\"")?;
+    out.write_all(s.as_bytes())?;
+    out.write_all(b"\"")
+}
+
+fn write_int(out: &mut impl Write, n: impl itoa::Integer) -> io::Result<()> {
+    out.write_all(itoa::Buffer::new().format(n).as_bytes())
 }
 
 fn write_metadata(p: &Process, out: &mut impl Write) -> io::Result<()> {
     let pid = p.pid;
     if !p.name.is_empty() {
-        write!(out, r#"{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":{}}}}},"#, json_string(&p.name))?;
+        write!(out, r#"{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":"#)?;
+        write_str(out, &p.name)?;
+        out.write_all(b"}},")?;
     }
     write!(out, r#"{{"ph":"M","pid":{pid},"name":"process_sort_index","args":{{"sort_index":{pid}}}}},"#)?;
     for t in &p.threads {
         let tid = t.tid;
         if !t.name.is_empty() {
-            write!(out, r#"{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_name","args":{{"name":{}}}}},"#, json_string(&t.name))?;
+            write!(out, r#"{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_name","args":{{"name":"#)?;
+            write_str(out, &t.name)?;
+            out.write_all(b"}},")?;
         }
         write!(out, r#"{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_sort_index","args":{{"sort_index":{tid}}}}},"#)?;
     }
@@ -76,6 +91,34 @@ pub fn micros(ps: i64) -> f64 {
     ps as f64 / 1e6
 }
 
+/// [`micros`] as `{}` prints it, written from the integer where that gives the same text: below
+/// 10^15 ps the decimal `ps / 10^6` has at most 15 significant digits, so it is the one shortest
+/// decimal that reads back as the double nearest it, which is what `{}` prints (in fixed notation).
+fn write_micros(out: &mut impl Write, ps: i64) -> io::Result<()> {
+    const EXACT_BELOW_PS: u64 = 1_000_000_000_000_000;
+    let abs = ps.unsigned_abs();
+    if abs >= EXACT_BELOW_PS {
+        return write!(out, "{}", micros(ps));
+    }
+    if ps < 0 {
+        out.write_all(b"-")?;
+    }
+    write_int(out, abs / 1_000_000)?;
+    let fraction = abs % 1_000_000;
+    if fraction == 0 {
+        return Ok(());
+    }
+    let mut digits = *b".000000";
+    let mut f = fraction;
+    for d in digits[1..].iter_mut().rev() {
+        *d = b'0' + (f % 10) as u8;
+        f /= 10;
+    }
+    // Without trailing zeros; the fraction is not 0, so a digit other than 0 ends it.
+    let end = digits.iter().rposition(|&d| d != b'0').map_or(digits.len(), |i| i + 1);
+    out.write_all(&digits[..end])
+}
+
 fn write_event(
     out: &mut impl Write,
     pid: u32,
@@ -85,21 +128,27 @@ fn write_event(
     name: &str,
     args: &[(String, String)],
 ) -> io::Result<()> {
-    if duration_ps == 0 {
-        write!(out, r#"{{"ph":"i","s":"t","pid":{pid},"tid":{tid},"ts":{},"name":{}"#, micros(start_ps), json_string(name))?;
-    } else {
-        write!(
-            out,
-            r#"{{"ph":"X","pid":{pid},"tid":{tid},"ts":{},"dur":{},"name":{}"#,
-            micros(start_ps),
-            micros(duration_ps),
-            json_string(name)
-        )?;
+    out.write_all(if duration_ps == 0 { br#"{"ph":"i","s":"t","pid":"# } else { br#"{"ph":"X","pid":"# })?;
+    write_int(out, pid)?;
+    out.write_all(br#","tid":"#)?;
+    write_int(out, tid)?;
+    out.write_all(br#","ts":"#)?;
+    write_micros(out, start_ps)?;
+    if duration_ps != 0 {
+        out.write_all(br#","dur":"#)?;
+        write_micros(out, duration_ps)?;
     }
+    out.write_all(br#","name":"#)?;
+    write_str(out, name)?;
     if !args.is_empty() {
         out.write_all(br#","args":{"#)?;
         for (i, (k, v)) in args.iter().enumerate() {
-            write!(out, "{}{}:{}", if i == 0 { "" } else { "," }, json_string(k), json_string(v))?;
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            write_str(out, k)?;
+            out.write_all(b":")?;
+            write_str(out, v)?;
         }
         out.write_all(b"}")?;
     }
@@ -201,6 +250,38 @@ mod tests {
         assert_eq!(cap_cutoff(&[5, 1, 3, 3, 9], 5), None);
         // Ties at the cutoff may keep more than the cap: nothing is dropped here.
         assert_eq!(cap_cutoff(&[1, 2, 2, 2], 2), None);
+    }
+
+    fn written(write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        write(&mut out).expect("writes to memory");
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    /// The microseconds written from the integer read as `{}` prints the double, on both sides of the
+    /// 10^15 ps bound, negative ones and a spread of others included.
+    #[test]
+    fn micros_are_written_as_the_double_prints() {
+        let mut values = vec![0, 1, -1, 999_999, 1_000_000, 1_000_001, 123_456_789, 1_939_402_000_000, i64::MIN, i64::MAX];
+        for bound in [1_000_000_000_000_000i64, -1_000_000_000_000_000] {
+            values.extend((-3..=3).map(|d| bound + d));
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..100_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let digits = (x >> 59) as u32 + 1; // 1..=32 bits' worth of magnitudes, up to 2^60
+            values.push(((x >> 3) % (1u64 << (digits * 2).min(60))) as i64 * if x & 1 == 0 { 1 } else { -1 });
+        }
+        for ps in values {
+            assert_eq!(written(|out| write_micros(out, ps)), format!("{}", micros(ps)), "{ps} ps");
+        }
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        for s in ["", "plain", "quote \" in", "back\\slash", "tab\t newline\n \u{1} \u{1f}", "ünïcödé ∑ \u{7f}"] {
+            assert_eq!(written(|out| write_str(out, s)), serde_json::to_string(s).expect("serializes"), "{s:?}");
+        }
     }
 
     #[test]

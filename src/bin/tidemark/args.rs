@@ -128,12 +128,22 @@ pub fn open_one(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
         return Err(2);
     };
     let name = path.display().to_string();
-    let mut session = Session::new();
+    let mut session = session_for(command);
     let id = crate::open::open_file(&mut session, path, &name).map_err(|e| {
         eprintln!("tidemark: {e}");
         1
     })?;
     Ok(OpenedFile { args, name, session, id })
+}
+
+/// The session `command` opens its files in: only `memory-profile` wants the Memory Profile that
+/// [`Session::open`] computes with every trace for the page; the others leave it out.
+fn session_for(command: &str) -> Session {
+    if command == "memory-profile" {
+        Session::new()
+    } else {
+        Session::deferring_memory_profiles()
+    }
 }
 
 /// The traces a run command reads, opened in a fresh session: one file, or every trace
@@ -177,7 +187,7 @@ pub fn open_run(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
         1 => {}
         _ => return Err(usage_error(format!("{name} holds several runs ({}); give one run's folder", run_dirs.join(", ")))),
     }
-    let mut session = Session::new();
+    let mut session = session_for(command);
     let mut ids = Vec::with_capacity(traces.len());
     for t in &traces {
         let id = crate::open::open_file(&mut session, &t.path, &t.relative).map_err(|e| {

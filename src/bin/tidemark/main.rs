@@ -81,7 +81,9 @@ Exit status: 0 on success, 1 when a file could not be read, 2 on a usage error.
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    tidemark::engine::retain_memory::retain_freed_memory();
+    // No `retain_memory::retain_freed_memory` here, unlike the benchmarks: a command analyses its
+    // file once, so keeping freed memory for a next run gains nothing, and it kept the Memory
+    // Profile's discarded buffers resident, a fifth of the command's peak memory.
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let Some((command, rest)) = argv.split_first() else {
         eprint!("{HELP}");
