@@ -5,10 +5,9 @@
 //!   all others), its verdict, the precision shares of the overview: both tools equal.
 //! - TPU v6e (JAX, no step line): no step, in XProf's TPU tables; both tools equal, the overview's TPU
 //!   analysis (device and host idle time, the chips' duty cycle and idle time) included.
-//! - AMD GPUs (JAX, saved ungrouped): no step, as in XProf (it finds no step marker to group by); the
-//!   page says their steps are not computed (XProf groups such a trace's kernels with the host events
-//!   that launched them, which is not done here). The overview differs in its analysis table (device TF-op share: the GPU device op table is not computed) and run environment (XProf names
-//!   the GPU model from the device's capabilities, "AMD GPU - gfx942"; here "GPU").
+//! - AMD GPUs (JAX, saved ungrouped): grouped as XProf groups them (the host's events, and each kernel
+//!   in the group of the host event that launched it): their hosts have no step marker, so no group and
+//!   no step, in XProf as here; both tools equal.
 //!
 //! What differs is listed by table, so a change either way shows.
 
@@ -22,9 +21,9 @@ use tidemark::engine::Session;
 /// (folder/stem, tables of input_pipeline_analyzer that differ, tables of overview_page that differ,
 /// whether Tidemark computes the trace's steps).
 const DEVICE: [(&str, &[usize], &[usize], bool); 5] = [
-    ("jax_mi300x_attention/mi300x_attention", &[], &[], false),
-    ("jax_mi300x_conv/mi300x_conv", &[], &[], false),
-    ("jax_mi355x_te_attention/mi355x_te_attention", &[], &[], false),
+    ("jax_mi300x_attention/mi300x_attention", &[], &[], true),
+    ("jax_mi300x_conv/mi300x_conv", &[], &[], true),
+    ("jax_mi355x_te_attention/mi355x_te_attention", &[], &[], true),
     ("jax_tpu_v6e_inference/tpu_v6e_inference", &[], &[], true),
     ("tf_v100_multi_worker/v100_worker", &[], &[], true),
 ];
