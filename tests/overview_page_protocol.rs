@@ -180,9 +180,8 @@ fn no_steps_and_no_trace_say_so() {
     }
 }
 
-/// A TPU trace (read in place when present): the top 10 device ops are XProf's, row by row; the
-/// figures XProf's TPU analysis computes are said to be not computed; the steps, which XProf takes from
-/// the device, are missing and the page is told so.
+/// A TPU trace (read in place when present): the top 10 device ops are XProf's, row by row, and so are
+/// the figures of XProf's TPU analysis (idle times, duty cycle); it has no step line, so no steps.
 #[test]
 fn tpu_top_ops_are_xprofs() {
     let Some(path) = common::device_fixture("jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb") else { return };
@@ -209,10 +208,16 @@ fn tpu_top_ops_are_xprofs() {
         (v.device_type.as_str(), v.device_core_count.to_string()),
         (oracle[2]["p"]["device_type"].as_str().unwrap(), oracle[2]["p"]["device_core_count"].as_str().unwrap().to_string())
     );
-    // XProf's TPU analysis gives idle time and duty cycle (13.4%, 86.5% here): not computed by Tidemark.
-    assert_eq!(oracle[0]["p"]["device_duty_cycle_percent"], "86.5%");
-    assert_eq!(v.utilisation.device_duty_cycle_percent, Figure::NotComputed);
-    assert_eq!(v.utilisation.host_idle_time_percent, Figure::NotComputed);
+    // XProf's TPU analysis: device idle time and duty cycle (13.4%, 86.5% here), host idle time.
+    for (figure, key) in [
+        (v.utilisation.device_duty_cycle_percent, "device_duty_cycle_percent"),
+        (v.utilisation.device_idle_time_percent, "device_idle_time_percent"),
+        (v.utilisation.host_idle_time_percent, "host_idle_time_percent"),
+    ] {
+        let Figure::Percent(p) = figure else { panic!("{key}: {figure:?}") };
+        assert_eq!(format!("{p:.1}%"), oracle[0]["p"][key].as_str().unwrap(), "{key}");
+    }
+    assert_eq!(v.utilisation.flop_rate_utilization_relative_to_roofline, Figure::NotReported);
     // A TPU trace without a step line has no steps, in XProf as here.
     assert!(!v.device_steps_unsupported && v.steps.names.is_empty());
     assert_eq!(oracle[1]["rows"].as_array().unwrap().len(), 0, "XProf measures no step on this inference trace either");

@@ -7,6 +7,7 @@
 //! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does gives
 //! [`DeviceOpsError::GpuCost`], never a table that would differ from XProf's.
 
+pub mod duty_cycle;
 pub mod gpu;
 pub mod gpu_perf;
 pub mod metadata;
@@ -71,6 +72,8 @@ pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, Device
     for plane in &planes {
         combined.combine(&tpu::core_op_metrics_db(space, plane)?, true);
     }
+    // A chip is busy while any of its cores is (XProf sets this on the device db for TPUs only).
+    let duty = duty_cycle::tpu_duty_cycle(space, &planes)?;
     let device_type = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let has_steps = planes.iter().flat_map(|p| &p.lines).any(|l| tpu::STEP_LINES.contains(&l.header.name.as_str()) && l.event_count > 0);
     Ok(DeviceOps {
@@ -79,7 +82,7 @@ pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, Device
         core_count: planes.len() as u32,
         has_steps,
         perf_env: tpu_perf_env(planes[0]),
-        db: combined.finish(),
+        db: OpMetricsDb { busy_time_ps: duty.busy_ps, idle_time_ps: duty.idle_ps, ..combined.finish() },
     })
 }
 

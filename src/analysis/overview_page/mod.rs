@@ -44,6 +44,9 @@ pub struct OverviewPage {
     /// XProf's utilisation figures (the TPU analysis's idle times and duty cycle, the device's FLOP
     /// rate and HBM bandwidth against its peaks), or why there is none.
     pub utilisation: Utilisation,
+    /// On a TPU, the chips' idle time within their programs' span (ps), the duty cycle's complement;
+    /// `None` elsewhere.
+    pub tpu_idle_time_ps: Option<u64>,
     pub input: InputPipeline,
 }
 
@@ -55,7 +58,8 @@ pub enum Figure {
     Percent(f64),
     /// The trace has no device to measure.
     NoDevice,
-    /// XProf computes it only for TPUs (its TPU analysis), so it reports none for this hardware.
+    /// XProf does not compute it for this hardware (the idle times and duty cycle come from its TPU
+    /// analysis only; the TPU's FLOP rate and bandwidth against its peaks from no open-source path).
     NotReported,
     /// XProf computes it for this hardware; Tidemark does not yet.
     NotComputed,
@@ -83,24 +87,42 @@ pub struct Utilisation {
 
 impl Utilisation {
     /// What can be said for `hardware_type` (XProf's name): a CPU-only trace has no device, and XProf's
-    /// host idle time comes from the TPU analysis; on GPUs and TPUs the figures are XProf's to compute
-    /// and not computed here.
-    fn of(hardware_type: &str) -> Self {
+    /// idle times and duty cycle come from its TPU analysis ([`Utilisation::tpu_analysis`]); the FLOP
+    /// rate and HBM bandwidth against the peaks are XProf's to compute on GPUs and not computed here.
+    fn of(hardware_type: &str, host_ops: &OpMetricsDb, device_ops: Option<&OpMetricsDb>) -> Self {
         use Figure::{NoDevice, NotComputed, NotReported};
-        // (host idle, device idle and duty cycle, FLOP rate and HBM bandwidth)
-        let (host, tpu_analysis, device) = match hardware_type {
-            "TPU" => (NotComputed, NotComputed, NotComputed),
-            "GPU" => (NotReported, NotReported, NotComputed),
-            _ => (NotReported, NoDevice, NoDevice),
+        let (host, device_idle, duty_cycle, device) = match hardware_type {
+            "TPU" => {
+                let (device_idle, duty_cycle) = match device_ops {
+                    Some(d) => tpu_device_analysis(d),
+                    None => (NotComputed, NotComputed),
+                };
+                // XProf's open-source TPU analysis has no peaks to measure against: it writes 0.
+                (Figure::Percent(idle_time_percent(host_ops)), device_idle, duty_cycle, NotReported)
+            }
+            "GPU" => (NotReported, NotReported, NotReported, NotComputed),
+            _ => (NotReported, NoDevice, NoDevice, NoDevice),
         };
         Utilisation {
             host_idle_time_percent: host,
-            device_idle_time_percent: tpu_analysis,
-            device_duty_cycle_percent: tpu_analysis,
+            device_idle_time_percent: device_idle,
+            device_duty_cycle_percent: duty_cycle,
             flop_rate_utilization_relative_to_roofline: device,
             memory_bw_utilization_relative_to_hw_limit: device,
         }
     }
+}
+
+/// XProf's TPU analysis of the device db: the share (%) of its time without ops (its idle row), and the
+/// duty cycle (%), the share of the chips' program span in which some core runs an op.
+fn tpu_device_analysis(device_ops: &OpMetricsDb) -> (Figure, Figure) {
+    let (busy, idle) = (device_ops.busy_time_ps as f64, device_ops.idle_time_ps as f64);
+    (Figure::Percent(idle_time_percent(device_ops)), Figure::Percent(100.0 * safe_divide(busy, busy + idle)))
+}
+
+/// The share (%) of a db's time without ops (XProf's `IdleTimeRatio`: all of it when the db has no time).
+fn idle_time_percent(db: &OpMetricsDb) -> f64 {
+    100.0 * (1.0 - safe_divide(db.total_op_time_ps as f64, db.total_time_ps as f64))
 }
 
 impl OverviewPage {
@@ -118,7 +140,8 @@ impl OverviewPage {
             device_compute_32bit_percent: compute_percent(c32),
             precision_statement: precision_statement(c16, c32),
             input: InputPipeline::new(db, host_ops, run_environment.hardware_type),
-            utilisation: Utilisation::of(run_environment.hardware_type),
+            utilisation: Utilisation::of(run_environment.hardware_type, host_ops, device_ops),
+            tpu_idle_time_ps: (run_environment.hardware_type == "TPU").then(|| device_ops.map(|d| d.idle_time_ps)).flatten(),
             run_environment,
             host_tf_op_percent: percent(host_run),
             host_op_time_eager_percent: host_eager,

@@ -5,6 +5,7 @@ use super::recommendation::tips;
 use super::{Figure, OverviewPage};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
 use crate::analysis::input_pipeline::{one_digit, xprof_json as input_json};
+use crate::analysis::roofline_model::table::six_digits;
 use serde_json::{json, Value};
 use ColumnType::{Boolean, Number, String as Text};
 
@@ -60,8 +61,7 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
         }
         t.row(row);
     }
-    // Device utilisation and duty cycle are not computed: 0 where there is no figure (exact on
-    // host-only traces).
+    // 0 where there is no figure, as XProf writes it.
     t.property("host_trace_level", "0");
     t.property("host_tf_op_percent", percent(o.host_tf_op_percent));
     t.property("device_tf_op_percent", percent(o.device_tf_op_percent));
@@ -81,8 +81,13 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
         t.property("memory_bw_utilization_relative_to_hw_limit", figure(u.memory_bw_utilization_relative_to_hw_limit));
         t.property("device_idle_time_percent", figure(u.device_idle_time_percent));
         t.property("device_duty_cycle_percent", figure(u.device_duty_cycle_percent));
-        t.property("device_duty_cycle_high_confidence_percent", percent(0.0));
+        // XProf 2.24's high-confidence duty cycle counts every custom call as busy; without a custom
+        // call it is the duty cycle.
+        t.property("device_duty_cycle_high_confidence_percent", figure(u.device_duty_cycle_percent));
         t.property("host_idle_time_percent", figure(u.host_idle_time_percent));
+        if let Some(ps) = o.tpu_idle_time_ps {
+            t.property("idle_time_high_confidence_ps", six_digits(ps as f64));
+        }
     }
     t
 }

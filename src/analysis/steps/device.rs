@@ -4,26 +4,30 @@
 //! stream lines that carry a correlation id and a group id are the typed events; a plane's steps are
 //! those it has both markers and events of, and the planes' steps are then merged.
 //!
-//! The groups are the ones the file was saved with: a trace grouped when it was recorded (TensorFlow's
-//! profiler groups before saving) carries them as `group_id` stats on its device events and its derived
-//! lines. A GPU trace saved ungrouped is grouped by XProf across the host and the devices (kernels
-//! inherit the group of the host event that launched them); that is not done here
-//! ([`super::StepDb::device_steps_unsupported`]).
+//! Where the groups come from ([`Groups`]): a trace grouped when it was recorded (TensorFlow's profiler
+//! groups before saving) carries them as `group_id` stats on its device events and its derived `Steps`
+//! line. A GPU trace saved ungrouped (JAX's) is grouped by XProf across the host and the devices: the
+//! host's events are grouped ([`crate::analysis::step_groups`]), each kernel or copy inherits the group
+//! of the host event that launched it (the one with its correlation id), and each plane's `Steps` line
+//! is derived from them, one span per run of events of one group in time order
+//! (`DeriveStepEventsFromGroups`). A host without step markers gives no group, so no step.
 
 use super::events::{Span, StepEvents};
 use super::EventType;
 use crate::analysis::device_planes::{is_derived_line, DERIVED_LINE_ID_MIN};
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, TfOpCategory};
-use crate::analysis::step_groups::GROUP_ID_STAT;
+use crate::analysis::step_groups::{self, Grouper, GROUP_ID_STAT};
 use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The id of the derived line holding the steps (XProf's `kThreadIdStepInfo`, the first derived id).
 const STEP_LINE_ID: i32 = DERIVED_LINE_ID_MIN;
 
 /// The stats read from device events (`shape`: the tensor shapes of the op that launched it).
-const STATS: [&str; 5] = [GROUP_ID_STAT, "correlation_id", "shape", "device_offset_ps", "device_duration_ps"];
+const STATS: [&str; 5] = [GROUP_ID_STAT, CORRELATION_ID, "shape", "device_offset_ps", "device_duration_ps"];
+/// The stat pairing a kernel or copy with the host event that launched it.
+const CORRELATION_ID: &str = "correlation_id";
 
 /// What a device event's stats say.
 #[derive(Default)]
@@ -36,11 +40,20 @@ struct EventStats {
     device_duration_ps: Option<i64>,
 }
 
+/// Where the device events' groups come from.
+pub enum Groups {
+    /// The `group_id` stats the trace was saved with; the markers are the derived `Steps` line's.
+    Recorded,
+    /// The groups of the host events that launched them, by correlation id ([`launch_groups`]); the
+    /// markers are derived from the events (named by their group id, as XProf's derived line names them).
+    Launched { by_correlation: HashMap<i64, i64> },
+}
+
 /// The step events of the GPU `planes` of `space`, by group id (all planes merged).
-pub fn gpu_step_events(space: &XSpace, planes: &[&Plane]) -> Result<BTreeMap<i64, StepEvents>, DecodeError> {
+pub fn gpu_step_events(space: &XSpace, planes: &[&Plane], groups: &Groups) -> Result<BTreeMap<i64, StepEvents>, DecodeError> {
     let mut steps: BTreeMap<i64, StepEvents> = BTreeMap::new();
     for plane in planes {
-        for (group, e) in plane_step_events(space, plane)? {
+        for (group, e) in plane_step_events(space, plane, groups)? {
             let step = steps.entry(group).or_default();
             step.markers.extend(e.markers);
             step.events.extend(e.events);
@@ -49,16 +62,61 @@ pub fn gpu_step_events(space: &XSpace, planes: &[&Plane]) -> Result<BTreeMap<i64
     Ok(steps)
 }
 
+/// The groups XProf gives an ungrouped trace's launches: its host plane grouped, and each host event
+/// with a correlation id (a kernel or copy launch) in its group. `Groups::Launched` of no group when the
+/// trace has no host plane or names TensorFlow loop ops (XProf then groups nothing).
+pub fn launch_groups(space: &XSpace) -> Result<Groups, DecodeError> {
+    let mut by_correlation = HashMap::new();
+    let Some(host) = space.plane_named(crate::analysis::memory_profile::HOST_PLANE) else {
+        return Ok(Groups::Launched { by_correlation });
+    };
+    let correlation = host.stat_id(CORRELATION_ID);
+    let mut wanted: Vec<&str> = step_groups::STATS.to_vec();
+    wanted.push(CORRELATION_ID);
+    let selection = host.stat_selection(&wanted);
+    let mut grouper = Grouper::new(space, host, |_| true);
+    // (tracked rank, correlation id) of each launch.
+    let mut launches: Vec<(usize, i64)> = Vec::new();
+    let mut rank = 0;
+    for line in &host.lines {
+        grouper.start_line(line);
+        space.for_each_raw_event(
+            line,
+            &selection,
+            |_| true,
+            |_, ev| {
+                grouper.push(ev)?;
+                for raw in ev.stats.iter().filter(|r| Some(r.metadata_id) == correlation) {
+                    if let Some(id) = host.raw_stat_value(raw)?.and_then(|v| v.as_i64()) {
+                        launches.push((rank, id));
+                    }
+                }
+                rank += 1;
+                Ok(())
+            },
+        )?;
+    }
+    let groups = grouper.finish();
+    for (rank, id) in launches {
+        if let Some(group) = groups.group_id(rank) {
+            by_correlation.insert(id, group);
+        }
+    }
+    Ok(Groups::Launched { by_correlation })
+}
+
 /// One plane's step events: its markers, and its typed events for the steps it has markers of.
-fn plane_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, StepEvents>, DecodeError> {
+fn plane_step_events(space: &XSpace, plane: &Plane, groups: &Groups) -> Result<BTreeMap<i64, StepEvents>, DecodeError> {
     let names: Vec<&str> = STATS.to_vec();
     let selection = plane.stat_selection(&names);
     let ids: Vec<Option<i64>> = STATS.iter().map(|s| plane.stat_id(s)).collect();
     let mut markers: BTreeMap<i64, Vec<Span>> = BTreeMap::new();
     let mut events: BTreeMap<i64, Vec<(EventType, Span)>> = BTreeMap::new();
+    // For launched groups: every grouped event, to derive the markers from.
+    let mut grouped: Vec<(Span, i64)> = Vec::new();
     for line in &plane.lines {
         let line_id = line.header.id as i32;
-        let is_step_line = line_id == STEP_LINE_ID;
+        let is_step_line = matches!(groups, Groups::Recorded) && line_id == STEP_LINE_ID;
         if !is_step_line && is_derived_line(line.header.id) {
             continue;
         }
@@ -80,9 +138,16 @@ fn plane_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, Step
                         _ => {}
                     }
                 }
-                let Some(group) = s.group_id else { return Ok(()) };
+                let group = match groups {
+                    Groups::Recorded => s.group_id,
+                    Groups::Launched { by_correlation } => s.correlation_id.and_then(|c| by_correlation.get(&c).copied()),
+                };
+                let Some(group) = group else { return Ok(()) };
                 let begin_ps = base_ps.saturating_add(ev.header.offset_ps);
                 let span = Span { begin_ps, end_ps: begin_ps.saturating_add(ev.header.duration_ps) };
+                if matches!(groups, Groups::Launched { .. }) {
+                    grouped.push((span, group));
+                }
                 if is_step_line {
                     markers.entry(group).or_default().push(device_span(span, &s));
                 } else if s.correlation_id.is_some_and(|c| c >= 0) && group >= 0 {
@@ -93,11 +158,28 @@ fn plane_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, Step
             },
         )?;
     }
+    for (span, group) in derived_step_line(grouped) {
+        markers.entry(group).or_default().push(span);
+    }
     // XProf keeps a plane's steps that have both events and markers of this plane.
     Ok(events
         .into_iter()
         .filter_map(|(group, events)| Some((group, StepEvents { markers: markers.remove(&group)?, events, name: None })))
         .collect())
+}
+
+/// The `Steps` line XProf derives from a plane's grouped events: in time order (longer first at one
+/// start), one span per run of events of one group, from its first start to its last end.
+fn derived_step_line(mut grouped: Vec<(Span, i64)>) -> Vec<(Span, i64)> {
+    grouped.sort_by_key(|(s, _)| (s.begin_ps, std::cmp::Reverse(s.end_ps - s.begin_ps)));
+    let mut line: Vec<(Span, i64)> = Vec::new();
+    for (span, group) in grouped {
+        match line.last_mut() {
+            Some((last, g)) if *g == group => last.end_ps = last.end_ps.max(span.end_ps),
+            _ => line.push((span, group)),
+        }
+    }
+    line
 }
 
 /// A device event's span as the device timed it (`device_offset_ps`, `device_duration_ps`) where it
@@ -141,6 +223,65 @@ mod tests {
         assert_eq!(classify("volta_fp16_sgemm", Some(false)), EventType::DeviceCompute32);
         assert_eq!(classify("volta_sgemm", Some(true)), EventType::DeviceCompute16);
         assert_eq!(classify("volta_sgemm", None), EventType::DeviceCompute32);
+    }
+
+    /// A host with two steps (`train` roots, `_r` 1) each launching a kernel (correlation ids 5, 6),
+    /// and a GPU running those kernels and one launched outside any step (7).
+    fn ungrouped_gpu_trace() -> XSpace {
+        use crate::analysis::test_xspace::{self as tx, TestLine, TestPlane};
+        use crate::proto::xplane as pb;
+        use pb::x_stat::Value as V;
+        let corr = |c| vec![tx::stat(2, V::Int64Value(c))];
+        let root = vec![tx::stat(1, V::Int64Value(1))];
+        let host = TestPlane {
+            meta: pb::XPlane {
+                name: "/host:CPU".into(),
+                event_metadata: tx::event_metadata(&[(1, "train"), (2, "hipLaunchKernel")]),
+                stat_metadata: tx::stat_metadata(&[(1, "_r"), (2, CORRELATION_ID)]),
+                ..Default::default()
+            },
+            lines: vec![TestLine {
+                header: pb::XLine { id: 1, name: "python".into(), ..Default::default() },
+                events: vec![
+                    tx::event(1, 0, 100, root.clone()),
+                    tx::event(2, 10, 5, corr(5)),
+                    tx::event(1, 200, 100, root),
+                    tx::event(2, 210, 5, corr(6)),
+                    tx::event(2, 400, 5, corr(7)),
+                ],
+            }],
+        };
+        let gpu = TestPlane {
+            meta: pb::XPlane {
+                name: "/device:GPU:0".into(),
+                event_metadata: tx::event_metadata(&[(1, "loop_fusion_kernel")]),
+                stat_metadata: tx::stat_metadata(&[(2, CORRELATION_ID)]),
+                ..Default::default()
+            },
+            lines: vec![TestLine {
+                header: pb::XLine { id: 16, name: "Stream #16(Kernel)".into(), ..Default::default() },
+                events: vec![tx::event(1, 20, 30, corr(5)), tx::event(1, 220, 40, corr(6)), tx::event(1, 420, 10, corr(7))],
+            }],
+        };
+        tx::index(&[host, gpu])
+    }
+
+    #[test]
+    fn kernels_take_the_steps_of_the_host_events_that_launched_them() {
+        let space = ungrouped_gpu_trace();
+        let db = super::super::step_db(&space).unwrap();
+        assert!(!db.device_steps_unsupported);
+        // Each step spans its kernels (the derived step line), all of it device compute.
+        let steps: Vec<(u64, u64)> = db.steps.iter().map(|s| (s.duration_ps, s.ps(EventType::DeviceCompute32))).collect();
+        assert_eq!(steps, [(30, 30), (40, 40)]);
+        assert_ne!(db.steps[0].group_id, db.steps[1].group_id);
+    }
+
+    #[test]
+    fn derived_steps_are_runs_of_one_group_in_time_order() {
+        let span = |b, e| Span { begin_ps: b, end_ps: e };
+        let line = derived_step_line(vec![(span(50, 60), 1), (span(0, 10), 1), (span(5, 40), 1), (span(70, 80), 2), (span(90, 95), 1)]);
+        assert_eq!(line, [(span(0, 60), 1), (span(70, 80), 2), (span(90, 95), 1)]);
     }
 
     #[test]

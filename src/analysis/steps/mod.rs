@@ -16,10 +16,8 @@
 //!    steps remain the first and the last are dropped (they are usually cut by the profiling window,
 //!    and XProf 2.24 drops them) — [`db`].
 //!
-//! Not computed: the steps of a GPU trace saved ungrouped (XProf groups its kernels with the host
-//! events that launched them) and the per-core steps of a TPU trace with a step line
-//! ([`StepDb::device_steps_unsupported`] says so). A TPU trace without a step line has no steps, in
-//! XProf as here.
+//! Not computed: the per-core steps of a TPU trace with a step line ([`StepDb::device_steps_unsupported`]
+//! says so). A TPU trace without a step line has no steps, in XProf as here.
 
 pub mod db;
 pub mod device;
@@ -97,8 +95,8 @@ pub struct StepDb {
     pub steps: Vec<Step>,
     /// Steps found before the first and last were dropped.
     pub steps_found: usize,
-    /// XProf takes this trace's steps from its devices in a way not computed here (a GPU trace saved
-    /// ungrouped, a TPU trace with a step line): there are no steps.
+    /// XProf takes this trace's steps from its devices in a way not computed here (a TPU trace with a
+    /// step line): there are no steps.
     pub device_steps_unsupported: bool,
     /// For the steps of several hosts combined ([`intersection::combine`]), each step's time on its
     /// slowest host, which XProf's step time statistics take; empty for one host's steps.
@@ -123,8 +121,10 @@ pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
             Some(host) => (events::host_step_events(space, host)?, false),
             None => return Ok(StepDb::default()),
         },
-        Some((DeviceKind::Gpu, planes)) if step_groups::recorded_grouped(space) => (device::gpu_step_events(space, &planes)?, true),
-        Some((DeviceKind::Gpu, _)) => return unsupported(),
+        Some((DeviceKind::Gpu, planes)) => {
+            let groups = if step_groups::recorded_grouped(space) { device::Groups::Recorded } else { device::launch_groups(space)? };
+            (device::gpu_step_events(space, &planes, &groups)?, true)
+        }
         // XProf's TPU steps are the TensorCores' step lines; without one there are none.
         Some((DeviceKind::Tpu, planes)) if planes.iter().any(|p| p.lines.iter().any(|l| l.header.name == TPU_STEP_LINE)) => {
             return unsupported()

@@ -8,7 +8,6 @@ pub mod flame;
 pub mod pie;
 pub mod plot;
 pub mod sparkline;
-pub mod step_bars;
 pub mod step_chart;
 pub mod timeline;
 pub mod trace;

@@ -92,7 +92,7 @@ fn Verdict(v: Arc<InputPipelineView>) -> impl IntoView {
             <p class="muted" data-testid="ipa-next-step" inner_html=verdict.next_step.clone()></p>
             {v.device_steps_unsupported.then(|| view! {
                 <p class="ipa-note" data-testid="ipa-device-note">
-                    "XProf takes this trace's steps from its devices in a way Tidemark does not compute yet (a GPU trace saved without step groups, or a TPU trace with a step line), so no steps are shown."
+                    "XProf takes this trace's steps from its devices in a way Tidemark does not compute yet (a TPU trace with a step line: each TensorCore's steps), so no steps are shown."
                 </p>
             })}
             {v.warnings.iter().map(|w| view! { <p class="ipa-warning" data-testid="ipa-warning">{"Warning: "}{w.clone()}</p> }).collect_view()}

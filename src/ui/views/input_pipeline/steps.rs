@@ -5,8 +5,7 @@
 use super::ms;
 use crate::analysis::input_pipeline::CATEGORIES;
 use crate::engine::input_pipeline::{InputPipelineView, Stats};
-use crate::ui::charts::step_bars::category_color;
-use crate::ui::charts::step_chart::{StepChart, StepChartKind, StepSeries};
+use crate::ui::charts::step_chart::{category_color, StepChart, StepChartKind, StepSeries};
 use crate::ui::components::metric::{Count, Text};
 use leptos::prelude::*;
 use std::sync::Arc;

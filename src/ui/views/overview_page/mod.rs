@@ -170,7 +170,7 @@ fn FigureCard(label: &'static str, metric: &'static str, figure: Figure) -> impl
         Figure::Percent(p) => (p.to_string(), "percent", format!("{p:.1} %"), ""),
         Figure::NoDevice => (String::new(), "no_device", "no device".into(), "A CPU-only trace: there is no device to measure."),
         Figure::NotReported => {
-            (String::new(), "not_reported", "not reported".into(), "XProf computes it for TPUs only, and writes 0.0% for other hardware.")
+            (String::new(), "not_reported", "not reported".into(), "XProf does not compute it for this hardware, and writes 0.0%.")
         }
         Figure::NotComputed => {
             (String::new(), "not_computed", "not computed".into(), "XProf computes it for this hardware; Tidemark does not yet.")

@@ -4,7 +4,7 @@
 
 use super::ms_text;
 use crate::engine::overview_page::OverviewPageView;
-use crate::ui::charts::step_bars::{self, category_color, Scene};
+use crate::ui::charts::step_chart::{self, category_color, Scene, StepChartKind};
 use crate::ui::charts::{observe_width, prepare, Palette};
 use crate::ui::components::metric::Text;
 use crate::ui::state::{AppState, StepPick, Tool};
@@ -34,10 +34,9 @@ pub(super) fn StepGraph(v: Arc<OverviewPageView>) -> impl IntoView {
     let n = v.steps.names.len();
     let notes = view! {
         {v.device_steps_unsupported.then(|| view! {
-            <p class="ovp-note" data-testid="steps-without-device-time">
-                "This trace has GPU or TPU planes, whose steps XProf takes from the device. These are the host's steps, "
-                "without device time: Tidemark does not measure the device compute, device-to-device, collectives, "
-                "kernel launch, output or compilation parts yet."
+            <p class="ovp-note" data-testid="device-steps-unsupported">
+                "XProf takes this TPU trace's steps from its TensorCores' step lines, which Tidemark does not read yet: "
+                "no steps are shown."
             </p>
         })}
         {(n == 1).then(|| view! {
@@ -64,8 +63,9 @@ pub(super) fn StepGraph(v: Arc<OverviewPageView>) -> impl IntoView {
     let width = RwSignal::new(0.0f64);
     let canvas_ref = NodeRef::<leptos::html::Canvas>::new();
     let wrap_ref = NodeRef::<leptos::html::Div>::new();
-    let max_ms = v.steps.step_time_ms.iter().copied().fold(0.0, f64::max);
-    let frame = move || step_bars::frame(width.get(), GRAPH_HEIGHT, n, max_ms);
+    let stacks: Vec<&[f64]> = v.steps.categories.iter().map(|c| c.ms.as_slice()).collect();
+    let max_ms = step_chart::highest(StepChartKind::Stacked, &stacks);
+    let frame = move || step_chart::frame(width.get(), GRAPH_HEIGHT, n, max_ms);
 
     Effect::new(move |_| {
         if let Some(el) = wrap_ref.get() {
@@ -81,15 +81,22 @@ pub(super) fn StepGraph(v: Arc<OverviewPageView>) -> impl IntoView {
             return;
         }
         let Some(ctx) = prepare(&canvas, f.w, f.h) else { return };
-        let stacks = drawn.steps.categories.iter().map(|c| (category_color(&c.id), c.ms.as_slice())).collect();
-        let scene = Scene { names: &drawn.steps.names, stacks, hover: hover.get(), selected: selected.get() };
-        step_bars::draw(&ctx, &f, &scene, &Palette::read());
+        let series = drawn.steps.categories.iter().map(|c| (category_color(&c.id), c.ms.as_slice())).collect();
+        let scene = Scene {
+            names: &drawn.steps.names,
+            series,
+            kind: StepChartKind::Stacked,
+            unit: "ms",
+            hover: hover.get(),
+            selected: selected.get(),
+        };
+        step_chart::draw(&ctx, &f, &scene, &Palette::read());
     });
 
     let on_move = move |e: web_sys::MouseEvent| {
         let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
         pointer.set((x, y));
-        let found = step_bars::step_at(&frame(), x, y, n);
+        let found = step_chart::step_at(&frame(), x, y, n);
         if hover.get_untracked() != found {
             hover.set(found);
         }
@@ -97,7 +104,7 @@ pub(super) fn StepGraph(v: Arc<OverviewPageView>) -> impl IntoView {
     let clicked = v.clone();
     let on_click = move |e: web_sys::MouseEvent| {
         let (x, y) = (f64::from(e.offset_x()), f64::from(e.offset_y()));
-        if let Some(i) = step_bars::step_at(&frame(), x, y, n) {
+        if let Some(i) = step_chart::step_at(&frame(), x, y, n) {
             pick(state, &clicked, i);
         }
     };
