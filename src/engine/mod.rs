@@ -59,6 +59,8 @@ pub struct Session {
     overview_pages: HashMap<Vec<u32>, crate::analysis::overview_page::OverviewPage>,
     /// Device op tables read from the op metrics so far, by file id (see [`Session::hlo_stats`]).
     op_tables: op_tables::OpTablesCache,
+    /// The Trace Viewer's flow links and memory clock found so far, by file id.
+    trace_extras: HashMap<u32, trace_viewer::TraceExtras>,
 }
 
 impl Session {
@@ -139,6 +141,7 @@ impl Session {
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);
         self.op_tables.forget_file(id);
+        self.trace_extras.remove(&id);
         before != self.files.len()
     }
 

@@ -80,6 +80,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.step.set(view.step);
     state.highlight_op.set(view.highlight_op);
     state.trace_search.set(view.trace_search);
+    state.trace_event.set(view.trace_event);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -117,6 +118,7 @@ pub fn App() -> impl IntoView {
             step: state.step.get(),
             highlight_op: state.highlight_op.get(),
             trace_search: state.trace_search.get(),
+            trace_event: state.trace_event.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -137,6 +139,7 @@ pub fn App() -> impl IntoView {
             state.step.set(None);
             state.highlight_op.set(None);
             state.trace_search.set(None);
+            state.trace_event.set(None);
         }
         current
     });

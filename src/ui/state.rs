@@ -246,6 +246,8 @@ pub struct AppState {
     pub highlight_op: RwSignal<Option<String>>,
     /// The Trace Viewer's search, set by an op row's "show occurrences" link (the first match framed).
     pub trace_search: RwSignal<Option<String>>,
+    /// The Trace Viewer's selected event (an index into the file's event store).
+    pub trace_event: RwSignal<Option<u32>>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -278,6 +280,7 @@ impl AppState {
             step: RwSignal::new(None),
             highlight_op: RwSignal::new(None),
             trace_search: RwSignal::new(None),
+            trace_event: RwSignal::new(None),
         }
     }
 
@@ -368,7 +371,7 @@ impl Default for AppState {
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>][&demo]`.
-/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&demo]`.
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&event=<n>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -383,6 +386,7 @@ pub struct HashView {
     pub step: Option<StepPick>,
     pub highlight_op: Option<String>,
     pub trace_search: Option<String>,
+    pub trace_event: Option<u32>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -413,6 +417,7 @@ impl HashView {
                 "step-span" => step_span = parse_span(&val),
                 "op" if !val.is_empty() => v.highlight_op = Some(val),
                 "search" if !val.is_empty() => v.trace_search = Some(val),
+                "event" => v.trace_event = val.parse().ok(),
                 _ => {}
             }
         }
@@ -457,6 +462,9 @@ impl HashView {
         }
         if let Some(q) = &self.trace_search {
             parts.push(format!("search={}", String::from(js_sys::encode_uri_component(q))));
+        }
+        if let Some(e) = self.trace_event {
+            parts.push(format!("event={e}"));
         }
         format!("#{}", parts.join("&"))
     }
