@@ -141,26 +141,44 @@ fn gpu_launches_link_to_their_kernels() {
     assert_no_link_lost(&mut s, id);
 }
 
-/// The memory clock maps every allocator event's Memory Profile time to its time in the trace.
+/// The memory clock maps every allocator event's Memory Profile time to its time in the trace (the
+/// line's start plus its offset), on CPU traces whose host lines start at 0 and on device traces
+/// whose host lines start at the profile's start; the peak, so mapped, lies inside the trace.
 #[test]
 fn memory_clock_puts_memory_profile_times_on_the_trace_clock() {
-    let mut s = Session::new();
-    let id = open_at(&mut s, &common::fixture(D1));
-    let clock = s.trace_memory_clock(id).unwrap();
-    assert!(clock.exact);
-    let file = common::open(D1);
-    let Profile::XSpace(space) = &file.profile else { panic!() };
-    let mut n = 0;
-    memory_events::for_each(space, None, |e| {
-        assert_eq!(clock.to_trace_ps(e.offset_ps), e.time_ps);
-        n += 1;
-    })
-    .unwrap();
-    assert!(n > 1000);
-    // The peak, on the trace's clock, lies inside the trace.
-    let peak = s.memory_profile_view(id, None).unwrap().allocator.unwrap().summary.peak_stats_time_ps;
-    let outline = s.trace_outline(id).unwrap();
-    assert!((outline.start_ps..=outline.end_ps).contains(&clock.to_trace_ps(peak)));
+    let mut paths = vec![common::fixture(D1), common::fixture(A2)];
+    paths.extend(
+        ["tf_v100_multi_worker/v100_worker.xplane.pb", "jax_mi300x_conv/mi300x_conv.xplane.pb"]
+            .iter()
+            .filter_map(|r| common::device_fixture(r)),
+    );
+    let mut nonzero = false;
+    for path in paths {
+        let mut s = Session::new();
+        let id = open_at(&mut s, &path);
+        let clock = s.trace_memory_clock(id).unwrap();
+        assert!(clock.exact, "{}", path.display());
+        nonzero |= clock.offset_ps != 0;
+        let file = common::open_at(&path);
+        let Profile::XSpace(space) = &file.profile else { panic!() };
+        let mut n = 0;
+        memory_events::for_each(space, None, |e| {
+            assert_eq!(clock.to_trace_ps(e.offset_ps), e.time_ps);
+            n += 1;
+        })
+        .unwrap();
+        let Some(a) = s.memory_profile_view(id, None).unwrap().allocator else {
+            assert_eq!(n, 0);
+            continue;
+        };
+        assert!(n > 0);
+        let outline = s.trace_outline(id).unwrap();
+        let peak = clock.to_trace_ps(a.summary.peak_stats_time_ps);
+        assert!((outline.start_ps..=outline.end_ps).contains(&peak), "{}: peak at {peak}", path.display());
+    }
+    if common::device_fixture("tf_v100_multi_worker/v100_worker.xplane.pb").is_some() {
+        assert!(nonzero, "a device trace's host lines start at the profile's start, not 0");
+    }
 }
 
 /// The counter track of each allocator is its Memory Profile timeline: at full resolution one step

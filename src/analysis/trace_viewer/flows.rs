@@ -65,6 +65,9 @@ pub struct Arrow {
     pub to_depth: u16,
     pub from_ps: i64,
     pub to_ps: i64,
+    /// Name ids ([`TraceStore::names`]) of the two events.
+    pub from_name: u32,
+    pub to_name: u32,
 }
 
 /// The flows asked for: those of a window, or of one event.
@@ -186,6 +189,8 @@ fn arrow(store: &TraceStore, link: Link) -> Option<Arrow> {
         to_depth: store.depth()[link.to as usize],
         from_ps: store.start_ps()[link.from as usize],
         to_ps: store.start_ps()[link.to as usize],
+        from_name: store.name_ids()[link.from as usize],
+        to_name: store.name_ids()[link.to as usize],
     })
 }
 

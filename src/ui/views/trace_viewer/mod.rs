@@ -6,6 +6,7 @@
 //! to pixels.
 
 mod details;
+mod flow_list;
 mod layout;
 mod overlays;
 mod search;
@@ -152,7 +153,10 @@ fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
                 "W/S or wheel zoom · A/D or drag pan · Shift-drag selects a range · click an event for its details and flows · hover a memory track for its values · 0 resets · ▸ collapses a process"
             </p>
             <div class="tv-panels">
-                <details::Details file_id selected_event origin_ps=full.0 />
+                <div>
+                    <details::Details file_id selected_event origin_ps=full.0 />
+                    <flow_list::FlowList file_id outline=outline.clone() full selected_event />
+                </div>
                 <summary::RangeSummary file_id origin_ps=full.0 />
             </div>
         </section>

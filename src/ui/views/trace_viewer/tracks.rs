@@ -250,7 +250,10 @@ pub(super) fn Tracks(
             // Hovering a counter track: the step under the pointer.
             let (x, y) = offset(&e);
             let at = layout.with_untracked(|l| l.counter_at(y + scroll_top.get_untracked()));
-            hover.set(at.map(|k| (k, frame().dx(x).round() as i64, x, y)));
+            let now = at.map(|k| (k, frame().dx(x).round() as i64, x, y));
+            if now != hover.get_untracked() {
+                hover.set(now);
+            }
             return;
         };
         let (x, _) = offset(&e);
@@ -450,7 +453,7 @@ pub(super) fn Tracks(
                         on:mousedown=on_down
                         on:mousemove=on_move
                         on:mouseup=on_up
-                        on:mouseleave=move |_| { press.set(None); drag_px.set(None); hover.set(None); }
+                        on:mouseleave=move |_| { press.set(None); drag_px.set(None); if hover.get_untracked().is_some() { hover.set(None); } }
                         on:wheel=on_wheel
                         on:keydown=on_key
                     ></canvas>
