@@ -157,16 +157,22 @@ fn memory_clock_puts_memory_profile_times_on_the_trace_clock() {
         let mut s = Session::new();
         let id = open_at(&mut s, &path);
         let clock = s.trace_memory_clock(id).unwrap();
-        assert!(clock.exact, "{}", path.display());
         nonzero |= clock.offset_ps != 0;
         let file = common::open_at(&path);
         let Profile::XSpace(space) = &file.profile else { panic!() };
-        let mut n = 0;
+        let (mut n, mut mapped) = (0, 0);
         memory_events::for_each(space, None, |e| {
-            assert_eq!(clock.to_trace_ps(e.offset_ps), e.time_ps);
             n += 1;
+            mapped += usize::from(clock.to_trace_ps(e.offset_ps) == e.time_ps);
         })
         .unwrap();
+        // Exact: every event maps. Not exact (host lines with allocator events start at different
+        // times, as on the AMD conv trace): the first such line's events do, and the clock says so.
+        if clock.exact {
+            assert_eq!(mapped, n, "{}", path.display());
+        } else {
+            assert!(mapped > 0 && mapped < n, "{}: {mapped} of {n}", path.display());
+        }
         let Some(a) = s.memory_profile_view(id, None).unwrap().allocator else {
             assert_eq!(n, 0);
             continue;
