@@ -30,6 +30,8 @@ const TRACKS_H: f64 = 560.0;
 const AXIS_H: f64 = 26.0;
 /// A press moves less than this (px) to count as a click.
 const CLICK_SLOP_PX: f64 = 3.0;
+/// Room the counter tooltip takes below the pointer: nearer the tracks' bottom it goes above.
+const TOOLTIP_H: f64 = 80.0;
 /// Pixels one ↑/↓ press scrolls the tracks.
 const KEY_SCROLL_PX: f64 = 80.0;
 
@@ -405,7 +407,7 @@ pub(super) fn Tracks(
         let left = if x + 280.0 > width.get() { x - 280.0 } else { x + 14.0 };
         let merged = w.count[i] > 1;
         Some(view! {
-            <div class="tv-tooltip" data-testid="counter-tooltip" style=format!("left:{:.0}px;top:{:.0}px", left + NAMES_W, y + 12.0 + scroll_top.get())>
+            <div class="tv-tooltip" data-testid="counter-tooltip" style=format!("left:{:.0}px;top:{:.0}px", left + NAMES_W, if y > TRACKS_H - TOOLTIP_H { y - TOOLTIP_H } else { y + 12.0 } + scroll_top.get())>
                 <div><Text metric="counter_hover_memory_id" value=track.memory_id.clone() /> " at "
                     <Text metric="counter_hover_time_ps" value=(w.time_ps[i] - full.0).to_string() shown=ps_text(w.time_ps[i] - full.0) /></div>
                 <div>"Heap " <Bytes metric="counter_heap_bytes" value=w.heap_bytes[i] /> " · stack " <Bytes metric="counter_stack_bytes" value=w.stack_bytes[i] /></div>
