@@ -63,6 +63,8 @@ pub struct Session {
     /// Whether [`Session::open`] leaves a trace's Memory Profile until it is asked for
     /// ([`Session::deferring_memory_profiles`]).
     defer_memory_profiles: bool,
+    /// The Trace Viewer's flow links and memory clock found so far, by file id.
+    trace_extras: HashMap<u32, trace_viewer::TraceExtras>,
 }
 
 impl Session {
@@ -152,6 +154,7 @@ impl Session {
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);
         self.op_tables.forget_file(id);
+        self.trace_extras.remove(&id);
         before != self.files.len()
     }
 

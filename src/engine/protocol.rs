@@ -14,8 +14,11 @@ use super::memory_viewer_columns::ViewerReply;
 use super::op_profile::{OpProfileGrouping, OpProfileView};
 use super::overview_page::OverviewPageView;
 use super::roofline::RooflineView;
+use super::trace_viewer::FlowQuery;
 use super::{EngineError, FileOverview, Session};
+use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
+use crate::analysis::trace_viewer::flows::FlowReply;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
@@ -192,6 +195,20 @@ pub enum RequestBody {
     RunMemoryOverview {
         file_ids: Vec<u32>,
     },
+    /// The Trace Viewer's flow arrows: those of one event, or those meeting a window.
+    TraceFlows {
+        file_id: u32,
+        query: FlowQuery,
+    },
+    /// The memory counter tracks (one per allocator) and the Memory Profile's clock in the trace.
+    TraceCounterTracks {
+        file_id: u32,
+    },
+    /// Allocators' heap and stack steps over a window, merged per pixel: one window per query.
+    TraceCounters {
+        file_id: u32,
+        queries: Vec<CounterQuery>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -300,6 +317,15 @@ pub enum ResponseBody {
     },
     RunMemoryOverview {
         view: Box<RunMemoryOverview>,
+    },
+    TraceFlows {
+        flows: Box<FlowReply>,
+    },
+    TraceCounterTracks {
+        tracks: Box<CounterTracks>,
+    },
+    TraceCounters {
+        windows: Vec<CounterWindow>,
     },
 }
 
@@ -473,6 +499,20 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(view) => reply(ResponseBody::RunMemoryOverview { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
+        RequestBody::TraceFlows { file_id, query } => match session.trace_flows(file_id, &query) {
+            Ok(flows) => reply(ResponseBody::TraceFlows { flows: Box::new(flows) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TraceCounterTracks { file_id } => match session.trace_counter_tracks(file_id) {
+            Ok(tracks) => reply(ResponseBody::TraceCounterTracks { tracks: Box::new(tracks) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TraceCounters { file_id, queries } => {
+            match queries.iter().map(|q| session.trace_counters(file_id, q)).collect::<Result<Vec<_>, _>>() {
+                Ok(windows) => reply(ResponseBody::TraceCounters { windows }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
     }
 }
 

@@ -4,8 +4,10 @@
 //! the file's bytes, which the session keeps anyway.
 
 use super::{EngineError, Session};
+use crate::analysis::trace_viewer::counters::{self, CounterQuery, CounterTracks, CounterWindow, MemoryClock};
 use crate::analysis::trace_viewer::details::{self, EventDetails};
 use crate::analysis::trace_viewer::export;
+use crate::analysis::trace_viewer::flows::{FlowIndex, FlowReply};
 use crate::analysis::trace_viewer::lod::{self, LodQuery, LodReply};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{self, NameSummary, SearchResult};
@@ -14,6 +16,29 @@ use crate::decode::xplane::XSpace;
 
 /// The tool's name in errors.
 const TOOL: &str = "Trace Viewer";
+
+/// Most arrows one flow reply carries (its `total` counts them all).
+pub const MAX_FLOW_ARROWS: usize = 20_000;
+
+/// What the Trace Viewer finds in a file beside its event store, each on first use.
+#[derive(Debug, Default)]
+pub struct TraceExtras {
+    flows: Option<FlowIndex>,
+    memory_clock: Option<MemoryClock>,
+}
+
+/// The flows the page asks for: those of one event, or those meeting a window.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FlowQuery {
+    pub start_ps: i64,
+    pub end_ps: i64,
+    /// Indices into the store's threads; `None` for all.
+    pub threads: Option<Vec<u32>>,
+    /// The selected event: its links alone, wherever they lie.
+    pub event: Option<u32>,
+    /// Most arrows to send (at most [`MAX_FLOW_ARROWS`]).
+    pub limit: u32,
+}
 
 impl Session {
     /// The XSpace of file `file_id`, or why there is none.
@@ -77,5 +102,58 @@ impl Session {
         out: &mut impl std::io::Write,
     ) -> Result<usize, EngineError> {
         export::write_json(self.trace_space(file_id)?, range_ps, out).map_err(|e| self.file_error(file_id, e.to_string()))
+    }
+
+    /// The links of file `file_id`'s trace, found on first use.
+    pub fn trace_flow_index(&mut self, file_id: u32) -> Result<&FlowIndex, EngineError> {
+        if self.trace_extras.get(&file_id).is_none_or(|x| x.flows.is_none()) {
+            self.trace_store(file_id)?;
+            let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);
+            let index = FlowIndex::build(space, store).map_err(|e| self.file_error(file_id, e.to_string()))?;
+            self.trace_extras.entry(file_id).or_default().flows = Some(index);
+        }
+        Ok(self.trace_extras[&file_id].flows.as_ref().expect("just built"))
+    }
+
+    /// The flow arrows `q` asks for.
+    pub fn trace_flows(&mut self, file_id: u32, q: &FlowQuery) -> Result<FlowReply, EngineError> {
+        self.trace_flow_index(file_id)?;
+        let (store, index) = (&self.trace_stores[&file_id], self.trace_extras[&file_id].flows.as_ref().expect("built above"));
+        let limit = (q.limit as usize).min(MAX_FLOW_ARROWS);
+        Ok(match q.event {
+            Some(event) => index.of_event(store, event, limit),
+            None => index.window(store, q.start_ps, q.end_ps, q.threads.as_deref(), limit),
+        })
+    }
+
+    /// How the Memory Profile's times of file `file_id` map to its trace's.
+    pub fn trace_memory_clock(&mut self, file_id: u32) -> Result<MemoryClock, EngineError> {
+        if let Some(clock) = self.trace_extras.get(&file_id).and_then(|x| x.memory_clock) {
+            return Ok(clock);
+        }
+        let clock = counters::memory_clock(self.trace_space(file_id)?).map_err(|e| self.file_error(file_id, e.to_string()))?;
+        self.trace_extras.entry(file_id).or_default().memory_clock = Some(clock);
+        Ok(clock)
+    }
+
+    /// The memory counter tracks of file `file_id` (one per allocator) and their clock.
+    pub fn trace_counter_tracks(&mut self, file_id: u32) -> Result<CounterTracks, EngineError> {
+        let clock = self.trace_memory_clock(file_id)?;
+        Ok(counters::tracks(self.cached_memory_profile(file_id)?, clock))
+    }
+
+    /// One allocator's steps over a window ([`counters::window`]).
+    pub fn trace_counters(&mut self, file_id: u32, q: &CounterQuery) -> Result<CounterWindow, EngineError> {
+        let clock = self.trace_memory_clock(file_id)?;
+        let file = self.file(file_id)?.file.name.clone();
+        let profile = self.cached_memory_profile(file_id)?;
+        match profile.allocator(&q.memory_id) {
+            Some(a) => Ok(counters::window(a, clock, q)),
+            None => Err(EngineError::UnknownMemoryId {
+                file,
+                memory_id: q.memory_id.clone(),
+                known: profile.memory_ids().map(str::to_string).collect(),
+            }),
+        }
     }
 }

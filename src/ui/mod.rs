@@ -81,6 +81,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.highlight_op.set(view.highlight_op);
     state.trace_search.set(view.trace_search);
     state.all_hosts.set(view.all_hosts);
+    state.trace_event.set(view.trace_event);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -119,6 +120,7 @@ pub fn App() -> impl IntoView {
             highlight_op: state.highlight_op.get(),
             trace_search: state.trace_search.get(),
             all_hosts: state.all_hosts.get(),
+            trace_event: state.trace_event.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -139,6 +141,7 @@ pub fn App() -> impl IntoView {
             state.step.set(None);
             state.highlight_op.set(None);
             state.trace_search.set(None);
+            state.trace_event.set(None);
         }
         current
     });

@@ -251,6 +251,8 @@ pub struct AppState {
     pub highlight_op: RwSignal<Option<String>>,
     /// The Trace Viewer's search, set by an op row's "show occurrences" link (the first match framed).
     pub trace_search: RwSignal<Option<String>>,
+    /// The Trace Viewer's selected event (an index into the file's event store).
+    pub trace_event: RwSignal<Option<u32>>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -283,6 +285,7 @@ impl AppState {
             step: RwSignal::new(None),
             highlight_op: RwSignal::new(None),
             trace_search: RwSignal::new(None),
+            trace_event: RwSignal::new(None),
         }
     }
 
@@ -382,9 +385,9 @@ impl Default for AppState {
 
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
-/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>][&demo]`.
-/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&demo]`
-/// `[&hosts=all]` (the host selector's "all hosts": the run is the selected file's).
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>]`
+/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&demo]` (`hosts=all`: the host selector's
+/// "all hosts", the run being the selected file's).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -400,6 +403,7 @@ pub struct HashView {
     pub highlight_op: Option<String>,
     pub trace_search: Option<String>,
     pub all_hosts: bool,
+    pub trace_event: Option<u32>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -431,6 +435,7 @@ impl HashView {
                 "op" if !val.is_empty() => v.highlight_op = Some(val),
                 "search" if !val.is_empty() => v.trace_search = Some(val),
                 "hosts" => v.all_hosts = val == "all",
+                "event" => v.trace_event = val.parse().ok(),
                 _ => {}
             }
         }
@@ -478,6 +483,9 @@ impl HashView {
         }
         if self.all_hosts {
             parts.push("hosts=all".to_string());
+        }
+        if let Some(e) = self.trace_event {
+            parts.push(format!("event={e}"));
         }
         format!("#{}", parts.join("&"))
     }

@@ -208,7 +208,12 @@ test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Vie
   const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
   const events = eventsOf(cliTrace(D2));
   const page = await openTool(D2, 'memory-profile', '[data-testid="peak-trace-link"]');
-  const peak = Number(await one(page, 'peak_time_ps'));
+  // The Memory Profile's times leave out the host lines' start; the link adds it (the engine's tests
+  // prove the offset against every allocator event's time in the trace).
+  await page.waitForSelector('[data-testid="peak-trace-link"][data-trace-ps]', { timeout: 60_000 });
+  const peakMemory = Number(await one(page, 'peak_time_ps'));
+  const peak = Number(await page.$eval('[data-testid="peak-trace-link"]', (a) => a.dataset.tracePs));
+  assert.ok(peak >= peakMemory, `the peak at ${peakMemory} in the Memory Profile is at ${peak} in the trace`);
   await page.click('[data-testid="peak-trace-link"]');
   await page.waitForSelector('[data-testid="trace-viewer"]', { timeout: 60_000 });
   const c = await settled(page);
@@ -222,5 +227,99 @@ test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Vie
   const overlap = events.filter((e) => e.ts <= c.end / 1e6 && e.ts + (e.dur ?? 0) >= c.start / 1e6).length;
   assert.ok(Math.abs(c.visible - overlap) <= overlap * 0.001 + 2, `${c.visible} events drawn, XProf's JSON has ${overlap} overlapping`);
   await shot(page, 'trace-viewer-peak-link');
+  assert.deepEqual(page.errors, []);
+});
+
+test('d1_tf_keras_bfc: memory counter tracks with hover values, flow arrows of a selected event and of the window, Memory Profile links', async () => {
+  const D1 = fixture('tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz');
+  const page = await openTool(D1, 'trace-viewer', '[data-testid="trace-viewer"]');
+  let c = await settled(page);
+  const full = { start: c.start, end: c.end };
+
+  // One counter track per allocator, under the host process, with its scale and event count.
+  await page.waitForSelector('[data-testid="trace-counter"]', { timeout: 60_000 });
+  const counters = await page.$$eval('[data-testid="trace-counter"]', (els) => els.map((e) => ({
+    id: e.dataset.memoryId, top: parseFloat(e.style.top), height: parseFloat(e.style.height),
+  })));
+  assert.ok(counters.length >= 1);
+  for (const k of counters) {
+    assert.ok(Number(await one(page, 'counter_max_in_use_bytes', k.id)) > 0, `${k.id} has a scale`);
+    assert.ok(Number(await one(page, 'counter_event_count', k.id)) > 0, `${k.id} has events`);
+  }
+  // Hovering the track shows the heap and stack in effect there.
+  const k = counters[0];
+  await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = Math.max(0, top - 100); }, k.top);
+  c = await settled(page);
+  const ky = c.y + k.top - c.scrollTop + k.height / 2;
+  let hovered = false;
+  for (let i = 1; i < 20 && !hovered; i++) {
+    await page.mouse.move(c.x + (c.w * i) / 20, ky);
+    hovered = await page.waitForSelector('[data-testid="counter-tooltip"] [data-metric="counter_heap_bytes"]', { timeout: 1000 }).then(() => true, () => false);
+  }
+  assert.ok(hovered, 'the counter track shows its values on hover');
+  assert.ok(Number(await one(page, 'counter_heap_bytes')) >= 0);
+  assert.ok(Number(await one(page, 'counter_stack_bytes')) >= 0);
+  await shot(page, 'trace-viewer-counters');
+
+  // All flows of the window: the thread-pool scheduling → region links.
+  await page.click('[data-testid="show-flows"]');
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="trace-canvas"]').dataset.windowFlows) > 0, null, { timeout: 60_000 });
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="trace-canvas"]').dataset.flowArrows) > 0, null, { timeout: 30_000 });
+  await page.click('[data-testid="show-flows"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="trace-canvas"]').dataset.windowFlows === '0');
+
+  // A linked event: a thread-pool region (a consumer) on a worker thread. Click along worker threads'
+  // top rows until one is selected that has flows; the details then show its context.
+  const threads = await page.$$eval('[data-testid="trace-thread"]', (els) => els.map((e) => ({
+    name: e.dataset.name, top: parseFloat(e.style.top), events: Number(e.dataset.events),
+  })));
+  const workers = threads.filter((t) => t.events > 0 && t.name !== 'python').sort((a, b) => b.events - a.events).slice(0, 6);
+  let linked = false;
+  for (const t of workers) {
+    await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = Math.max(0, top - 40); }, t.top);
+    c = await settled(page);
+    const y = c.y + t.top - c.scrollTop + 3 + 8;
+    for (let i = 1; i < 30 && !linked; i++) {
+      await page.mouse.click(c.x + (c.w * i) / 30, y);
+      linked = await page.waitForFunction(
+        () => Number(document.querySelector('[data-testid="trace-canvas"]').dataset.selectedFlows) > 0,
+        null, { timeout: 700 },
+      ).then(() => true, () => false);
+    }
+    if (linked) break;
+  }
+  assert.ok(linked, 'a worker thread event with flows was selected');
+  await page.waitForSelector('[data-metric="event_context"]', { timeout: 30_000 });
+  assert.match(new URL(page.url()).hash, /event=\d+/, 'the selected event is in the URL');
+  await shot(page, 'trace-viewer-flows');
+
+  // The Memory Profile's links: the peak, a clicked point and a breakdown row's lifetime.
+  await page.click('.tab[data-tool="memory-profile"]');
+  await page.waitForSelector('[data-testid="peak-trace-link"][data-trace-ps]', { timeout: 60_000 });
+  const tl = await page.$eval('[data-testid="timeline-canvas"]', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, w: r.width, h: r.height, left: Number(el.dataset.plotLeft), right: Number(el.dataset.plotRight) };
+  });
+  await page.mouse.move(tl.x + (tl.left + tl.right) / 2, tl.y + tl.h / 2);
+  await page.mouse.down();
+  await page.mouse.up();
+  await page.waitForSelector('[data-testid="point-trace-link"]', { timeout: 10_000 });
+  const point = Number(await page.$eval('[data-testid="point-trace-link"]', (a) => a.dataset.tracePs));
+  await page.click('[data-testid="point-trace-link"]');
+  c = await settled(page);
+  const inTrace = (t) => Math.min(Math.max(t, full.start), full.end);
+  assert.ok(c.start <= inTrace(point) && inTrace(point) <= c.end, `the clicked point ${point} is in the window ${c.start}–${c.end}`);
+
+  await page.click('.tab[data-tool="memory-profile"]');
+  await page.waitForSelector('[data-testid="breakdown"] tr.selectable', { timeout: 60_000 });
+  await page.click('[data-testid="breakdown"] tr.selectable');
+  await page.waitForSelector('[data-testid="lifetime-trace-link"]', { timeout: 10_000 });
+  const [from, to] = await page.$eval('[data-testid="lifetime-trace-link"]', (a) => [Number(a.dataset.traceFromPs), Number(a.dataset.traceToPs)]);
+  await page.click('[data-testid="lifetime-trace-link"]');
+  c = await settled(page);
+  assert.ok(c.start <= inTrace(from) && inTrace(to) <= c.end, `the lifetime ${from}–${to} is in the window ${c.start}–${c.end}`);
+  await page.waitForSelector('[data-testid="range-summary"]', { timeout: 30_000 });
+  // The range selected is the lifetime (shown from the trace's start).
+  assert.equal(Number(await one(page, 'range_to_ps')) - Number(await one(page, 'range_from_ps')), to - from);
   assert.deepEqual(page.errors, []);
 });

@@ -107,7 +107,8 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
             space.for_each_event_at(line, &[at], |_, ev| {
                 let (stats, _) = ev.read_stats(|_| true)?;
                 let metadata_stats = plane.meta.event_metadata.get(&ev.header.metadata_id).map(|m| m.stats.as_slice()).unwrap_or_default();
-                let int = |v: Option<StatValue>| v.and_then(|v| v.as_i64());
+                // Context ids use all 64 bits: an unsigned one above i64::MAX keeps its bits.
+                let int = |v: Option<StatValue>| v.and_then(|v| v.as_u64()).map(|x| x as i64);
                 let mut named: Vec<(&str, Option<i64>)> =
                     metadata_stats.iter().map(|s| (plane.stat_name(s.metadata_id), int(plane.stat_value(s)))).collect();
                 for s in &stats {

@@ -2,12 +2,15 @@
 //! them out ([`layout`]) and names them ([`event_text`]); a columnar store of them built once per file
 //! ([`store`]); the level-of-detail query the page draws from ([`lod`]); an event's details read from
 //! the file when asked ([`details`]); search and range summaries ([`summary`]); and XProf's trace_viewer
-//! JSON ([`export`]).
+//! JSON ([`export`]); the links drawn as arrows ([`flows`]) and the allocators' memory counter tracks
+//! ([`counters`]).
 
 pub mod derived;
+pub mod counters;
 pub mod details;
 pub mod event_text;
 pub mod export;
+pub mod flows;
 pub mod layout;
 pub mod lod;
 pub mod store;

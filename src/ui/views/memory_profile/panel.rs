@@ -5,7 +5,7 @@ use super::breakdown::Breakdown;
 use super::leaks::LeakHintsSection;
 use super::timeline_chart::TimelineChart;
 use super::*;
-use crate::ui::views::trace_viewer::show_in_trace;
+use crate::ui::views::trace_viewer::{show_in_trace, use_memory_clock};
 
 #[component]
 pub(super) fn AllocatorPanel(
@@ -22,6 +22,9 @@ pub(super) fn AllocatorPanel(
     let s = &a.summary;
     let c = a.counts;
     let peak_time_ps = s.peak_stats_time_ps;
+    // The peak on the trace's clock (the Memory Profile's times leave out the lines' start).
+    let clock = use_memory_clock(file_id);
+    let peak_trace_ps = move || clock.get().map(|c| c.to_trace_ps(peak_time_ps));
 
     view! {
         <header class="mp-head">
@@ -57,7 +60,7 @@ pub(super) fn AllocatorPanel(
                 <div class="card"><div class="label">"Peak heap"</div><div class="value"><Bytes metric="peak_heap_bytes" value=s.peak_stats.heap_allocated_bytes /></div></div>
                 <div class="card"><div class="label">"Peak stack"</div><div class="value"><Bytes metric="peak_stack_bytes" value=s.peak_stats.stack_reserved_bytes /></div></div>
                 <div class="card"><div class="label">"Peak time"</div><div class="value"><Text metric="peak_time_ps" value=s.peak_stats_time_ps.to_string() shown=ms(s.peak_stats_time_ps) /></div>
-                    <div class="sub"><a href="#" data-testid="peak-trace-link" title="The events around the peak, in the Trace Viewer" on:click=move |ev| { ev.prevent_default(); show_in_trace(state, peak_time_ps); }>"in the trace →"</a></div></div>
+                    <div class="sub"><a href="#" data-testid="peak-trace-link" data-trace-ps=move || peak_trace_ps().map(|t| t.to_string()) title="The events around the peak, in the Trace Viewer" on:click=move |ev| { ev.prevent_default(); if let Some(t) = peak_trace_ps() { show_in_trace(state, t); } }>"in the trace →"</a></div></div>
                 <div class="card"><div class="label">"Capacity"</div><div class="value"><Bytes metric="memory_capacity_bytes" value=s.memory_capacity_bytes /></div></div>
                 <div class="card"><div class="label">"Peak fragmentation"</div><div class="value"><Text metric="fragmentation_at_peak" value=s.peak_stats.fragmentation.to_string() shown=percent(s.peak_stats.fragmentation) /></div></div>
                 <div class="card"><div class="label">"Lifetime peak"</div><div class="value"><Bytes metric="peak_bytes_usage_lifetime" value=s.peak_bytes_usage_lifetime /></div></div>

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ui::state::StepPick;
+use crate::ui::views::trace_viewer::{show_in_trace, show_span_in_trace, use_memory_clock};
 
 /// Zooming: the visible range `v` kept inside the profile and at least [`MIN_SPAN_PS`] wide, or
 /// `None` for the whole profile.
@@ -28,6 +29,9 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
         picked
     });
     let hover = RwSignal::new(None::<usize>);
+    // A click (no drag) pins the hovered event's time, which the bar then links into the trace.
+    let pinned_ps = RwSignal::new(None::<i64>);
+    let clock = use_memory_clock(file_id);
     let pointer = RwSignal::new((0.0f64, 0.0f64));
     let drag = RwSignal::new(None::<(f64, f64)>);
     let show_free = RwSignal::new(false);
@@ -123,7 +127,13 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
     let on_up = move |_: web_sys::MouseEvent| {
         if let Some((x0, x1)) = drag.get_untracked() {
             drag.set(None);
-            if (x1 - x0).abs() >= 5.0 {
+            if (x1 - x0).abs() < 5.0 {
+                let mut time = None;
+                if let Some(i) = hover.get_untracked() {
+                    with_events(&mut |events| time = events.get(i).map(|e| e.point.time_offset_ps));
+                }
+                pinned_ps.set(time);
+            } else {
                 let f = frame();
                 let (t0, t1) = (timeline::time_at(&f, x0.min(x1)), timeline::time_at(&f, x0.max(x1)));
                 zoom.set(zoomed(full, Viewport::x_range(t0 as f64, t1 as f64)));
@@ -180,6 +190,7 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
     };
 
     let a5 = a.clone();
+    let a_life = a.clone();
     let status = move || {
         let points = {
             let mut n = 0;
@@ -221,6 +232,28 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
                     {move || selected_row.get().map(|_| view! { <span class="sw life"></span>"Selected row's lifetimes" })}
                 </span>
                 <span class="spacer"></span>
+                {move || {
+                    let c = clock.get()?;
+                    let t = pinned_ps.get()?;
+                    Some(view! {
+                        <a href="#" data-testid="point-trace-link" data-trace-ps=c.to_trace_ps(t).to_string() title="The events at the clicked point, in the Trace Viewer"
+                            on:click=move |ev| { ev.prevent_default(); show_in_trace(state, c.to_trace_ps(t)); }>
+                            {format!("{} in the trace →", ms(t))}
+                        </a>
+                    })
+                }}
+                {move || {
+                    let c = clock.get()?;
+                    let life = selected_row.get().and_then(|i| a_life.breakdown.get(i)).and_then(|r| r.lifetimes.first().copied())?;
+                    let (from, to) = (c.to_trace_ps(life.allocated_at_ps), c.to_trace_ps(life.deallocated_at_ps.unwrap_or(a_life.last_time_ps)));
+                    Some(view! {
+                        <a href="#" data-testid="lifetime-trace-link" data-trace-from-ps=from.to_string() data-trace-to-ps=to.to_string()
+                            title="What ran while the selected row's (first) allocation was live, in the Trace Viewer"
+                            on:click=move |ev| { ev.prevent_default(); show_span_in_trace(state, from, to); }>
+                            "lifetime in the trace →"
+                        </a>
+                    })
+                }}
                 <span class="muted">{status}</span>
                 <button class="btn" data-testid="zoom-reset" disabled=move || zoom.get().is_none() on:click=move |_| zoom.set(None)>"Reset zoom"</button>
             </div>
@@ -247,7 +280,7 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
                 ></canvas>
                 {tooltip}
             </div>
-            <p class="hint muted">"Drag or scroll to zoom into the full-resolution timeline · W/S zoom, A/D pan · double-click or 0 resets · click a row below to draw its lifetime"</p>
+            <p class="hint muted">"Drag or scroll to zoom into the full-resolution timeline · W/S zoom, A/D pan · double-click or 0 resets · click a point to link it into the trace · click a row below to draw its lifetime"</p>
         </section>
     }
 }

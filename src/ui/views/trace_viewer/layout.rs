@@ -1,11 +1,16 @@
-//! Where each process header and thread lane sits in the tracks, from the outline and which
-//! processes are collapsed. The labels (DOM) and the canvas both place rows from this one layout.
+//! Where each process header, thread lane and memory counter track sits in the tracks, from the
+//! outline, which processes are collapsed and how many allocators the trace has (their counter
+//! tracks go under the host process, after its threads). The labels (DOM) and the canvas both place
+//! rows from this one layout.
 
+use crate::analysis::trace_viewer::layout::HOST_PID;
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::ui::charts::trace::{lane_height, Lane};
 
 /// Height of a process's header row, in CSS px.
 pub const HEADER_H: f64 = 24.0;
+/// Height of a memory counter track, in CSS px.
+pub const COUNTER_H: f64 = 44.0;
 
 /// The tracks' rows, top to bottom.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -17,12 +22,15 @@ pub struct Layout {
     pub lane_thread: Vec<(usize, usize)>,
     /// `lane_of[thread]`: the lane of the engine's thread `thread`, if shown.
     pub lane_of: Vec<Option<usize>>,
+    /// (counter track index, top) of each memory counter track shown.
+    pub counters: Vec<(usize, f64)>,
     pub height: f64,
 }
 
 impl Layout {
-    /// Lays out `outline`'s processes, whose pids are in `collapsed` folded to their header.
-    pub fn new(outline: &TraceOutline, collapsed: &[u32]) -> Layout {
+    /// Lays out `outline`'s processes, whose pids are in `collapsed` folded to their header, with
+    /// `counter_count` memory counter tracks under the host process.
+    pub fn new(outline: &TraceOutline, collapsed: &[u32], counter_count: usize) -> Layout {
         let thread_count = outline.processes.iter().flat_map(|p| &p.threads).map(|t| t.index as usize + 1).max().unwrap_or(0);
         let mut l = Layout { lane_of: vec![None; thread_count], ..Layout::default() };
         let mut y = 0.0;
@@ -39,6 +47,12 @@ impl Layout {
                 l.lane_thread.push((pi, ti));
                 y += h;
             }
+            if p.pid == HOST_PID {
+                for k in 0..counter_count {
+                    l.counters.push((k, y));
+                    y += COUNTER_H;
+                }
+            }
         }
         l.height = y;
         l
@@ -47,5 +61,10 @@ impl Layout {
     /// The engine's indices of the threads shown.
     pub fn threads(&self) -> Vec<u32> {
         self.lanes.iter().map(|l| l.thread).collect()
+    }
+
+    /// The counter track at height `y` (from the top of all tracks), if any.
+    pub fn counter_at(&self, y: f64) -> Option<usize> {
+        self.counters.iter().find(|&&(_, top)| (top..top + COUNTER_H).contains(&y)).map(|&(k, _)| k)
     }
 }

@@ -1,15 +1,19 @@
 //! The Trace Viewer tool: every event of a trace, processes (planes) and threads (lines) as XProf
 //! names and orders them, drawn on one canvas from the engine's level-of-detail answer. The view asks
 //! the engine for the outline once, then for spans whenever the window or width changes; an event's
-//! details, the search matches and a range's summary are asked for on demand. Nothing is computed
-//! here but the mapping of times and rows to pixels.
+//! details, the search matches and a range's summary are asked for on demand, and so are the flow
+//! arrows and the memory counter tracks. Nothing is computed here but the mapping of times and rows
+//! to pixels.
 
 mod details;
+mod flow_list;
 mod layout;
+mod overlays;
 mod search;
 mod summary;
 mod tracks;
 
+use crate::analysis::trace_viewer::counters::{CounterTracks, MemoryClock};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::ui::charts::axis::decimals;
@@ -61,6 +65,29 @@ pub fn show_in_trace(state: AppState, time_ps: i64) {
     state.tool.set(crate::ui::state::Tool::TraceViewer);
 }
 
+/// Opens the Trace Viewer on the span `[from_ps, to_ps]` (an allocation's lifetime), selected as a
+/// range (so its summary lists what ran meanwhile) and framed with a tenth of its width each side.
+pub fn show_span_in_trace(state: AppState, from_ps: i64, to_ps: i64) {
+    let margin = ((to_ps - from_ps) / 10).max(LINK_HALF_WINDOW_PS / 10);
+    state.trace_window.set(Some((from_ps - margin, to_ps + margin)));
+    state.trace_range.set((to_ps > from_ps).then_some((from_ps, to_ps)));
+    state.tool.set(crate::ui::state::Tool::TraceViewer);
+}
+
+/// How file `file_id`'s Memory Profile times map to its trace's (`None` until the engine answers, or
+/// if it cannot): what a link from the Memory Profile adds to its times.
+pub fn use_memory_clock(file_id: u32) -> Memo<Option<MemoryClock>> {
+    let fetch = use_engine(
+        "Memory Profile clock",
+        move || Some(RequestBody::TraceCounterTracks { file_id }),
+        |body| match body {
+            ResponseBody::TraceCounterTracks { tracks } => Some(Arc::<CounterTracks>::from(tracks)),
+            _ => None,
+        },
+    );
+    Memo::new(move |_| fetch.reply.get().ready().map(|t| t.clock))
+}
+
 #[component]
 pub fn TraceViewer(file_id: u32) -> impl IntoView {
     let outline = use_engine(
@@ -92,7 +119,9 @@ fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
     let window = Memo::new(move |_| {
         state.trace_window.get().and_then(|(a, b)| clamp_window(full, Viewport::x_range(a as f64, b as f64))).unwrap_or(full)
     });
-    let selected_event = RwSignal::new(None::<u32>);
+    // In the URL hash, so a reload or a shared link opens the same event.
+    let selected_event = state.trace_event;
+    let show_flows = RwSignal::new(false);
     let thread_count: usize = outline.processes.iter().map(|p| p.threads.len()).sum();
     let window_text = move || {
         let (a, b) = window.get();
@@ -112,15 +141,22 @@ fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
                 </span>
                 <span class="muted" data-testid="trace-window">{window_text}</span>
                 <span class="spacer"></span>
+                <label class="field" title="Arrows between every linked event in the window (flows, producer → consumer contexts, kernel launches); the selected event's are always drawn">
+                    <input type="checkbox" data-testid="show-flows" prop:checked=move || show_flows.get() on:change=move |ev| show_flows.set(event_target_checked(&ev)) />
+                    "All flows"
+                </label>
                 <search::Search file_id full selected_event />
                 <search::ExportButton file_id window />
             </div>
-            <tracks::Tracks file_id outline=outline.clone() full window selected_event />
+            <tracks::Tracks file_id outline=outline.clone() full window selected_event show_flows />
             <p class="hint muted">
-                "W/S or wheel zoom · A/D or drag pan · Shift-drag selects a range · click an event for its details · 0 resets · ▸ collapses a process"
+                "W/S or wheel zoom · A/D or drag pan · Shift-drag selects a range · click an event for its details and flows · hover a memory track for its values · 0 resets · ▸ collapses a process"
             </p>
             <div class="tv-panels">
-                <details::Details file_id selected_event origin_ps=full.0 />
+                <div>
+                    <details::Details file_id selected_event origin_ps=full.0 />
+                    <flow_list::FlowList file_id outline=outline.clone() full selected_event />
+                </div>
                 <summary::RangeSummary file_id origin_ps=full.0 />
             </div>
         </section>

@@ -1,17 +1,24 @@
 //! The tracks: process headers and thread names (DOM, collapsible) beside one canvas that draws the
 //! engine's spans for the window, with the time axis above. The canvas stays put while the tracks
 //! scroll under it (it is sticky and draws from the scroll offset), so it is never taller than the
-//! screen however many threads there are. Zoom and pan go through the shared viewport maths.
+//! screen however many threads there are. Zoom and pan go through the shared viewport maths. Over
+//! the spans go the flow arrows (the selected event's, and all of the window's when asked), and
+//! under the host process its allocators' memory counter tracks ([`super::overlays`]).
 
-use super::layout::{Layout, HEADER_H};
-use super::{clamp_window, time_label};
+use super::layout::{Layout, COUNTER_H, HEADER_H};
+use super::overlays::{self, CounterScene};
+use super::{clamp_window, ps_text, time_label};
+use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
+use crate::analysis::trace_viewer::flows::FlowReply;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::trace_viewer::{FlowQuery, MAX_FLOW_ARROWS};
 use crate::ui::charts::axis::{x_axis, Style};
 use crate::ui::charts::trace::{self, Scene};
 use crate::ui::charts::viewport::{key_nav, Frame, KeyNav, Margins, Viewport};
 use crate::ui::charts::{observe_width, prepare, prepare_fit, Palette};
+use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
@@ -23,6 +30,8 @@ const TRACKS_H: f64 = 560.0;
 const AXIS_H: f64 = 26.0;
 /// A press moves less than this (px) to count as a click.
 const CLICK_SLOP_PX: f64 = 3.0;
+/// Room the counter tooltip takes below the pointer: nearer the tracks' bottom it goes above.
+const TOOLTIP_H: f64 = 80.0;
 /// Pixels one ↑/↓ press scrolls the tracks.
 const KEY_SCROLL_PX: f64 = 80.0;
 
@@ -49,11 +58,27 @@ pub(super) fn Tracks(
     full: (i64, i64),
     window: Memo<(i64, i64)>,
     selected_event: RwSignal<Option<u32>>,
+    /// Draw every flow of the window, not only the selected event's.
+    show_flows: RwSignal<bool>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     let collapsed = RwSignal::new(Vec::<u32>::new());
+    // The allocators' counter tracks (none for a trace without allocator events, or where the
+    // Memory Profile cannot be computed: the tracks are then simply not drawn).
+    let counter_tracks = use_engine(
+        "Trace Viewer counter tracks",
+        move || Some(RequestBody::TraceCounterTracks { file_id }),
+        |body| match body {
+            ResponseBody::TraceCounterTracks { tracks } => Some(Arc::<CounterTracks>::from(tracks)),
+            _ => None,
+        },
+    );
+    let tracks_info = Memo::new(move |_| counter_tracks.reply.get().ready().cloned().unwrap_or_default());
     let o2 = outline.clone();
-    let layout = Memo::new(move |_| collapsed.with(|c| Layout::new(&o2, c)));
+    let layout = Memo::new(move |_| {
+        let n = tracks_info.with(|t| t.tracks.len());
+        collapsed.with(|c| Layout::new(&o2, c, n))
+    });
     let width = RwSignal::new(0.0f64);
     let scroll_top = RwSignal::new(0.0f64);
     let press = RwSignal::new(None::<Press>);
@@ -89,6 +114,58 @@ pub(super) fn Tracks(
         }
     });
 
+    // Every counter track's steps over the window, one request for all.
+    let counters = use_engine(
+        "Trace Viewer counters",
+        move || {
+            let (start_ps, end_ps) = window.get();
+            let width_px = width.get().round() as u32;
+            let queries: Vec<CounterQuery> = tracks_info
+                .with(|t| t.tracks.iter().map(|c| CounterQuery { memory_id: c.memory_id.clone(), start_ps, end_ps, width_px }).collect());
+            (width_px > 0 && !queries.is_empty()).then_some(RequestBody::TraceCounters { file_id, queries })
+        },
+        |body| match body {
+            ResponseBody::TraceCounters { windows } => Some(Arc::new(windows)),
+            _ => None,
+        },
+    );
+    let counter_windows = RwSignal::new(Arc::new(Vec::<CounterWindow>::new()));
+    Effect::new(move |_| {
+        if let Reply::Ready(w) = counters.reply.get() {
+            counter_windows.set(w);
+        }
+    });
+    let hover = RwSignal::new(None::<(usize, i64, f64, f64)>);
+    // The selected event's flows, and (when asked) all of the window's.
+    let flow_query = |event: Option<u32>, (start_ps, end_ps): (i64, i64), threads: Option<Vec<u32>>| FlowQuery {
+        start_ps,
+        end_ps,
+        threads,
+        event,
+        limit: MAX_FLOW_ARROWS as u32,
+    };
+    let read_flows = |body| match body {
+        ResponseBody::TraceFlows { flows } => Some(Arc::<FlowReply>::from(flows)),
+        _ => None,
+    };
+    let selected_flows = use_engine(
+        "Trace Viewer event flows",
+        move || selected_event.get().map(|e| RequestBody::TraceFlows { file_id, query: flow_query(Some(e), (0, 0), None) }),
+        read_flows,
+    );
+    let window_flows = use_engine(
+        "Trace Viewer flows",
+        move || {
+            if !show_flows.get() {
+                return None;
+            }
+            let threads = if collapsed.with(Vec::is_empty) { None } else { Some(layout.with(Layout::threads)) };
+            Some(RequestBody::TraceFlows { file_id, query: flow_query(None, window.get(), threads) })
+        },
+        read_flows,
+    );
+    let flows_drawn = RwSignal::new(0usize);
+
     let frame = move || {
         let (a, b) = window.get();
         Frame { v: Viewport::x_range(a as f64, b as f64), w: width.get(), h: TRACKS_H, m: Margins::NONE }
@@ -120,7 +197,26 @@ pub(super) fn Tracks(
                 drag_px: drag_px.get(),
                 ..scene(l, &reply, &names.names, scroll_top.get())
             };
-            trace::draw(&ctx, &f, &scene, &palette)
+            let n = trace::draw(&ctx, &f, &scene, &palette);
+            let counters = CounterScene {
+                tracks: &tracks_info.with(|t| t.tracks.clone()),
+                windows: &counter_windows.get(),
+                hover_ps: hover.get().map(|(_, t, _, _)| t),
+            };
+            overlays::draw_counters(&ctx, &f, l, scroll_top.get(), &counters, &palette);
+            let all = if show_flows.get() { window_flows.reply.get().ready().map(|r| r.arrows.clone()) } else { None };
+            let selected = selected_event.get().and(selected_flows.reply.get().ready().map(|r| r.arrows.clone()));
+            let flows = overlays::draw_flows(
+                &ctx,
+                &f,
+                l,
+                scroll_top.get(),
+                all.as_deref().unwrap_or_default(),
+                selected.as_deref().unwrap_or_default(),
+                &palette,
+            );
+            flows_drawn.set(flows);
+            n
         });
         drawn.set(n);
     });
@@ -152,7 +248,16 @@ pub(super) fn Tracks(
         press.set(Some(Press { x, y, last_x: x, range: e.shift_key(), start: frame().v }));
     };
     let on_move = move |e: web_sys::MouseEvent| {
-        let Some(p) = press.get_untracked() else { return };
+        let Some(p) = press.get_untracked() else {
+            // Hovering a counter track: the step under the pointer.
+            let (x, y) = offset(&e);
+            let at = layout.with_untracked(|l| l.counter_at(y + scroll_top.get_untracked()));
+            let now = at.map(|k| (k, frame().dx(x).round() as i64, x, y));
+            if now != hover.get_untracked() {
+                hover.set(now);
+            }
+            return;
+        };
         let (x, _) = offset(&e);
         press.set(Some(Press { last_x: x, ..p }));
         if p.range {
@@ -260,7 +365,59 @@ pub(super) fn Tracks(
                     }
                 })
                 .collect_view();
-            (headers, threads)
+            let info = tracks_info.get();
+            let counters = l
+                .counters
+                .iter()
+                .filter_map(|&(k, y)| {
+                    let t = info.tracks.get(k)?.clone();
+                    let mut title = format!("{} memory: heap and stack over time ({} events)", t.memory_id, t.event_count);
+                    if !info.clock.exact {
+                        title.push_str(". The trace's allocator lines start at different times; the steps are placed by the first line's start");
+                    }
+                    Some(view! {
+                        <div
+                            class="tv-thread tv-counter"
+                            data-testid="trace-counter"
+                            data-memory-id=t.memory_id.clone()
+                            data-clock-exact=info.clock.exact.to_string()
+                            title=title
+                            style=format!("top:{y}px;height:{COUNTER_H}px")
+                        >
+                            <Text metric="counter_memory_id" value=t.memory_id.clone() />
+                            <span class="muted small">
+                                " ≤ " <Bytes metric="counter_max_in_use_bytes" key=t.memory_id.clone() value=t.max_in_use_bytes />
+                                " · " <Count metric="counter_event_count" key=t.memory_id.clone() value=t.event_count />
+                            </span>
+                        </div>
+                    })
+                })
+                .collect_view();
+            (headers, threads, counters)
+        })
+    };
+    // The hovered counter step: time, heap, stack (and the range of the events merged into it).
+    let tooltip = move || {
+        let (k, t_ps, x, y) = hover.get()?;
+        let windows = counter_windows.get();
+        let w = windows.get(k)?;
+        let i = w.at(t_ps)?;
+        let info = tracks_info.get();
+        let track = info.tracks.get(k)?;
+        let left = if x + 280.0 > width.get() { x - 280.0 } else { x + 14.0 };
+        let merged = w.count[i] > 1;
+        Some(view! {
+            <div class="tv-tooltip" data-testid="counter-tooltip" style=format!("left:{:.0}px;top:{:.0}px", left + NAMES_W, if y > TRACKS_H - TOOLTIP_H { y - TOOLTIP_H } else { y + 12.0 } + scroll_top.get())>
+                <div><Text metric="counter_hover_memory_id" value=track.memory_id.clone() /> " at "
+                    <Text metric="counter_hover_time_ps" value=(w.time_ps[i] - full.0).to_string() shown=ps_text(w.time_ps[i] - full.0) /></div>
+                <div>"Heap " <Bytes metric="counter_heap_bytes" value=w.heap_bytes[i] /> " · stack " <Bytes metric="counter_stack_bytes" value=w.stack_bytes[i] /></div>
+                {merged.then(|| view! {
+                    <div class="muted">
+                        <Count metric="counter_merged_events" value=u64::from(w.count[i]) /> " events in this pixel, in use "
+                        <Bytes metric="counter_min_in_use_bytes" value=w.min_in_use_bytes[i] /> " – " <Bytes metric="counter_max_in_use_bytes_here" value=w.max_in_use_bytes[i] />
+                    </div>
+                })}
+            </div>
         })
     };
 
@@ -293,17 +450,21 @@ pub(super) fn Tracks(
                         data-window-end-ps=move || window.get().1.to_string()
                         data-scroll-top=move || scroll_top.get().to_string()
                         data-loading=move || matches!(spans.reply.get(), Reply::Waiting).to_string()
+                        data-flow-arrows=move || flows_drawn.get().to_string()
+                        data-selected-flows=move || selected_event.get().and(selected_flows.reply.get().ready().map(|r| r.total)).unwrap_or(0).to_string()
+                        data-window-flows=move || if show_flows.get() { window_flows.reply.get().ready().map_or(0, |r| r.total) } else { 0 }.to_string()
                         tabindex="0"
                         aria-label="Trace events. W/S zoom, A/D pan, drag to pan, Shift-drag to select a range, click an event for its details, 0 resets."
                         style=format!("height:{TRACKS_H}px")
                         on:mousedown=on_down
                         on:mousemove=on_move
                         on:mouseup=on_up
-                        on:mouseleave=move |_| { press.set(None); drag_px.set(None); }
+                        on:mouseleave=move |_| { press.set(None); drag_px.set(None); if hover.get_untracked().is_some() { hover.set(None); } }
                         on:wheel=on_wheel
                         on:keydown=on_key
                     ></canvas>
                 </div>
+                {tooltip}
             </div>
         </div>
     }
