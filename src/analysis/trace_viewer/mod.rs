@@ -9,6 +9,7 @@ pub mod event_text;
 pub mod export;
 pub mod layout;
 pub mod lod;
+pub mod op_args;
 pub mod store;
 pub mod summary;
 
