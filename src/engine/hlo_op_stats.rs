@@ -4,6 +4,7 @@
 use super::{EngineError, Session};
 use crate::analysis::hlo_stats::HloStats;
 use crate::analysis::op_metrics::{ps_to_us, safe_divide, SourceInfo};
+use crate::analysis::xla_modules::XlaModules;
 use serde::{Deserialize, Serialize};
 
 /// XProf's HLO Op Stats table, column by column: entry `i` of every vector is row `i`.
@@ -18,6 +19,8 @@ pub struct HloOpStatsColumns {
     /// The framework op the instruction came from (XProf's "Framework op name").
     pub framework_op: Vec<String>,
     pub occurrences: Vec<u64>,
+    /// The op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module.
+    pub memory_viewer_module: Vec<Option<String>>,
     pub total_time_us: Vec<f64>,
     pub avg_time_us: Vec<f64>,
     pub total_self_time_us: Vec<f64>,
@@ -60,8 +63,8 @@ pub struct HloOpStatsView {
 }
 
 impl HloOpStatsView {
-    /// The rows of `stats` as columns, with the summary.
-    pub fn of(stats: &HloStats) -> HloOpStatsView {
+    /// The rows of `stats` as columns, with the summary; `modules` names each op's module.
+    pub fn of(stats: &HloStats, modules: &XlaModules) -> HloOpStatsView {
         let mut c = HloOpStatsColumns::default();
         let mut by_category: Vec<(String, f64)> = Vec::new();
         for r in &stats.rows {
@@ -74,6 +77,7 @@ impl HloOpStatsView {
             c.expression.push(r.expression().to_string());
             c.framework_op.push(m.provenance.clone());
             c.occurrences.push(m.occurrences);
+            c.memory_viewer_module.push(modules.xprof_name(m.hlo_module_id).map(str::to_string));
             c.total_time_us.push(total_us);
             c.avg_time_us.push(safe_divide(total_us, n));
             c.total_self_time_us.push(self_us);
@@ -120,6 +124,7 @@ impl Session {
 
     /// The HLO Op Stats page of the run `file_ids`, its hosts combined.
     pub fn run_hlo_op_stats_view(&mut self, file_ids: &[u32]) -> Result<HloOpStatsView, EngineError> {
-        Ok(HloOpStatsView::of(&*self.run_hlo_stats(file_ids)?))
+        let stats = self.run_hlo_stats(file_ids)?;
+        Ok(HloOpStatsView::of(&stats, &self.run_op_metrics(file_ids)?.modules))
     }
 }

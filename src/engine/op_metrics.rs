@@ -75,9 +75,7 @@ impl Session {
         let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
         match &self.run_op_metrics(file_ids)?.device {
             Ok(ops) => Ok(ops.clone()),
-            Err(e @ (DeviceOpsError::GpuCost { .. } | DeviceOpsError::GpuPeaksUnknown { .. })) => {
-                Err(self.unsupported(first, tool, e.to_string()))
-            }
+            Err(e @ DeviceOpsError::GpuCost { .. }) => Err(self.unsupported(first, tool, e.to_string())),
             Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
         }
     }

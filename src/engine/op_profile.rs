@@ -74,6 +74,8 @@ pub struct OpNodeColumns {
     /// The framework op the instruction came from (XProf's `provenance`).
     pub provenance: Vec<String>,
     pub program_id: Vec<u64>,
+    /// An op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module.
+    pub memory_viewer_module: Vec<Option<String>>,
     /// `file:line` of the framework code the op came from: the trace's, else the HLO's metadata.
     pub source: Vec<String>,
 }
@@ -141,6 +143,7 @@ impl OpNodeColumns {
     fn push_tree(&mut self, node: &Node, parent: u32, root_time_ps: u64, modules: &XlaModules) {
         let me = self.len() as u32;
         self.push(node, parent, root_time_ps, instruction_of(node, modules));
+        self.memory_viewer_module.push(node.xla.as_ref().and_then(|x| modules.xprof_name(x.program_id)).map(str::to_string));
         for c in &node.children {
             self.push_tree(c, me, root_time_ps, modules);
         }

@@ -55,7 +55,14 @@ impl Session {
         }
         let ops = self.device_ops_for(file_ids, TOOL)?;
         let first = file_ids[0];
-        let model = roofline_model::analyze(&ops).map_err(|e| self.unsupported(first, TOOL, e.to_string()))?;
+        // One record per step: the steps are the Overview Page's (computed once per run and kept;
+        // none where it does not compute them, as it says).
+        let step_numbers: Vec<i64> = if roofline_model::has_model(ops.hardware) {
+            self.run_overview_page(file_ids)?.input.steps.iter().map(|s| s.group_id).collect()
+        } else {
+            Vec::new()
+        };
+        let model = roofline_model::analyze(&ops, &step_numbers).map_err(|e| self.unsupported(first, TOOL, e.to_string()))?;
         let model = Arc::new(model);
         self.op_tables.roofline_models.insert(file_ids.to_vec(), model.clone());
         Ok(model)

@@ -9,6 +9,7 @@ use crate::analysis::trace_viewer::details::{self, EventDetails};
 use crate::analysis::trace_viewer::export;
 use crate::analysis::trace_viewer::flows::{FlowIndex, FlowReply};
 use crate::analysis::trace_viewer::lod::{self, LodQuery, LodReply};
+use crate::analysis::trace_viewer::op_args;
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{self, NameSummary, SearchResult};
 use crate::analysis::trace_viewer::TraceStore;
@@ -76,9 +77,12 @@ impl Session {
         details::details(space, store, event).map_err(|e| self.file_error(file_id, e.to_string()))
     }
 
-    /// The events whose names contain `needle` (ignoring case).
+    /// The events whose names, or the ops they ran for (`tf_op`, `hlo_op`), contain `needle`
+    /// (ignoring case): a TensorFlow op's occurrences are events named by its type ([`op_args`]).
     pub fn trace_search(&mut self, file_id: u32, needle: &str) -> Result<SearchResult, EngineError> {
-        Ok(summary::search(self.trace_store(file_id)?, needle))
+        self.trace_store(file_id)?;
+        let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);
+        op_args::search(store, space, needle).map_err(|e| self.file_error(file_id, e.to_string()))
     }
 
     /// The events starting in `[from_ps, to_ps)` on `threads` (all when `None`), by name.

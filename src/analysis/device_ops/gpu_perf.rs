@@ -2,13 +2,16 @@
 //! of `GetPerfEnvFromXPlane`): peak FLOP/s from the cores, the clock and what one core does per cycle,
 //! device-memory bandwidth as recorded, shared-memory (LDS) bandwidth from the cores and the clock.
 //!
-//! Per-cycle figures are known for AMD's CDNA GPUs (from AMD's architecture white papers, as XProf
-//! tabulates them); other GPUs' peaks are not modelled (zero), see [`GpuCapabilities::knows_peaks`].
+//! Per-cycle figures are known for NVIDIA GPUs (by compute capability, from NVIDIA's architecture
+//! white papers, as XProf tabulates them) and AMD's CDNA GPUs (from AMD's white papers). A plane that
+//! names no vendor (older TensorFlow recorded none) gets zero peaks, as in XProf: see
+//! [`GpuCapabilities::knows_peaks`].
 
 use crate::analysis::op_metrics::PerfEnv;
 use crate::decode::xplane::{Plane, StatValue};
 
 const AMD: &str = "AMD";
+const NVIDIA: &str = "Nvidia";
 
 /// What a GPU plane says about its device.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,9 +53,12 @@ impl GpuCapabilities {
         }
     }
 
-    /// The model as XProf names it (`AMD GPU - gfx942`); `GPU` for other vendors, whose names
-    /// Tidemark does not derive.
+    /// The model as XProf names it (`AMD GPU - gfx942`, `Nvidia GPU (Volta)`); `GPU` when the plane
+    /// names no known vendor.
     pub fn model_name(&self) -> String {
+        if self.vendor == NVIDIA {
+            return nvidia_model_name(self.compute_capability).into();
+        }
         if self.vendor != AMD {
             return "GPU".into();
         }
@@ -68,9 +74,23 @@ impl GpuCapabilities {
         }
     }
 
-    /// Whether Tidemark knows this device's per-cycle compute and shared-memory figures.
+    /// Whether this device's per-cycle compute and shared-memory figures are known (when not, XProf
+    /// and Tidemark give zero peak FLOP/s and shared-memory bandwidth).
     pub fn knows_peaks(&self) -> bool {
-        self.vendor == AMD && amd_flops_per_core_cycle(self.amd_gfx_version()) > 0.0
+        self.per_core_cycle().0 > 0.0
+    }
+
+    /// FLOPs and shared-memory bytes one core does per cycle (zeros for an unknown vendor or
+    /// architecture).
+    fn per_core_cycle(&self) -> (f64, f64) {
+        match self.vendor.as_str() {
+            AMD => {
+                let gfx = self.amd_gfx_version();
+                (amd_flops_per_core_cycle(gfx), amd_lds_bytes_per_core_cycle(gfx))
+            }
+            NVIDIA => (nvidia_flops_per_sm_cycle(self.compute_capability), nvidia_shared_bytes_per_sm_cycle(self.compute_capability.0)),
+            _ => (0.0, 0.0),
+        }
     }
 
     /// The device's peaks; a peak recorded on the plane wins over the derived one.
@@ -79,12 +99,7 @@ impl GpuCapabilities {
             Some(StatValue::Double(d)) => d,
             _ => 0.0,
         };
-        let (flops_per_cycle, lds_bytes_per_cycle) = if self.vendor == AMD {
-            let gfx = self.amd_gfx_version();
-            (amd_flops_per_core_cycle(gfx), amd_lds_bytes_per_core_cycle(gfx))
-        } else {
-            (0.0, 0.0)
-        };
+        let (flops_per_cycle, lds_bytes_per_cycle) = self.per_core_cycle();
         let mut peak_tera_flops_per_second = recorded("peak_teraflops_per_second");
         if peak_tera_flops_per_second <= 0.0 {
             peak_tera_flops_per_second = self.core_count as f64 * (flops_per_cycle * self.clock_rate_ghz / 1e3);
@@ -127,5 +142,94 @@ fn amd_lds_bytes_per_core_cycle(gfx: &str) -> f64 {
         "gfx908" | "gfx90a" | "gfx942" => 128.0,
         "gfx950" => 256.0,
         _ => 0.0,
+    }
+}
+
+/// The most FLOPs one NVIDIA SM does per cycle in FP32 or FP16, CUDA cores or Tensor Cores, by
+/// compute capability (major, minor). A capability not listed takes the nearest older one listed, one
+/// older than all of them the oldest (as XProf backs off).
+fn nvidia_flops_per_sm_cycle((major, minor): (i64, i64)) -> f64 {
+    // (capability × 1000 + minor × 10, max FLOPs per SM per cycle), newest first.
+    const TABLE: [(i64, f64); 12] = [
+        (10_000, 8192.0),
+        (9_000, 4096.0),
+        (8_090, 1024.0),
+        (8_060, 1024.0),
+        (8_000, 2048.0),
+        (7_050, 1024.0),
+        (7_000, 1024.0),
+        (6_010, 256.0),
+        (6_000, 256.0),
+        (5_000, 256.0),
+        (3_000, 384.0),
+        (2_000, 64.0),
+    ];
+    let cap = major * 1000 + minor * 10;
+    TABLE.iter().find(|(c, _)| *c <= cap).unwrap_or(&TABLE[TABLE.len() - 1]).1
+}
+
+/// Bytes one NVIDIA SM's shared memory moves per cycle: 32 banks of 4 bytes per 2 cycles up to
+/// compute capability 2, of 8 bytes per cycle after.
+fn nvidia_shared_bytes_per_sm_cycle(major: i64) -> f64 {
+    if major <= 2 {
+        32.0 * 4.0 / 2.0
+    } else {
+        32.0 * 8.0
+    }
+}
+
+/// XProf's name of an NVIDIA GPU's architecture.
+fn nvidia_model_name((major, minor): (i64, i64)) -> &'static str {
+    match (major, minor) {
+        (2, _) => "Nvidia GPU (Fermi)",
+        (3, _) => "Nvidia GPU (Kepler)",
+        (5, _) => "Nvidia GPU (Maxwell)",
+        (6, _) => "Nvidia GPU (Pascal)",
+        (7, m) if m < 5 => "Nvidia GPU (Volta)",
+        (7, _) => "Nvidia GPU (Turing)",
+        (8, m) if m < 9 => "Nvidia GPU (Ampere)",
+        (8, _) => "Nvidia GPU (Ada Lovelace)",
+        (9, _) => "Nvidia GPU (Hopper)",
+        (10, _) => "Nvidia GPU (Blackwell)",
+        _ => "Nvidia GPU",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nvidia(cap: (i64, i64)) -> GpuCapabilities {
+        GpuCapabilities {
+            vendor: NVIDIA.into(),
+            clock_rate_ghz: 1.53,
+            core_count: 80,
+            memory_bandwidth: 898_048_000_000,
+            compute_capability: cap,
+            ..GpuCapabilities::default()
+        }
+    }
+
+    /// A V100 (compute capability 7.0, 80 SMs at 1.53 GHz): 1024 FLOPs per SM per cycle on its Tensor
+    /// Cores, 256 shared-memory bytes per SM per cycle.
+    #[test]
+    fn nvidia_peaks_follow_the_compute_capability() {
+        let v100 = nvidia((7, 0));
+        assert!(v100.knows_peaks());
+        assert_eq!(v100.model_name(), "Nvidia GPU (Volta)");
+        assert_eq!(v100.per_core_cycle(), (1024.0, 256.0));
+        // A capability between two listed takes the older; one older than all, the oldest.
+        assert_eq!(nvidia((7, 2)).per_core_cycle().0, 1024.0);
+        assert_eq!(nvidia((8, 7)).per_core_cycle().0, 1024.0);
+        assert_eq!(nvidia((12, 0)).per_core_cycle().0, 8192.0);
+        assert_eq!(nvidia((1, 0)).per_core_cycle(), (64.0, 64.0));
+    }
+
+    /// A plane that names no vendor (the V100 TensorFlow trace's) has zero per-cycle figures.
+    #[test]
+    fn no_vendor_no_peaks() {
+        let unnamed = GpuCapabilities { vendor: String::new(), ..nvidia((7, 0)) };
+        assert!(!unnamed.knows_peaks());
+        assert_eq!(unnamed.model_name(), "GPU");
     }
 }

@@ -24,8 +24,6 @@ use crate::decode::DecodeError;
 pub enum DeviceOpsError {
     #[error("the cost of HLO op `{instruction}` (program {program_id}) on the GPU: {error}")]
     GpuCost { program_id: u64, instruction: String, error: crate::analysis::gpu_cost::CostError },
-    #[error("the peak FLOP rate and bandwidths of this GPU ({model}, vendor `{vendor}`) are not known to Tidemark")]
-    GpuPeaksUnknown { model: String, vendor: String },
     #[error(transparent)]
     Decode(#[from] DecodeError),
 }
@@ -40,7 +38,8 @@ pub struct DeviceOps {
     pub core_count: u32,
     /// Whether any core has a non-empty `Steps` line (step-based tables need the step db).
     pub has_steps: bool,
-    /// The peaks of the first device plane (XProf takes them from there).
+    /// The peaks of the first device plane (XProf takes them from there); zero FLOP/s for a GPU plane
+    /// that names no vendor (as in XProf).
     pub perf_env: PerfEnv,
     /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
     pub db: OpMetricsDb,
@@ -57,9 +56,6 @@ pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, Device
         }
         let capabilities = gpu_perf::GpuCapabilities::of(planes[0]);
         let db = combined.finish();
-        if !capabilities.knows_peaks() && db.metrics.iter().any(|m| m.flops > 0 || m.bytes_accessed > 0) {
-            return Err(DeviceOpsError::GpuPeaksUnknown { model: capabilities.model_name(), vendor: capabilities.vendor });
-        }
         return Ok(DeviceOps {
             hardware: HardwareType::Gpu,
             device_type: capabilities.model_name(),

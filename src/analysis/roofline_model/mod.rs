@@ -3,11 +3,14 @@
 //! `ConvertOpStatsToRooflineModel`). XProf emits the records twice, with infeed/outfeed ops included
 //! and excluded; both are here, in that order.
 //!
-//! Records are for the whole profile ("Total") and for the average complete step ("Average"). Per-step
-//! records need the device step db, which Tidemark does not build yet: a trace whose device has
-//! steps gives [`RooflineError::StepsNotSupported`] rather than a table without them. On a GPU the
-//! on-chip memory is the shared memory / L1 (XProf files it as merged VMEM, peaks from the device's
-//! capabilities) and XProf prints a table of its own ([`table::to_xprof_json`]).
+//! Records are for the whole profile ("Total"), for the average complete step ("Average", TPU only)
+//! and one program record per step of the step db (labelled by its number). XProf's per-step op dbs
+//! hold a TPU core's XLA ops and are empty on a GPU, so a GPU's per-step records are all zero but
+//! for their one occurrence. A TPU's steps (from its step line) are not computed: such a trace gives
+//! [`RooflineError::StepsNotSupported`] rather than a table without them. On a GPU the on-chip
+//! memory is the shared memory / L1 (XProf files it as merged VMEM, peaks from the device's
+//! capabilities) and XProf prints a table of its own ([`table::to_xprof_json`]). A GPU plane that
+//! names no vendor has zero peak FLOP/s and shared-memory bandwidth, as in XProf.
 
 pub mod table;
 
@@ -16,16 +19,15 @@ use crate::analysis::op_metrics::builder::add_memory_accessed;
 use crate::analysis::op_metrics::roofline::{giga_to_gibi, roofline_metrics};
 use crate::analysis::op_metrics::{ps_to_us, safe_divide, HardwareType, OpMetrics, OpMetricsDb, RooflineMetrics, SourceInfo};
 use crate::analysis::steps::NO_STEP_MARKER;
+use std::borrow::Cow;
 
 /// At most this many op records per db (XProf's `kMaxNumRecords`).
 const MAX_RECORDS: usize = 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RooflineError {
-    #[error("the device has steps; Tidemark's roofline model has no per-step records yet")]
+    #[error("the device has steps; Tidemark's roofline model has no per-step records of a TPU yet")]
     StepsNotSupported,
-    #[error("the peak FLOP rate and bandwidths of this GPU ({0}) are not known to Tidemark")]
-    GpuPeaksUnknown(String),
 }
 
 /// Which span a record covers.
@@ -35,13 +37,17 @@ pub enum RecordSpan {
     Total,
     /// The average complete step ("Average").
     AverageStep,
+    /// The step of this number (its step group).
+    Step(i64),
 }
 
 impl RecordSpan {
-    pub fn label(self) -> &'static str {
+    /// XProf's step column: `Total`, `Average` or the step's number.
+    pub fn label(self) -> Cow<'static, str> {
         match self {
-            RecordSpan::Total => "Total",
-            RecordSpan::AverageStep => "Average",
+            RecordSpan::Total => "Total".into(),
+            RecordSpan::AverageStep => "Average".into(),
+            RecordSpan::Step(n) => n.to_string().into(),
         }
     }
 }
@@ -112,15 +118,19 @@ fn is_infeed_or_outfeed(category: &str) -> bool {
     category.contains("infeed") || category.contains("outfeed")
 }
 
-pub fn analyze(ops: &DeviceOps) -> Result<RooflineModel, RooflineError> {
-    if !matches!(ops.hardware, HardwareType::Tpu | HardwareType::Gpu) {
+/// Whether a trace of `hardware` has a roofline model (and so needs its step numbers).
+pub fn has_model(hardware: HardwareType) -> bool {
+    matches!(hardware, HardwareType::Tpu | HardwareType::Gpu)
+}
+
+/// The roofline model of `ops`, with one record per step of `step_numbers` (the step db's steps by
+/// number, in order).
+pub fn analyze(ops: &DeviceOps, step_numbers: &[i64]) -> Result<RooflineModel, RooflineError> {
+    if !has_model(ops.hardware) {
         return Ok(RooflineModel::default());
     }
     if ops.has_steps {
         return Err(RooflineError::StepsNotSupported);
-    }
-    if ops.hardware == HardwareType::Gpu && ops.perf_env.peak_tera_flops_per_second <= 0.0 {
-        return Err(RooflineError::GpuPeaksUnknown(ops.device_type.clone()));
     }
     let env = &ops.perf_env;
     let mut model = RooflineModel {
@@ -145,17 +155,22 @@ pub fn analyze(ops: &DeviceOps) -> Result<RooflineModel, RooflineError> {
         model.peak_vmem_read_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(5));
         model.peak_vmem_write_bw = giga_to_gibi(env.peak_bw_giga_bytes_per_second(6));
     }
-    // No steps: the complete-step db is empty.
-    let complete_steps = OpMetricsDb::default();
+    // The complete-step db (a TPU's; it has no steps here) and a GPU step's op db are empty.
+    let empty = OpMetricsDb::default();
     for include_infeed_outfeed in [true, false] {
         let mut records = op_records(ops, &model, include_infeed_outfeed);
         // XProf's TPU tables carry an average-step program row even without steps; its GPU tables do not.
         if ops.hardware == HardwareType::Tpu {
-            records.push(program_record(ops, &model, &complete_steps, RecordSpan::AverageStep, include_infeed_outfeed));
+            records.push(program_record(ops, &model, &empty, RecordSpan::AverageStep, include_infeed_outfeed));
+        }
+        for &n in step_numbers {
+            records.push(program_record(ops, &model, &empty, RecordSpan::Step(n), include_infeed_outfeed));
         }
         model.records.extend(records);
     }
-    model.warnings.push(NO_STEP_MARKER.to_string());
+    if step_numbers.is_empty() {
+        model.warnings.push(NO_STEP_MARKER.to_string());
+    }
     Ok(model)
 }
 

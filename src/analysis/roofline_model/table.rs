@@ -49,8 +49,9 @@ fn push_row(table: &mut DataTable, r: &RooflineRecord) {
     let n = Cell::Number;
     let f = &r.rates;
     let (module_id, source) = (r.hlo_module_id.to_string(), source_info_html(r.source_info.as_ref()));
+    let span = r.span.label();
     table.row(vec![
-        Cell::Text(r.span.label()),
+        Cell::Text(&span),
         n(r.rank as f64),
         Cell::Text(&r.category),
         Cell::Text(&r.name),

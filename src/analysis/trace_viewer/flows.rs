@@ -99,7 +99,7 @@ impl FlowIndex {
     pub fn build(space: &XSpace, store: &TraceStore) -> Result<Self, DecodeError> {
         let mut found = Found::default();
         let mut thread = 0usize;
-        for process in layout::processes(space) {
+        for process in layout::processes(space, store.derived()) {
             let plane = &space.planes[process.plane];
             let regions = RegionFinder::new(plane).is_some();
             let reader = StatReader::new(plane);
@@ -291,7 +291,8 @@ impl Found {
                     }
                     v
                 }
-                None => continue,
+                // Derived events carry no link stats of their own (their device events do).
+                Some(Source::Derived { .. }) | None => continue,
             };
             self.add(store, e, pid, &v);
         }

@@ -13,6 +13,7 @@ pub mod export;
 pub mod flows;
 pub mod layout;
 pub mod lod;
+pub mod op_args;
 pub mod store;
 pub mod summary;
 

@@ -3,6 +3,7 @@
 
 use crate::engine::hlo_op_stats::HloOpStatsView as C;
 use crate::ui::components::metric::Text;
+use crate::ui::components::op_links::OpLinks;
 use crate::ui::components::table::columnar::{rows, Cols, Row};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use leptos::prelude::*;
@@ -49,6 +50,11 @@ fn columns() -> Vec<Column<Row<C>>> {
         k.flag("autotuned", "Autotuned", "autotuned", |c, i| c.columns.autotuned[i]).width("92px"),
         k.text("source", "Source", "source_info", |c, i| &c.columns.source[i]).width("160px"),
         k.text("core", "Core type", "core_type", |c, i| &c.columns.core_type[i]).width("88px"),
+        Column::new("links", "Show", |r: &Row<C>, _| {
+            let c = &r.cols.columns;
+            view! { <OpLinks module=c.memory_viewer_module[r.i].clone() op=c.hlo_op_name[r.i].clone() /> }.into_any()
+        })
+        .width("124px"),
     ]
 }
 

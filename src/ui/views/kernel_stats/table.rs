@@ -3,6 +3,7 @@
 
 use crate::engine::kernel_stats::KernelStatsView as C;
 use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::components::op_links::OpLinks;
 use crate::ui::components::table::columnar::{rows, Cols, Row};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use leptos::prelude::*;
@@ -34,7 +35,9 @@ fn columns() -> Vec<Column<Row<C>>> {
             .width("44px")
             .sort_key(|r| r.i)
             .csv("rank", |r| (r.i + 1).to_string()),
-        k.text("kernel", "Kernel name", "kernel_name", |c, i| &c.columns.kernel_name[i]).class("op").width("340px"),
+        k.text("kernel", "Kernel name", "kernel_name", |c, i| &c.columns.kernel_name[i]).class("op").width("300px"),
+        // The op beside the kernel, so both names show without scrolling sideways.
+        k.text("op", "Op name", "op_name", |c, i| &c.columns.op_name[i]).width("170px"),
         k.count("registers", "Registers", "registers_per_thread", |c, i| u64::from(c.columns.registers_per_thread[i])).width("88px"),
         Column::new("shmem", "Shared mem.", |r: &Row<C>, _| {
             let b = i64::try_from(r.cols.columns.shmem_bytes[r.i]).unwrap_or(i64::MAX);
@@ -49,12 +52,16 @@ fn columns() -> Vec<Column<Row<C>>> {
         k.number("occupancy", "Occupancy %", "occupancy_pct", 1, |c, i| c.columns.occupancy_pct[i]).width("120px"),
         k.flag("eligible", "TC eligible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("96px"),
         k.flag("uses_tc", "Uses TC", "is_kernel_using_tensor_core", |c, i| c.columns.kernel_uses_tensor_core[i]).width("80px"),
-        k.text("op", "Op name", "op_name", |c, i| &c.columns.op_name[i]).width("170px"),
         k.count("occurrences", "Occurrences", "occurrences", |c, i| c.columns.occurrences[i]).width("112px"),
         k.time("total", "Total", "total_duration_us", |c, i| c.columns.total_duration_us[i]),
         k.time("avg", "Avg.", "avg_duration_us", |c, i| c.columns.avg_duration_us[i]),
         k.time("min", "Min.", "min_duration_us", |c, i| c.columns.min_duration_us[i]),
         k.time("max", "Max.", "max_duration_us", |c, i| c.columns.max_duration_us[i]),
+        // A kernel's occurrences are its events on the GPU's streams, named by the kernel.
+        Column::new("links", "Show", |r: &Row<C>, _| {
+            view! { <OpLinks module=None op=r.cols.columns.kernel_name[r.i].clone() /> }.into_any()
+        })
+        .width("96px"),
     ]
 }
 

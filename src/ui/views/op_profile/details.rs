@@ -5,6 +5,7 @@
 use super::colors::{bandwidth_color, flops_color};
 use crate::engine::op_profile::OpProfileView;
 use crate::ui::components::metric::{Count, Duration, Percent, Text};
+use crate::ui::components::op_links::OpLinks;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -91,6 +92,10 @@ pub fn Details(view: Arc<OpProfileView>, node: Signal<Option<u32>>) -> impl Into
         items.extend(text_row("Framework op", "card_provenance", &n.provenance[i]).map(IntoAny::into_any));
         items.extend(text_row("Source", "card_source", &n.source[i]).map(IntoAny::into_any));
         items.extend(text_row("HLO expression", "card_expression", &n.expression[i]).map(IntoAny::into_any));
+        if n.is_op[i] {
+            let links = view! { <OpLinks module=n.memory_viewer_module[i].clone() op=n.name[i].clone() /> };
+            items.push(rows("Show", links.into_any()).into_any());
+        }
         let category = (!n.category[i].is_empty()).then(|| view! { <Text metric="card_category" value=n.category[i].clone() /> });
         let kind = if n.is_op[i] {
             "op"

@@ -146,12 +146,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, v: &RooflineView, points: &[Point],
         ctx.line_to(f.sx(ridge), f.sy(peak));
         ctx.stroke();
     }
-    let first_ridge = v.roofs.iter().filter(|r| r.ridge_point > 0.0).map(|r| r.ridge_point.log10()).fold(view.x1, f64::min);
-    ctx.set_stroke_style_str(bound_colour("Compute"));
-    ctx.begin_path();
-    ctx.move_to(f.sx(first_ridge.max(view.x0)), f.sy(peak));
-    ctx.line_to(f.sx(view.x1), f.sy(peak));
-    ctx.stroke();
+    // No compute roof where the peak is unknown (zero: a GPU plane naming no vendor).
+    if v.peak_flop_rate > 0.0 {
+        let first_ridge = v.roofs.iter().filter(|r| r.ridge_point > 0.0).map(|r| r.ridge_point.log10()).fold(view.x1, f64::min);
+        ctx.set_stroke_style_str(bound_colour("Compute"));
+        ctx.begin_path();
+        ctx.move_to(f.sx(first_ridge.max(view.x0)), f.sy(peak));
+        ctx.line_to(f.sx(view.x1), f.sy(peak));
+        ctx.stroke();
+    }
     // The points, largest first; the program as a diamond.
     ctx.set_line_width(1.0);
     let c = &v.records;

@@ -85,13 +85,20 @@ fn Page(v: Arc<RooflineView>, table_state: TableState, csv_name: String) -> impl
             }
         })
         .collect_view();
+    // XProf derives a GPU's peak from its vendor and architecture; a plane naming no vendor (older
+    // TensorFlow traces) gets 0, which is no roof to draw.
+    let peak_text = if v.peak_flop_rate > 0.0 {
+        format!("{:.0} GFLOP/s", v.peak_flop_rate)
+    } else {
+        "unknown (the trace names no GPU vendor; XProf shows 0)".to_string()
+    };
     view! {
         <div class="fos-summary" data-testid="roofline-summary">
             <span>"Device " <Text metric="device_type" value=v.device_type.clone() /></span>
             <span class="roof">
                 <i style=format!("background:{}", chart::bound_colour("Compute"))></i>
                 "Peak compute "
-                <Text metric="peak_flop_rate" value=v.peak_flop_rate.to_string() shown=format!("{:.0} GFLOP/s", v.peak_flop_rate) />
+                <Text metric="peak_flop_rate" value=v.peak_flop_rate.to_string() shown=peak_text />
             </span>
             {roofs}
             <span><Count metric="records" value=v.records.rank.len() as u64 /> " records (the program and its ops)"</span>

@@ -2,6 +2,7 @@
 //! rings its point, hovering a point marks its row.
 
 use crate::engine::roofline::RooflineView as C;
+use crate::ui::components::op_links::OpLinks;
 use crate::ui::components::table::columnar::{rows, Cols, Row};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use leptos::prelude::*;
@@ -32,6 +33,12 @@ fn columns() -> Vec<Column<Row<C>>> {
         .width("172px"),
         k.text("bound_by", "Bound by", "bound_by", |c, i| &c.records.bound_by[i]).width("92px"),
         k.percent("efficiency", "Roofline eff.", "roofline_efficiency", |c, i| c.records.roofline_efficiency[i]).width("108px"),
+        // An op's events (the program row, rank 0, is no op of the trace).
+        Column::new("links", "Show", |r: &Row<C>, _| {
+            let c = &r.cols.records;
+            (c.rank[r.i] > 0).then(|| view! { <OpLinks module=None op=c.name[r.i].clone() /> }).into_any()
+        })
+        .width("96px"),
     ]
 }
 
