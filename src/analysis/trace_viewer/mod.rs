@@ -5,8 +5,8 @@
 //! JSON ([`export`]); the links drawn as arrows ([`flows`]) and the allocators' memory counter tracks
 //! ([`counters`]).
 
-pub mod derived;
 pub mod counters;
+pub mod derived;
 pub mod details;
 pub mod event_text;
 pub mod export;
