@@ -13,6 +13,7 @@ use super::memory_viewer_columns::ViewerReply;
 use super::op_profile::{OpProfileGrouping, OpProfileView};
 use super::overview_page::OverviewPageView;
 use super::roofline::RooflineView;
+use super::run_comparison::RunComparison;
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
@@ -22,7 +23,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -164,6 +165,12 @@ pub enum RequestBody {
     XlaOpsCpu {
         file_id: u32,
     },
+    /// The run `current` (its hosts' file ids) against the run `baseline`: op times and allocator
+    /// peaks with their changes.
+    CompareRuns {
+        current: Vec<u32>,
+        baseline: Vec<u32>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -269,6 +276,9 @@ pub enum ResponseBody {
     },
     XlaOpsCpu {
         table: Box<XlaOpsCpu>,
+    },
+    CompareRuns {
+        comparison: Box<RunComparison>,
     },
 }
 
@@ -408,6 +418,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
         },
         RequestBody::XlaOpsCpu { file_id } => match session.xla_ops_cpu(file_id) {
             Ok(table) => reply(ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&table)) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::CompareRuns { current, baseline } => match session.compare_runs(&current, &baseline) {
+            Ok(comparison) => reply(ResponseBody::CompareRuns { comparison: Box::new(comparison) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
     }
