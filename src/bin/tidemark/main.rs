@@ -7,6 +7,8 @@ mod args;
 #[cfg(not(target_arch = "wasm32"))]
 mod bundle;
 #[cfg(not(target_arch = "wasm32"))]
+mod compare_runs;
+#[cfg(not(target_arch = "wasm32"))]
 mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod framework_op_stats;
@@ -64,6 +66,9 @@ Usage:
                                           XProf's Roofline Model: ops against the device's peaks (TPU traces)
   tidemark xla-ops-cpu FILE [--json]      Tidemark's own (not in XProf): the XLA ops a CPU trace's host threads
                                           ran, per module and HLO op: runs, total / average / self time, category
+  tidemark compare-runs RUN_DIR --baseline BASE_RUN_DIR [--json]
+                                          a run against a baseline run: each framework op's self and total time
+                                          in both with the change, each host allocator's peak, step time
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -101,6 +106,7 @@ fn main() {
         "hlo-stats" => op_tables::hlo_stats(rest),
         "roofline-model" => op_tables::roofline_model(rest),
         "xla-ops-cpu" => xla_ops_cpu::run(rest),
+        "compare-runs" => compare_runs::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2
