@@ -136,7 +136,7 @@ impl Session {
         let ops = op_deltas(&current_rows, &baseline_rows);
         let side_total = |on_device: bool| {
             let sum = |rows: &[FrameworkOpRow]| {
-                rows.iter().filter(|r| r.on_device == on_device && r.op_type != IDLE).map(|r| r.total_self_time_us).sum::<f64>()
+                rows.iter().filter(|r| r.on_device == on_device && r.op_type != IDLE).fold(0.0, |sum, r| sum + r.total_self_time_us)
             };
             Change::new(sum(&current_rows), sum(&baseline_rows))
         };
