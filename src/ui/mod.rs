@@ -80,6 +80,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.step.set(view.step);
     state.highlight_op.set(view.highlight_op);
     state.trace_search.set(view.trace_search);
+    state.baseline_run.set(view.baseline_run);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -117,6 +118,7 @@ pub fn App() -> impl IntoView {
             step: state.step.get(),
             highlight_op: state.highlight_op.get(),
             trace_search: state.trace_search.get(),
+            baseline_run: state.baseline_run.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -244,6 +246,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::OpProfile => view! { <views::op_profile::OpProfile file_id overview=(*overview).clone() /> }.into_any(),
             Tool::InputPipeline => view! { <views::input_pipeline::InputPipeline file_id overview=(*overview).clone() /> }.into_any(),
             Tool::XlaOpsCpu => view! { <views::xla_ops_cpu::XlaOpsCpu file_id overview=(*overview).clone() /> }.into_any(),
+            Tool::RunComparison => view! { <views::run_comparison::RunComparison overview=(*overview).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

@@ -27,11 +27,13 @@ pub enum Tool {
     Overview,
     /// Tidemark's own: the XLA ops a CPU trace's host threads ran.
     XlaOpsCpu,
+    /// The selected run against the baseline run: op times and allocator peaks with their changes.
+    RunComparison,
 }
 
 impl Tool {
     /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 13] = [
+    pub const ALL: [Tool; 14] = [
         Tool::Overview,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -45,6 +47,7 @@ impl Tool {
         Tool::MemoryProfile,
         Tool::MemoryViewer,
         Tool::DeviceMemory,
+        Tool::RunComparison,
     ];
 
     pub fn slug(self) -> &'static str {
@@ -63,6 +66,7 @@ impl Tool {
             // The slug the file inspector had before it was renamed: old links open the overview.
             Tool::Overview => "overview",
             Tool::XlaOpsCpu => "xla-ops-cpu",
+            Tool::RunComparison => "run-comparison",
         }
     }
 
@@ -81,6 +85,7 @@ impl Tool {
             Tool::InputPipeline => "Input pipeline",
             Tool::Overview => "Overview",
             Tool::XlaOpsCpu => "XLA ops (CPU)",
+            Tool::RunComparison => "Run comparison",
         }
     }
 
@@ -98,6 +103,7 @@ impl Tool {
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory => ToolGroup::Memory,
             Tool::FileDetails => ToolGroup::File,
+            Tool::RunComparison => ToolGroup::Ops,
         }
     }
 
@@ -246,6 +252,9 @@ pub struct AppState {
     pub highlight_op: RwSignal<Option<String>>,
     /// The Trace Viewer's search, set by an op row's "show occurrences" link (the first match framed).
     pub trace_search: RwSignal<Option<String>>,
+    /// The baseline run's folder ([`AppState::runs`]) the Run comparison compares the selected run
+    /// with; `None`: no baseline.
+    pub baseline_run: RwSignal<Option<String>>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -278,6 +287,7 @@ impl AppState {
             step: RwSignal::new(None),
             highlight_op: RwSignal::new(None),
             trace_search: RwSignal::new(None),
+            baseline_run: RwSignal::new(None),
         }
     }
 
@@ -340,8 +350,17 @@ impl AppState {
     /// The engine ids of the ready files of the selected file's run, in path order: what "all
     /// hosts" combines.
     pub fn selected_run_ids(&self) -> Vec<u32> {
-        let run_dir = self.selected.with(|p| p.as_deref().map(|p| crate::decode::log_dir::run_host(p).run_dir)).unwrap_or_default();
-        let paths = self.run_files(&run_dir);
+        self.run_ids(&self.selected_run_dir())
+    }
+
+    /// The run folder of the selected file.
+    pub fn selected_run_dir(&self) -> String {
+        self.selected.with(|p| p.as_deref().map(|p| crate::decode::log_dir::run_host(p).run_dir)).unwrap_or_default()
+    }
+
+    /// The engine ids of the ready files of run folder `run_dir`, in path order.
+    pub fn run_ids(&self, run_dir: &str) -> Vec<u32> {
+        let paths = self.run_files(run_dir);
         let ready = self.ready_files();
         paths.iter().filter_map(|(p, _)| ready.iter().find(|(_, rp)| rp == p).map(|(id, _)| *id)).collect()
     }
@@ -368,7 +387,7 @@ impl Default for AppState {
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>][&demo]`.
-/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&demo]`.
+/// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&op=<name>][&search=<text>][&baseline=<run folder>][&demo]`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -383,6 +402,7 @@ pub struct HashView {
     pub step: Option<StepPick>,
     pub highlight_op: Option<String>,
     pub trace_search: Option<String>,
+    pub baseline_run: Option<String>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -413,6 +433,7 @@ impl HashView {
                 "step-span" => step_span = parse_span(&val),
                 "op" if !val.is_empty() => v.highlight_op = Some(val),
                 "search" if !val.is_empty() => v.trace_search = Some(val),
+                "baseline" => v.baseline_run = Some(val),
                 _ => {}
             }
         }
@@ -457,6 +478,9 @@ impl HashView {
         }
         if let Some(q) = &self.trace_search {
             parts.push(format!("search={}", String::from(js_sys::encode_uri_component(q))));
+        }
+        if let Some(b) = &self.baseline_run {
+            parts.push(format!("baseline={}", String::from(js_sys::encode_uri_component(b))));
         }
         format!("#{}", parts.join("&"))
     }
