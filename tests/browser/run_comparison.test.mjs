@@ -54,7 +54,7 @@ const opKey = (o) => `${o.on_device ? 'device' : 'host'}/${o.op_type}/${o.op_nam
 async function openFolder(page, root) {
   await page.setInputFiles('[data-testid="folder-input"]', path.join(root, 'logs'));
   for (const [run, host] of [[NEW, 'worker-0'], [NEW, 'worker-1'], [OLD, 'worker-0'], [OLD, 'worker-2']]) {
-    await waitForFile(page, `logs/${dirOf(run)}/${host}.xplane.pb.gz`);
+    await waitForFile(page, `${dirOf(run)}/${host}.xplane.pb.gz`);
   }
 }
 
@@ -66,16 +66,16 @@ test('a run against the baseline run: op times, memory peaks and step time with 
   const page = await newPage(browser);
   await openApp(page, server.url);
   await openFolder(page, root);
-  await page.selectOption('[data-testid="run-select"]', `logs/${dirOf(NEW)}`);
+  await page.selectOption('[data-testid="run-select"]', `${dirOf(NEW)}`);
   await page.click('.tab[data-tool="run-comparison"]');
 
   // No baseline yet: the tool says how to pick one; the selector offers the other run, none chosen.
   await page.waitForSelector('[data-testid="rc-no-baseline"]');
   const options = await page.$$eval('[data-testid="baseline-select"] option', (os) => os.map((o) => o.textContent));
   assert.deepEqual(options, ['None', OLD]);
-  await page.selectOption('[data-testid="baseline-select"]', `logs/${dirOf(OLD)}`);
+  await page.selectOption('[data-testid="baseline-select"]', `${dirOf(OLD)}`);
   await page.waitForSelector(ready, { timeout: 120_000 });
-  assert.match(decodeURIComponent(await page.evaluate(() => location.hash)), new RegExp(`baseline=logs/${dirOf(OLD)}`));
+  assert.match(decodeURIComponent(await page.evaluate(() => location.hash)), new RegExp(`baseline=${dirOf(OLD)}`));
 
   // The runs, and the hosts only one of them has.
   assert.equal(await one(page, 'current_run'), NEW);
@@ -145,11 +145,11 @@ test('the baseline is kept in the URL: a shared link compares the same runs once
   const root = logFolder();
   const want = cliComparison(root);
   const page = await newPage(browser);
-  const hash = `#tool=run-comparison&file=${encodeURIComponent(`logs/${dirOf(NEW)}/worker-0.xplane.pb.gz`)}&baseline=${encodeURIComponent(`logs/${dirOf(OLD)}`)}`;
+  const hash = `#tool=run-comparison&file=${encodeURIComponent(`${dirOf(NEW)}/worker-0.xplane.pb.gz`)}&baseline=${encodeURIComponent(`${dirOf(OLD)}`)}`;
   await openApp(page, server.url + hash);
   await openFolder(page, root);
   await page.waitForSelector(ready, { timeout: 120_000 });
-  assert.equal(await page.$eval('[data-testid="baseline-select"]', (s) => s.value), `logs/${dirOf(OLD)}`);
+  assert.equal(await page.$eval('[data-testid="baseline-select"]', (s) => s.value), `${dirOf(OLD)}`);
   assert.ok(close(await one(page, 'delta_host_self_time_us'), want.host_self_time_us.delta));
   // Choosing None takes the comparison away.
   await page.selectOption('[data-testid="baseline-select"]', '*none*');

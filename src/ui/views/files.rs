@@ -169,16 +169,7 @@ fn RunHostSelect() -> impl IntoView {
         <label class="field" title="The runs of the opened folders, newest first (TensorBoard names each run by its start time)">
             "Run "
             <select data-testid="run-select" on:change=move |ev| choose_run(event_target_value(&ev)) prop:value=selected_run>
-                {move || {
-                    state
-                        .runs()
-                        .into_iter()
-                        .map(|(dir, name)| {
-                            let label = if name.is_empty() { "(opened files)".to_string() } else { name };
-                            view! { <option value=dir>{label}</option> }
-                        })
-                        .collect_view()
-                }}
+                {move || run_options(state.runs())}
             </select>
         </label>
         <label class="field" title="The run's hosts; all hosts combines them as XProf does, in the tools that combine hosts (Framework ops)">
@@ -197,6 +188,16 @@ fn RunHostSelect() -> impl IntoView {
         </label>
         </div>
     }
+}
+
+/// One option per run (folder, name), named by its folder; files in no folder are "(opened files)".
+fn run_options(runs: Vec<(String, String)>) -> impl IntoView {
+    runs.into_iter()
+        .map(|(dir, name)| {
+            let label = if name.is_empty() { "(opened files)".to_string() } else { name };
+            view! { <option value=dir>{label}</option> }
+        })
+        .collect_view()
 }
 
 /// The value of the baseline selector's "none" option.
@@ -224,15 +225,7 @@ fn BaselineSelect() -> impl IntoView {
                 "Baseline "
                 <select data-testid="baseline-select" on:change=move |ev| choose(event_target_value(&ev)) prop:value=value>
                     <option value=NO_BASELINE>"None"</option>
-                    {move || {
-                        others()
-                            .into_iter()
-                            .map(|(dir, name)| {
-                                let label = if name.is_empty() { "(opened files)".to_string() } else { name };
-                                view! { <option value=dir>{label}</option> }
-                            })
-                            .collect_view()
-                    }}
+                    {move || run_options(others())}
                 </select>
             </label>
             </div>
