@@ -23,6 +23,7 @@ pub mod read_input;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retain_memory;
 pub mod roofline;
+pub mod run_comparison;
 pub mod run_op_metrics;
 pub mod slim;
 pub mod trace_viewer;

@@ -14,6 +14,7 @@ use super::memory_viewer_columns::ViewerReply;
 use super::op_profile::{OpProfileGrouping, OpProfileView};
 use super::overview_page::OverviewPageView;
 use super::roofline::RooflineView;
+use super::run_comparison::RunComparison;
 use super::trace_viewer::FlowQuery;
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
@@ -209,6 +210,12 @@ pub enum RequestBody {
         file_id: u32,
         queries: Vec<CounterQuery>,
     },
+    /// The run `current` (its hosts' file ids) against the run `baseline`: op times and allocator
+    /// peaks with their changes.
+    CompareRuns {
+        current: Vec<u32>,
+        baseline: Vec<u32>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -326,6 +333,9 @@ pub enum ResponseBody {
     },
     TraceCounters {
         windows: Vec<CounterWindow>,
+    },
+    CompareRuns {
+        comparison: Box<RunComparison>,
     },
 }
 
@@ -513,6 +523,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
+        RequestBody::CompareRuns { current, baseline } => match session.compare_runs(&current, &baseline) {
+            Ok(comparison) => reply(ResponseBody::CompareRuns { comparison: Box::new(comparison) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
     }
 }
 

@@ -82,6 +82,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.trace_search.set(view.trace_search);
     state.all_hosts.set(view.all_hosts);
     state.trace_event.set(view.trace_event);
+    state.baseline_run.set(view.baseline_run);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -121,6 +122,7 @@ pub fn App() -> impl IntoView {
             trace_search: state.trace_search.get(),
             all_hosts: state.all_hosts.get(),
             trace_event: state.trace_event.get(),
+            baseline_run: state.baseline_run.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -252,6 +254,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::MemoryAcrossHosts => {
                 view! { <views::memory_across_hosts::MemoryAcrossHosts file_id overview=(*overview).clone() /> }.into_any()
             }
+            Tool::RunComparison => view! { <views::run_comparison::RunComparison overview=(*overview).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

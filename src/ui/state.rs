@@ -29,11 +29,13 @@ pub enum Tool {
     XlaOpsCpu,
     /// Every allocator of every host of the run, closest to its capacity first.
     MemoryAcrossHosts,
+    /// The selected run against the baseline run: op times and allocator peaks with their changes.
+    RunComparison,
 }
 
 impl Tool {
     /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 14] = [
+    pub const ALL: [Tool; 15] = [
         Tool::Overview,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -48,6 +50,7 @@ impl Tool {
         Tool::MemoryViewer,
         Tool::DeviceMemory,
         Tool::MemoryAcrossHosts,
+        Tool::RunComparison,
     ];
 
     pub fn slug(self) -> &'static str {
@@ -67,6 +70,7 @@ impl Tool {
             Tool::Overview => "overview",
             Tool::XlaOpsCpu => "xla-ops-cpu",
             Tool::MemoryAcrossHosts => "memory-across-hosts",
+            Tool::RunComparison => "run-comparison",
         }
     }
 
@@ -86,6 +90,7 @@ impl Tool {
             Tool::Overview => "Overview",
             Tool::XlaOpsCpu => "XLA ops (CPU)",
             Tool::MemoryAcrossHosts => "Across hosts",
+            Tool::RunComparison => "Run comparison",
         }
     }
 
@@ -103,6 +108,7 @@ impl Tool {
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory | Tool::MemoryAcrossHosts => ToolGroup::Memory,
             Tool::FileDetails => ToolGroup::File,
+            Tool::RunComparison => ToolGroup::Ops,
         }
     }
 
@@ -253,6 +259,9 @@ pub struct AppState {
     pub trace_search: RwSignal<Option<String>>,
     /// The Trace Viewer's selected event (an index into the file's event store).
     pub trace_event: RwSignal<Option<u32>>,
+    /// The baseline run's folder ([`AppState::runs`]) the Run comparison compares the selected run
+    /// with; `None`: no baseline.
+    pub baseline_run: RwSignal<Option<String>>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -286,6 +295,7 @@ impl AppState {
             highlight_op: RwSignal::new(None),
             trace_search: RwSignal::new(None),
             trace_event: RwSignal::new(None),
+            baseline_run: RwSignal::new(None),
         }
     }
 
@@ -348,8 +358,17 @@ impl AppState {
     /// The engine ids of the ready files of the selected file's run, in path order: what "all
     /// hosts" combines.
     pub fn selected_run_ids(&self) -> Vec<u32> {
-        let run_dir = self.selected.with(|p| p.as_deref().map(|p| crate::decode::log_dir::run_host(p).run_dir)).unwrap_or_default();
-        let paths = self.run_files(&run_dir);
+        self.run_ids(&self.selected_run_dir())
+    }
+
+    /// The run folder of the selected file.
+    pub fn selected_run_dir(&self) -> String {
+        self.selected.with(|p| p.as_deref().map(|p| crate::decode::log_dir::run_host(p).run_dir)).unwrap_or_default()
+    }
+
+    /// The engine ids of the ready files of run folder `run_dir`, in path order.
+    pub fn run_ids(&self, run_dir: &str) -> Vec<u32> {
+        let paths = self.run_files(run_dir);
         let ready = self.ready_files();
         paths.iter().filter_map(|(p, _)| ready.iter().find(|(_, rp)| rp == p).map(|(id, _)| *id)).collect()
     }
@@ -386,7 +405,7 @@ impl Default for AppState {
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>]`
-/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&demo]` (`hosts=all`: the host selector's
+/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&baseline=<run folder>][&demo]` (`hosts=all`: the host selector's
 /// "all hosts", the run being the selected file's).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
@@ -404,6 +423,7 @@ pub struct HashView {
     pub trace_search: Option<String>,
     pub all_hosts: bool,
     pub trace_event: Option<u32>,
+    pub baseline_run: Option<String>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -436,6 +456,7 @@ impl HashView {
                 "search" if !val.is_empty() => v.trace_search = Some(val),
                 "hosts" => v.all_hosts = val == "all",
                 "event" => v.trace_event = val.parse().ok(),
+                "baseline" => v.baseline_run = Some(val),
                 _ => {}
             }
         }
@@ -486,6 +507,9 @@ impl HashView {
         }
         if let Some(e) = self.trace_event {
             parts.push(format!("event={e}"));
+        }
+        if let Some(b) = &self.baseline_run {
+            parts.push(format!("baseline={}", String::from(js_sys::encode_uri_component(b))));
         }
         format!("#{}", parts.join("&"))
     }

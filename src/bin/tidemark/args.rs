@@ -158,14 +158,10 @@ pub struct OpenedRun {
 }
 
 /// [`open_one`] for the tools that combine a run's hosts: FILE opens as [`open_one`] opens it; RUN_DIR
-/// opens every trace below it (through [`crate::open::open_file`], each named by its path in the
-/// folder). A folder without traces, or with traces of several runs (folders), is a usage error.
+/// opens as [`open_run_dir`] opens it.
 pub fn open_run(command: &str, usage: &str, argv: &[String], valued: &[&str], flags: &[&str]) -> Result<OpenedRun, i32> {
-    let usage_error = |e: String| {
-        eprintln!("tidemark {command}: {e}\n{usage}");
-        2
-    };
-    let args = Args::parse(argv, valued).and_then(|a| a.check_flags(flags).map(|_| a)).map_err(usage_error)?;
+    let args =
+        Args::parse(argv, valued).and_then(|a| a.check_flags(flags).map(|_| a)).map_err(|e| RunError::Usage(e).report(command, usage))?;
     let dir = match args.files.as_slice() {
         [dir] if dir.is_dir() => dir.clone(),
         _ => {
@@ -173,30 +169,57 @@ pub fn open_run(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
             return Ok(OpenedRun { args: f.args, name: f.name, session: f.session, ids: vec![f.id] });
         }
     };
+    let mut session = session_for(command);
+    let ids = open_run_dir(&mut session, &dir, "").map_err(|e| e.report(command, usage))?;
+    Ok(OpenedRun { args, name: dir.display().to_string(), session, ids })
+}
+
+/// Why a run could not be opened.
+pub enum RunError {
+    /// The folder is no run (no trace, or several runs): a usage error.
+    Usage(String),
+    /// One of its traces could not be read or opened.
+    Open(tidemark::engine::EngineError),
+}
+
+impl RunError {
+    /// Prints the error (a usage error with `usage`) and gives the exit status: 2 for usage, 1 for a
+    /// file.
+    pub fn report(self, command: &str, usage: &str) -> i32 {
+        match self {
+            RunError::Usage(e) => {
+                eprintln!("tidemark {command}: {e}\n{usage}");
+                2
+            }
+            RunError::Open(e) => {
+                eprintln!("tidemark: {e}");
+                1
+            }
+        }
+    }
+}
+
+/// Opens every trace (`*.xplane.pb[.gz]`) below the run folder `dir` into `session`, each named by its
+/// path in the folder after `prefix` (through [`crate::open::open_file`]): the run's hosts' ids, in
+/// path order (the order the tools combine them in). A folder without traces, or with traces of
+/// several runs (folders), is a usage error.
+pub fn open_run_dir(session: &mut Session, dir: &Path, prefix: &str) -> Result<Vec<u32>, RunError> {
     let name = dir.display().to_string();
+    let args = Args { files: vec![dir.to_path_buf()], flags: Vec::new(), options: Vec::new() };
     let traces: Vec<Input> = args
         .expanded_inputs()
-        .map_err(usage_error)?
+        .map_err(RunError::Usage)?
         .into_iter()
         .filter(|i| i.relative.to_ascii_lowercase().trim_end_matches(".gz").ends_with(".xplane.pb"))
         .collect();
     let mut run_dirs: Vec<String> = traces.iter().map(|i| tidemark::decode::log_dir::run_host(&i.relative).run_dir).collect();
     run_dirs.dedup();
     match run_dirs.len() {
-        0 => return Err(usage_error(format!("{name} holds no trace (*.xplane.pb)"))),
+        0 => return Err(RunError::Usage(format!("{name} holds no trace (*.xplane.pb)"))),
         1 => {}
-        _ => return Err(usage_error(format!("{name} holds several runs ({}); give one run's folder", run_dirs.join(", ")))),
+        _ => return Err(RunError::Usage(format!("{name} holds several runs ({}); give one run's folder", run_dirs.join(", ")))),
     }
-    let mut session = session_for(command);
-    let mut ids = Vec::with_capacity(traces.len());
-    for t in &traces {
-        let id = crate::open::open_file(&mut session, &t.path, &t.relative).map_err(|e| {
-            eprintln!("tidemark: {e}");
-            1
-        })?;
-        ids.push(id);
-    }
-    Ok(OpenedRun { args, name, session, ids })
+    traces.iter().map(|t| crate::open::open_file(session, &t.path, &format!("{prefix}{}", t.relative)).map_err(RunError::Open)).collect()
 }
 
 impl OpenedRun {

@@ -7,6 +7,8 @@ mod args;
 #[cfg(not(target_arch = "wasm32"))]
 mod bundle;
 #[cfg(not(target_arch = "wasm32"))]
+mod compare_runs;
+#[cfg(not(target_arch = "wasm32"))]
 mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod framework_op_stats;
@@ -69,6 +71,9 @@ Usage:
   tidemark memory-across-hosts FILE|RUN_DIR [--json]
                                           every allocator of every host of a run: peak, capacity, peak time,
                                           closest to capacity first (times from the run's earliest host start)
+  tidemark compare-runs RUN_DIR --baseline BASE_RUN_DIR [--json]
+                                          a run against a baseline run: each framework op's self and total time
+                                          in both with the change, each host allocator's peak, step time
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                                           one offline HTML file with the app and the profiles (opens from disk)
 
@@ -109,6 +114,7 @@ fn main() {
         "roofline-model" => op_tables::roofline_model(rest),
         "xla-ops-cpu" => xla_ops_cpu::run(rest),
         "memory-across-hosts" => memory_across_hosts::run(rest),
+        "compare-runs" => compare_runs::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

@@ -75,13 +75,43 @@ pub fn Text(
 #[component]
 pub fn SignedBytes(metric: &'static str, value: i64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let sign = match value.signum() {
-        1 => "grow",
-        -1 => "shrink",
-        _ => "zero",
-    };
+    let sign = sign(value as f64);
     let title = format!("{} bytes", crate::units::signed_count(value, true));
     figure(metric, value.to_string(), key, Some("num signed"), Some(sign), Some(title), move || {
         format!("{}{}", if value > 0 { "+" } else { "" }, state.unit.get().format(value))
     })
+}
+
+/// `grow`, `shrink` or `zero`: the stylesheet's colour of a change (red growth, green shrinkage).
+fn sign(value: f64) -> &'static str {
+    if value > 0.0 {
+        "grow"
+    } else if value < 0.0 {
+        "shrink"
+    } else {
+        "zero"
+    }
+}
+
+/// A time change (a run against its baseline), in the page's time unit: `+` when slower, and
+/// `data-sign` as [`SignedBytes`] has it (slower red, faster green).
+#[component]
+pub fn SignedDuration(metric: &'static str, value_us: f64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    figure(metric, value_us.to_string(), key, Some("num signed"), Some(sign(value_us)), Some(format!("{value_us} µs")), move || {
+        format!("{}{}", if value_us > 0.0 { "+" } else { "" }, state.time_unit.get().format(value_us))
+    })
+}
+
+/// A relative change, `ratio` − 1 as a signed percentage (`+12.3 %`), coloured as [`SignedDuration`];
+/// `data-value` is the ratio. Without a ratio (nothing to compare with): `new` where there is a
+/// figure now, else `–`.
+#[component]
+pub fn SignedRatio(metric: &'static str, ratio: Option<f64>, now: f64, #[prop(optional, into)] key: Option<String>) -> impl IntoView {
+    let (value, sign, shown) = match ratio {
+        Some(r) => (r.to_string(), sign(r - 1.0), format!("{:+.1} %", (r - 1.0) * 100.0)),
+        None if now != 0.0 => (String::new(), "grow", "new".to_string()),
+        None => (String::new(), "zero", "–".to_string()),
+    };
+    figure(metric, value, key, Some("num signed"), Some(sign), None, shown)
 }

@@ -19,6 +19,7 @@ pub fn FileList() -> impl IntoView {
     view! {
         <aside class="files" aria-label="Loaded files">
             <RunHostSelect />
+            <BaselineSelect />
             <div class="files-head">"Files"</div>
             <For each=move || state.files.get() key=|f| (f.key, format!("{:?}", std::mem::discriminant(&f.status))) let:f>
                 {
@@ -168,16 +169,7 @@ fn RunHostSelect() -> impl IntoView {
         <label class="field" title="The runs of the opened folders, newest first (TensorBoard names each run by its start time)">
             "Run "
             <select data-testid="run-select" on:change=move |ev| choose_run(event_target_value(&ev)) prop:value=selected_run>
-                {move || {
-                    state
-                        .runs()
-                        .into_iter()
-                        .map(|(dir, name)| {
-                            let label = if name.is_empty() { "(opened files)".to_string() } else { name };
-                            view! { <option value=dir>{label}</option> }
-                        })
-                        .collect_view()
-                }}
+                {move || run_options(state.runs())}
             </select>
         </label>
         <label class="field" title="The run's hosts; all hosts combines them as XProf does, in the op tools (Overview, Input pipeline, Op Profile, Framework ops, HLO ops, Kernels, Roofline)">
@@ -195,5 +187,48 @@ fn RunHostSelect() -> impl IntoView {
             </select>
         </label>
         </div>
+    }
+}
+
+/// One option per run (folder, name), named by its folder; files in no folder are "(opened files)".
+fn run_options(runs: Vec<(String, String)>) -> impl IntoView {
+    runs.into_iter()
+        .map(|(dir, name)| {
+            let label = if name.is_empty() { "(opened files)".to_string() } else { name };
+            view! { <option value=dir>{label}</option> }
+        })
+        .collect_view()
+}
+
+/// The value of the baseline selector's "none" option.
+const NO_BASELINE: &str = "*none*";
+
+/// The baseline run selector (where more than one run is loaded): the runs other than the selected
+/// one, none by default; the Run comparison compares the selected run with it.
+#[component]
+fn BaselineSelect() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let others = move || {
+        let current = state.selected_run_dir();
+        state.runs().into_iter().filter(|(dir, _)| *dir != current).collect::<Vec<_>>()
+    };
+    // A baseline equal to the selected run (after the run was switched) counts as none.
+    let value = move || {
+        let current = state.selected_run_dir();
+        state.baseline_run.get().filter(|b| *b != current).unwrap_or_else(|| NO_BASELINE.to_string())
+    };
+    let choose = move |v: String| state.baseline_run.set((v != NO_BASELINE).then_some(v));
+    view! {
+        <Show when=move || !others().is_empty()>
+            <div class="run-host">
+            <label class="field" title="A run to compare the selected run with (the Run comparison tool): op times and memory peaks, with the changes">
+                "Baseline "
+                <select data-testid="baseline-select" on:change=move |ev| choose(event_target_value(&ev)) prop:value=value>
+                    <option value=NO_BASELINE>"None"</option>
+                    {move || run_options(others())}
+                </select>
+            </label>
+            </div>
+        </Show>
     }
 }

@@ -16,5 +16,6 @@ pub mod op_page;
 pub mod op_profile;
 pub mod overview_page;
 pub mod roofline;
+pub mod run_comparison;
 pub mod trace_viewer;
 pub mod xla_ops_cpu;
