@@ -69,10 +69,17 @@ pub fn trailer_size(last4: [u8; 4]) -> u64 {
 #[derive(Debug)]
 pub enum ReadError {
     /// The data goes on past the limit.
-    TooLarge { limit: u64 },
-    OutOfMemory { filled: u64 },
+    TooLarge {
+        limit: u64,
+    },
+    OutOfMemory {
+        filled: u64,
+    },
     /// The reader failed after `filled` bytes.
-    Io { error: std::io::Error, filled: u64 },
+    Io {
+        error: std::io::Error,
+        filled: u64,
+    },
 }
 
 impl ReadError {

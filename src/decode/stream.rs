@@ -104,7 +104,9 @@ fn unreadable(e: &std::io::Error) -> DecodeError {
 
 /// There was no memory for the file's `size_bytes` (inflated, for a gzipped file).
 fn no_memory(size_bytes: u64) -> DecodeError {
-    DecodeError::Unreadable { detail: format!("there is not enough memory left to hold its {}; {}", super::size(size_bytes), super::open_elsewhere()) }
+    DecodeError::Unreadable {
+        detail: format!("there is not enough memory left to hold its {}; {}", super::size(size_bytes), super::open_elsewhere()),
+    }
 }
 
 /// The refusal of a gzipped file that inflates past `limit`: too large to hold where the limit is the

@@ -408,8 +408,11 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
 
 /// The request in `request` (JSON), or the rejection it gets: not JSON, or of another version.
 fn parse(request: &str) -> Result<Request, Response> {
-    let req: Request = serde_json::from_str(request)
-        .map_err(|e| Response { v: VERSION, seq: 0, body: ResponseBody::Rejected { message: format!("bad request: {e}") } })?;
+    let req: Request = serde_json::from_str(request).map_err(|e| Response {
+        v: VERSION,
+        seq: 0,
+        body: ResponseBody::Rejected { message: format!("bad request: {e}") },
+    })?;
     if req.v != VERSION {
         let message = format!("protocol version {} is not {VERSION}; reload the page", req.v);
         return Err(Response { v: VERSION, seq: req.seq, body: ResponseBody::Rejected { message } });
@@ -458,7 +461,12 @@ pub fn handle_open_stream(
     };
     let emit = std::cell::RefCell::new(emit);
     let send = |body| (emit.borrow_mut())(Response { v: VERSION, seq, body });
-    let mut reading = ReadCount { inner: reader, done: 0, report: in_percents(|done, total| send(ResponseBody::Read { done, total })), total: size_bytes };
+    let mut reading = ReadCount {
+        inner: reader,
+        done: 0,
+        report: in_percents(|done, total| send(ResponseBody::Read { done, total })),
+        total: size_bytes,
+    };
     let source = crate::decode::stream::Source { size_bytes, last4, reader: &mut reading };
     let mut progress = in_percents(|done, total| send(ResponseBody::Progress { done, total }));
     opened(session.open_stream(&path, source, &mut progress), seq)

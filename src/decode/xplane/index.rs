@@ -93,6 +93,7 @@ impl IndexBuilder {
         if let Some(Err(e)) = Fields::new(&bytes, self.at..bytes.len()).next() {
             return Err(DecodeError::from_wire(FORMAT, e));
         }
+        progress(bytes.len() as u64, bytes.len() as u64);
         let header = self.header;
         Ok(XSpace { bytes, errors: header.errors, warnings: header.warnings, hostnames: header.hostnames, planes: self.planes })
     }
