@@ -75,7 +75,7 @@ pub enum DecodeError {
     TooLarge { size_bytes: u64, limit_bytes: u64 },
     /// A gzipped file whose content is larger than [`gzip::MAX_OUTPUT_BYTES`] (`inflated_bytes` is its
     /// stated size, or how far it was inflated before it passed the limit).
-    #[error("the file ({} gzipped) inflates to {}{}, more than the {} {}; {}", size(*.size_bytes), if *.at_least { "more than " } else { "" }, size(*.inflated_bytes), size(*.limit_bytes), held_where(), open_elsewhere())]
+    #[error("{}", inflates_too_large(*.size_bytes, *.inflated_bytes, *.at_least, *.limit_bytes))]
     InflatesTooLarge { size_bytes: u64, inflated_bytes: u64, at_least: bool, limit_bytes: u64 },
     /// The file could not be read (in the page: it was moved, deleted or changed while being read).
     #[error("the file could not be read to its end: {detail}")]
@@ -93,6 +93,11 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 30;
 /// What to do about a file over [`MAX_INPUT_BYTES`] depends on where it was opened.
 fn too_large(size_bytes: u64, limit_bytes: u64) -> String {
     format!("the file is {}, more than the {} {}; {}", size(size_bytes), size(limit_bytes), held_where(), open_elsewhere())
+}
+
+fn inflates_too_large(size_bytes: u64, inflated_bytes: u64, at_least: bool, limit_bytes: u64) -> String {
+    let inflated = if at_least { "more than".to_string() } else { format!("{}, more than", size(inflated_bytes)) };
+    format!("the file ({} gzipped) inflates to {inflated} the {} {}; {}", size(size_bytes), size(limit_bytes), held_where(), open_elsewhere())
 }
 
 /// `n` bytes, as the page writes sizes.

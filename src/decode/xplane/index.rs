@@ -133,11 +133,13 @@ impl ArrivingPlane {
             let mut fields = Fields::new(bytes, self.at..self.range.end);
             match fields.next() {
                 Some(Ok(f)) => {
-                    if let (3, Value::Len(r)) = (f.number, &f.value) {
-                        match Plane::index_line(bytes, r.clone()) {
+                    match (f.number, f.value) {
+                        (3, Value::Len(r)) => match Plane::index_line(bytes, r) {
                             Ok(line) => self.lines.push(line),
                             Err(_) => self.whole = true,
-                        }
+                        },
+                        (3, _) => self.whole = true,
+                        _ => {}
                     }
                     self.at = fields.position();
                 }
