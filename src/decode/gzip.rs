@@ -41,7 +41,12 @@ pub enum GzipError {
 
 /// The output limit for `compressed_len` input bytes.
 pub fn limit_for(compressed_len: usize) -> u64 {
-    (compressed_len as u64).saturating_mul(MAX_RATIO).clamp(RATIO_FREE_BYTES, MAX_OUTPUT_BYTES)
+    plausible_size(compressed_len).min(MAX_OUTPUT_BYTES)
+}
+
+/// The most `compressed_len` bytes of a real profile inflate to (the ratio limit alone).
+pub fn plausible_size(compressed_len: usize) -> u64 {
+    (compressed_len as u64).saturating_mul(MAX_RATIO).max(RATIO_FREE_BYTES)
 }
 
 /// Inflates every gzip member in `bytes`, refusing output past [`limit_for`].
@@ -60,7 +65,8 @@ pub fn inflate_with_limit(bytes: &[u8], limit: u64) -> Result<Vec<u8>, GzipError
 }
 
 /// The inflated size a gzip file's trailer states (its last 4 bytes): that of its last member,
-/// modulo 4 GiB. A hint to size a buffer, never a bound: a file of several members inflates to more.
+/// modulo 4 GiB. A hint to size a buffer, never a bound: a file of several members inflates to more,
+/// and a file cut short has no trailer (its last 4 bytes are any compressed bytes).
 pub fn trailer_size(last4: [u8; 4]) -> u64 {
     u64::from(u32::from_le_bytes(last4))
 }

@@ -97,7 +97,13 @@ fn too_large(size_bytes: u64, limit_bytes: u64) -> String {
 
 fn inflates_too_large(size_bytes: u64, inflated_bytes: u64, at_least: bool, limit_bytes: u64) -> String {
     let inflated = if at_least { "more than".to_string() } else { format!("{}, more than", size(inflated_bytes)) };
-    format!("the file ({} gzipped) inflates to {inflated} the {} {}; {}", size(size_bytes), size(limit_bytes), held_where(), open_elsewhere())
+    format!(
+        "the file ({} gzipped) inflates to {inflated} the {} {}; {}",
+        size(size_bytes),
+        size(limit_bytes),
+        held_where(),
+        open_elsewhere()
+    )
 }
 
 /// `n` bytes, as the page writes sizes.

@@ -19,8 +19,8 @@ pub struct Source<'a> {
 /// Decodes the file `source` gives, named `name`: the same file [`super::decode`] makes of its whole
 /// bytes, except that a gzipped file keeps its inflated bytes only (for a bundle, too).
 ///
-/// A file too large to hold, or a gzipped one whose trailer states an inflated size too large, is
-/// refused before it is read.
+/// A file too large to hold, or a gzipped one whose trailer states a plausible inflated size too
+/// large to hold, is refused before it is read.
 pub fn decode_stream(name: &str, source: Source, progress: Progress) -> Result<DecodedFile, DecodeError> {
     let size_bytes = check_size(source.size_bytes)?;
     let mut head = [0u8; 2];
@@ -41,9 +41,12 @@ pub fn decode_stream(name: &str, source: Source, progress: Progress) -> Result<D
     let raw = if gzipped {
         let compressed_len = usize::try_from(size_bytes).unwrap_or(usize::MAX);
         let limit = gzip::limit_for(compressed_len);
-        let stated = source.last4.map(gzip::trailer_size);
+        // A stated size no real profile of this size reaches is not a trailer (a file cut short) or a
+        // bomb's: not trusted, and the stream's bounds stop a bomb. One that is plausible, but more
+        // than this build holds, is refused now, before the file is read.
+        let stated = source.last4.map(gzip::trailer_size).filter(|&n| n <= gzip::plausible_size(compressed_len));
         if let Some(inflated) = stated.filter(|&n| n > limit) {
-            return Err(refusal(size_bytes, inflated, false, limit, compressed_len));
+            return Err(DecodeError::InflatesTooLarge { size_bytes, inflated_bytes: inflated, at_least: false, limit_bytes: limit });
         }
         let capacity = stated.map_or(0, |n| usize::try_from(n).unwrap_or(0).saturating_add(1));
         let mut inflating = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(gzip::READ_CHUNK_BYTES, rest));
