@@ -283,7 +283,7 @@ pub enum ResponseBody {
 pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit: &mut dyn FnMut(Response)) -> Response {
     let req = match parse(request) {
         Ok(r) => r,
-        Err(rejected) => return rejected,
+        Err(rejected) => return *rejected,
     };
     let seq = req.seq;
     let reply = |body| Response { v: VERSION, seq, body };
@@ -407,7 +407,7 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
 }
 
 /// The request in `request` (JSON), or the rejection it gets: not JSON, or of another version.
-fn parse(request: &str) -> Result<Request, Response> {
+fn parse(request: &str) -> Result<Request, Box<Response>> {
     let req: Request = serde_json::from_str(request).map_err(|e| Response {
         v: VERSION,
         seq: 0,
@@ -415,7 +415,7 @@ fn parse(request: &str) -> Result<Request, Response> {
     })?;
     if req.v != VERSION {
         let message = format!("protocol version {} is not {VERSION}; reload the page", req.v);
-        return Err(Response { v: VERSION, seq: req.seq, body: ResponseBody::Rejected { message } });
+        return Err(Box::new(Response { v: VERSION, seq: req.seq, body: ResponseBody::Rejected { message } }));
     }
     Ok(req)
 }
@@ -453,7 +453,7 @@ pub fn handle_open_stream(
 ) -> Response {
     let req = match parse(request) {
         Ok(r) => r,
-        Err(rejected) => return rejected,
+        Err(rejected) => return *rejected,
     };
     let seq = req.seq;
     let RequestBody::Open { path } = req.body else {
