@@ -102,7 +102,7 @@ fn on_message(generation: u64, ev: MessageEvent) {
             return;
         }
     };
-    let final_reply = !matches!(resp.body, ResponseBody::Progress { .. });
+    let final_reply = !matches!(resp.body, ResponseBody::Progress { .. } | ResponseBody::Read { .. });
     // Take the handler out while it runs: it may send new requests.
     let Some((label, mut handler)) = CLIENT.with(|c| c.borrow_mut().as_mut().and_then(|c| c.handlers.remove(&resp.seq))) else {
         return; // a reply nobody waits for any more
@@ -305,58 +305,18 @@ fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
     );
 }
 
-/// Reads `file` from disk with progress, then decodes it in the worker. `path` names it: relative to
-/// the folder it came from, or its name.
-///
-/// The page still reads the file itself: sending the `File` for the worker to read (which the worker
-/// and the engine support, see `worker.rs`) left files unanswered in the browser test
-/// (`tests/browser/large_read.test.mjs`), a fault not yet found.
+/// Opens `file` from disk: the worker reads it (with progress) and decodes it. `path` names it:
+/// relative to the folder it came from, or its name. A file larger than the page can hold is refused
+/// here, before anything is read.
 pub fn open_file(state: AppState, file: web_sys::File, path: String) {
     let size = file.size() as u64;
     let key = begin(state, &path, size);
-    let unreadable = |reason: String| FileStatus::Failed { error: EngineError::Unreadable { file: path.clone(), reason } };
     if size > MAX_FILE_BYTES {
         let e = crate::decode::DecodeError::TooLarge { size_bytes: size, limit_bytes: MAX_FILE_BYTES };
         state.update_file(key, FileStatus::Failed { error: EngineError::decode(&path, &e) });
         return;
     }
-    let reader = match web_sys::FileReader::new() {
-        Ok(r) => r,
-        Err(e) => {
-            state.update_file(key, unreadable(format!("the browser cannot read files: {e:?}")));
-            return;
-        }
-    };
-    let on_progress = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |ev: web_sys::ProgressEvent| {
-        state.update_file(key, FileStatus::Loading { read: ev.loaded() as u64, decoded: 0, total: size });
-    });
-    let r2 = reader.clone();
-    let load_path = path.clone();
-    let on_load = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
-        match r2.result().ok().and_then(|v| v.dyn_into::<js_sys::ArrayBuffer>().ok()) {
-            Some(buf) => decode(state, key, &load_path, buf.into(), size),
-            None => state.update_file(
-                key,
-                FileStatus::Failed {
-                    error: EngineError::Unreadable { file: load_path.clone(), reason: "the browser could not read this file".into() },
-                },
-            ),
-        }
-    });
-    let error_path = path.clone();
-    let on_error = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
-        let reason = "the browser could not read this file (was it moved or deleted?)".into();
-        state.update_file(key, FileStatus::Failed { error: EngineError::Unreadable { file: error_path.clone(), reason } });
-    });
-    reader.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
-    reader.set_onload(Some(on_load.as_ref().unchecked_ref()));
-    reader.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    on_progress.forget();
-    on_load.forget();
-    on_error.forget();
-    if let Err(e) = reader.read_as_array_buffer(&file) {
-        state.update_file(key, unreadable(format!("the browser could not read this file: {e:?}")));
-    }
+    decode(state, key, &path, file.into(), size);
 }
 
 /// Opens bytes that are already in memory (the bundled demo).
