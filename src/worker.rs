@@ -1,6 +1,10 @@
 //! The engine's side of the web worker: it owns the [`Session`] and answers the page's requests
-//! (see [`crate::engine::protocol`]). Messages arrive as `[request_json, ArrayBuffer | null]`; every
-//! reply, progress included, is posted back as a JSON string.
+//! (see [`crate::engine::protocol`]). Messages arrive as `[request_json, File | ArrayBuffer | null]`;
+//! every reply, progress included, is posted back as a JSON string.
+//!
+//! A `File` (any `Blob`) is read here, in slices, synchronously: the worker may block while it reads,
+//! the page never does. Each slice is copied into the engine's one buffer for the file as it arrives
+//! ([`crate::decode::stream`]); no copy of the whole file is ever made on the JavaScript side.
 //!
 //! If the engine panics anyway (a bug no test found), the panic hook first answers the request being
 //! served with a `failed` reply naming its file and the panic, so the page can say which file broke
@@ -23,13 +27,12 @@ pub fn in_worker() -> bool {
     js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>().is_ok()
 }
 
-fn post(scope: &DedicatedWorkerGlobalScope, r: &Response, bytes: Option<&[u8]>) {
+fn post(scope: &DedicatedWorkerGlobalScope, r: &Response, bytes: Option<js_sys::ArrayBuffer>) {
     match serde_json::to_string(r) {
         Ok(json) => {
             let _ = match bytes {
                 // [json, ArrayBuffer], the buffer transferred rather than copied.
-                Some(b) => {
-                    let buf = js_sys::Uint8Array::from(b).buffer();
+                Some(buf) => {
                     let msg = js_sys::Array::of2(&JsValue::from_str(&json), &buf);
                     scope.post_message_with_transfer(&msg, &js_sys::Array::of1(&buf))
                 }
@@ -74,6 +77,56 @@ fn on_panic(info: &std::panic::PanicHookInfo) {
     post(&scope, &Response { v: VERSION, seq, body: ResponseBody::Failed { error } }, None);
 }
 
+/// A `Blob` read front to back in slices of the size asked for, each read synchronously
+/// (`FileReaderSync`, which only a worker has) and copied into the engine's buffer.
+struct BlobReader {
+    blob: web_sys::Blob,
+    at: f64,
+}
+
+impl BlobReader {
+    fn size_bytes(&self) -> u64 {
+        self.blob.size() as u64
+    }
+
+    /// The blob's bytes `start..end`, as a view of a buffer of their own.
+    fn slice(&self, start: f64, end: f64) -> std::io::Result<js_sys::Uint8Array> {
+        let failed =
+            |e: JsValue| std::io::Error::other(format!("the browser could not read the file (was it moved, deleted or changed?): {e:?}"));
+        let slice = self.blob.slice_with_f64_and_f64(start, end).map_err(failed)?;
+        let bytes = web_sys::FileReaderSync::new().and_then(|r| r.read_as_array_buffer(&slice)).map_err(failed)?;
+        Ok(js_sys::Uint8Array::new(&bytes))
+    }
+
+    /// The blob's last four bytes (where a gzip file states its inflated size), if it has four.
+    fn last4(&self) -> Option<[u8; 4]> {
+        let size = self.blob.size();
+        if size < 4.0 {
+            return None;
+        }
+        let view = self.slice(size - 4.0, size).ok()?;
+        let mut last4 = [0u8; 4];
+        (view.length() == 4).then(|| view.copy_to(&mut last4)).map(|()| last4)
+    }
+}
+
+impl std::io::Read for BlobReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let end = (self.at + buf.len() as f64).min(self.blob.size());
+        if buf.is_empty() || end <= self.at {
+            return Ok(0);
+        }
+        let view = self.slice(self.at, end)?;
+        let n = view.length() as usize;
+        if n == 0 || n > buf.len() {
+            return Err(std::io::Error::other("the file changed while it was being read"));
+        }
+        view.copy_to(&mut buf[..n]);
+        self.at += n as f64;
+        Ok(n)
+    }
+}
+
 /// Installs the message handler; the worker then lives as long as the page keeps it.
 pub fn run() {
     std::panic::set_hook(Box::new(on_panic));
@@ -83,17 +136,48 @@ pub fn run() {
     crate::fast_hash::set_key(word() << 32 | word());
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let session = RefCell::new(Session::new());
+    // The gzipped files opened from a `File`, by file id: the engine keeps their inflated bytes only,
+    // and a bundle embeds the file as the user opened it, read again from here.
+    let gzipped_files = RefCell::new(std::collections::HashMap::<u32, web_sys::Blob>::new());
     let reply_scope = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         // Anything but `[string, ArrayBuffer | null]` reads as an empty request, which is rejected.
         let msg = ev.data().dyn_into::<js_sys::Array>().unwrap_or_default();
         let json = msg.get(0).as_string().unwrap_or_default();
-        let bytes = msg.get(1).dyn_into::<js_sys::ArrayBuffer>().ok().map(|b| js_sys::Uint8Array::new(&b).to_vec());
         let mut session = session.borrow_mut();
         CURRENT.with(|c| *c.borrow_mut() = subject(&json));
         let mut emit = |r: Response| post(&reply_scope, &r, None);
-        let reply = protocol::handle(&mut session, &json, bytes, &mut emit);
-        post(&reply_scope, &reply, protocol::source_bytes(&session, &reply).as_deref());
+        let mut gzipped_files = gzipped_files.borrow_mut();
+        let reply = match msg.get(1).dyn_into::<web_sys::Blob>() {
+            Ok(blob) => {
+                let mut reader = BlobReader { blob, at: 0.0 };
+                let (size_bytes, last4) = (reader.size_bytes(), reader.last4());
+                let reply = protocol::handle_open_stream(&mut session, &json, size_bytes, last4, &mut reader, &mut emit);
+                if let ResponseBody::Opened { file_id, overview } = &reply.body {
+                    if overview.gzipped {
+                        gzipped_files.insert(*file_id, reader.blob);
+                    }
+                }
+                reply
+            }
+            Err(other) => {
+                let bytes = other.dyn_into::<js_sys::ArrayBuffer>().ok().map(|b| js_sys::Uint8Array::new(&b).to_vec());
+                protocol::handle(&mut session, &json, bytes, &mut emit)
+            }
+        };
+        if let ResponseBody::Closed { file_id } = &reply.body {
+            gzipped_files.remove(file_id);
+        }
+        // A gzipped file goes into a bundle as it was opened (read again), else as the engine holds it.
+        let as_opened = match &reply.body {
+            ResponseBody::Source { file_id, slim: false, .. } => gzipped_files.get(file_id),
+            _ => None,
+        };
+        let bytes = as_opened
+            .and_then(|blob| BlobReader { blob: blob.clone(), at: 0.0 }.slice(0.0, blob.size()).ok())
+            .map(|v| v.buffer())
+            .or_else(|| protocol::source_bytes(&session, &reply).map(|b| js_sys::Uint8Array::from(b.as_ref()).buffer()));
+        post(&reply_scope, &reply, bytes);
         CURRENT.with(|c| *c.borrow_mut() = None);
     });
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));

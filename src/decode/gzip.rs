@@ -1,6 +1,7 @@
 //! Bounded gzip inflation: profiles arrive gzipped (`*.prof`, `*.xplane.pb.gz`, compressed stats), and a
 //! hostile file must not be able to expand into all of memory.
 
+use super::size;
 use std::io::Read;
 
 /// Magic bytes of a gzip member.
@@ -17,8 +18,8 @@ pub const MAX_OUTPUT_BYTES: u64 = 4 << 30;
 pub const MAX_RATIO: u64 = 1000;
 /// Below this output size the ratio is not checked (tiny inputs legitimately have large ratios).
 const RATIO_FREE_BYTES: u64 = 64 << 20;
-/// The output buffer starts at this size and then doubles; it never grows past the limit (+1 byte, to
-/// tell "exactly the limit" from "more").
+/// An output buffer with no expected size starts at this size and then doubles; it never grows past
+/// the limit (+1 byte, to tell "exactly the limit" from "more").
 const FIRST_CHUNK_BYTES: usize = 64 << 10;
 
 pub fn is_gzip(bytes: &[u8]) -> bool {
@@ -38,13 +39,14 @@ pub enum GzipError {
     OutOfMemory { inflated: u64 },
 }
 
-fn size(n: u64) -> String {
-    crate::units::bytes(i64::try_from(n).unwrap_or(i64::MAX))
-}
-
 /// The output limit for `compressed_len` input bytes.
 pub fn limit_for(compressed_len: usize) -> u64 {
-    (compressed_len as u64).saturating_mul(MAX_RATIO).clamp(RATIO_FREE_BYTES, MAX_OUTPUT_BYTES)
+    plausible_size(compressed_len).min(MAX_OUTPUT_BYTES)
+}
+
+/// The most `compressed_len` bytes of a real profile inflate to (the ratio limit alone).
+pub fn plausible_size(compressed_len: usize) -> u64 {
+    (compressed_len as u64).saturating_mul(MAX_RATIO).max(RATIO_FREE_BYTES)
 }
 
 /// Inflates every gzip member in `bytes`, refusing output past [`limit_for`].
@@ -56,34 +58,91 @@ pub fn inflate(bytes: &[u8]) -> Result<Vec<u8>, GzipError> {
 /// reservations, so neither the limit nor a failed allocation (the wasm heap is small) can abort the
 /// process: both come back as errors.
 pub fn inflate_with_limit(bytes: &[u8], limit: u64) -> Result<Vec<u8>, GzipError> {
+    let mut reader = flate2::read::MultiGzDecoder::new(bytes);
+    let mut out = read_bounded(&mut reader, 0, limit, &mut |_| {}).map_err(|e| e.into_gzip(bytes.len()))?;
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// The inflated size a gzip file's trailer states (its last 4 bytes): that of its last member,
+/// modulo 4 GiB. A hint to size a buffer, never a bound: a file of several members inflates to more,
+/// and a file cut short has no trailer (its last 4 bytes are any compressed bytes).
+pub fn trailer_size(last4: [u8; 4]) -> u64 {
+    u64::from(u32::from_le_bytes(last4))
+}
+
+/// How reading into one bounded buffer failed.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The data goes on past the limit.
+    TooLarge {
+        limit: u64,
+    },
+    OutOfMemory {
+        filled: u64,
+    },
+    /// The reader failed after `filled` bytes.
+    Io {
+        error: std::io::Error,
+        filled: u64,
+    },
+}
+
+impl ReadError {
+    /// The error of a gzip stream of `compressed_len` bytes being inflated.
+    pub fn into_gzip(self, compressed_len: usize) -> GzipError {
+        match self {
+            ReadError::TooLarge { limit } => GzipError::TooLarge { limit, compressed_len },
+            ReadError::OutOfMemory { filled } => GzipError::OutOfMemory { inflated: filled },
+            ReadError::Io { error, filled } if error.kind() == std::io::ErrorKind::UnexpectedEof => {
+                GzipError::Truncated { compressed_len, inflated: filled }
+            }
+            ReadError::Io { error, .. } => GzipError::Corrupt(error.to_string()),
+        }
+    }
+}
+
+/// Most bytes asked of the reader at once: a slice of the file read in the page, or of the output
+/// of an inflating stream.
+pub const READ_CHUNK_BYTES: usize = 8 << 20;
+
+/// Reads `reader` to its end into one buffer, refusing more than `limit` bytes. The buffer starts
+/// with room for `capacity` bytes (size it to what is expected, plus one to see the end without
+/// growing) and then doubles, with fallible reservations, so neither the limit nor a failed allocation
+/// (the wasm heap is small) can abort the process. `arrived` sees the bytes so far after each read.
+pub fn read_bounded(reader: &mut dyn Read, capacity: usize, limit: u64, arrived: &mut dyn FnMut(&[u8])) -> Result<Vec<u8>, ReadError> {
+    // One byte more than the limit, to tell "exactly the limit" from "more".
     let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
     let mut out: Vec<u8> = Vec::new();
+    out.try_reserve_exact(capacity.min(cap)).map_err(|_| ReadError::OutOfMemory { filled: 0 })?;
     let mut filled = 0usize;
-    let mut reader = flate2::read::MultiGzDecoder::new(bytes);
     loop {
         if filled == out.len() {
             if out.len() >= cap {
-                return Err(GzipError::TooLarge { limit, compressed_len: bytes.len() });
+                return Err(ReadError::TooLarge { limit });
             }
-            let grow = out.len().max(FIRST_CHUNK_BYTES).min(cap - out.len());
-            out.try_reserve_exact(grow).map_err(|_| GzipError::OutOfMemory { inflated: filled as u64 })?;
-            out.resize(out.len() + grow, 0);
+            if out.len() == out.capacity() {
+                let grow = out.len().max(FIRST_CHUNK_BYTES).min(cap - out.len());
+                out.try_reserve_exact(grow).map_err(|_| ReadError::OutOfMemory { filled: filled as u64 })?;
+            }
+            // Zeroed a chunk at a time, each just before it is written.
+            let room = (out.capacity() - out.len()).min(READ_CHUNK_BYTES).min(cap - out.len());
+            out.resize(out.len() + room, 0);
         }
         match reader.read(&mut out[filled..]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return Err(GzipError::Truncated { compressed_len: bytes.len(), inflated: filled as u64 })
+            Ok(n) => {
+                filled += n;
+                arrived(&out[..filled]);
             }
-            Err(e) => return Err(GzipError::Corrupt(e.to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(ReadError::Io { error, filled: filled as u64 }),
         }
     }
     if filled as u64 > limit {
-        return Err(GzipError::TooLarge { limit, compressed_len: bytes.len() });
+        return Err(ReadError::TooLarge { limit });
     }
     out.truncate(filled);
-    out.shrink_to_fit();
     Ok(out)
 }
 

@@ -7,6 +7,7 @@ pub mod input;
 pub mod log_dir;
 pub mod pprof;
 pub mod sniff;
+pub mod stream;
 pub mod wire;
 pub mod xplane;
 
@@ -72,6 +73,13 @@ pub enum DecodeError {
     Gzip { detail: String },
     #[error("{}", too_large(*.size_bytes, *.limit_bytes))]
     TooLarge { size_bytes: u64, limit_bytes: u64 },
+    /// A gzipped file whose content is larger than [`gzip::MAX_OUTPUT_BYTES`] (`inflated_bytes` is its
+    /// stated size, or how far it was inflated before it passed the limit).
+    #[error("{}", inflates_too_large(*.size_bytes, *.inflated_bytes, *.at_least, *.limit_bytes))]
+    InflatesTooLarge { size_bytes: u64, inflated_bytes: u64, at_least: bool, limit_bytes: u64 },
+    /// The file could not be read (in the page: it was moved, deleted or changed while being read).
+    #[error("the file could not be read to its end: {detail}")]
+    Unreadable { detail: String },
 }
 
 /// The largest file the engine takes. In the page (wasm32) the whole engine lives in at most 4 GiB of
@@ -84,12 +92,41 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 30;
 
 /// What to do about a file over [`MAX_INPUT_BYTES`] depends on where it was opened.
 fn too_large(size_bytes: u64, limit_bytes: u64) -> String {
-    let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    let (size, limit) = (crate::units::bytes(as_i64(size_bytes)), crate::units::bytes(as_i64(limit_bytes)));
+    format!("the file is {}, more than the {} {}; {}", size(size_bytes), size(limit_bytes), held_where(), open_elsewhere())
+}
+
+fn inflates_too_large(size_bytes: u64, inflated_bytes: u64, at_least: bool, limit_bytes: u64) -> String {
+    let inflated = if at_least { "more than".to_string() } else { format!("{}, more than", size(inflated_bytes)) };
+    format!(
+        "the file ({} gzipped) inflates to {inflated} the {} {}; {}",
+        size(size_bytes),
+        size(limit_bytes),
+        held_where(),
+        open_elsewhere()
+    )
+}
+
+/// `n` bytes, as the page writes sizes.
+pub(crate) fn size(n: u64) -> String {
+    crate::units::bytes(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// What holds a file's bytes: the page's memory, or the machine's.
+fn held_where() -> &'static str {
     if cfg!(target_arch = "wasm32") {
-        format!("the file is {size}, more than the {limit} this page can hold in memory; open it with the `tidemark` command-line tool (same analyses, no such limit), e.g. `tidemark inspect FILE`")
+        "this page can hold in memory"
     } else {
-        format!("the file is {size}, more than the {limit} Tidemark reads; capture fewer steps or hosts per trace")
+        "Tidemark reads"
+    }
+}
+
+/// Where a file too large for here can be opened: the page names the command-line tool, which reads
+/// the same file natively with every analysis the page has.
+pub(crate) fn open_elsewhere() -> &'static str {
+    if cfg!(target_arch = "wasm32") {
+        "open it with the `tidemark` command-line tool, which reads it natively with the same analyses: e.g. `tidemark memory-profile FILE` (`tidemark --help` lists every tool)"
+    } else {
+        "capture fewer steps or hosts per trace"
     }
 }
 
@@ -137,20 +174,36 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 /// Decodes `bytes` (the whole file, possibly gzipped) named `name`, reporting progress.
 pub fn decode(name: &str, bytes: impl Into<Input>, progress: Progress) -> Result<DecodedFile, DecodeError> {
     let bytes: Input = bytes.into();
-    let size_bytes = bytes.len() as u64;
-    if bytes.is_empty() {
-        return Err(DecodeError::Empty);
-    }
-    if size_bytes > MAX_INPUT_BYTES {
-        return Err(DecodeError::TooLarge { size_bytes, limit_bytes: MAX_INPUT_BYTES });
-    }
+    let size_bytes = check_size(bytes.len() as u64)?;
     let gzipped = gzip::is_gzip(&bytes);
-    let (raw, mut original) = if gzipped { (Input::from(gzip::inflate(&bytes)?), Some(bytes)) } else { (bytes, None) };
+    let (raw, original) = if gzipped { (Input::from(gzip::inflate(&bytes)?), Some(bytes)) } else { (bytes, None) };
+    assemble(name, size_bytes, gzipped, raw, original, |raw| xplane::XSpace::index(raw, progress))
+}
+
+/// `size_bytes`, if a file of that size can be decoded at all.
+fn check_size(size_bytes: u64) -> Result<u64, DecodeError> {
+    match size_bytes {
+        0 => Err(DecodeError::Empty),
+        n if n > MAX_INPUT_BYTES => Err(DecodeError::TooLarge { size_bytes, limit_bytes: MAX_INPUT_BYTES }),
+        n => Ok(n),
+    }
+}
+
+/// The decoded file of `raw` (the file's bytes, inflated if they were gzipped), its format sniffed;
+/// an XSpace is indexed by `index_xspace`. `original` are the bytes as opened, where they differ.
+fn assemble(
+    name: &str,
+    size_bytes: u64,
+    gzipped: bool,
+    raw: Input,
+    mut original: Option<Input>,
+    index_xspace: impl FnOnce(Input) -> Result<xplane::XSpace, DecodeError>,
+) -> Result<DecodedFile, DecodeError> {
     if raw.is_empty() {
         return Err(DecodeError::NotAProfile { what: "the gzip stream inflates to nothing".into() });
     }
     let profile = match sniff::sniff(&raw, name)? {
-        Format::XSpace => Profile::XSpace(xplane::XSpace::index(raw, progress)?),
+        Format::XSpace => Profile::XSpace(index_xspace(raw)?),
         Format::HloProto => {
             let hlo = hlo::HloFile::decode(&raw)?;
             original.get_or_insert(raw);

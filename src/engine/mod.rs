@@ -91,6 +91,19 @@ impl Session {
     /// overview counts the events itself and the tab shows the analysis's error when asked.
     pub fn open(&mut self, path: &str, bytes: impl Into<decode::Input>, progress: Progress) -> Result<&OpenFile, EngineError> {
         let file = decode::decode(path, bytes, progress).map_err(|e| EngineError::decode(path, &e))?;
+        self.admit(path, file)
+    }
+
+    /// [`Session::open`] for a file read as a stream ([`decode::stream`]): the page's way, which holds
+    /// one copy of the file's (inflated) bytes, indexed as they arrive.
+    pub fn open_stream(&mut self, path: &str, source: decode::stream::Source, progress: Progress) -> Result<&OpenFile, EngineError> {
+        let file = decode::stream::decode_stream(path, source, progress).map_err(|e| EngineError::decode(path, &e))?;
+        self.admit(path, file)
+    }
+
+    /// Gives the decoded `file` an id, its overview and (for a trace with allocator events) its Memory
+    /// Profile.
+    fn admit(&mut self, path: &str, file: decode::DecodedFile) -> Result<&OpenFile, EngineError> {
         let memory = match &file.profile {
             decode::Profile::XSpace(space) if !self.defer_memory_profiles => crate::analysis::memory_profile::analyze(space).ok(),
             _ => None,

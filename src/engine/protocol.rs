@@ -337,34 +337,27 @@ pub enum ResponseBody {
     CompareRuns {
         comparison: Box<RunComparison>,
     },
+    /// How much of a file sent as a stream has been read, before [`ResponseBody::Progress`] counts
+    /// its decoding.
+    Read {
+        done: u64,
+        total: u64,
+    },
 }
 
 /// Answers `request` (JSON) against `session`; `bytes` are the file for `Open`. Progress is reported
 /// through `emit` before the final response is returned.
 pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit: &mut dyn FnMut(Response)) -> Response {
-    let req: Request = match serde_json::from_str(request) {
+    let req = match parse(request) {
         Ok(r) => r,
-        Err(e) => return Response { v: VERSION, seq: 0, body: ResponseBody::Rejected { message: format!("bad request: {e}") } },
+        Err(rejected) => return *rejected,
     };
     let seq = req.seq;
     let reply = |body| Response { v: VERSION, seq, body };
-    if req.v != VERSION {
-        return reply(ResponseBody::Rejected { message: format!("protocol version {} is not {VERSION}; reload the page", req.v) });
-    }
     match req.body {
         RequestBody::Open { path } => {
-            let mut last_pct = u64::MAX;
-            let mut progress = |done: u64, total: u64| {
-                let pct = done.saturating_mul(100).checked_div(total).unwrap_or(100);
-                if pct != last_pct {
-                    last_pct = pct;
-                    emit(Response { v: VERSION, seq, body: ResponseBody::Progress { done, total } });
-                }
-            };
-            match session.open(&path, bytes.unwrap_or_default(), &mut progress) {
-                Ok(f) => reply(ResponseBody::Opened { file_id: f.id, overview: Box::new(f.overview.clone()) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
+            let mut progress = in_percents(|done, total| emit(Response { v: VERSION, seq, body: ResponseBody::Progress { done, total } }));
+            opened(session.open(&path, bytes.unwrap_or_default(), &mut progress), seq)
         }
         RequestBody::Source { file_id, slim } => match session.file(file_id) {
             Ok(f) => {
@@ -527,6 +520,89 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(comparison) => reply(ResponseBody::CompareRuns { comparison: Box::new(comparison) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
+    }
+}
+
+/// The request in `request` (JSON), or the rejection it gets: not JSON, or of another version.
+fn parse(request: &str) -> Result<Request, Box<Response>> {
+    let req: Request = serde_json::from_str(request).map_err(|e| Response {
+        v: VERSION,
+        seq: 0,
+        body: ResponseBody::Rejected { message: format!("bad request: {e}") },
+    })?;
+    if req.v != VERSION {
+        let message = format!("protocol version {} is not {VERSION}; reload the page", req.v);
+        return Err(Box::new(Response { v: VERSION, seq: req.seq, body: ResponseBody::Rejected { message } }));
+    }
+    Ok(req)
+}
+
+/// `report(done, total)` called only when the whole percentage changes.
+fn in_percents(mut report: impl FnMut(u64, u64)) -> impl FnMut(u64, u64) {
+    let mut last_pct = u64::MAX;
+    move |done, total| {
+        let pct = done.saturating_mul(100).checked_div(total).unwrap_or(100);
+        if pct != last_pct {
+            last_pct = pct;
+            report(done, total);
+        }
+    }
+}
+
+fn opened(result: Result<&super::OpenFile, EngineError>, seq: u64) -> Response {
+    let body = match result {
+        Ok(f) => ResponseBody::Opened { file_id: f.id, overview: Box::new(f.overview.clone()) },
+        Err(error) => ResponseBody::Failed { error },
+    };
+    Response { v: VERSION, seq, body }
+}
+
+/// Answers an `Open` request (JSON) whose file comes as a stream: `size_bytes` read from `reader`
+/// (`last4` its last four bytes, when known). Reading is reported as [`ResponseBody::Read`], then
+/// decoding as [`ResponseBody::Progress`], through `emit`.
+pub fn handle_open_stream(
+    session: &mut Session,
+    request: &str,
+    size_bytes: u64,
+    last4: Option<[u8; 4]>,
+    reader: &mut dyn std::io::Read,
+    emit: &mut dyn FnMut(Response),
+) -> Response {
+    let req = match parse(request) {
+        Ok(r) => r,
+        Err(rejected) => return *rejected,
+    };
+    let seq = req.seq;
+    let RequestBody::Open { path } = req.body else {
+        return Response { v: VERSION, seq, body: ResponseBody::Rejected { message: "only an open request comes with a file".into() } };
+    };
+    let emit = std::cell::RefCell::new(emit);
+    let send = |body| (emit.borrow_mut())(Response { v: VERSION, seq, body });
+    let mut reading = ReadCount {
+        inner: reader,
+        done: 0,
+        report: in_percents(|done, total| send(ResponseBody::Read { done, total })),
+        total: size_bytes,
+    };
+    let source = crate::decode::stream::Source { size_bytes, last4, reader: &mut reading };
+    let mut progress = in_percents(|done, total| send(ResponseBody::Progress { done, total }));
+    opened(session.open_stream(&path, source, &mut progress), seq)
+}
+
+/// A reader that reports how much of `total` it has read.
+struct ReadCount<'a, F> {
+    inner: &'a mut dyn std::io::Read,
+    done: u64,
+    total: u64,
+    report: F,
+}
+
+impl<F: FnMut(u64, u64)> std::io::Read for ReadCount<'_, F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.done += n as u64;
+        (self.report)(self.done, self.total);
+        Ok(n)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The page's side of the engine worker: sends requests in the versioned envelope, routes replies by
-//! sequence number, and restarts the worker if it dies. Also reads files (with progress) and hands
-//! their bytes over without copying (the `ArrayBuffer` is transferred).
+//! sequence number, and restarts the worker if it dies. Files go to the worker as `File` handles (a
+//! structured clone of a `File` copies no bytes), which the worker reads itself: nothing the size of a
+//! file is ever read on this thread. Bytes the page already holds (the demo, a bundle's files) are
+//! handed over without copying (the `ArrayBuffer` is transferred).
 
 use super::state::{AppState, FileStatus, LoadedFile};
 use crate::engine::protocol::{Request, RequestBody, Response, ResponseBody, VERSION};
@@ -12,8 +14,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 
-/// The largest file the page accepts: the wasm heap is at most 4 GiB and decoding needs the file plus
-/// its index (and twice the file while a gzip stream inflates). The engine refuses the same.
+/// The largest file the page accepts: the wasm heap is at most 4 GiB and holds the file's (inflated)
+/// bytes, its index and the analyses. The engine refuses the same, and a gzipped file whose trailer
+/// states a larger inflated size before reading it.
 pub const MAX_FILE_BYTES: u64 = crate::decode::MAX_INPUT_BYTES;
 
 pub(crate) type Handler = Box<dyn FnMut(ResponseBody)>;
@@ -21,7 +24,7 @@ pub(crate) type Handler = Box<dyn FnMut(ResponseBody)>;
 struct Client {
     worker: Worker,
     ready: bool,
-    queue: Vec<(String, Option<js_sys::ArrayBuffer>)>,
+    queue: Vec<(String, Option<JsValue>)>,
     handlers: HashMap<u64, (String, Handler)>,
     /// Which start of the worker this is: replies and errors of a replaced worker are ignored.
     generation: u64,
@@ -46,9 +49,10 @@ fn is_current(generation: u64) -> bool {
     CLIENT.with(|c| c.borrow().as_ref().is_some_and(|c| c.generation == generation))
 }
 
-fn post(worker: &Worker, json: &str, bytes: Option<&js_sys::ArrayBuffer>) {
-    let msg = js_sys::Array::of2(&JsValue::from_str(json), &bytes.map_or(JsValue::NULL, |b| b.into()));
-    let res = match bytes {
+/// Posts `[json, file]`: a `File` is cloned (a handle, no bytes), an `ArrayBuffer` transferred.
+fn post(worker: &Worker, json: &str, file: Option<&JsValue>) {
+    let msg = js_sys::Array::of2(&JsValue::from_str(json), file.unwrap_or(&JsValue::NULL));
+    let res = match file.filter(|f| f.is_instance_of::<js_sys::ArrayBuffer>()) {
         Some(b) => worker.post_message_with_transfer(&msg, &js_sys::Array::of1(b)),
         None => worker.post_message(&msg),
     };
@@ -85,8 +89,8 @@ fn on_message(generation: u64, ev: MessageEvent) {
             Some((c.worker.clone(), std::mem::take(&mut c.queue)))
         });
         if let Some((worker, queue)) = queued {
-            for (json, bytes) in queue {
-                post(&worker, &json, bytes.as_ref());
+            for (json, file) in queue {
+                post(&worker, &json, file.as_ref());
             }
         }
         return;
@@ -98,7 +102,7 @@ fn on_message(generation: u64, ev: MessageEvent) {
             return;
         }
     };
-    let final_reply = !matches!(resp.body, ResponseBody::Progress { .. });
+    let final_reply = !matches!(resp.body, ResponseBody::Progress { .. } | ResponseBody::Read { .. });
     // Take the handler out while it runs: it may send new requests.
     let Some((label, mut handler)) = CLIENT.with(|c| c.borrow_mut().as_mut().and_then(|c| c.handlers.remove(&resp.seq))) else {
         return; // a reply nobody waits for any more
@@ -217,9 +221,9 @@ pub fn init(state: AppState) {
     start_worker();
 }
 
-/// Sends `body` to the engine; `handler` gets its progress and its final reply (`label` names the
-/// request in errors if the worker dies).
-pub(crate) fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label: String, handler: Handler) {
+/// Sends `body` to the engine, with the `File` or `ArrayBuffer` it opens; `handler` gets its progress
+/// and its final reply (`label` names the request in errors if the worker dies).
+pub(crate) fn send(body: RequestBody, file: Option<JsValue>, label: String, handler: Handler) {
     CLIENT.with(|c| {
         let mut c = c.borrow_mut();
         let Some(c) = c.as_mut() else { return };
@@ -230,9 +234,9 @@ pub(crate) fn send(body: RequestBody, bytes: Option<js_sys::ArrayBuffer>, label:
         let json = serde_json::to_string(&Request { v: VERSION, seq, body }).expect("requests serialize");
         c.handlers.insert(seq, (label, handler));
         if c.ready {
-            post(&c.worker, &json, bytes.as_ref());
+            post(&c.worker, &json, file.as_ref());
         } else {
-            c.queue.push((json, bytes));
+            c.queue.push((json, file));
         }
     });
 }
@@ -273,15 +277,19 @@ fn begin(state: AppState, path: &str, total: u64) -> u64 {
     key
 }
 
-/// Sends read bytes to the engine and follows the file's progress to its overview or error.
-fn decode(state: AppState, key: u64, path: &str, buffer: js_sys::ArrayBuffer) {
-    let total = u64::from(buffer.byte_length());
+/// Sends `file` (a `File`, which the worker reads, or bytes already read) of `total` bytes to the
+/// engine and follows the file's progress (read, then decoded) to its overview or error.
+fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
     let label = path.to_string();
     send(
         RequestBody::Open { path: path.to_string() },
-        Some(buffer),
+        Some(file),
         path.to_string(),
         Box::new(move |body| match body {
+            ResponseBody::Read { done, total: t } => {
+                let read = done.saturating_mul(total).checked_div(t).unwrap_or(total);
+                state.update_file(key, FileStatus::Loading { read, decoded: 0, total });
+            }
             ResponseBody::Progress { done, total: t } => {
                 let decoded = done.saturating_mul(total).checked_div(t).unwrap_or(total);
                 state.update_file(key, FileStatus::Loading { read: total, decoded, total });
@@ -297,60 +305,25 @@ fn decode(state: AppState, key: u64, path: &str, buffer: js_sys::ArrayBuffer) {
     );
 }
 
-/// Reads `file` from disk with progress, then decodes it in the worker. `path` names it: relative to
-/// the folder it came from, or its name.
+/// Opens `file` from disk: the worker reads it (with progress) and decodes it. `path` names it:
+/// relative to the folder it came from, or its name. A file larger than the page can hold is refused
+/// here, before anything is read.
 pub fn open_file(state: AppState, file: web_sys::File, path: String) {
     let size = file.size() as u64;
     let key = begin(state, &path, size);
-    let unreadable = |reason: String| FileStatus::Failed { error: EngineError::Unreadable { file: path.clone(), reason } };
     if size > MAX_FILE_BYTES {
         let e = crate::decode::DecodeError::TooLarge { size_bytes: size, limit_bytes: MAX_FILE_BYTES };
         state.update_file(key, FileStatus::Failed { error: EngineError::decode(&path, &e) });
         return;
     }
-    let reader = match web_sys::FileReader::new() {
-        Ok(r) => r,
-        Err(e) => {
-            state.update_file(key, unreadable(format!("the browser cannot read files: {e:?}")));
-            return;
-        }
-    };
-    let on_progress = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |ev: web_sys::ProgressEvent| {
-        state.update_file(key, FileStatus::Loading { read: ev.loaded() as u64, decoded: 0, total: size });
-    });
-    let r2 = reader.clone();
-    let load_path = path.clone();
-    let on_load = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
-        match r2.result().ok().and_then(|v| v.dyn_into::<js_sys::ArrayBuffer>().ok()) {
-            Some(buf) => decode(state, key, &load_path, buf),
-            None => state.update_file(
-                key,
-                FileStatus::Failed {
-                    error: EngineError::Unreadable { file: load_path.clone(), reason: "the browser could not read this file".into() },
-                },
-            ),
-        }
-    });
-    let error_path = path.clone();
-    let on_error = Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |_| {
-        let reason = "the browser could not read this file (was it moved or deleted?)".into();
-        state.update_file(key, FileStatus::Failed { error: EngineError::Unreadable { file: error_path.clone(), reason } });
-    });
-    reader.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
-    reader.set_onload(Some(on_load.as_ref().unchecked_ref()));
-    reader.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    on_progress.forget();
-    on_load.forget();
-    on_error.forget();
-    if let Err(e) = reader.read_as_array_buffer(&file) {
-        state.update_file(key, unreadable(format!("the browser could not read this file: {e:?}")));
-    }
+    decode(state, key, &path, file.into(), size);
 }
 
 /// Opens bytes that are already in memory (the bundled demo).
 pub fn open_bytes(state: AppState, path: &str, buffer: js_sys::ArrayBuffer) {
-    let key = begin(state, path, u64::from(buffer.byte_length()));
-    decode(state, key, path, buffer);
+    let total = u64::from(buffer.byte_length());
+    let key = begin(state, path, total);
+    decode(state, key, path, buffer.into(), total);
 }
 
 /// The bytes of a loaded file as the user opened it — or its slim copy, when `slim` and one can be made

@@ -1,8 +1,14 @@
 //! The index of an XSpace: where each plane and line lies, with the plane metadata and the line headers
 //! decoded and each line's events counted, not read.
+//!
+//! The index is built by [`IndexBuilder`] from bytes that may still be arriving (the page reads a file
+//! in slices): each call sees the file's bytes so far and indexes what they complete. A plane whose
+//! bytes are all present is indexed whole; one still arriving has its lines indexed as each line's
+//! last byte arrives, and its metadata decoded when its own last byte does. Fed the whole file at once
+//! or slice by slice, it builds the same index.
 
 use super::{Line, Plane, XSpace, FORMAT};
-use crate::decode::wire::{self, Fields, Value};
+use crate::decode::wire::{self, Fields, Value, WireError};
 use crate::decode::{DecodeError, Input, Progress};
 use crate::proto::xplane as pb;
 use prost::Message;
@@ -11,31 +17,145 @@ use std::ops::Range;
 impl XSpace {
     /// Indexes `bytes` (an uncompressed XSpace). Reports progress in bytes scanned.
     pub fn index(bytes: impl Into<Input>, progress: Progress) -> Result<Self, DecodeError> {
-        let bytes: Input = bytes.into();
-        let total = bytes.len() as u64;
-        let mut plane_ranges = Vec::new();
-        let mut header = pb::XSpaceHeader::default();
-        for f in Fields::new(&bytes, 0..bytes.len()) {
-            let f = f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+        IndexBuilder::default().finish(bytes.into(), progress)
+    }
+}
+
+/// An XSpace index being built from a file's bytes as they arrive (see the module's doc).
+#[derive(Default)]
+pub struct IndexBuilder {
+    /// Offset of the next top-level field not yet taken in (the arriving plane's, while it arrives).
+    at: usize,
+    header: pb::XSpaceHeader,
+    planes: Vec<Plane>,
+    /// The plane whose bytes are still arriving, if the last top-level field read is one.
+    arriving: Option<ArrivingPlane>,
+}
+
+/// A plane being indexed line by line as its bytes arrive.
+struct ArrivingPlane {
+    range: Range<usize>,
+    /// Offset of the next field of the plane not yet taken in.
+    at: usize,
+    lines: Vec<Line>,
+    /// A line did not index: the plane is indexed whole once it is here, which reports the error
+    /// exactly as indexing the whole file does.
+    whole: bool,
+}
+
+impl IndexBuilder {
+    /// Indexes what `bytes` (the file's first `bytes.len()` bytes; each call's extend the last's)
+    /// completes. Reports progress (bytes, of `bytes.len()`) as each whole plane starts.
+    pub fn advance(&mut self, bytes: &[u8], progress: Progress) -> Result<(), DecodeError> {
+        loop {
+            if let Some(plane) = &mut self.arriving {
+                if !plane.advance(bytes) {
+                    return Ok(());
+                }
+                let plane = self.arriving.take().expect("checked above");
+                self.at = plane.range.end;
+                self.planes.push(plane.finish(bytes).map_err(|e| self.in_plane(e))?);
+                continue;
+            }
+            let mut fields = Fields::new(bytes, self.at..bytes.len());
+            let f = match fields.next() {
+                None => return Ok(()),
+                Some(Ok(f)) => f,
+                Some(Err(WireError::Truncated { .. })) => {
+                    // A plane's payload not all here yet: index its lines as they come.
+                    if let Some(range) = len_field_head(bytes, self.at, 1) {
+                        self.arriving = Some(ArrivingPlane { at: range.start, range, lines: Vec::new(), whole: false });
+                        continue;
+                    }
+                    return Ok(());
+                }
+                Some(Err(e)) => return Err(DecodeError::from_wire(FORMAT, e)),
+            };
             match (f.number, f.value) {
-                (1, Value::Len(r)) => plane_ranges.push(r),
+                (1, Value::Len(r)) => {
+                    progress(r.start as u64, bytes.len() as u64);
+                    self.planes.push(Plane::index(bytes, r).map_err(|e| self.in_plane(e))?);
+                }
                 (2..=4, Value::Len(r)) => {
                     // Merge the small top-level string fields through prost (re-encoded key + payload).
-                    header.merge(&bytes[f.at..r.end]).map_err(|e| DecodeError::from_prost(FORMAT, "space header", e))?;
+                    self.header.merge(&bytes[f.at..r.end]).map_err(|e| DecodeError::from_prost(FORMAT, "space header", e))?;
                 }
                 _ => {}
             }
+            self.at = fields.position();
         }
-        let mut planes = Vec::with_capacity(plane_ranges.len());
-        for (i, r) in plane_ranges.into_iter().enumerate() {
-            progress(r.start as u64, total);
-            planes.push(Plane::index(&bytes, r).map_err(|e| match e {
-                DecodeError::Corrupt { format, detail } => DecodeError::Corrupt { format, detail: format!("plane #{i}: {detail}") },
-                e => e,
-            })?);
+    }
+
+    /// The index of `bytes`, the whole file (of which [`advance`](Self::advance) may have seen a part).
+    pub fn finish(mut self, bytes: Input, progress: Progress) -> Result<XSpace, DecodeError> {
+        self.advance(&bytes, progress)?;
+        // Whatever is still incomplete is cut short: the field that runs past the end says where.
+        if let Some(Err(e)) = Fields::new(&bytes, self.at..bytes.len()).next() {
+            return Err(DecodeError::from_wire(FORMAT, e));
         }
-        progress(total, total);
-        Ok(XSpace { bytes, errors: header.errors, warnings: header.warnings, hostnames: header.hostnames, planes })
+        progress(bytes.len() as u64, bytes.len() as u64);
+        let header = self.header;
+        Ok(XSpace { bytes, errors: header.errors, warnings: header.warnings, hostnames: header.hostnames, planes: self.planes })
+    }
+
+    /// How far the index has read: bytes before this offset are all indexed.
+    pub fn indexed_bytes(&self) -> usize {
+        self.arriving.as_ref().map_or(self.at, |p| p.at)
+    }
+
+    /// Names the plane an error is in (by its position in the file).
+    fn in_plane(&self, e: DecodeError) -> DecodeError {
+        let i = self.planes.len();
+        match e {
+            DecodeError::Corrupt { format, detail } => DecodeError::Corrupt { format, detail: format!("plane #{i}: {detail}") },
+            e => e,
+        }
+    }
+}
+
+/// The payload range of the length-delimited field `number` whose key and length start at `at`, when
+/// both are in `bytes` (its payload need not be).
+fn len_field_head(bytes: &[u8], at: usize, number: u64) -> Option<Range<usize>> {
+    let mut p = at;
+    let key = wire::varint_at(bytes, &mut p)?;
+    if key != number << 3 | 2 {
+        return None;
+    }
+    let len = usize::try_from(wire::varint_at(bytes, &mut p)?).ok()?;
+    Some(p..p.checked_add(len)?)
+}
+
+impl ArrivingPlane {
+    /// Indexes the lines `bytes` complete; true once the whole plane is here.
+    fn advance(&mut self, bytes: &[u8]) -> bool {
+        let here = bytes.len() >= self.range.end;
+        while !self.whole && self.at < self.range.end {
+            let mut fields = Fields::new(bytes, self.at..self.range.end);
+            match fields.next() {
+                Some(Ok(f)) => {
+                    match (f.number, f.value) {
+                        (3, Value::Len(r)) => match Plane::index_line(bytes, r) {
+                            Ok(line) => self.lines.push(line),
+                            Err(_) => self.whole = true,
+                        },
+                        (3, _) => self.whole = true,
+                        _ => {}
+                    }
+                    self.at = fields.position();
+                }
+                Some(Err(WireError::Truncated { .. })) if !here => break,
+                _ => self.whole = true,
+            }
+        }
+        here
+    }
+
+    fn finish(self, bytes: &[u8]) -> Result<Plane, DecodeError> {
+        if self.whole {
+            return Plane::index(bytes, self.range);
+        }
+        let meta = pb::XPlane::decode(&bytes[self.range]).map_err(|e| DecodeError::from_prost(FORMAT, "plane metadata", e))?;
+        Ok(Plane { meta, lines: self.lines })
     }
 }
 
@@ -54,42 +174,42 @@ impl Plane {
 
     fn index_lines(bytes: &[u8], range: Range<usize>) -> Result<Vec<Line>, DecodeError> {
         let line_ranges = wire::len_fields(bytes, range, 3).map_err(|e| DecodeError::from_wire(FORMAT, e))?;
-        let mut lines = Vec::with_capacity(line_ranges.len());
-        for r in line_ranges {
-            // One pass over the line: its events are counted, and its other fields merged into the
-            // header through prost one by one (decoding the whole line would walk the events again).
-            let mut header = pb::XLine::default();
-            let mut event_count = 0;
-            let line = &bytes[..r.end];
-            let mut at = r.start;
-            while at < r.end {
-                // An event (field 4, key byte 0x22), nearly every field of a line, is counted and
-                // skipped without the general scanner, which reads every other field (and any error).
-                if line[at] == 0x22 {
-                    let mut p = at + 1;
-                    let end = wire::varint_at(line, &mut p)
-                        .and_then(|n| usize::try_from(n).ok())
-                        .and_then(|n| p.checked_add(n))
-                        .filter(|&end| end <= r.end);
-                    if let Some(end) = end {
-                        event_count += 1;
-                        at = end;
-                        continue;
-                    }
-                }
-                let mut fields = Fields::new(bytes, at..r.end);
-                let Some(f) = fields.next() else { break };
-                let f = f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
-                if f.number == 4 {
+        line_ranges.into_iter().map(|r| Self::index_line(bytes, r)).collect()
+    }
+
+    /// One pass over the line at `r`: its events are counted, and its other fields merged into the
+    /// header through prost one by one (decoding the whole line would walk the events again).
+    fn index_line(bytes: &[u8], r: Range<usize>) -> Result<Line, DecodeError> {
+        let mut header = pb::XLine::default();
+        let mut event_count = 0;
+        let line = &bytes[..r.end];
+        let mut at = r.start;
+        while at < r.end {
+            // An event (field 4, key byte 0x22), nearly every field of a line, is counted and
+            // skipped without the general scanner, which reads every other field (and any error).
+            if line[at] == 0x22 {
+                let mut p = at + 1;
+                let end = wire::varint_at(line, &mut p)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .and_then(|n| p.checked_add(n))
+                    .filter(|&end| end <= r.end);
+                if let Some(end) = end {
                     event_count += 1;
-                } else {
-                    header.merge(&bytes[at..fields.position()]).map_err(|e| DecodeError::from_prost(FORMAT, "line header", e))?;
+                    at = end;
+                    continue;
                 }
-                at = fields.position();
             }
-            lines.push(Line { header, range: r, event_count });
+            let mut fields = Fields::new(bytes, at..r.end);
+            let Some(f) = fields.next() else { break };
+            let f = f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+            if f.number == 4 {
+                event_count += 1;
+            } else {
+                header.merge(&bytes[at..fields.position()]).map_err(|e| DecodeError::from_prost(FORMAT, "line header", e))?;
+            }
+            at = fields.position();
         }
-        Ok(lines)
+        Ok(Line { header, range: r, event_count })
     }
 }
 

@@ -12,6 +12,7 @@ mod stats;
 
 pub use events::{EventAt, EventHeader, RawEvent, Want};
 pub use id_table::IdTable;
+pub use index::IndexBuilder;
 pub use stats::{RawStat, RoleValues, StatValue};
 
 use super::sniff::Format;
