@@ -11,6 +11,7 @@ use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
     self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
 };
+use crate::analysis::trace_viewer::counters::MemoryClock;
 use crate::decode::Profile;
 use serde::{Deserialize, Serialize};
 
@@ -136,6 +137,9 @@ pub struct MemoryProfileView {
     pub memory_ids: Vec<String>,
     /// The requested memory ID, or the first one; `None` only when there are none.
     pub allocator: Option<AllocatorView>,
+    /// How the profile's times map to the trace's: comes with the profile so that its links into the
+    /// Trace Viewer cost no second request.
+    pub trace_clock: MemoryClock,
 }
 
 /// A stretch of the full-resolution timeline (zooming in).
@@ -193,11 +197,8 @@ impl Session {
             Some(id) => Some(profile.allocator(id).ok_or_else(|| no_such_memory_id(profile, file, id))?),
             None => profile.allocators.first(),
         };
-        Ok(MemoryProfileView {
-            file_id,
-            memory_ids: profile.memory_ids().map(str::to_string).collect(),
-            allocator: chosen.map(allocator_view),
-        })
+        let (memory_ids, allocator) = (profile.memory_ids().map(str::to_string).collect(), chosen.map(allocator_view));
+        Ok(MemoryProfileView { file_id, memory_ids, allocator, trace_clock: self.trace_memory_clock(file_id)? })
     }
 
     /// The events of `memory_id` between `start_ps` and `end_ps` (inclusive), at most `max_points` of

@@ -2,8 +2,9 @@
 //! the engine, with hover details and the selected breakdown row's lifetimes.
 
 use super::*;
+use crate::analysis::trace_viewer::counters::MemoryClock;
 use crate::ui::state::StepPick;
-use crate::ui::views::trace_viewer::{show_in_trace, show_span_in_trace, use_memory_clock};
+use crate::ui::views::trace_viewer::{show_in_trace, show_span_in_trace};
 
 /// Zooming: the visible range `v` kept inside the profile and at least [`MIN_SPAN_PS`] wide, or
 /// `None` for the whole profile.
@@ -14,7 +15,12 @@ pub(super) fn zoomed(full: (i64, i64), v: Viewport) -> Option<(i64, i64)> {
 }
 
 #[component]
-pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Option<usize>>) -> impl IntoView {
+pub(super) fn TimelineChart(
+    file_id: u32,
+    a: Arc<AllocatorView>,
+    selected_row: RwSignal<Option<usize>>,
+    clock: MemoryClock,
+) -> impl IntoView {
     let state = expect_context::<AppState>();
     let full = (a.first_time_ps, a.last_time_ps.max(a.first_time_ps + MIN_SPAN_PS));
     // The step selected in the Overview: the chart opens zoomed to its span, follows a new pick and
@@ -31,7 +37,6 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
     let hover = RwSignal::new(None::<usize>);
     // A click (no drag) pins the hovered event's time, which the bar then links into the trace.
     let pinned_ps = RwSignal::new(None::<i64>);
-    let clock = use_memory_clock(file_id);
     let pointer = RwSignal::new((0.0f64, 0.0f64));
     let drag = RwSignal::new(None::<(f64, f64)>);
     let show_free = RwSignal::new(false);
@@ -233,7 +238,7 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
                 </span>
                 <span class="spacer"></span>
                 {move || {
-                    let c = clock.get()?;
+                    let c = clock;
                     let t = pinned_ps.get()?;
                     Some(view! {
                         <a href="#" data-testid="point-trace-link" data-trace-ps=c.to_trace_ps(t).to_string() title="The events at the clicked point, in the Trace Viewer"
@@ -243,7 +248,7 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
                     })
                 }}
                 {move || {
-                    let c = clock.get()?;
+                    let c = clock;
                     let life = selected_row.get().and_then(|i| a_life.breakdown.get(i)).and_then(|r| r.lifetimes.first().copied())?;
                     let (from, to) = (c.to_trace_ps(life.allocated_at_ps), c.to_trace_ps(life.deallocated_at_ps.unwrap_or(a_life.last_time_ps)));
                     Some(view! {

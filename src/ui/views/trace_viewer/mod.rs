@@ -13,7 +13,6 @@ mod search;
 mod summary;
 mod tracks;
 
-use crate::analysis::trace_viewer::counters::{CounterTracks, MemoryClock};
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::ui::charts::axis::decimals;
@@ -72,20 +71,6 @@ pub fn show_span_in_trace(state: AppState, from_ps: i64, to_ps: i64) {
     state.trace_window.set(Some((from_ps - margin, to_ps + margin)));
     state.trace_range.set((to_ps > from_ps).then_some((from_ps, to_ps)));
     state.tool.set(crate::ui::state::Tool::TraceViewer);
-}
-
-/// How file `file_id`'s Memory Profile times map to its trace's (`None` until the engine answers, or
-/// if it cannot): what a link from the Memory Profile adds to its times.
-pub fn use_memory_clock(file_id: u32) -> Memo<Option<MemoryClock>> {
-    let fetch = use_engine(
-        "Memory Profile clock",
-        move || Some(RequestBody::TraceCounterTracks { file_id }),
-        |body| match body {
-            ResponseBody::TraceCounterTracks { tracks } => Some(Arc::<CounterTracks>::from(tracks)),
-            _ => None,
-        },
-    );
-    Memo::new(move |_| fetch.reply.get().ready().map(|t| t.clock))
 }
 
 #[component]
