@@ -82,8 +82,9 @@ pub fn SignedBytes(metric: &'static str, value: i64, #[prop(optional, into)] key
     })
 }
 
-/// `grow`, `shrink` or `zero`: the stylesheet's colour of a change (red growth, green shrinkage).
-fn sign(value: f64) -> &'static str {
+/// `grow`, `shrink` or `zero`: the stylesheet's colour of a change (red growth, green shrinkage; a
+/// zero change has none, so its bar does not show).
+pub fn sign(value: f64) -> &'static str {
     if value > 0.0 {
         "grow"
     } else if value < 0.0 {

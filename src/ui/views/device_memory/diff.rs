@@ -2,6 +2,7 @@
 
 use super::stacks::*;
 use super::*;
+use crate::ui::components::metric::sign;
 
 /// The stacks that changed between base and target, largest growth first; a click shows the stack.
 #[component]
@@ -30,7 +31,7 @@ pub(super) fn DiffTable(rows: Vec<DiffRow>) -> impl IntoView {
             .sort_key(|s| s.delta_bytes),
         Column::new("bar", "", move |s: &DiffRow, _| {
             let pct = s.delta_bytes.unsigned_abs() as f64 * 100.0 / max as f64;
-            view! { <div class="delta-bar" data-sign=if s.delta_bytes < 0 { "shrink" } else { "grow" } style=format!("width:{pct:.1}%")></div> }.into_any()
+            view! { <div class="delta-bar" data-sign=sign(s.delta_bytes as f64) style=format!("width:{pct:.1}%")></div> }.into_any()
         })
         .class("bar-col")
         .width("120px"),

@@ -3,7 +3,7 @@
 //! faster), and the allocators' peaks.
 
 use crate::engine::run_comparison::{MemoryPeak, OpDelta, Presence, RunComparison as C};
-use crate::ui::components::metric::{Bytes, SignedBytes, SignedDuration, SignedRatio, Text};
+use crate::ui::components::metric::{sign, Bytes, SignedBytes, SignedDuration, SignedRatio, Text};
 use crate::ui::components::table::columnar::{rows, Cols, Row};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use leptos::prelude::*;
@@ -66,8 +66,7 @@ fn op_columns(max_delta_us: f64) -> Vec<Column<Row<C>>> {
         Column::new("bar", "", move |r: &Row<C>, _| {
             let d = r.cols.ops[r.i].self_time_us.delta;
             let pct = d.abs() * 100.0 / max_delta_us;
-            let sign = if d < 0.0 { "shrink" } else { "grow" };
-            view! { <div class="delta-bar" data-sign=sign style=format!("width:{pct:.1}%")></div> }.into_any()
+            view! { <div class="delta-bar" data-sign=sign(d) style=format!("width:{pct:.1}%")></div> }.into_any()
         })
         .class("bar-col")
         .width("120px"),
@@ -143,8 +142,7 @@ pub fn MemoryTable(c: Arc<C>) -> impl IntoView {
         Column::new("bar", "", move |r: &Row<C>, _| {
             let d = r.cols.memory[r.i].delta_peak_bytes.unwrap_or(0);
             let pct = d.unsigned_abs() as f64 * 100.0 / max as f64;
-            view! { <div class="delta-bar" data-sign=if d < 0 { "shrink" } else { "grow" } style=format!("width:{pct:.1}%")></div> }
-                .into_any()
+            view! { <div class="delta-bar" data-sign=sign(d as f64) style=format!("width:{pct:.1}%")></div> }.into_any()
         })
         .class("bar-col")
         .width("120px"),
