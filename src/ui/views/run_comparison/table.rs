@@ -47,7 +47,7 @@ fn op_columns(max_delta_us: f64) -> Vec<Column<Row<C>>> {
     vec![
         k.text("side", "Side", "host_or_device", |c, i| side(&c.ops[i])).width("64px"),
         k.text("type", "Type", "type", |c, i| &c.ops[i].op_type).width("120px"),
-        k.text("op", "Operation", "operation", |c, i| &c.ops[i].op_name).class("op"),
+        k.text("op", "Operation", "operation", |c, i| &c.ops[i].op_name).class("op").width("240px"),
         k.text("presence", "In", "presence", |c, i| presence(c.ops[i].presence)).width("76px"),
         k.time("self", "Self time", "self_time_us", |c, i| c.ops[i].self_time_us.current),
         k.time("base_self", "Baseline self", "baseline_self_time_us", |c, i| c.ops[i].self_time_us.baseline).width("112px"),
