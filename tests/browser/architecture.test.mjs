@@ -4,10 +4,10 @@
 // `Worker.prototype.postMessage` before the app starts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, shot, fixture } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 const D1 = fixture('tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz');
 const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
@@ -83,7 +83,7 @@ test('opening a second file sends no request for the Memory Profile shown; a too
 });
 
 test('the same host file name in two runs opens as two files, each named by its path', async () => {
-  const logdir = path.join(mkdtempSync(path.join(os.tmpdir(), 'tidemark-runs-')), 'logs');
+  const logdir = path.join(scratchDir('tidemark-runs-'), 'logs');
   for (const [run, src] of [['run1', D1], ['run2', D2]]) {
     const dir = path.join(logdir, 'plugins/profile', run);
     mkdirSync(dir, { recursive: true });

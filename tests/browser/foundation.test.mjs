@@ -3,12 +3,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import {
   serve, launch, newPage, openApp, pickFiles, dropFiles, waitForFile, selectFile, metric, cliOverview, shot, fixture,
 } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
@@ -87,7 +87,7 @@ test('dropped xplane, HloProto and pprof files show the same figures as the CLI'
 });
 
 test('bad files get clear messages and the page keeps working', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-bad-'));
+  const dir = scratchDir('tidemark-bad-');
   const raw = gunzipSync(readFileSync(fixture('jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz')));
   const truncated = path.join(dir, 'killed.xplane.pb');
   writeFileSync(truncated, raw.subarray(0, 1_000_000));

@@ -4,12 +4,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { writeFileSync, mkdtempSync, openSync, ftruncateSync, closeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import {
   serve, launch, newPage, openApp, pickFiles, waitForFile as waitForPlainFile, metric, shot, fixture, pb,
 } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 /** A file name as a CSS attribute value: these names contain quotes. */
 const css = (name) => name.replace(/["\\]/g, '\\$&');
@@ -74,7 +74,7 @@ function markupXSpace() {
 }
 
 test('markup in profiles is shown as text and runs nothing', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-markup-'));
+  const dir = scratchDir('tidemark-markup-');
   const files = {
     // The file names are markup too: they appear in the file list, the banners and the overview.
     [`${IMG}.prof`]: markupPprof(),
@@ -123,7 +123,7 @@ test('markup in profiles is shown as text and runs nothing', async () => {
 });
 
 test('a file too large for the page, and a decompression bomb, are refused with what to do', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-big-'));
+  const dir = scratchDir('tidemark-big-');
   // Sparse: 1.6 GB on paper, nothing on disk; the page refuses it from its size, before reading.
   const big = path.join(dir, 'huge.xplane.pb');
   const fd = openSync(big, 'w');

@@ -5,14 +5,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { mkdtempSync, openSync, writeSync, closeSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, writeSync, closeSync, readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { serve, launch, newPage, openApp, pickFiles, waitForFile, fixture } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 let server, browser, dir;
-before(async () => { server = await serve(); browser = await launch(); dir = mkdtempSync(path.join(tmpdir(), 'tidemark-large-')); });
-after(async () => { await browser?.close(); server?.close(); if (dir) rmSync(dir, { recursive: true, force: true }); });
+before(async () => { server = await serve(); browser = await launch(); dir = scratchDir('tidemark-large-'); });
+after(async () => { await browser?.close(); server?.close(); });
 
 /** A trace of about `targetBytes`: a fixture's bytes written again and again. Protobuf reads the
  *  concatenation as one XSpace with every plane repeated, which every tool reads as a larger trace. */

@@ -7,10 +7,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, serve, launch, newPage, openApp, waitForFile, metric, one, close, shot, fixture } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 const RUN = '2026_11_24_09_30_00';
 const RUN_DIR = `logs/plugins/profile/${RUN}`;
@@ -26,7 +26,7 @@ after(async () => { await browser?.close(); server?.close(); });
 
 /** The log folder (`logs/`), and the run folder the CLI reads. */
 function logFolder() {
-  const logdir = path.join(mkdtempSync(path.join(os.tmpdir(), 'tidemark-hostmem-')), 'logs');
+  const logdir = path.join(scratchDir('tidemark-hostmem-'), 'logs');
   const dir = path.join(logdir, 'plugins/profile', RUN);
   mkdirSync(dir, { recursive: true });
   for (const [host, src] of HOSTS) copyFileSync(src, path.join(dir, `${host}.xplane.pb.gz`));

@@ -7,11 +7,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import os from 'node:os';
 import path from 'node:path';
 import { ROOT, serve, launch, newPage, openApp, waitForFile, metric, one, close, shot, fixture } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 const D1 = 'tf/d1_tf_keras_bfc/d1_tf_keras_bfc';
 const D2 = 'tf/d2_tf_cnn/d2_tf_cnn';
@@ -29,7 +29,7 @@ after(async () => { await browser?.close(); server?.close(); });
 
 /** The log folder: the newer run's worker-0 and worker-1, the older run's worker-0 and worker-2. */
 function logFolder() {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'tidemark-runcmp-'));
+  const root = scratchDir('tidemark-runcmp-');
   const place = (run, f, host) => {
     const dir = path.join(root, dirOf(run));
     mkdirSync(dir, { recursive: true });

@@ -5,10 +5,10 @@
 // (tests/fixtures/runs/tf_two_hosts/, made by scripts/f_xprof_two_host_runs.py).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { serve, launch, newPage, openApp, waitForFile, metric, shot, fixture } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 const D1 = fixture('tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz');
 const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
@@ -25,7 +25,7 @@ after(async () => { await browser?.close(); server?.close(); });
 
 /** A log folder: an older run with one host, a newer run with two (XProf's host order) and a sidecar. */
 function logFolder() {
-  const logdir = path.join(mkdtempSync(path.join(os.tmpdir(), 'tidemark-runs-')), 'logs');
+  const logdir = path.join(scratchDir('tidemark-runs-'), 'logs');
   const place = (run, src, name) => {
     const dir = path.join(logdir, 'plugins/profile', run);
     mkdirSync(dir, { recursive: true });

@@ -3,16 +3,16 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { cpSync, mkdtempSync, mkdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import {
   ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture, workerReady,
 } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 let server, browser;
-const tmp = mkdtempSync(path.join(tmpdir(), 'tidemark-share-'));
+const tmp = scratchDir('tidemark-share-');
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 

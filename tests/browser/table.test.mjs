@@ -4,9 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { serve, launch, newPage, openApp, pickFiles, waitForFile, metric, shot, pb } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 const ROWS = 12_000;
 const FILE = '/home/ml/app.py';
@@ -38,7 +38,7 @@ function bigPprof() {
 const domRows = (page) => page.$$eval('table.dm-functions tbody tr[data-function]', (rows) => rows.map((r) => r.dataset.function));
 
 test('12,000 functions: a window of rows in the DOM; sort, filter and scroll reach every row', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-table-'));
+  const dir = scratchDir('tidemark-table-');
   const file = path.join(dir, 'many_functions.prof');
   writeFileSync(file, bigPprof());
   const page = await newPage(browser);
