@@ -195,6 +195,9 @@ fn counter_tracks_are_the_memory_profile_timeline_on_the_trace_clock() {
     let mut s = Session::new();
     let id = open_at(&mut s, &common::fixture(D1));
     let tracks = s.trace_counter_tracks(id).unwrap();
+    // This trace's memory lines all start at 0: one offset maps the Memory Profile's times exactly.
+    let clock = s.trace_memory_clock(id).unwrap();
+    assert!(clock.exact);
     let profile = s.cached_memory_profile(id).unwrap().clone();
     assert_eq!(tracks.tracks.iter().map(|t| t.memory_id.as_str()).collect::<Vec<_>>(), profile.memory_ids().collect::<Vec<_>>());
     let oracle = common::json("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.memory_profile.json.gz");
@@ -210,7 +213,7 @@ fn counter_tracks_are_the_memory_profile_timeline_on_the_trace_clock() {
         for (i, snap) in a.snapshots.iter().enumerate() {
             let last_at_time = a.snapshots.get(i + 1).is_none_or(|n| n.time_offset_ps != snap.time_offset_ps);
             if last_at_time {
-                let k = w.at(tracks.clock.to_trace_ps(snap.time_offset_ps)).unwrap();
+                let k = w.at(clock.to_trace_ps(snap.time_offset_ps)).unwrap();
                 assert_eq!((w.heap_bytes[k], w.stack_bytes[k]), (snap.stats.heap_allocated_bytes, snap.stats.stack_reserved_bytes));
             }
         }
@@ -230,7 +233,7 @@ fn counter_tracks_are_the_memory_profile_timeline_on_the_trace_clock() {
                 .collect();
             assert!(ours.contains(&xprof), "{}: XProf's point at {time} is not one of the events there", t.memory_id);
             if ours.len() == 1 {
-                let k = w.at(tracks.clock.to_trace_ps(time)).unwrap();
+                let k = w.at(clock.to_trace_ps(time)).unwrap();
                 assert_eq!((w.heap_bytes[k], w.stack_bytes[k]), xprof);
                 checked_oracle += 1;
             }
@@ -250,4 +253,90 @@ fn counter_tracks_are_the_memory_profile_timeline_on_the_trace_clock() {
         assert_eq!(z.max_in_use_bytes.iter().max(), Some(&t.max_in_use_bytes));
     }
     assert!(checked_oracle >= 5, "{checked_oracle} of XProf's points compared");
+}
+
+/// Each allocator's memory events of the host plane, in file order: (time in the trace, raw offset,
+/// heap, stack).
+fn host_memory_events(path: &Path) -> std::collections::BTreeMap<String, Vec<(i64, i64, i64, i64)>> {
+    let file = common::open_at(path);
+    let Profile::XSpace(space) = &file.profile else { panic!() };
+    let host = space.planes.iter().position(|p| p.name() == "/host:CPU").unwrap();
+    let mut out: std::collections::BTreeMap<String, Vec<_>> = Default::default();
+    memory_events::for_each(space, None, |e| {
+        if e.plane_index == host {
+            out.entry(e.memory_id.to_string()).or_default().push((e.time_ps, e.offset_ps, e.heap_allocated_bytes, e.stack_reserved_bytes));
+        }
+    })
+    .unwrap();
+    out
+}
+
+/// On device traces whose host lines holding memory events start at different times (the MI300X
+/// traces: no one offset maps the Memory Profile's times to the trace's), every counter step sits at
+/// its events' own time in the trace (line start + offset) with the values after the last of them,
+/// so each of XProf's Memory Profile points (raw offsets) shows on the track at its event's time.
+#[test]
+fn counter_steps_are_at_each_memory_events_own_time_on_device_traces() {
+    let names = [
+        "jax_mi300x_conv/mi300x_conv",
+        "jax_mi300x_attention/mi300x_attention",
+        "tf_v100_multi_worker/v100_worker",
+        "jax_tpu_v6e_inference/tpu_v6e_inference",
+    ];
+    let mut inexact_clocks = 0;
+    for name in names {
+        let Some(path) = common::device_fixture(&format!("{name}.xplane.pb")) else { continue };
+        let oracle = common::json_at(&common::device_fixture(&format!("{name}.memory_profile.json")).unwrap());
+        let mut s = Session::new();
+        let id = open_at(&mut s, &path);
+        inexact_clocks += usize::from(!s.trace_memory_clock(id).unwrap().exact);
+        let events = host_memory_events(&path);
+        let profile = s.cached_memory_profile(id).unwrap().clone();
+        let tracks = s.trace_counter_tracks(id).unwrap();
+        assert_eq!(tracks.tracks.iter().map(|t| t.memory_id.as_str()).collect::<Vec<_>>(), profile.memory_ids().collect::<Vec<_>>());
+        assert_eq!(tracks.tracks.iter().map(|t| t.memory_id.as_str()).collect::<Vec<_>>(), events.keys().map(String::as_str).collect::<Vec<_>>());
+        let mut xprof_points = 0;
+        for t in &tracks.tracks {
+            let ev = &events[&t.memory_id];
+            // By time in the trace, events at one time in file order.
+            let mut by_time = ev.clone();
+            by_time.sort_by_key(|e| e.0);
+            assert_eq!((t.start_ps, t.end_ps), (by_time[0].0, by_time[by_time.len() - 1].0), "{name} {}", t.memory_id);
+            assert_eq!(t.event_count, ev.len() as u64);
+            assert_eq!(profile.allocator(&t.memory_id).unwrap().snapshots.len(), ev.len());
+            let full = CounterQuery { memory_id: t.memory_id.clone(), start_ps: t.start_ps, end_ps: t.end_ps, width_px: u32::MAX };
+            let w = s.trace_counters(id, &full).unwrap();
+            let mut times: Vec<i64> = by_time.iter().map(|e| e.0).collect();
+            times.dedup();
+            assert_eq!(w.time_ps, times, "{name} {}: one step per distinct event time", t.memory_id);
+            for (i, e) in by_time.iter().enumerate() {
+                if by_time.get(i + 1).is_none_or(|n| n.0 != e.0) {
+                    let k = w.at(e.0).unwrap();
+                    assert_eq!((w.heap_bytes[k], w.stack_bytes[k]), (e.2, e.3), "{name} {} at {}", t.memory_id, e.0);
+                }
+            }
+            // XProf's points carry the raw offset: each is an event of this allocator, and where that
+            // event is alone at its time in the trace the track shows XProf's values there.
+            let points = oracle["memoryProfilePerAllocator"][&t.memory_id]["memoryProfileSnapshots"].as_array().unwrap();
+            for p in points {
+                let offset: i64 = p["timeOffsetPs"].as_str().unwrap().parse().unwrap();
+                let stats = &p["aggregationStats"];
+                let int = |f: &str| stats[f].as_str().map_or(0, |v| v.parse::<i64>().unwrap());
+                let xprof = (int("heapAllocatedBytes"), int("stackReservedBytes"));
+                let at: Vec<_> = ev.iter().filter(|e| e.1 == offset && (e.2, e.3) == xprof).collect();
+                assert!(!at.is_empty(), "{name} {}: XProf's point at offset {offset} is no event", t.memory_id);
+                for e in at {
+                    if by_time.iter().filter(|x| x.0 == e.0).count() == 1 {
+                        let k = w.at(e.0).unwrap();
+                        assert_eq!((w.time_ps[k], w.heap_bytes[k], w.stack_bytes[k]), (e.0, xprof.0, xprof.1));
+                        xprof_points += 1;
+                    }
+                }
+            }
+        }
+        assert!(xprof_points > 0, "{name}: no XProf point compared");
+    }
+    if common::device_fixture("jax_mi300x_conv/mi300x_conv.xplane.pb").is_some() {
+        assert!(inexact_clocks >= 1, "the MI300X conv trace's memory lines start at different times");
+    }
 }

@@ -4,7 +4,7 @@
 //! the file's bytes, which the session keeps anyway.
 
 use super::{EngineError, Session};
-use crate::analysis::trace_viewer::counters::{self, CounterQuery, CounterTracks, CounterWindow, MemoryClock};
+use crate::analysis::trace_viewer::counters::{self, CounterQuery, CounterSeries, CounterTracks, CounterWindow, MemoryClock};
 use crate::analysis::trace_viewer::details::{self, EventDetails};
 use crate::analysis::trace_viewer::export;
 use crate::analysis::trace_viewer::flows::{FlowIndex, FlowReply};
@@ -26,6 +26,7 @@ pub const MAX_FLOW_ARROWS: usize = 20_000;
 pub struct TraceExtras {
     flows: Option<FlowIndex>,
     memory_clock: Option<MemoryClock>,
+    counters: Option<CounterSeries>,
 }
 
 /// The flows the page asks for: those of one event, or those meeting a window.
@@ -140,23 +141,30 @@ impl Session {
         Ok(clock)
     }
 
-    /// The memory counter tracks of file `file_id` (one per allocator) and their clock.
+    /// Every allocator's memory events of file `file_id` in trace time, read on first use.
+    fn trace_counter_series(&mut self, file_id: u32) -> Result<&CounterSeries, EngineError> {
+        if self.trace_extras.get(&file_id).is_none_or(|x| x.counters.is_none()) {
+            let series = CounterSeries::of(self.trace_space(file_id)?).map_err(|e| self.file_error(file_id, e.to_string()))?;
+            self.trace_extras.entry(file_id).or_default().counters = Some(series);
+        }
+        Ok(self.trace_extras[&file_id].counters.as_ref().expect("just built"))
+    }
+
+    /// The memory counter tracks of file `file_id` (one per allocator).
     pub fn trace_counter_tracks(&mut self, file_id: u32) -> Result<CounterTracks, EngineError> {
-        let clock = self.trace_memory_clock(file_id)?;
-        Ok(counters::tracks(self.cached_memory_profile(file_id)?, clock))
+        Ok(self.trace_counter_series(file_id)?.tracks())
     }
 
     /// One allocator's steps over a window ([`counters::window`]).
     pub fn trace_counters(&mut self, file_id: u32, q: &CounterQuery) -> Result<CounterWindow, EngineError> {
-        let clock = self.trace_memory_clock(file_id)?;
         let file = self.file(file_id)?.file.name.clone();
-        let profile = self.cached_memory_profile(file_id)?;
-        match profile.allocator(&q.memory_id) {
-            Some(a) => Ok(counters::window(a, clock, q)),
+        let series = self.trace_counter_series(file_id)?;
+        match series.allocator(&q.memory_id) {
+            Some(a) => Ok(counters::window(a, q)),
             None => Err(EngineError::UnknownMemoryId {
                 file,
                 memory_id: q.memory_id.clone(),
-                known: profile.memory_ids().map(str::to_string).collect(),
+                known: series.memory_ids().map(str::to_string).collect(),
             }),
         }
     }

@@ -1,19 +1,21 @@
 //! The memory counter tracks: per memory ID (allocator), its heap and stack over time, drawn under the
-//! host process as step charts on the trace's time axis. The values are the Memory Profile's own
-//! snapshots ([`crate::analysis::memory_profile`]), never read again here; only their clock differs.
+//! host process as step charts on the trace's time axis.
 //!
-//! The Memory Profile's times are its events' raw `offset_ps`, as XProf reports them; the trace viewer
-//! adds the line's `timestamp_ns`. [`memory_clock`] finds what to add: the start of the host lines
-//! that hold memory events (profilers give them all one start; where they differ, the first line's
-//! is used and the clock says it is not exact).
+//! Each step is one memory event of the host plane at its own time in the trace (its line's
+//! `timestamp_ns` plus its offset), holding the allocator's heap and stack after that event: the same
+//! values as the Memory Profile's snapshots, which XProf places by the event's raw offset alone. The
+//! two clocks differ by the line's start, and where a trace's lines holding memory events start at
+//! different times (the AMD MI300X traces) no one offset maps the Memory Profile's times to the
+//! trace's: so the tracks read the events' own times ([`CounterSeries::of`]), and [`MemoryClock`] is
+//! only for links from the Memory Profile into the trace.
 
-use crate::analysis::memory_events::Reader;
-use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile, Snapshot, HOST_PLANE};
+use crate::analysis::memory_events::{self, Reader};
+use crate::analysis::memory_profile::HOST_PLANE;
 use crate::decode::xplane::{IdTable, Want, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
 
-/// How the Memory Profile's times map to the trace's.
+/// How the Memory Profile's times map to the trace's (for links from the Memory Profile).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryClock {
     /// Add to a Memory Profile time to get the trace's time (ps).
@@ -29,12 +31,16 @@ impl MemoryClock {
     }
 }
 
+/// The host plane of `space`, where the Memory Profile reads its events.
+fn host_plane(space: &XSpace) -> Option<usize> {
+    space.planes.iter().position(|p| p.name() == HOST_PLANE)
+}
+
 /// The clock of the Memory Profile of `space`: the start of the host plane's lines that hold memory
-/// events (an offset of 0 when there are none).
+/// events (an offset of 0 when there are none; the first such line's where they differ).
 pub fn memory_clock(space: &XSpace) -> Result<MemoryClock, DecodeError> {
-    let Some((index, plane)) = space.planes.iter().enumerate().find(|(_, p)| p.name() == HOST_PLANE) else {
-        return Ok(MemoryClock { offset_ps: 0, exact: true });
-    };
+    let Some(index) = host_plane(space) else { return Ok(MemoryClock { offset_ps: 0, exact: true }) };
+    let plane = &space.planes[index];
     let Some(reader) = Reader::new(index, plane) else { return Ok(MemoryClock { offset_ps: 0, exact: true }) };
     let mut starts: Vec<i64> = Vec::new();
     for line in &plane.lines {
@@ -57,6 +63,96 @@ pub fn memory_clock(space: &XSpace) -> Result<MemoryClock, DecodeError> {
     Ok(MemoryClock { offset_ps, exact: starts.iter().all(|&s| s == offset_ps) })
 }
 
+/// One allocator's memory events in trace time, in columns: sorted by time, events at one time in
+/// file order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AllocatorSeries {
+    pub memory_id: String,
+    pub time_ps: Vec<i64>,
+    pub heap_bytes: Vec<i64>,
+    pub stack_bytes: Vec<i64>,
+}
+
+impl AllocatorSeries {
+    pub fn len(&self) -> usize {
+        self.time_ps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ps.is_empty()
+    }
+
+    fn in_use_bytes(&self, i: usize) -> i64 {
+        self.heap_bytes[i].saturating_add(self.stack_bytes[i])
+    }
+}
+
+/// Every allocator's series of a trace, by memory ID (the Memory Profile's order).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CounterSeries {
+    pub allocators: Vec<AllocatorSeries>,
+}
+
+impl CounterSeries {
+    /// The series of the host plane's memory events of `space`.
+    pub fn of(space: &XSpace) -> Result<Self, DecodeError> {
+        let Some(host) = host_plane(space) else { return Ok(CounterSeries::default()) };
+        // Per memory ID, its events as (time, heap, stack) in file order.
+        let mut events: std::collections::BTreeMap<String, Vec<(i64, i64, i64)>> = Default::default();
+        memory_events::for_each(space, None, |e| {
+            if e.plane_index == host {
+                let point = (e.time_ps, e.heap_allocated_bytes, e.stack_reserved_bytes);
+                match events.get_mut(e.memory_id.as_ref()) {
+                    Some(v) => v.push(point),
+                    None => {
+                        events.insert(e.memory_id.into_owned(), vec![point]);
+                    }
+                }
+            }
+        })?;
+        let allocators = events
+            .into_iter()
+            .map(|(memory_id, mut points)| {
+                // Stable: events at one time keep their file order.
+                points.sort_by_key(|p| p.0);
+                let mut a = AllocatorSeries { memory_id, ..Default::default() };
+                for (t, heap, stack) in points {
+                    a.time_ps.push(t);
+                    a.heap_bytes.push(heap);
+                    a.stack_bytes.push(stack);
+                }
+                a
+            })
+            .collect();
+        Ok(CounterSeries { allocators })
+    }
+
+    pub fn allocator(&self, memory_id: &str) -> Option<&AllocatorSeries> {
+        self.allocators.iter().find(|a| a.memory_id == memory_id)
+    }
+
+    pub fn memory_ids(&self) -> impl Iterator<Item = &str> {
+        self.allocators.iter().map(|a| a.memory_id.as_str())
+    }
+
+    /// The tracks, as the page lists them.
+    pub fn tracks(&self) -> CounterTracks {
+        let tracks = self
+            .allocators
+            .iter()
+            .filter(|a| !a.is_empty())
+            .map(|a| CounterTrack {
+                memory_id: a.memory_id.clone(),
+                event_count: a.len() as u64,
+                max_in_use_bytes: (0..a.len()).map(|i| a.in_use_bytes(i)).max().unwrap_or(0),
+                start_ps: a.time_ps[0],
+                end_ps: a.time_ps[a.len() - 1],
+            })
+            .collect();
+        CounterTracks { tracks }
+    }
+}
+
 /// One allocator's track, as the page lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CounterTrack {
@@ -70,28 +166,10 @@ pub struct CounterTrack {
     pub end_ps: i64,
 }
 
-/// Every allocator's track and the clock that places them.
+/// Every allocator's track.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CounterTracks {
     pub tracks: Vec<CounterTrack>,
-    pub clock: MemoryClock,
-}
-
-/// The tracks of `profile`, on `clock`.
-pub fn tracks(profile: &MemoryProfile, clock: MemoryClock) -> CounterTracks {
-    let tracks = profile
-        .allocators
-        .iter()
-        .filter(|a| !a.snapshots.is_empty())
-        .map(|a| CounterTrack {
-            memory_id: a.memory_id.clone(),
-            event_count: a.snapshots.len() as u64,
-            max_in_use_bytes: a.snapshots.iter().map(|s| s.stats.in_use_bytes()).max().unwrap_or(0),
-            start_ps: clock.to_trace_ps(a.snapshots.first().map_or(0, |s| s.time_offset_ps)),
-            end_ps: clock.to_trace_ps(a.snapshots.last().map_or(0, |s| s.time_offset_ps)),
-        })
-        .collect();
-    CounterTracks { tracks, clock }
 }
 
 /// What the page asks for: one allocator's values over a window (trace time) `width_px` wide.
@@ -138,29 +216,24 @@ impl CounterWindow {
     }
 }
 
-/// The steps of allocator `a` for `q`, on `clock`.
-pub fn window(a: &AllocatorProfile, clock: MemoryClock, q: &CounterQuery) -> CounterWindow {
-    steps(&a.snapshots, clock, q)
-}
-
-/// [`window`] of an allocator's `snapshots` (sorted by time).
-fn steps(snapshots: &[Snapshot], clock: MemoryClock, q: &CounterQuery) -> CounterWindow {
+/// The steps of allocator `a` for `q`.
+pub fn window(a: &AllocatorSeries, q: &CounterQuery) -> CounterWindow {
     let ps_per_px = (q.end_ps.saturating_sub(q.start_ps) / i64::from(q.width_px.max(1))).max(1);
-    let first = snapshots.partition_point(|s| clock.to_trace_ps(s.time_offset_ps) < q.start_ps).saturating_sub(1);
+    let first = a.time_ps.partition_point(|&t| t < q.start_ps).saturating_sub(1);
     let mut w = CounterWindow { memory_id: q.memory_id.clone(), start_ps: q.start_ps, end_ps: q.end_ps, ..Default::default() };
     // The pixel column of the step being merged.
     let mut column = None;
-    for s in &snapshots[first..] {
-        let t = clock.to_trace_ps(s.time_offset_ps);
+    for i in first..a.len() {
+        let t = a.time_ps[i];
         if t > q.end_ps {
             break;
         }
-        let in_use = s.stats.in_use_bytes();
+        let (heap, stack, in_use) = (a.heap_bytes[i], a.stack_bytes[i], a.in_use_bytes(i));
         let col = if t < q.start_ps { -1 } else { (t - q.start_ps) / ps_per_px };
         if column == Some(col) {
             let k = w.len() - 1;
-            w.heap_bytes[k] = s.stats.heap_allocated_bytes;
-            w.stack_bytes[k] = s.stats.stack_reserved_bytes;
+            w.heap_bytes[k] = heap;
+            w.stack_bytes[k] = stack;
             w.min_in_use_bytes[k] = w.min_in_use_bytes[k].min(in_use);
             w.max_in_use_bytes[k] = w.max_in_use_bytes[k].max(in_use);
             w.count[k] += 1;
@@ -168,8 +241,8 @@ fn steps(snapshots: &[Snapshot], clock: MemoryClock, q: &CounterQuery) -> Counte
         }
         column = Some(col);
         w.time_ps.push(t);
-        w.heap_bytes.push(s.stats.heap_allocated_bytes);
-        w.stack_bytes.push(s.stats.stack_reserved_bytes);
+        w.heap_bytes.push(heap);
+        w.stack_bytes.push(stack);
         w.min_in_use_bytes.push(in_use);
         w.max_in_use_bytes.push(in_use);
         w.count.push(1);
@@ -180,44 +253,28 @@ fn steps(snapshots: &[Snapshot], clock: MemoryClock, q: &CounterQuery) -> Counte
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::memory_events::Activity;
-    use crate::analysis::memory_profile::{AggregationStats, SnapshotActivity};
 
-    fn snapshots(points: &[(i64, i64, i64)]) -> Vec<Snapshot> {
-        let activity = SnapshotActivity {
-            activity: Activity::Allocation,
-            requested_bytes: 0,
-            allocation_bytes: 0,
-            address: 0,
-            step_id: 0,
-            tf_op_name: 0,
-            region_type: 0,
-            data_type: 0,
-            tensor_shape: 0,
-        };
-        points
-            .iter()
-            .map(|&(t, heap, stack)| Snapshot {
-                time_offset_ps: t,
-                stats: AggregationStats { heap_allocated_bytes: heap, stack_reserved_bytes: stack, ..Default::default() },
-                activity,
-            })
-            .collect()
+    fn series(points: &[(i64, i64, i64)]) -> AllocatorSeries {
+        AllocatorSeries {
+            memory_id: "m".into(),
+            time_ps: points.iter().map(|p| p.0).collect(),
+            heap_bytes: points.iter().map(|p| p.1).collect(),
+            stack_bytes: points.iter().map(|p| p.2).collect(),
+        }
     }
 
     #[test]
     fn steps_merge_per_pixel_keeping_extremes_and_counts() {
-        let a = snapshots(&[(0, 10, 0), (5, 50, 1), (6, 20, 0), (30, 40, 2), (100, 5, 0)]);
-        let clock = MemoryClock { offset_ps: 1000, exact: true };
+        let a = series(&[(1000, 10, 0), (1005, 50, 1), (1006, 20, 0), (1030, 40, 2), (1100, 5, 0)]);
         // 10 ps a pixel from 1000: 1000 and 1005/1006 share column 0; 1030 is column 3.
         let q = CounterQuery { memory_id: "m".into(), start_ps: 1000, end_ps: 1100, width_px: 10 };
-        let w = steps(&a, clock, &q);
+        let w = window(&a, &q);
         assert_eq!(w.time_ps, vec![1000, 1030, 1100]);
         assert_eq!(w.count, vec![3, 1, 1]);
         assert_eq!((w.heap_bytes[0], w.min_in_use_bytes[0], w.max_in_use_bytes[0]), (20, 10, 51));
         // A window opening later starts with the step in effect (its own time), then the rest.
         let q = CounterQuery { start_ps: 1010, end_ps: 1040, width_px: 1000, ..q };
-        let w = steps(&a, clock, &q);
+        let w = window(&a, &q);
         assert_eq!(w.time_ps, vec![1006, 1030]);
         assert_eq!(w.at(1020), Some(0));
         assert_eq!(w.at(1035), Some(1));

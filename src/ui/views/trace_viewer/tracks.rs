@@ -371,16 +371,12 @@ pub(super) fn Tracks(
                 .iter()
                 .filter_map(|&(k, y)| {
                     let t = info.tracks.get(k)?.clone();
-                    let mut title = format!("{} memory: heap and stack over time ({} events)", t.memory_id, t.event_count);
-                    if !info.clock.exact {
-                        title.push_str(". The trace's allocator lines start at different times; the steps are placed by the first line's start");
-                    }
+                    let title = format!("{} memory: heap and stack over time ({} events)", t.memory_id, t.event_count);
                     Some(view! {
                         <div
                             class="tv-thread tv-counter"
                             data-testid="trace-counter"
                             data-memory-id=t.memory_id.clone()
-                            data-clock-exact=info.clock.exact.to_string()
                             title=title
                             style=format!("top:{y}px;height:{COUNTER_H}px")
                         >
