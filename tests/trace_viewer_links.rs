@@ -294,7 +294,10 @@ fn counter_steps_are_at_each_memory_events_own_time_on_device_traces() {
         let profile = s.cached_memory_profile(id).unwrap().clone();
         let tracks = s.trace_counter_tracks(id).unwrap();
         assert_eq!(tracks.tracks.iter().map(|t| t.memory_id.as_str()).collect::<Vec<_>>(), profile.memory_ids().collect::<Vec<_>>());
-        assert_eq!(tracks.tracks.iter().map(|t| t.memory_id.as_str()).collect::<Vec<_>>(), events.keys().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(
+            tracks.tracks.iter().map(|t| t.memory_id.as_str()).collect::<Vec<_>>(),
+            events.keys().map(String::as_str).collect::<Vec<_>>()
+        );
         let mut xprof_points = 0;
         for t in &tracks.tracks {
             let ev = &events[&t.memory_id];

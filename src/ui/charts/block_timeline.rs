@@ -7,8 +7,9 @@
 //! path per colour and density level, so the cost of a frame is bounded by the screen, not the module.
 
 use super::axis::{bytes_label, x_axis, y_axis, Style};
+use super::pan_zoom::{PanZoom, ZoomAxes};
 use super::plot::{group_color, group_index, redraw, GROUPS, MARGINS};
-use super::viewport::{key_nav, Frame, Viewport};
+use super::viewport::{Frame, Viewport};
 use super::{prepare_fit, Palette};
 use crate::engine::memory_viewer_columns::ViewerData;
 use crate::ui::components::metric::{Bytes, Count, Text};
@@ -16,6 +17,9 @@ use leptos::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// The least view: one step wide and 16 bytes tall.
+const MIN_STEPS: f64 = 1.0;
+const MIN_BYTES: f64 = 16.0;
 /// Blocks thinner or shorter than this (CSS px) are folded into the coverage grid.
 const MIN_BLOCK_PX: f64 = 1.5;
 /// Side of a coverage-grid cell (CSS px).
@@ -83,12 +87,6 @@ impl TimelineData {
     /// The index in the viewer's blocks of buffer `id`'s block.
     pub fn block_of(&self, id: i64) -> Option<usize> {
         self.by_buffer.get(&id).and_then(|&i| self.blocks.get(i)).map(|b| b.index)
-    }
-
-    /// Keeps `v` inside the module and no smaller than a step by a byte.
-    /// `v` kept inside the module, at least one step wide and 16 bytes tall.
-    pub fn clamp(&self, v: Viewport) -> Viewport {
-        v.within(self.full, 1.0, 16.0)
     }
 }
 
@@ -272,7 +270,7 @@ pub fn BlockTimeline(
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     // The block under the pointer, with the pointer's position in the canvas (for the card).
     let hover = RwSignal::new(None::<(usize, f64, f64)>);
-    let drag = StoredValue::new(None::<(f64, f64, Viewport)>);
+    let pz = PanZoom::new(canvas, view, data.full, MARGINS).min_size(MIN_STEPS, MIN_BYTES).axes(ZoomAxes::ByModifier);
     let d = data.clone();
     redraw(canvas, move |c| {
         let highlight = hovered.get().or(pinned.get()).and_then(|id| d.by_buffer.get(&id).copied());
@@ -282,16 +280,10 @@ pub fn BlockTimeline(
         true
     });
 
-    let frame = move || canvas.get_untracked().map(|c| super::frame_of(&c, view.get_untracked(), MARGINS));
     let d = data.clone();
     let move_viewer = viewer.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
-        let (px, py) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
-        let Some(f) = frame() else { return };
-        if let Some((sx, sy, v0)) = drag.get_value() {
-            view.set(d.clamp(f.drag(v0, px - sx, py - sy)));
-            return;
-        }
+        let Some((f, px, py)) = pz.hover(&ev) else { return };
         let found = hit(&d, f, px, py);
         hover.set(found.map(|i| (i, px, py)));
         let id = found.and_then(|i| move_viewer.block(d.blocks[i].index).and_then(|b| b.logical_buffer_id));
@@ -299,26 +291,6 @@ pub fn BlockTimeline(
             hovered.set(id);
         }
     };
-    let d = data.clone();
-    let on_wheel = move |ev: web_sys::WheelEvent| {
-        ev.prevent_default();
-        let Some(f) = frame() else { return };
-        if ev.delta_x().abs() > ev.delta_y().abs() {
-            view.set(d.clamp(f.v.shift(ev.delta_x() * f.per_px().0, 0.0)));
-            return;
-        }
-        // Ctrl or Shift: program order only (a trackpad pinch arrives as Ctrl+wheel); Alt: offsets only.
-        let (zx, zy) = (!ev.alt_key(), !(ev.ctrl_key() || ev.shift_key()));
-        view.set(d.clamp(f.wheel(f64::from(ev.offset_x()), f64::from(ev.offset_y()), ev.delta_y(), zx, zy)));
-    };
-    let d = data.clone();
-    let on_key = move |ev: web_sys::KeyboardEvent| {
-        let Some(nav) = key_nav(&ev.key()) else { return };
-        ev.prevent_default();
-        // Shift: W/S zoom program order only.
-        view.set(d.clamp(view.get_untracked().key(nav, d.full, !ev.shift_key())));
-    };
-    let full = data.full;
     let card_viewer = viewer.clone();
     let card_data = data.clone();
     let card = move || {
@@ -357,26 +329,23 @@ pub fn BlockTimeline(
                 node_ref=canvas
                 on:mousemove=on_move
                 on:mousedown=move |ev: web_sys::MouseEvent| {
-                    drag.set_value(Some((f64::from(ev.offset_x()), f64::from(ev.offset_y()), view.get_untracked())));
+                    pz.press(&ev);
                     hover.set(None);
                 }
                 on:mouseup=move |ev: web_sys::MouseEvent| {
                     // A click without movement pins the buffer under the pointer.
-                    if let Some((sx, sy, _)) = drag.get_value() {
+                    if let Some((sx, sy)) = pz.release() {
                         if (f64::from(ev.offset_x()) - sx).abs() < 3.0 && (f64::from(ev.offset_y()) - sy).abs() < 3.0 {
                             pinned.set(hovered.get_untracked());
                         }
                     }
-                    drag.set_value(None);
                 }
                 on:mouseleave=move |_| {
-                    drag.set_value(None);
+                    pz.release();
                     hover.set(None);
                     hovered.set(None);
                 }
-                on:wheel=on_wheel
-                on:keydown=on_key
-                on:dblclick=move |_| view.set(full)
+                {..pz.handlers()}
             ></canvas>
             {card}
         </div>

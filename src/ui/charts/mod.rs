@@ -5,6 +5,7 @@
 pub mod axis;
 pub mod block_timeline;
 pub mod flame;
+pub mod pan_zoom;
 pub mod pie;
 pub mod plot;
 pub mod sparkline;

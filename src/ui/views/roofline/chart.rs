@@ -11,9 +11,10 @@
 
 use crate::engine::roofline::RooflineView;
 use crate::ui::charts::axis::{x_axis, y_axis, Style};
+use crate::ui::charts::pan_zoom::PanZoom;
 use crate::ui::charts::plot::redraw;
-use crate::ui::charts::viewport::{key_nav, Frame, Margins, Viewport};
-use crate::ui::charts::{font, frame_of, prepare_fit, Palette};
+use crate::ui::charts::viewport::{Frame, Margins, Viewport};
+use crate::ui::charts::{font, prepare_fit, Palette};
 use crate::ui::components::metric::{Count, Duration, Percent, Text};
 use leptos::prelude::*;
 use std::f64::consts::TAU;
@@ -199,10 +200,9 @@ pub fn RooflineChart(v: Arc<RooflineView>, hovered: RwSignal<Option<usize>>) -> 
     let points = Arc::new(points(&v));
     let full = full_view(&v, &points);
     let view = RwSignal::new(full);
-    let clamp = move |w: Viewport| w.within(full, MIN_DECADES, MIN_DECADES);
+    let pz = PanZoom::new(canvas, view, full, MARGINS).min_size(MIN_DECADES, MIN_DECADES);
     // The record under the pointer, with the pointer's place in the canvas (for the card).
     let card_at = RwSignal::new(None::<(usize, f64, f64)>);
-    let drag = StoredValue::new(None::<(f64, f64, Viewport)>);
     {
         let (v, points) = (v.clone(), points.clone());
         redraw(canvas, move |c| {
@@ -213,30 +213,14 @@ pub fn RooflineChart(v: Arc<RooflineView>, hovered: RwSignal<Option<usize>>) -> 
             true
         });
     }
-    let frame = move || canvas.get_untracked().map(|c| frame_of(&c, view.get_untracked(), MARGINS));
     let hit_points = points.clone();
     let on_move = move |ev: web_sys::MouseEvent| {
-        let (px, py) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
-        let Some(f) = frame() else { return };
-        if let Some((sx, sy, v0)) = drag.get_value() {
-            view.set(clamp(f.drag(v0, px - sx, py - sy)));
-            return;
-        }
+        let Some((f, px, py)) = pz.hover(&ev) else { return };
         let found = hit(&f, &hit_points, px, py);
         card_at.set(found.map(|row| (row, px, py)));
         if hovered.get_untracked() != found {
             hovered.set(found);
         }
-    };
-    let on_wheel = move |ev: web_sys::WheelEvent| {
-        ev.prevent_default();
-        let Some(f) = frame() else { return };
-        view.set(clamp(f.wheel(f64::from(ev.offset_x()), f64::from(ev.offset_y()), ev.delta_y(), true, true)));
-    };
-    let on_key = move |ev: web_sys::KeyboardEvent| {
-        let Some(nav) = key_nav(&ev.key()) else { return };
-        ev.prevent_default();
-        view.set(clamp(view.get_untracked().key(nav, full, true)));
     };
     let card_view = v.clone();
     let card = move || {
@@ -274,18 +258,18 @@ pub fn RooflineChart(v: Arc<RooflineView>, hovered: RwSignal<Option<usize>>) -> 
                     node_ref=canvas
                     on:mousemove=on_move
                     on:mousedown=move |ev: web_sys::MouseEvent| {
-                        drag.set_value(Some((f64::from(ev.offset_x()), f64::from(ev.offset_y()), view.get_untracked())));
+                        pz.press(&ev);
                         card_at.set(None);
                     }
-                    on:mouseup=move |_| drag.set_value(None)
+                    on:mouseup=move |_| {
+                        pz.release();
+                    }
                     on:mouseleave=move |_| {
-                        drag.set_value(None);
+                        pz.release();
                         card_at.set(None);
                         hovered.set(None);
                     }
-                    on:wheel=on_wheel
-                    on:keydown=on_key
-                    on:dblclick=move |_| view.set(full)
+                    {..pz.handlers()}
                 ></canvas>
                 {card}
             </div>
