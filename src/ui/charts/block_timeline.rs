@@ -324,9 +324,7 @@ pub fn BlockTimeline(
                 class="chart timeline"
                 data-testid="block-timeline"
                 data-block-count=data.blocks.len().to_string()
-                tabindex="0"
                 aria-label="Allocation-block timeline: wheel to zoom, drag to pan, W/S zoom, A/D pan, double-click to reset"
-                node_ref=canvas
                 on:mousemove=on_move
                 on:mousedown=move |ev: web_sys::MouseEvent| {
                     pz.press(&ev);
@@ -345,7 +343,7 @@ pub fn BlockTimeline(
                     hover.set(None);
                     hovered.set(None);
                 }
-                {..pz.handlers()}
+                {..pz.attributes()}
             ></canvas>
             {card}
         </div>

@@ -5,9 +5,10 @@
 
 use super::frame_of;
 use super::viewport::{key_nav, Frame, Margins, Viewport};
-use leptos::attr::Attribute;
+use leptos::attr::{tabindex, Attribute};
 use leptos::ev::{self, on};
 use leptos::prelude::*;
+use leptos::tachys::html::node_ref::node_ref;
 
 /// Which axes the wheel and W/S zoom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,11 +87,17 @@ impl PanZoom {
         start
     }
 
-    /// The handlers of the wheel, the chart keys and double-click, for the canvas's attributes
-    /// (`<canvas {..pz.handlers()}>`); the chart's own mouse handlers call [`PanZoom::press`],
-    /// [`PanZoom::hover`] and [`PanZoom::release`].
-    pub fn handlers(self) -> impl Attribute {
-        (on(ev::wheel, move |e| self.wheel(&e)), on(ev::keydown, move |e| self.key(&e)), on(ev::dblclick, move |_| self.reset()))
+    /// The canvas's attributes for pan and zoom (`<canvas {..pz.attributes()}>`): its node ref,
+    /// focusable (for the keys), and the handlers of the wheel, the chart keys and double-click. The
+    /// chart's own mouse handlers call [`PanZoom::press`], [`PanZoom::hover`] and [`PanZoom::release`].
+    pub fn attributes(self) -> impl Attribute {
+        (
+            node_ref(self.canvas),
+            tabindex("0"),
+            on(ev::wheel, move |e| self.wheel(&e)),
+            on(ev::keydown, move |e| self.key(&e)),
+            on(ev::dblclick, move |_| self.reset()),
+        )
     }
 
     /// A wheel turn zooms around the pointer (or, sideways, pans).

@@ -253,9 +253,7 @@ pub fn RooflineChart(v: Arc<RooflineView>, hovered: RwSignal<Option<usize>>) -> 
                     class="chart roofline-canvas"
                     data-testid="roofline-chart"
                     data-undrawn=undrawn.to_string()
-                    tabindex="0"
                     aria-label="Roofline: wheel to zoom, drag to pan, W/S zoom, A/D pan, 0 or double-click to reset"
-                    node_ref=canvas
                     on:mousemove=on_move
                     on:mousedown=move |ev: web_sys::MouseEvent| {
                         pz.press(&ev);
@@ -269,7 +267,7 @@ pub fn RooflineChart(v: Arc<RooflineView>, hovered: RwSignal<Option<usize>>) -> 
                         card_at.set(None);
                         hovered.set(None);
                     }
-                    {..pz.handlers()}
+                    {..pz.attributes()}
                 ></canvas>
                 {card}
             </div>
