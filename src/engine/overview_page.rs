@@ -93,6 +93,9 @@ pub struct OverviewPageView {
     pub tips: Vec<Tip>,
     /// XProf's diagnostics (no step marker).
     pub warnings: Vec<String>,
+    /// On a TPU, the idle time of the high-confidence duty cycle (ps, XProf's
+    /// `idle_time_high_confidence_ps`); `None` elsewhere.
+    pub idle_time_high_confidence_ps: Option<u64>,
 }
 
 /// XProf's step time statistics; a deviation XProf cannot compute (one step) is `None`.
@@ -223,6 +226,7 @@ impl Session {
             summary_next_step: a.summary_next_step.clone(),
             tips: tips(r.hardware_type),
             warnings: a.warnings.clone(),
+            idle_time_high_confidence_ps: o.tpu_idle_time_ps,
         })
     }
 }

@@ -5,14 +5,18 @@
 // on screen at 1400 px. Screenshots in light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture } from './harness.mjs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture } from './harness.mjs';
 
 const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
 const D2_NAME = 'd2_tf_cnn.xplane.pb.gz';
 const A1 = fixture('jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz');
 const ORACLE = JSON.parse(readFileSync(fixture('tf/d2_tf_cnn/d2_tf_cnn.overview_page.json')).toString());
 const STEPS = ORACLE[1];
+// The TPU v6e trace, read in place (its test is skipped with a note when absent).
+const TPU = path.resolve(ROOT, '../shared/fixtures/device/jax_tpu_v6e_inference/tpu_v6e_inference');
+const TPU_ABSENT = existsSync(`${TPU}.xplane.pb`) ? false : `device fixture ${path.relative(ROOT, TPU)}.xplane.pb is absent`;
 
 let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
@@ -147,6 +151,39 @@ test('d2_tf_cnn: summary cards, a step, and the step tying Memory Profile and Tr
   // A click on a tip's tool opens it.
   await page.click('[data-testid="tip-tool"][data-tool="framework-op-stats"]');
   await page.waitForSelector('.tab[data-tool="framework-op-stats"][aria-selected="true"]');
+  assert.deepEqual(page.errors, []);
+});
+
+test('TPU v6e: the idle figures and XProf\'s TPU duty cycle with its high-confidence pair', { skip: TPU_ABSENT }, async () => {
+  const oracle = JSON.parse(readFileSync(`${TPU}.overview_page.json`).toString())[0].p;
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await openOverview(page, `${TPU}.xplane.pb`);
+  // XProf writes its percentages "%.1f%%".
+  const percent = async (m) => `${Number(await one(page, m)).toFixed(1)}%`;
+  for (const m of ['host_idle_time_percent', 'device_idle_time_percent', 'device_duty_cycle_percent', 'device_duty_cycle_high_confidence_percent']) {
+    assert.equal(await percent(m), oracle[m], m);
+    assert.equal(await page.getAttribute(`[data-metric="${m}"]`, 'data-state'), 'percent', m);
+  }
+  // The idle time of the high-confidence duty cycle: XProf's ps ("%g"), here in µs.
+  const idleUs = Number(await one(page, 'idle_time_high_confidence_us'));
+  assert.equal((idleUs * 1e6).toPrecision(6), Number(oracle.idle_time_high_confidence_ps).toPrecision(6));
+  // Both sit in XProf's "TPU Duty Cycle" card, with XProf's tooltip; the idle percentages in their own.
+  const card = await page.$eval('[data-metric="device_duty_cycle_percent"]', (el) => {
+    const c = el.closest('.card');
+    return {
+      label: c.querySelector('.label').textContent,
+      title: c.getAttribute('title'),
+      pair: [...c.querySelectorAll('[data-testid="duty-cycle-high-confidence"] [data-metric]')].map((f) => f.dataset.metric),
+      text: c.querySelector('[data-testid="duty-cycle-high-confidence"]').textContent,
+    };
+  });
+  assert.equal(card.label, 'TPU Duty Cycle');
+  assert.match(card.title, /^Percentage of the device time that is busy\./);
+  assert.deepEqual(card.pair, ['device_duty_cycle_high_confidence_percent', 'idle_time_high_confidence_us']);
+  assert.ok(card.text.startsWith(`high confidence: ${oracle.device_duty_cycle_high_confidence_percent.replace('%', ' %')} · idle `), card.text);
+  assert.equal(await page.$eval('[data-metric="device_idle_time_percent"]', (el) => el.closest('.card').querySelector('.label').textContent), 'Device idle');
+  await shot(page, 'overview-tpu-v6e-duty-cycle');
   assert.deepEqual(page.errors, []);
 });
 

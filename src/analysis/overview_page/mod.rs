@@ -81,6 +81,9 @@ pub struct Utilisation {
     pub host_idle_time_percent: Figure,
     pub device_idle_time_percent: Figure,
     pub device_duty_cycle_percent: Figure,
+    /// XProf 2.24's "high confidence" duty cycle, which counts every custom call as busy: the duty
+    /// cycle itself on traces without custom calls (the only kind verified against XProf).
+    pub device_duty_cycle_high_confidence_percent: Figure,
     pub flop_rate_utilization_relative_to_roofline: Figure,
     pub memory_bw_utilization_relative_to_hw_limit: Figure,
 }
@@ -107,6 +110,7 @@ impl Utilisation {
             host_idle_time_percent: host,
             device_idle_time_percent: device_idle,
             device_duty_cycle_percent: duty_cycle,
+            device_duty_cycle_high_confidence_percent: duty_cycle,
             flop_rate_utilization_relative_to_roofline: device,
             memory_bw_utilization_relative_to_hw_limit: device,
         }

@@ -81,9 +81,7 @@ fn analysis_table(o: &OverviewPage) -> DataTable {
         t.property("memory_bw_utilization_relative_to_hw_limit", figure(u.memory_bw_utilization_relative_to_hw_limit));
         t.property("device_idle_time_percent", figure(u.device_idle_time_percent));
         t.property("device_duty_cycle_percent", figure(u.device_duty_cycle_percent));
-        // XProf 2.24's high-confidence duty cycle counts every custom call as busy; without a custom
-        // call it is the duty cycle.
-        t.property("device_duty_cycle_high_confidence_percent", figure(u.device_duty_cycle_percent));
+        t.property("device_duty_cycle_high_confidence_percent", figure(u.device_duty_cycle_high_confidence_percent));
         t.property("host_idle_time_percent", figure(u.host_idle_time_percent));
         if let Some(ps) = o.tpu_idle_time_ps {
             t.property("idle_time_high_confidence_ps", six_digits(ps as f64));

@@ -11,7 +11,7 @@ use crate::decode::Format;
 use crate::engine::overview_page::OverviewPageView;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
-use crate::ui::components::metric::{Count, Text};
+use crate::ui::components::metric::{Count, Duration, Text};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
@@ -150,7 +150,7 @@ fn Summary(v: Arc<OverviewPageView>) -> impl IntoView {
             </div>
             <FigureCard label="Host idle" metric="host_idle_time_percent" figure=u.host_idle_time_percent />
             <FigureCard label="Device idle" metric="device_idle_time_percent" figure=u.device_idle_time_percent />
-            <FigureCard label="Device duty cycle" metric="device_duty_cycle_percent" figure=u.device_duty_cycle_percent />
+            {duty_cycle_card(&v)}
             <FigureCard label="FLOP rate vs peak" metric="flop_rate_utilization_relative_to_roofline" figure=u.flop_rate_utilization_relative_to_roofline />
             <FigureCard label="HBM bandwidth vs peak" metric="memory_bw_utilization_relative_to_hw_limit" figure=u.memory_bw_utilization_relative_to_hw_limit />
             <div class="card">
@@ -162,24 +162,66 @@ fn Summary(v: Arc<OverviewPageView>) -> impl IntoView {
     }
 }
 
-/// One utilisation card: the percentage, or in words why there is none (XProf writes 0.0% for all of
-/// them). `data-state` says which.
-#[component]
-fn FigureCard(label: &'static str, metric: &'static str, figure: Figure) -> impl IntoView {
-    let (value, state, shown, why) = match figure {
-        Figure::Percent(p) => (p.to_string(), "percent", format!("{p:.1} %"), ""),
-        Figure::NoDevice => (String::new(), "no_device", "no device".into(), "A CPU-only trace: there is no device to measure."),
-        Figure::NotReported => {
-            (String::new(), "not_reported", "not reported".into(), "XProf does not compute it for this hardware, and writes 0.0%.")
+/// XProf's tooltip of its TPU duty cycle.
+const DUTY_CYCLE_HINT: &str = "Percentage of the device time that is busy. Higher is better.";
+
+/// The duty cycle. On a TPU it is XProf's "TPU Duty Cycle", with the pair XProf 2.24 computes beside
+/// it: the high-confidence duty cycle (every custom call counted as busy) and that duty cycle's idle
+/// time, the chips' time without ops within their programs' span.
+fn duty_cycle_card(v: &OverviewPageView) -> AnyView {
+    let u = v.utilisation;
+    if v.hardware_type != "TPU" {
+        return view! { <FigureCard label="Device duty cycle" metric="device_duty_cycle_percent" figure=u.device_duty_cycle_percent /> }
+            .into_any();
+    }
+    let high_confidence = v.idle_time_high_confidence_ps.map(|idle_ps| {
+        view! {
+            <div class="sub" data-testid="duty-cycle-high-confidence">
+                "high confidence: " <FigureValue metric="device_duty_cycle_high_confidence_percent" figure=u.device_duty_cycle_high_confidence_percent />
+                " · idle " <Duration metric="idle_time_high_confidence_us" value_us=idle_ps as f64 / 1e6 />
+            </div>
         }
-        Figure::NotComputed => {
-            (String::new(), "not_computed", "not computed".into(), "XProf computes it for this hardware; Tidemark does not yet.")
-        }
-    };
+    });
     view! {
-        <div class="card" class:absent=state != "percent" title=why>
-            <div class="label">{label}</div>
-            <div class="value"><span data-metric=metric data-value=value data-state=state>{shown}</span></div>
+        <div class="card" class:absent=!matches!(u.device_duty_cycle_percent, Figure::Percent(_)) title=DUTY_CYCLE_HINT>
+            <div class="label">"TPU Duty Cycle"</div>
+            <div class="value"><FigureValue metric="device_duty_cycle_percent" figure=u.device_duty_cycle_percent /></div>
+            {high_confidence}
         </div>
     }
+    .into_any()
+}
+
+/// One utilisation card: the percentage, or in words why there is none (XProf writes 0.0% for all of
+/// them).
+#[component]
+fn FigureCard(label: &'static str, metric: &'static str, figure: Figure) -> impl IntoView {
+    view! {
+        <div class="card" class:absent=!matches!(figure, Figure::Percent(_)) title=absence(figure)>
+            <div class="label">{label}</div>
+            <div class="value"><FigureValue metric figure /></div>
+        </div>
+    }
+}
+
+/// Why a figure is absent, for its tooltip (empty for a percentage).
+fn absence(figure: Figure) -> &'static str {
+    match figure {
+        Figure::Percent(_) => "",
+        Figure::NoDevice => "A CPU-only trace: there is no device to measure.",
+        Figure::NotReported => "XProf does not compute it for this hardware, and writes 0.0%.",
+        Figure::NotComputed => "XProf computes it for this hardware; Tidemark does not yet.",
+    }
+}
+
+/// A utilisation figure: the percentage, or the kind of absence in words; `data-state` says which.
+#[component]
+fn FigureValue(metric: &'static str, figure: Figure) -> impl IntoView {
+    let (value, state, shown) = match figure {
+        Figure::Percent(p) => (p.to_string(), "percent", format!("{p:.1} %")),
+        Figure::NoDevice => (String::new(), "no_device", "no device".into()),
+        Figure::NotReported => (String::new(), "not_reported", "not reported".into()),
+        Figure::NotComputed => (String::new(), "not_computed", "not computed".into()),
+    };
+    view! { <span data-metric=metric data-value=value data-state=state>{shown}</span> }
 }
