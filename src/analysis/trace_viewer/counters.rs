@@ -82,8 +82,9 @@ impl AllocatorSeries {
         self.time_ps.is_empty()
     }
 
+    /// Heap + stack after event `i`, summed as the Memory Profile sums them.
     fn in_use_bytes(&self, i: usize) -> i64 {
-        self.heap_bytes[i].saturating_add(self.stack_bytes[i])
+        self.stack_bytes[i].wrapping_add(self.heap_bytes[i])
     }
 }
 
