@@ -3,6 +3,7 @@
 
 use super::{EngineError, Session};
 use crate::analysis::framework_op_stats::{FrameworkOpRow, FrameworkOpTable};
+use crate::analysis::op_metrics::TimeWindow;
 use serde::{Deserialize, Serialize};
 
 /// The page's reply.
@@ -37,7 +38,18 @@ impl Session {
     /// The Framework Op Stats page of the run `file_ids` (its hosts combined as XProf combines them:
     /// the page's "all hosts").
     pub fn run_framework_op_stats_view(&mut self, file_ids: &[u32], include_idle: bool) -> Result<FrameworkOpStatsView, EngineError> {
-        let stats = self.run_framework_op_stats(file_ids)?;
+        self.run_framework_op_stats_view_in(file_ids, include_idle, None)
+    }
+
+    /// The Framework Op Stats page of the run `file_ids` over the events that start inside `window`
+    /// (the whole run without one).
+    pub fn run_framework_op_stats_view_in(
+        &mut self,
+        file_ids: &[u32],
+        include_idle: bool,
+        window: Option<TimeWindow>,
+    ) -> Result<FrameworkOpStatsView, EngineError> {
+        let stats = self.run_framework_op_stats_in(file_ids, window)?;
         let table = if include_idle { stats.with_idle } else { stats.without_idle };
         Ok(FrameworkOpStatsView {
             device_by_type: self_time_by_type(table.rows.iter().filter(|r| r.on_device)),

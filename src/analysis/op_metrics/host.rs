@@ -31,8 +31,12 @@
 //! 4. **Totals.** A thread's total is the span from its first to its last activity, at least its op time;
 //!    each thread adds an `IDLE` row (total less op time), even a thread with no ops. Threads merge by
 //!    (stage id or 0, name): sums add, the first non-empty type wins.
+//!
+//! Limited to a [`TimeWindow`] (Tidemark's own), step 2 keeps only the pairs of events that start inside
+//! it (eager marking still sees every enclosing event), so steps 3–4 replay those alone.
 
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
+use super::window::{starts_in, TimeWindow};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
 use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
@@ -47,11 +51,16 @@ pub const HOST_PLANE: &str = "/host:CPU";
 
 /// The host op db of `space`: empty (no rows, zero totals) when it has no host plane.
 pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
+    host_op_metrics_db_in(space, None)
+}
+
+/// The host op db of the events of `space` that start inside `window` (all of them without one).
+pub fn host_op_metrics_db_in(space: &XSpace, window: Option<TimeWindow>) -> Result<OpMetricsDb, DecodeError> {
     let Some(plane) = space.plane_named(HOST_PLANE) else { return Ok(OpMetricsDb::default()) };
     let stats = Stats::new(plane);
     let ops = op_table(space, plane, &stats)?;
     let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
-    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane) };
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane), window };
     let mut db = OpMetricsDbBuilder::new();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
@@ -253,6 +262,8 @@ struct PlaneInfo<'a> {
     /// Event metadata ids of allocator events.
     memory_ids: Vec<i64>,
     kinds: EventKinds,
+    /// Only events starting inside it enter the replay.
+    window: Option<TimeWindow>,
 }
 
 /// Step 2 of the module doc, for one line.
@@ -284,6 +295,9 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
                     _ => None,
                 };
                 enclosing.push((begin_ps, end_ps, eager_execute));
+            }
+            if !starts_in(p.window, begin_ps as i64) {
+                return Ok(());
             }
             let mut push = |occurrence: Occurrence<'a>| {
                 let pair = thread.occurrences.len() as u32;
