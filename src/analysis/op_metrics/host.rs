@@ -533,6 +533,31 @@ mod tests {
     }
 
     #[test]
+    fn a_window_keeps_the_events_that_start_inside_it() {
+        let eager = vec![("is_func", V::Int64Value(0))];
+        let trace = space(vec![(
+            1,
+            vec![
+                ("EagerExecute", 0, 400, eager),
+                ("a/Outer:Outer", 10, 100, vec![]),
+                ("a/Inner:Inner", 50, 100, vec![]),
+                ("a/Inner:Inner", 200, 30, vec![]),
+                ("a/Late:Late", 300, 10, vec![]),
+            ],
+        )]);
+        // [50, 300): the outer op started before it, so the first inner op is no one's child (its
+        // self time is all its time, where the whole trace loses it to the overlap); the last op is out.
+        let db = host_op_metrics_db_in(&trace, Some(TimeWindow::new(50, 300).unwrap())).unwrap();
+        assert_eq!(rows(&db), vec![("a/Inner", "Inner", 2, 130, 130), ("IDLE", "IDLE", 0, 50, 50)]);
+        // Its span is the window's events' (50 to 230); the EagerExecute enclosing them, though it
+        // starts before the window, still makes them eager.
+        assert_eq!((db.total_time_ps, db.total_op_time_ps), (180, 130));
+        assert!(db.metrics[0].is_eager);
+        // A window over every event is the whole trace.
+        assert_eq!(host_op_metrics_db_in(&trace, Some(TimeWindow::new(0, 311).unwrap())).unwrap(), host_op_metrics_db(&trace).unwrap());
+    }
+
+    #[test]
     fn eager_ops_are_those_run_under_an_eager_execute() {
         let eager = |is_func: i64| vec![("is_func", V::Int64Value(is_func))];
         let db = host_op_metrics_db(&space(vec![(
