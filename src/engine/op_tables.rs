@@ -15,6 +15,9 @@ use std::sync::Arc;
 /// between a few steps should not pass over the trace again.
 const KEPT_WINDOWS: usize = 8;
 
+/// A run (its file ids) over a window.
+type RunWindow = (Vec<u32>, TimeWindow);
+
 /// What has been computed so far, by the file ids of the run (one id for a file).
 #[derive(Default)]
 pub struct OpTablesCache {
@@ -22,7 +25,7 @@ pub struct OpTablesCache {
     roofline_models: HashMap<Vec<u32>, Arc<RooflineModel>>,
     op_profiles: HashMap<Vec<u32>, Arc<OpProfile>>,
     /// The op metrics of a run over a window, the most recently computed last.
-    windowed: VecDeque<((Vec<u32>, TimeWindow), Arc<FileOpMetrics>)>,
+    windowed: VecDeque<(RunWindow, Arc<FileOpMetrics>)>,
 }
 
 impl OpTablesCache {
