@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tidemark::analysis::framework_op_stats::xprof_json;
 use tidemark::analysis::op_metrics::{OpMetricsDb, TimeWindow};
 use tidemark::engine::op_metrics::FileOpMetrics;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{handle, RequestBody, Response, ResponseBody, VERSION};
 use tidemark::engine::Session;
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz";
@@ -22,13 +22,16 @@ fn open(rel: &str) -> (Session, u32) {
     (session, id)
 }
 
-/// (occurrences, total time ps) of each op of a host db, `IDLE` left out.
-fn ops(db: &OpMetricsDb) -> BTreeMap<(u64, String), (u64, u64)> {
+/// (occurrences, total time ps) of each op by (module id, name).
+type Ops = BTreeMap<(u64, String), (u64, u64)>;
+
+/// The [`Ops`] of a db, `IDLE` left out.
+fn ops(db: &OpMetricsDb) -> Ops {
     db.metrics.iter().filter(|m| !m.is_idle()).map(|m| ((m.hlo_module_id, m.name.clone()), (m.occurrences, m.time_ps))).collect()
 }
 
 /// Adds `part` into `sum`, op by op.
-fn add(sum: &mut BTreeMap<(u64, String), (u64, u64)>, part: BTreeMap<(u64, String), (u64, u64)>) {
+fn add(sum: &mut Ops, part: Ops) {
     for (k, (n, t)) in part {
         let e = sum.entry(k).or_default();
         e.0 += n;
@@ -64,7 +67,7 @@ fn dbs(m: &FileOpMetrics) -> [Option<&OpMetricsDb>; 3] {
 /// to the whole trace's (occurrences and total time): each occurrence lies in exactly one window. Returns
 /// the summed ops of the windows marked `true` (the steps: the whole-trace table restricted to the
 /// events inside them), and the total occurrences of the whole trace.
-fn windows_add_up(rel: &str, s: &mut Session, id: u32, cuts: &[(bool, TimeWindow)]) -> (BTreeMap<(u64, String), (u64, u64)>, u64) {
+fn windows_add_up(rel: &str, s: &mut Session, id: u32, cuts: &[(bool, TimeWindow)]) -> (Ops, u64) {
     let whole = s.run_op_metrics(&[id]).unwrap();
     let mut marked = BTreeMap::new();
     let mut summed = [BTreeMap::new(), BTreeMap::new(), BTreeMap::new()];
