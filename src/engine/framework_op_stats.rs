@@ -18,6 +18,10 @@ pub struct FrameworkOpStatsView {
     pub device_by_type: Vec<TypeSelfTime>,
     /// Self time of the host rows by op type, largest first.
     pub host_by_type: Vec<TypeSelfTime>,
+    /// Σ self time of the table's device rows and of its host rows (`IDLE` included when the table has
+    /// it), µs: the page's totals.
+    pub device_self_time_us: f64,
+    pub host_self_time_us: f64,
 }
 
 /// One slice of a self-time-by-type chart.
@@ -51,9 +55,12 @@ impl Session {
     ) -> Result<FrameworkOpStatsView, EngineError> {
         let stats = self.run_framework_op_stats_in(file_ids, window)?;
         let table = if include_idle { stats.with_idle } else { stats.without_idle };
+        let self_time_us = |on_device: bool| table.rows.iter().filter(|r| r.on_device == on_device).map(|r| r.total_self_time_us).sum();
         Ok(FrameworkOpStatsView {
             device_by_type: self_time_by_type(table.rows.iter().filter(|r| r.on_device)),
             host_by_type: self_time_by_type(table.rows.iter().filter(|r| !r.on_device)),
+            device_self_time_us: self_time_us(true),
+            host_self_time_us: self_time_us(false),
             table,
             include_idle,
             device_type: stats.device_type,
