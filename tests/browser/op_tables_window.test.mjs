@@ -39,7 +39,7 @@ async function waitForTotal(page, previous) {
 
 for (const dark of [false, true]) {
   test(`d2_tf_cnn: a step limits Framework op stats to its window, ✕ restores the trace${dark ? ' (dark)' : ''}`, async () => {
-    const page = await newPage(browser, { colorScheme: dark ? 'dark' : 'light' });
+    const page = await newPage(browser);
     await openApp(page, server.url);
     if (dark) {
       await page.click('[data-testid="theme-toggle"]');
