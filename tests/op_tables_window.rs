@@ -238,3 +238,23 @@ fn cli_step_gives_xprofs_json_over_the_step() {
     let (code, _, err) = common::tidemark(&["kernel-stats", &path, "--step", "3"]);
     assert_eq!(code, 2, "kernel-stats takes no --step: {err}");
 }
+
+/// Op Profile over a window of the TPU v6e trace (JAX): one holding every event is the whole trace's
+/// tree; the trace's first half holds part of its ops.
+#[test]
+fn op_profile_over_a_window() {
+    let rel = "jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb";
+    let Some(path) = common::device_fixture(rel) else { return };
+    let mut s = Session::new();
+    let id = s.open(rel, std::fs::read(&path).unwrap(), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id;
+    let json = |s: &mut Session, w| tidemark::analysis::op_profile::json::to_xprof_json(&s.run_op_profile_in(&[id], w).unwrap());
+    let whole = json(&mut s, None);
+    assert_eq!(json(&mut s, Some(TimeWindow::new(i64::MIN, i64::MAX).unwrap())), whole);
+    let outline = s.trace_outline(id).unwrap();
+    let half = TimeWindow::new(i64::MIN, outline.start_ps + (outline.end_ps - outline.start_ps) / 2).unwrap();
+    let ops_in_half: u64 =
+        s.run_op_metrics_in(&[id], Some(half)).unwrap().device.as_ref().unwrap().db.metrics.iter().map(|m| m.occurrences).sum();
+    let ops_in_all: u64 = s.run_op_metrics(&[id]).unwrap().device.as_ref().unwrap().db.metrics.iter().map(|m| m.occurrences).sum();
+    assert!(0 < ops_in_half && ops_in_half < ops_in_all, "{ops_in_half} of {ops_in_all}");
+    assert_ne!(json(&mut s, Some(half)), whole);
+}

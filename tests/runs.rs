@@ -243,7 +243,7 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     let ResponseBody::RooflineModel { view } = ask(&mut session, body) else { panic!() };
     same(&*view, &session.run_roofline_view(&ids, true).unwrap());
 
-    let body = RequestBody::RunOpProfile { file_ids, grouping: OpProfileGrouping::ByCategory, include_idle: true };
+    let body = RequestBody::RunOpProfile { file_ids, grouping: OpProfileGrouping::ByCategory, include_idle: true, window: None };
     let ResponseBody::OpProfile { view } = ask(&mut session, body) else { panic!() };
     same(&*view, &session.run_op_profile_view(&ids, OpProfileGrouping::ByCategory, true).unwrap());
     assert_eq!(view.device_type, oracle("op_profile")["deviceType"].as_str().unwrap_or_default());

@@ -1,6 +1,7 @@
 //! The device op tables of opened files (HLO Op Stats, Roofline Model, Op Profile): each read from the
 //! file's one op-metrics pass ([`Session::op_metrics`]), computed once per file and kept until the
-//! file is closed. HLO Op Stats also over a time window (a step): from the op metrics of that window.
+//! file is closed. HLO Op Stats and Op Profile also over a time window (a step): from the op metrics of
+//! that window.
 
 use super::op_metrics::FileOpMetrics;
 use super::{EngineError, Session};
@@ -111,6 +112,16 @@ impl Session {
 
     /// The Op Profile of the run `file_ids`, its hosts combined.
     pub fn run_op_profile(&mut self, file_ids: &[u32]) -> Result<Arc<OpProfile>, EngineError> {
+        self.run_op_profile_in(file_ids, None)
+    }
+
+    /// The Op Profile of the run `file_ids` over the device ops that start inside `window` (XProf's tree;
+    /// XProf itself has no such limit). A window's tree is built from its kept op metrics.
+    pub fn run_op_profile_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<OpProfile>, EngineError> {
+        if window.is_some() {
+            let ops = self.device_ops_in(file_ids, window, "Op Profile")?;
+            return Ok(Arc::new(op_profile::analyze(&ops, &self.run_op_metrics(file_ids)?.modules)));
+        }
         if let Some(p) = self.op_tables.op_profiles.get(file_ids) {
             return Ok(p.clone());
         }

@@ -159,6 +159,9 @@ pub enum RequestBody {
         file_id: u32,
         grouping: OpProfileGrouping,
         include_idle: bool,
+        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     /// The Framework Op Stats page of a run's hosts `file_ids` combined (the host selector's "all
     /// hosts"), answered as `FrameworkOpStats`.
@@ -202,6 +205,9 @@ pub enum RequestBody {
         file_ids: Vec<u32>,
         grouping: OpProfileGrouping,
         include_idle: bool,
+        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     RunInputPipeline {
         file_ids: Vec<u32>,
@@ -469,10 +475,12 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::OpProfile { file_id, grouping, include_idle } => match session.op_profile_view(file_id, grouping, include_idle) {
-            Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
+        RequestBody::OpProfile { file_id, grouping, include_idle, window } => {
+            match session.run_op_profile_view_in(&[file_id], grouping, include_idle, window) {
+                Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
         RequestBody::RunFrameworkOpStats { file_ids, include_idle, window } => {
             match session.run_framework_op_stats_view_in(&file_ids, include_idle, window) {
                 Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
@@ -505,8 +513,8 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::RunOpProfile { file_ids, grouping, include_idle } => {
-            match session.run_op_profile_view(&file_ids, grouping, include_idle) {
+        RequestBody::RunOpProfile { file_ids, grouping, include_idle, window } => {
+            match session.run_op_profile_view_in(&file_ids, grouping, include_idle, window) {
                 Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
                 Err(error) => reply(ResponseBody::Failed { error }),
             }

@@ -62,8 +62,9 @@ Usage:
                                           every event — XProf keeps only the 5,000,000 earliest (the summary
                                           says how many it would drop) — but not the lines XProf derives on
                                           GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
-  tidemark op-profile FILE|RUN_DIR [--json]
-                                          XProf's Op Profile: device ops by program and category, time and utilisation
+  tidemark op-profile FILE|RUN_DIR [--step N] [--json]
+                                          XProf's Op Profile: device ops by program and category, time and utilisation;
+                                          --step N as for framework-op-stats (XProf has no such option)
   tidemark kernel-stats FILE|RUN_DIR [--json]
                                           XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
   tidemark hlo-stats FILE|RUN_DIR [--step N] [--json]

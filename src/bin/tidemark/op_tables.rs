@@ -61,8 +61,8 @@ pub fn op_profile(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "op-profile",
-            compute: |s, ids, _| s.run_op_profile(ids),
-            takes_step: false,
+            compute: Session::run_op_profile_in,
+            takes_step: true,
             json: op_profile::json::to_xprof_json,
             table: profile_tree,
         },
