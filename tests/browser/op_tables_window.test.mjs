@@ -2,7 +2,7 @@
 // clicked in the Overview's step-time graph, Framework op stats offers "Step N only"; once clicked, the
 // chip "Step N · … ms window ✕" shows, the URL hash keeps the choice, and the table's host self time
 // equals the engine's for that step (the CLI's `framework-op-stats --step N --json`); the chip's ✕
-// restores the whole trace's total; HLO op stats shows the same chip. Screenshots in light and dark.
+// restores the whole trace's total; HLO op stats and Op Profile show the same chip. Screenshots in light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -90,9 +90,11 @@ for (const dark of [false, true]) {
     assert.ok(inStep < whole / 10, `${inStep} of ${whole}`);
     await shot(page, `op-tables-step-window${dark ? '-dark' : ''}`);
 
-    // HLO op stats follows the same choice.
+    // HLO op stats and Op Profile follow the same choice.
     await page.click('.tab[data-tool="hlo-op-stats"]');
     await page.waitForSelector('[data-testid="hlo-op-stats"] [data-testid="step-chip"]', { timeout: 60_000 });
+    await page.click('.tab[data-tool="op-profile"]');
+    await page.waitForSelector('[data-testid="op-profile"] [data-testid="step-chip"]', { timeout: 60_000 });
 
     // One click on ✕: the whole trace again, and the hash forgets the choice.
     await page.click('.tab[data-tool="framework-op-stats"]');
