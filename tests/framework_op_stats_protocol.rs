@@ -31,7 +31,7 @@ fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
 }
 
 fn page(s: &mut Session, file_id: u32, include_idle: bool) -> FrameworkOpStatsView {
-    match ask(s, RequestBody::FrameworkOpStats { file_id, include_idle }, None) {
+    match ask(s, RequestBody::FrameworkOpStats { file_id, include_idle, window: None }, None) {
         ResponseBody::FrameworkOpStats { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -109,10 +109,10 @@ fn device_traces_chart_both_sides() {
 
 #[test]
 fn wire_form_and_unknown_file() {
-    let json = serde_json::to_string(&RequestBody::FrameworkOpStats { file_id: 3, include_idle: false }).unwrap();
+    let json = serde_json::to_string(&RequestBody::FrameworkOpStats { file_id: 3, include_idle: false, window: None }).unwrap();
     assert_eq!(json, r#"{"type":"framework_op_stats","file_id":3,"include_idle":false}"#);
     let mut s = Session::new();
-    match ask(&mut s, RequestBody::FrameworkOpStats { file_id: 9, include_idle: true }, None) {
+    match ask(&mut s, RequestBody::FrameworkOpStats { file_id: 9, include_idle: true, window: None }, None) {
         ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 9 }),
         other => panic!("{other:?}"),
     }

@@ -48,7 +48,7 @@ fn cpu() -> (Session, u32) {
 }
 
 fn hlo(s: &mut Session, file_id: u32) -> Result<HloOpStatsView, EngineError> {
-    match ask(s, RequestBody::HloOpStats { file_id }, None) {
+    match ask(s, RequestBody::HloOpStats { file_id, window: None }, None) {
         ResponseBody::HloOpStats { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -276,7 +276,7 @@ fn cpu_traces_give_empty_pages() {
 #[test]
 fn wire_form_and_unknown_file() {
     let forms = [
-        (RequestBody::HloOpStats { file_id: 3 }, r#"{"type":"hlo_op_stats","file_id":3}"#),
+        (RequestBody::HloOpStats { file_id: 3, window: None }, r#"{"type":"hlo_op_stats","file_id":3}"#),
         (RequestBody::KernelStats { file_id: 3 }, r#"{"type":"kernel_stats","file_id":3}"#),
         (
             RequestBody::RooflineModel { file_id: 3, include_infeed_outfeed: true },
@@ -287,7 +287,7 @@ fn wire_form_and_unknown_file() {
         assert_eq!(serde_json::to_string(&body).unwrap(), json);
         let mut s = Session::new();
         let body = match body {
-            RequestBody::HloOpStats { .. } => RequestBody::HloOpStats { file_id: 9 },
+            RequestBody::HloOpStats { .. } => RequestBody::HloOpStats { file_id: 9, window: None },
             RequestBody::KernelStats { .. } => RequestBody::KernelStats { file_id: 9 },
             _ => RequestBody::RooflineModel { file_id: 9, include_infeed_outfeed: false },
         };

@@ -169,7 +169,7 @@ fn all_hosts_through_the_protocol() {
     use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
     let (run, hosts) = RUNS[0];
     let (mut session, ids) = open_run(&hosts);
-    let body = RequestBody::RunFrameworkOpStats { file_ids: ids, include_idle: true };
+    let body = RequestBody::RunFrameworkOpStats { file_ids: ids, include_idle: true, window: None };
     let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
     assert!(json.contains(r#""type":"run_framework_op_stats","file_ids":[0,1]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});
@@ -226,7 +226,10 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     assert_eq!(view.steps.names.len(), oracle("input_pipeline_analyzer")[1]["rows"].as_array().unwrap().len());
     same(&*view, &session.run_input_pipeline_view(&ids).unwrap());
 
-    let ResponseBody::HloOpStats { view } = ask(&mut session, RequestBody::RunHloOpStats { file_ids: file_ids.clone() }) else { panic!() };
+    let ResponseBody::HloOpStats { view } = ask(&mut session, RequestBody::RunHloOpStats { file_ids: file_ids.clone(), window: None })
+    else {
+        panic!()
+    };
     assert_eq!(view.columns.rank.len(), oracle("hlo_stats")["rows"].as_array().map_or(0, Vec::len));
     same(&*view, &session.run_hlo_op_stats_view(&ids).unwrap());
 
@@ -240,7 +243,7 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     let ResponseBody::RooflineModel { view } = ask(&mut session, body) else { panic!() };
     same(&*view, &session.run_roofline_view(&ids, true).unwrap());
 
-    let body = RequestBody::RunOpProfile { file_ids, grouping: OpProfileGrouping::ByCategory, include_idle: true };
+    let body = RequestBody::RunOpProfile { file_ids, grouping: OpProfileGrouping::ByCategory, include_idle: true, window: None };
     let ResponseBody::OpProfile { view } = ask(&mut session, body) else { panic!() };
     same(&*view, &session.run_op_profile_view(&ids, OpProfileGrouping::ByCategory, true).unwrap());
     assert_eq!(view.device_type, oracle("op_profile")["deviceType"].as_str().unwrap_or_default());

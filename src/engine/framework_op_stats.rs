@@ -3,6 +3,7 @@
 
 use super::{EngineError, Session};
 use crate::analysis::framework_op_stats::{FrameworkOpRow, FrameworkOpTable};
+use crate::analysis::op_metrics::TimeWindow;
 use serde::{Deserialize, Serialize};
 
 /// The page's reply.
@@ -17,6 +18,10 @@ pub struct FrameworkOpStatsView {
     pub device_by_type: Vec<TypeSelfTime>,
     /// Self time of the host rows by op type, largest first.
     pub host_by_type: Vec<TypeSelfTime>,
+    /// Σ self time of the table's device rows and of its host rows (`IDLE` included when the table has
+    /// it), µs: the page's totals.
+    pub device_self_time_us: f64,
+    pub host_self_time_us: f64,
 }
 
 /// One slice of a self-time-by-type chart.
@@ -37,11 +42,25 @@ impl Session {
     /// The Framework Op Stats page of the run `file_ids` (its hosts combined as XProf combines them:
     /// the page's "all hosts").
     pub fn run_framework_op_stats_view(&mut self, file_ids: &[u32], include_idle: bool) -> Result<FrameworkOpStatsView, EngineError> {
-        let stats = self.run_framework_op_stats(file_ids)?;
+        self.run_framework_op_stats_view_in(file_ids, include_idle, None)
+    }
+
+    /// The Framework Op Stats page of the run `file_ids` over the events that start inside `window`
+    /// (the whole run without one).
+    pub fn run_framework_op_stats_view_in(
+        &mut self,
+        file_ids: &[u32],
+        include_idle: bool,
+        window: Option<TimeWindow>,
+    ) -> Result<FrameworkOpStatsView, EngineError> {
+        let stats = self.run_framework_op_stats_in(file_ids, window)?;
         let table = if include_idle { stats.with_idle } else { stats.without_idle };
+        let self_time_us = |on_device: bool| table.rows.iter().filter(|r| r.on_device == on_device).map(|r| r.total_self_time_us).sum();
         Ok(FrameworkOpStatsView {
             device_by_type: self_time_by_type(table.rows.iter().filter(|r| r.on_device)),
             host_by_type: self_time_by_type(table.rows.iter().filter(|r| !r.on_device)),
+            device_self_time_us: self_time_us(true),
+            host_self_time_us: self_time_us(false),
             table,
             include_idle,
             device_type: stats.device_type,

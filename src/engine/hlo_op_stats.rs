@@ -3,7 +3,7 @@
 
 use super::{EngineError, Session};
 use crate::analysis::hlo_stats::HloStats;
-use crate::analysis::op_metrics::{ps_to_us, safe_divide, SourceInfo};
+use crate::analysis::op_metrics::{ps_to_us, safe_divide, SourceInfo, TimeWindow};
 use crate::analysis::xla_modules::XlaModules;
 use serde::{Deserialize, Serialize};
 
@@ -124,7 +124,12 @@ impl Session {
 
     /// The HLO Op Stats page of the run `file_ids`, its hosts combined.
     pub fn run_hlo_op_stats_view(&mut self, file_ids: &[u32]) -> Result<HloOpStatsView, EngineError> {
-        let stats = self.run_hlo_stats(file_ids)?;
+        self.run_hlo_op_stats_view_in(file_ids, None)
+    }
+
+    /// The HLO Op Stats page of the run `file_ids` over the ops that start inside `window`.
+    pub fn run_hlo_op_stats_view_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<HloOpStatsView, EngineError> {
+        let stats = self.run_hlo_stats_in(file_ids, window)?;
         Ok(HloOpStatsView::of(&stats, &self.run_op_metrics(file_ids)?.modules))
     }
 }

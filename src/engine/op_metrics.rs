@@ -1,14 +1,17 @@
 //! The op metrics of an opened file, built once and kept: every op table (framework op stats, HLO op
 //! stats, Op Profile, the roofline, Kernel Stats, the Overview Page and the input-pipeline op table)
 //! reads the same dbs, so the host threads and the device planes are read once per file however many
-//! tables the user opens.
+//! tables the user opens. Limited to a time window (a step), the same pass reads only the events that
+//! start inside it ([`Session::run_op_metrics_in`]).
 
+use super::overview_page::step_end_ps;
+use super::run_op_metrics::combine;
 use super::{EngineError, Session};
 use crate::analysis::device_ops::{self, tf_ops::tf_metrics_db, DeviceOps, DeviceOpsError};
 use crate::analysis::framework_op_stats::{self, FrameworkOpStats};
 use crate::analysis::kernel_stats::{self, KernelStats};
-use crate::analysis::op_metrics::host::host_op_metrics_db;
-use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, PerfEnv};
+use crate::analysis::op_metrics::host::host_op_metrics_db_in;
+use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, PerfEnv, TimeWindow};
 use crate::analysis::overview_page::RunEnvironment;
 use crate::analysis::xla_modules::XlaModules;
 use crate::analysis::xla_ops_cpu::{self, XlaOpsCpu};
@@ -63,6 +66,40 @@ impl Session {
         Ok(metrics)
     }
 
+    /// The op metrics of the run `file_ids` limited to the events that start inside `window` (the whole
+    /// run's, [`Session::run_op_metrics`], without one): each host's pass over the window, hosts
+    /// combined as for the whole run. Kept (the last few windows) until one of the files is closed.
+    pub fn run_op_metrics_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<FileOpMetrics>, EngineError> {
+        let Some(window) = window else { return self.run_op_metrics(file_ids) };
+        if file_ids.is_empty() {
+            return Err(EngineError::EmptyRun);
+        }
+        if let Some(m) = self.op_tables.windowed(file_ids, window) {
+            return Ok(m);
+        }
+        let mut hosts = Vec::with_capacity(file_ids.len());
+        for &id in file_ids {
+            let whole = self.op_metrics(id)?;
+            let (_, space) = self.trace_of(id, TOOL)?;
+            let (limited, hostnames) = (whole.in_window(space, window), space.hostnames.clone());
+            hosts.push((Arc::new(limited.map_err(|e| self.analysis_error(id, TOOL, e.to_string()))?), hostnames));
+        }
+        let metrics = match hosts.as_slice() {
+            [(one, _)] => one.clone(),
+            _ => Arc::new(combine(&hosts)),
+        };
+        self.op_tables.keep_windowed(file_ids, window, metrics.clone());
+        Ok(metrics)
+    }
+
+    /// The steps of the run `file_ids` (its Overview Page's) as windows the op tables can be limited to:
+    /// (group id, name, span as the page's step selection places it), in step order; a step of no
+    /// duration has no window and is left out.
+    pub fn run_step_windows(&mut self, file_ids: &[u32]) -> Result<Vec<(i64, String, TimeWindow)>, EngineError> {
+        let steps = &self.run_overview_page(file_ids)?.input.steps;
+        Ok(steps.iter().filter_map(|s| Some((s.group_id, s.name.clone(), TimeWindow::new(s.begin_ps, step_end_ps(s)).ok()?))).collect())
+    }
+
     /// The device op db of `file_id`: every HLO op the accelerators ran, over all cores.
     pub fn device_ops(&mut self, file_id: u32) -> Result<Arc<DeviceOps>, EngineError> {
         self.device_ops_for(&[file_id], TOOL)
@@ -72,8 +109,18 @@ impl Session {
     /// there is none: a trace Tidemark cannot read the device side of yet
     /// ([`EngineError::Unsupported`]), or a malformed one (the error names the run's first file).
     pub(super) fn device_ops_for(&mut self, file_ids: &[u32], tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
+        self.device_ops_in(file_ids, None, tool)
+    }
+
+    /// [`Session::device_ops_for`] over the events that start inside `window` (all without one).
+    pub(super) fn device_ops_in(
+        &mut self,
+        file_ids: &[u32],
+        window: Option<TimeWindow>,
+        tool: &str,
+    ) -> Result<Arc<DeviceOps>, EngineError> {
         let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
-        match &self.run_op_metrics(file_ids)?.device {
+        match &self.run_op_metrics_in(file_ids, window)?.device {
             Ok(ops) => Ok(ops.clone()),
             Err(e @ DeviceOpsError::GpuCost { .. }) => Err(self.unsupported(first, tool, e.to_string())),
             Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
@@ -88,7 +135,13 @@ impl Session {
 
     /// Framework op stats of the run `file_ids`, its hosts combined as XProf combines them.
     pub fn run_framework_op_stats(&mut self, file_ids: &[u32]) -> Result<FrameworkOpStats, EngineError> {
-        let m = self.run_op_metrics(file_ids)?;
+        self.run_framework_op_stats_in(file_ids, None)
+    }
+
+    /// Framework op stats of the run `file_ids` over the events that start inside `window` (XProf's
+    /// table shape; XProf itself has no such limit).
+    pub fn run_framework_op_stats_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<FrameworkOpStats, EngineError> {
+        let m = self.run_op_metrics_in(file_ids, window)?;
         Ok(framework_op_stats::framework_op_stats(&framework_op_stats::Inputs {
             host: &m.host,
             device: &m.device_framework_ops,
@@ -116,7 +169,7 @@ fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
     let kernel_stats = kernel_stats::analyze(space, &modules)?;
     let xla_ops_cpu = Arc::new(xla_ops_cpu::analyze(space, &modules)?);
     let device = device_ops::analyze(space, &modules).map(Arc::new);
-    Ok(FileOpMetrics::new(host_op_metrics_db(space)?, modules, device, kernel_stats, RunEnvironment::of(space), xla_ops_cpu))
+    Ok(FileOpMetrics::new(host_op_metrics_db_in(space, None)?, modules, device, kernel_stats, RunEnvironment::of(space), xla_ops_cpu))
 }
 
 impl FileOpMetrics {
@@ -136,10 +189,7 @@ impl FileOpMetrics {
             "TPU" => HardwareType::Tpu,
             _ => HardwareType::CpuOnly,
         };
-        let (device_framework_ops, perf_env) = match &device {
-            Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
-            _ => (OpMetricsDb::default(), PerfEnv::default()),
-        };
+        let (device_framework_ops, perf_env) = device_side(&device);
         FileOpMetrics {
             host,
             tensor_core_utilization: tensor_core_utilization(&kernel_stats),
@@ -153,6 +203,27 @@ impl FileOpMetrics {
             run_environment,
             xla_ops_cpu,
         }
+    }
+}
+
+impl FileOpMetrics {
+    /// This file's op metrics over the events of `space` (this file's trace) that start inside `window`:
+    /// the host and device dbs (and what derives from the device db) passed again over the window; the
+    /// modules, run environment, kernel stats (and so the Tensor Core share of each op) and XLA ops on
+    /// CPU stay the whole trace's.
+    fn in_window(&self, space: &XSpace, window: TimeWindow) -> Result<FileOpMetrics, DecodeError> {
+        let device = device_ops::analyze_in(space, &self.modules, Some(window)).map(Arc::new);
+        let (device_framework_ops, perf_env) = device_side(&device);
+        Ok(FileOpMetrics { host: host_op_metrics_db_in(space, Some(window))?, device, device_framework_ops, perf_env, ..self.clone() })
+    }
+}
+
+/// What derives from the device db: its framework-op db (with `IDLE`) and the device's peaks; empty
+/// and default without devices.
+fn device_side(device: &Result<Arc<DeviceOps>, DeviceOpsError>) -> (OpMetricsDb, PerfEnv) {
+    match device {
+        Ok(d) if d.hardware != HardwareType::CpuOnly => (tf_metrics_db(&d.db, true), d.perf_env.clone()),
+        _ => (OpMetricsDb::default(), PerfEnv::default()),
     }
 }
 

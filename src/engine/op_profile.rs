@@ -7,6 +7,7 @@
 //! source line and, where the trace gives none, its text.
 
 use super::{EngineError, Session};
+use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::op_profile::{Node, OpProfile, DUPLICATES_SUFFIX};
 use crate::analysis::xla_modules::{XlaInstruction, XlaModules};
 use serde::{Deserialize, Serialize};
@@ -188,7 +189,18 @@ impl Session {
         grouping: OpProfileGrouping,
         include_idle: bool,
     ) -> Result<OpProfileView, EngineError> {
-        let profile = self.run_op_profile(file_ids)?;
+        self.run_op_profile_view_in(file_ids, grouping, include_idle, None)
+    }
+
+    /// The Op Profile page of the run `file_ids` over the device ops that start inside `window`.
+    pub fn run_op_profile_view_in(
+        &mut self,
+        file_ids: &[u32],
+        grouping: OpProfileGrouping,
+        include_idle: bool,
+        window: Option<TimeWindow>,
+    ) -> Result<OpProfileView, EngineError> {
+        let profile = self.run_op_profile_in(file_ids, window)?;
         let metrics = self.run_op_metrics(file_ids)?;
         Ok(OpProfileView {
             device_type: profile.device_type.to_string(),

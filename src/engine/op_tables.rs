@@ -1,13 +1,23 @@
 //! The device op tables of opened files (HLO Op Stats, Roofline Model, Op Profile): each read from the
 //! file's one op-metrics pass ([`Session::op_metrics`]), computed once per file and kept until the
-//! file is closed.
+//! file is closed. HLO Op Stats and Op Profile also over a time window (a step): from the op metrics of
+//! that window.
 
+use super::op_metrics::FileOpMetrics;
 use super::{EngineError, Session};
 use crate::analysis::hlo_stats::{self, HloStats};
+use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::op_profile::{self, OpProfile};
 use crate::analysis::roofline_model::{self, RooflineModel};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+
+/// Windows whose op metrics are kept: the page asks for one step at a time, and going back and forth
+/// between a few steps should not pass over the trace again.
+const KEPT_WINDOWS: usize = 8;
+
+/// A run (its file ids) over a window.
+type RunWindow = (Vec<u32>, TimeWindow);
 
 /// What has been computed so far, by the file ids of the run (one id for a file).
 #[derive(Default)]
@@ -15,6 +25,8 @@ pub struct OpTablesCache {
     hlo_stats: HashMap<Vec<u32>, Arc<HloStats>>,
     roofline_models: HashMap<Vec<u32>, Arc<RooflineModel>>,
     op_profiles: HashMap<Vec<u32>, Arc<OpProfile>>,
+    /// The op metrics of a run over a window, the most recently computed last.
+    windowed: VecDeque<(RunWindow, Arc<FileOpMetrics>)>,
 }
 
 impl OpTablesCache {
@@ -22,6 +34,21 @@ impl OpTablesCache {
         self.hlo_stats.retain(|ids, _| !ids.contains(&file_id));
         self.roofline_models.retain(|ids, _| !ids.contains(&file_id));
         self.op_profiles.retain(|ids, _| !ids.contains(&file_id));
+        self.windowed.retain(|((ids, _), _)| !ids.contains(&file_id));
+    }
+
+    /// The kept op metrics of the run `file_ids` over `window`.
+    pub(super) fn windowed(&self, file_ids: &[u32], window: TimeWindow) -> Option<Arc<FileOpMetrics>> {
+        self.windowed.iter().find(|((ids, w), _)| ids == file_ids && *w == window).map(|(_, m)| m.clone())
+    }
+
+    /// Keeps the op metrics of the run `file_ids` over `window`, forgetting the oldest window kept
+    /// beyond [`KEPT_WINDOWS`].
+    pub(super) fn keep_windowed(&mut self, file_ids: &[u32], window: TimeWindow, metrics: Arc<FileOpMetrics>) {
+        if self.windowed.len() == KEPT_WINDOWS {
+            self.windowed.pop_front();
+        }
+        self.windowed.push_back(((file_ids.to_vec(), window), metrics));
     }
 }
 
@@ -33,6 +60,16 @@ impl Session {
 
     /// HLO Op Stats of the run `file_ids`, its hosts combined.
     pub fn run_hlo_stats(&mut self, file_ids: &[u32]) -> Result<Arc<HloStats>, EngineError> {
+        self.run_hlo_stats_in(file_ids, None)
+    }
+
+    /// HLO Op Stats of the run `file_ids` over the device ops that start inside `window` (XProf's table
+    /// shape; XProf itself has no such limit). A window's table is computed from its kept op metrics.
+    pub fn run_hlo_stats_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<HloStats>, EngineError> {
+        if window.is_some() {
+            let ops = self.device_ops_in(file_ids, window, "HLO Op Stats")?;
+            return Ok(Arc::new(hlo_stats::analyze(&ops)));
+        }
         if let Some(h) = self.op_tables.hlo_stats.get(file_ids) {
             return Ok(h.clone());
         }
@@ -75,6 +112,16 @@ impl Session {
 
     /// The Op Profile of the run `file_ids`, its hosts combined.
     pub fn run_op_profile(&mut self, file_ids: &[u32]) -> Result<Arc<OpProfile>, EngineError> {
+        self.run_op_profile_in(file_ids, None)
+    }
+
+    /// The Op Profile of the run `file_ids` over the device ops that start inside `window` (XProf's tree;
+    /// XProf itself has no such limit). A window's tree is built from its kept op metrics.
+    pub fn run_op_profile_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<OpProfile>, EngineError> {
+        if window.is_some() {
+            let ops = self.device_ops_in(file_ids, window, "Op Profile")?;
+            return Ok(Arc::new(op_profile::analyze(&ops, &self.run_op_metrics(file_ids)?.modules)));
+        }
         if let Some(p) = self.op_tables.op_profiles.get(file_ids) {
             return Ok(p.clone());
         }

@@ -138,6 +138,12 @@ pub struct TopOpRow {
     pub flop_rate_gflops: f64,
 }
 
+/// Where step `s` ends in the trace's time: back from ms to the step's whole ps (exact: durations are
+/// far below 2^53 ps). The page's step selection and the op tables' `--step` both end a step here.
+pub(crate) fn step_end_ps(s: &StepRow) -> i64 {
+    s.begin_ps.saturating_add((s.step_time_ms * PS_PER_MS).round() as i64)
+}
+
 impl StepColumns {
     fn of(steps: &[StepRow]) -> Self {
         let column = |f: fn(&StepRow) -> f64| steps.iter().map(f).collect::<Vec<f64>>();
@@ -145,8 +151,7 @@ impl StepColumns {
             names: steps.iter().map(|s| s.name.clone()).collect(),
             group_ids: steps.iter().map(|s| s.group_id).collect(),
             begin_ps: steps.iter().map(|s| s.begin_ps).collect(),
-            // Back from ms to the step's whole ps (exact: durations are far below 2^53 ps).
-            end_ps: steps.iter().map(|s| s.begin_ps.saturating_add((s.step_time_ms * PS_PER_MS).round() as i64)).collect(),
+            end_ps: steps.iter().map(step_end_ps).collect(),
             step_time_ms: column(|s| s.step_time_ms),
             // XProf's stacks in its order ([`CATEGORIES`]), those with time in some step: a host-only
             // trace has no device compute to stack, a GPU trace's device steps no host compute.

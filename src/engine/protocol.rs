@@ -17,6 +17,7 @@ use super::roofline::RooflineView;
 use super::run_comparison::RunComparison;
 use super::trace_viewer::FlowQuery;
 use super::{EngineError, FileOverview, Session};
+use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::flows::FlowReply;
@@ -130,10 +131,18 @@ pub enum RequestBody {
     FrameworkOpStats {
         file_id: u32,
         include_idle: bool,
+        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
+        /// limit); absent: the whole trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     /// The HLO Op Stats page: XProf's table as columns, and its summary.
     HloOpStats {
         file_id: u32,
+        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
+        /// limit); absent: the whole trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     /// The Kernel Stats page: XProf's table as columns, and its summary.
     KernelStats {
@@ -150,12 +159,19 @@ pub enum RequestBody {
         file_id: u32,
         grouping: OpProfileGrouping,
         include_idle: bool,
+        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     /// The Framework Op Stats page of a run's hosts `file_ids` combined (the host selector's "all
     /// hosts"), answered as `FrameworkOpStats`.
     RunFrameworkOpStats {
         file_ids: Vec<u32>,
         include_idle: bool,
+        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
+        /// limit); absent: the whole trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     /// The Input Pipeline page: the verdict, the steps and their statistics, the host's input time.
     InputPipeline {
@@ -173,6 +189,10 @@ pub enum RequestBody {
     /// answered as `HloOpStats`; so are the `Run*` op requests below, each as its one-file request.
     RunHloOpStats {
         file_ids: Vec<u32>,
+        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
+        /// limit); absent: the whole trace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     RunKernelStats {
         file_ids: Vec<u32>,
@@ -185,6 +205,9 @@ pub enum RequestBody {
         file_ids: Vec<u32>,
         grouping: OpProfileGrouping,
         include_idle: bool,
+        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     RunInputPipeline {
         file_ids: Vec<u32>,
@@ -434,11 +457,13 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(_) => reply(ResponseBody::TraceExport { file_id, start_ps, end_ps }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::FrameworkOpStats { file_id, include_idle } => match session.framework_op_stats_view(file_id, include_idle) {
-            Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::HloOpStats { file_id } => match session.hlo_op_stats_view(file_id) {
+        RequestBody::FrameworkOpStats { file_id, include_idle, window } => {
+            match session.run_framework_op_stats_view_in(&[file_id], include_idle, window) {
+                Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
+        RequestBody::HloOpStats { file_id, window } => match session.run_hlo_op_stats_view_in(&[file_id], window) {
             Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
@@ -450,14 +475,18 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::OpProfile { file_id, grouping, include_idle } => match session.op_profile_view(file_id, grouping, include_idle) {
-            Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunFrameworkOpStats { file_ids, include_idle } => match session.run_framework_op_stats_view(&file_ids, include_idle) {
-            Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
+        RequestBody::OpProfile { file_id, grouping, include_idle, window } => {
+            match session.run_op_profile_view_in(&[file_id], grouping, include_idle, window) {
+                Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
+        RequestBody::RunFrameworkOpStats { file_ids, include_idle, window } => {
+            match session.run_framework_op_stats_view_in(&file_ids, include_idle, window) {
+                Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
         RequestBody::InputPipeline { file_id } => match session.input_pipeline_view(file_id) {
             Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
@@ -470,7 +499,7 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(table) => reply(ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&table)) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::RunHloOpStats { file_ids } => match session.run_hlo_op_stats_view(&file_ids) {
+        RequestBody::RunHloOpStats { file_ids, window } => match session.run_hlo_op_stats_view_in(&file_ids, window) {
             Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
@@ -484,8 +513,8 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }
-        RequestBody::RunOpProfile { file_ids, grouping, include_idle } => {
-            match session.run_op_profile_view(&file_ids, grouping, include_idle) {
+        RequestBody::RunOpProfile { file_ids, grouping, include_idle, window } => {
+            match session.run_op_profile_view_in(&file_ids, grouping, include_idle, window) {
                 Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
                 Err(error) => reply(ResponseBody::Failed { error }),
             }

@@ -76,7 +76,7 @@ fn combine_perf_env<'a>(envs: impl Iterator<Item = &'a PerfEnv>) -> PerfEnv {
 /// core counts), kernel reports appended and the longest kept, modules merged (the first host's of a
 /// program id wins), run and perf environments combined. A host whose device side Tidemark cannot read
 /// makes the run's device side that host's reason.
-fn combine(hosts: &[(Arc<FileOpMetrics>, Vec<String>)]) -> FileOpMetrics {
+pub(super) fn combine(hosts: &[(Arc<FileOpMetrics>, Vec<String>)]) -> FileOpMetrics {
     let mut host = OpMetricsDbBuilder::new();
     let mut modules = hosts[0].0.modules.clone();
     let mut reports = Vec::new();

@@ -83,6 +83,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.all_hosts.set(view.all_hosts);
     state.trace_event.set(view.trace_event);
     state.baseline_run.set(view.baseline_run);
+    state.step_ops.set(view.step_ops);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -123,6 +124,7 @@ pub fn App() -> impl IntoView {
             all_hosts: state.all_hosts.get(),
             trace_event: state.trace_event.get(),
             baseline_run: state.baseline_run.get(),
+            step_ops: state.step_ops.get(),
         }
         .to_hash();
         if hash != current_hash() {

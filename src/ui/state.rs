@@ -262,6 +262,8 @@ pub struct AppState {
     /// The baseline run's folder ([`AppState::runs`]) the Run comparison compares the selected run
     /// with; `None`: no baseline.
     pub baseline_run: RwSignal<Option<String>>,
+    /// The op tables limited to the selected step ("this step only"; hash `ops=step`).
+    pub step_ops: RwSignal<bool>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -296,6 +298,7 @@ impl AppState {
             trace_search: RwSignal::new(None),
             trace_event: RwSignal::new(None),
             baseline_run: RwSignal::new(None),
+            step_ops: RwSignal::new(false),
         }
     }
 
@@ -405,8 +408,8 @@ impl Default for AppState {
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>]`
-/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&baseline=<run folder>][&demo]` (`hosts=all`: the host selector's
-/// "all hosts", the run being the selected file's).
+/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&baseline=<run folder>][&ops=step][&demo]` (`hosts=all`: the host selector's
+/// "all hosts", the run being the selected file's; `ops=step`: the op tables limited to the selected step).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -424,6 +427,7 @@ pub struct HashView {
     pub all_hosts: bool,
     pub trace_event: Option<u32>,
     pub baseline_run: Option<String>,
+    pub step_ops: bool,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -457,6 +461,7 @@ impl HashView {
                 "hosts" => v.all_hosts = val == "all",
                 "event" => v.trace_event = val.parse().ok(),
                 "baseline" => v.baseline_run = Some(val),
+                "ops" => v.step_ops = val == "step",
                 _ => {}
             }
         }
@@ -510,6 +515,9 @@ impl HashView {
         }
         if let Some(b) = &self.baseline_run {
             parts.push(format!("baseline={}", String::from(js_sys::encode_uri_component(b))));
+        }
+        if self.step_ops {
+            parts.push("ops=step".to_string());
         }
         format!("#{}", parts.join("&"))
     }

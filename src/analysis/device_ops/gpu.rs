@@ -5,49 +5,63 @@
 //! instruction ([`crate::analysis::gpu_cost`]; where it gives none, those the event carries). A
 //! kernel or memcpy launched by a framework op (a `tf_op` stat) counts as one occurrence of the op
 //! `<tf op name>/<event name>`, category its type. The plane's total time spans its events' offsets
-//! (as XProf takes them: within their lines, not absolute).
+//! (as XProf takes them: within their lines, not absolute). Limited to a [`TimeWindow`], only the
+//! events whose absolute start (line start plus offset) lies inside it are read.
 
 use super::DeviceOpsError;
+use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::gpu_events::{self, GpuEventStats};
 use crate::analysis::op_metrics::builder::add_memory_accessed;
+use crate::analysis::op_metrics::window::starts_in;
 use crate::analysis::op_metrics::{
-    memory_space, parse_tf_op_fullname, MemoryAccessed, MemoryOperation, OpMetrics, OpMetricsDb, OpMetricsDbBuilder, SourceInfo,
+    memory_space, parse_tf_op_fullname, MemoryAccessed, MemoryOperation, OpMetrics, OpMetricsDb, OpMetricsDbBuilder, SourceInfo, TimeWindow,
 };
 use crate::analysis::xla_modules::{XlaInstruction, XlaModules};
 use crate::decode::xplane::{Plane, XSpace};
 
-pub fn device_op_metrics_db(space: &XSpace, plane: &Plane, modules: &XlaModules) -> Result<OpMetricsDb, DeviceOpsError> {
+pub fn device_op_metrics_db(
+    space: &XSpace,
+    plane: &Plane,
+    modules: &XlaModules,
+    window: Option<TimeWindow>,
+) -> Result<OpMetricsDb, DeviceOpsError> {
     let mut db = OpMetricsDbBuilder::new();
     let (mut first_ps, mut last_ps) = (i64::MAX, 0i64);
     let mut failure = None;
-    gpu_events::for_each_event(space, plane, |event, stats| {
-        let (offset_ps, duration_ps) = (event.header.offset_ps, event.header.duration_ps);
-        first_ps = first_ps.min(offset_ps);
-        last_ps = last_ps.max(offset_ps.wrapping_add(duration_ps));
-        let time_ps = duration_ps as u64;
-        if !stats.hlo_op.is_empty() {
-            let Some(program_id) = stats.program_id else { return };
-            let Some(instruction) = modules.instruction(program_id, &stats.hlo_op) else { return };
-            if let Err(e) = enter_hlo_op(&mut db, program_id, &stats, instruction, time_ps) {
-                failure.get_or_insert(e);
+    for line in plane.lines.iter().filter(|l| !is_derived_line(l.header.id)) {
+        let line_start_ps = line.header.timestamp_ns.saturating_mul(1000);
+        gpu_events::for_each_line_event(space, plane, line, |event, stats| {
+            let (offset_ps, duration_ps) = (event.header.offset_ps, event.header.duration_ps);
+            if !starts_in(window, line_start_ps.saturating_add(offset_ps)) {
+                return;
             }
-            return;
-        }
-        if stats.tf_op.is_empty() {
-            return;
-        }
-        let op = parse_tf_op_fullname(&stats.tf_op);
-        let name = format!("{}/{}", op.name, plane.event_name(event.header.metadata_id));
-        let row = db.row(0, &name);
-        if row.occurrences == 0 && row.category.is_empty() && row.provenance.is_empty() {
-            row.category = if op.type_.is_empty() { "unknown".into() } else { op.type_.to_string() };
-            row.provenance = stats.tf_op.clone();
-            row.is_eager |= stats.is_eager;
-            row.source_info = Some(SourceInfo { line_number: -1, ..SourceInfo::default() });
-        }
-        count(row, time_ps);
-        db.db_mut().total_op_time_ps = db.db().total_op_time_ps.wrapping_add(time_ps);
-    })?;
+            first_ps = first_ps.min(offset_ps);
+            last_ps = last_ps.max(offset_ps.wrapping_add(duration_ps));
+            let time_ps = duration_ps as u64;
+            if !stats.hlo_op.is_empty() {
+                let Some(program_id) = stats.program_id else { return };
+                let Some(instruction) = modules.instruction(program_id, &stats.hlo_op) else { return };
+                if let Err(e) = enter_hlo_op(&mut db, program_id, &stats, instruction, time_ps) {
+                    failure.get_or_insert(e);
+                }
+                return;
+            }
+            if stats.tf_op.is_empty() {
+                return;
+            }
+            let op = parse_tf_op_fullname(&stats.tf_op);
+            let name = format!("{}/{}", op.name, plane.event_name(event.header.metadata_id));
+            let row = db.row(0, &name);
+            if row.occurrences == 0 && row.category.is_empty() && row.provenance.is_empty() {
+                row.category = if op.type_.is_empty() { "unknown".into() } else { op.type_.to_string() };
+                row.provenance = stats.tf_op.clone();
+                row.is_eager |= stats.is_eager;
+                row.source_info = Some(SourceInfo { line_number: -1, ..SourceInfo::default() });
+            }
+            count(row, time_ps);
+            db.db_mut().total_op_time_ps = db.db().total_op_time_ps.wrapping_add(time_ps);
+        })?;
+    }
     if let Some(e) = failure {
         return Err(e);
     }

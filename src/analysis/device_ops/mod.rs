@@ -15,7 +15,7 @@ pub mod tf_ops;
 pub mod tpu;
 
 use crate::analysis::device_planes::{device_planes, DeviceKind};
-use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, OpMetricsDbBuilder, PerfEnv};
+use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, OpMetricsDbBuilder, PerfEnv, TimeWindow};
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
@@ -46,13 +46,19 @@ pub struct DeviceOps {
 }
 
 pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, DeviceOpsError> {
+    analyze_in(space, modules, None)
+}
+
+/// The device op db of the events that start inside `window` (all of them without one). A TPU's duty
+/// cycle (busy and idle time) stays the whole trace's.
+pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindow>) -> Result<DeviceOps, DeviceOpsError> {
     let Some((kind, planes)) = device_planes(space) else {
         return Ok(DeviceOps { hardware: HardwareType::CpuOnly, ..DeviceOps::default() });
     };
     let mut combined = OpMetricsDbBuilder::new();
     if kind == DeviceKind::Gpu {
         for plane in &planes {
-            combined.combine(&gpu::device_op_metrics_db(space, plane, modules)?, true);
+            combined.combine(&gpu::device_op_metrics_db(space, plane, modules, window)?, true);
         }
         let capabilities = gpu_perf::GpuCapabilities::of(planes[0]);
         let db = combined.finish();
@@ -66,7 +72,7 @@ pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, Device
         });
     }
     for plane in &planes {
-        combined.combine(&tpu::core_op_metrics_db(space, plane)?, true);
+        combined.combine(&tpu::core_op_metrics_db(space, plane, window)?, true);
     }
     // A chip is busy while any of its cores is (XProf sets this on the device db for TPUs only).
     let duty = duty_cycle::tpu_duty_cycle(space, &planes)?;

@@ -4,10 +4,12 @@
 //! events nest (a fusion's children inside it, a while loop's body inside the loop), and an op's
 //! self time is its time minus the time of the events directly inside it. Occurrences of one
 //! (program, symbol) merge; the root symbol (0) and events without ids are left out. The core's
-//! total time spans its first to its last op (or step).
+//! total time spans its first to its last op (or step). Limited to a [`TimeWindow`], only the events
+//! whose device time starts inside it are read.
 
 use super::metadata::{op_key, set_op_metadata, OpKey};
-use crate::analysis::op_metrics::{CoreType, OpMetrics, OpMetricsDb};
+use crate::analysis::op_metrics::window::starts_in;
+use crate::analysis::op_metrics::{CoreType, OpMetrics, OpMetricsDb, TimeWindow};
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::BTreeMap;
@@ -60,7 +62,7 @@ impl OpEvent {
     }
 }
 
-pub fn core_op_metrics_db(space: &XSpace, plane: &Plane) -> Result<OpMetricsDb, DecodeError> {
+pub fn core_op_metrics_db(space: &XSpace, plane: &Plane, window: Option<TimeWindow>) -> Result<OpMetricsDb, DecodeError> {
     let selection = plane.stat_selection(EVENT_STATS);
     let mut merged: BTreeMap<(u64, u64), OpMetrics> = BTreeMap::new();
     let (mut first_ps, mut last_ps) = (u64::MAX, 0u64);
@@ -107,6 +109,9 @@ pub fn core_op_metrics_db(space: &XSpace, plane: &Plane) -> Result<OpMetricsDb, 
                         (b, b.wrapping_add(e.duration_ps))
                     }
                 };
+                if !starts_in(window, e.begin_ps as i64) {
+                    return Ok(());
+                }
                 first_ps = first_ps.min(e.begin_ps);
                 last_ps = last_ps.max(e.end_ps);
                 if is_op_line {

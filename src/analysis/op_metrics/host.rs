@@ -31,8 +31,12 @@
 //! 4. **Totals.** A thread's total is the span from its first to its last activity, at least its op time;
 //!    each thread adds an `IDLE` row (total less op time), even a thread with no ops. Threads merge by
 //!    (stage id or 0, name): sums add, the first non-empty type wins.
+//!
+//! Limited to a [`TimeWindow`] (Tidemark's own), step 2 keeps only the pairs of events that start inside
+//! it (eager marking still sees every enclosing event), so steps 3–4 replay those alone.
 
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
+use super::window::{starts_in, TimeWindow};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
 use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
@@ -47,11 +51,16 @@ pub const HOST_PLANE: &str = "/host:CPU";
 
 /// The host op db of `space`: empty (no rows, zero totals) when it has no host plane.
 pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
+    host_op_metrics_db_in(space, None)
+}
+
+/// The host op db of the events of `space` that start inside `window` (all of them without one).
+pub fn host_op_metrics_db_in(space: &XSpace, window: Option<TimeWindow>) -> Result<OpMetricsDb, DecodeError> {
     let Some(plane) = space.plane_named(HOST_PLANE) else { return Ok(OpMetricsDb::default()) };
     let stats = Stats::new(plane);
     let ops = op_table(space, plane, &stats)?;
     let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
-    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane) };
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane), window };
     let mut db = OpMetricsDbBuilder::new();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
@@ -253,6 +262,8 @@ struct PlaneInfo<'a> {
     /// Event metadata ids of allocator events.
     memory_ids: Vec<i64>,
     kinds: EventKinds,
+    /// Only events starting inside it enter the replay.
+    window: Option<TimeWindow>,
 }
 
 /// Step 2 of the module doc, for one line.
@@ -284,6 +295,9 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
                     _ => None,
                 };
                 enclosing.push((begin_ps, end_ps, eager_execute));
+            }
+            if !starts_in(p.window, begin_ps as i64) {
+                return Ok(());
             }
             let mut push = |occurrence: Occurrence<'a>| {
                 let pair = thread.occurrences.len() as u32;
@@ -516,6 +530,31 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(rows(&db), vec![("a/A", "A", 2, 20, 20), ("IDLE", "IDLE", 0, 20, 20)]);
+    }
+
+    #[test]
+    fn a_window_keeps_the_events_that_start_inside_it() {
+        let eager = vec![("is_func", V::Int64Value(0))];
+        let trace = space(vec![(
+            1,
+            vec![
+                ("EagerExecute", 0, 400, eager),
+                ("a/Outer:Outer", 10, 100, vec![]),
+                ("a/Inner:Inner", 50, 100, vec![]),
+                ("a/Inner:Inner", 200, 30, vec![]),
+                ("a/Late:Late", 300, 10, vec![]),
+            ],
+        )]);
+        // [50, 300): the outer op started before it, so the first inner op is no one's child (its
+        // self time is all its time, where the whole trace loses it to the overlap); the last op is out.
+        let db = host_op_metrics_db_in(&trace, Some(TimeWindow::new(50, 300).unwrap())).unwrap();
+        assert_eq!(rows(&db), vec![("a/Inner", "Inner", 2, 130, 130), ("IDLE", "IDLE", 0, 50, 50)]);
+        // Its span is the window's events' (50 to 230); the EagerExecute enclosing them, though it
+        // starts before the window, still makes them eager.
+        assert_eq!((db.total_time_ps, db.total_op_time_ps), (180, 130));
+        assert!(db.metrics[0].is_eager);
+        // A window over every event is the whole trace.
+        assert_eq!(host_op_metrics_db_in(&trace, Some(TimeWindow::new(0, 311).unwrap())).unwrap(), host_op_metrics_db(&trace).unwrap());
     }
 
     #[test]

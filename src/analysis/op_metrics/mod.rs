@@ -12,10 +12,12 @@ pub mod builder;
 pub mod host;
 pub mod roofline;
 pub mod tf_op;
+pub mod window;
 
 pub use builder::OpMetricsDbBuilder;
 pub use roofline::{HardwareType, PerfEnv, RooflineMetrics};
 pub use tf_op::{parse_tf_op_fullname, TfOp, TfOpCategory};
+pub use window::TimeWindow;
 
 use serde::{Deserialize, Serialize};
 

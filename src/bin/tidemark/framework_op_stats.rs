@@ -2,20 +2,25 @@
 //! or as XProf's own JSON (`--json`).
 
 use crate::args::open_run;
+use crate::step_window::step_window;
 use crate::units::{count, duration_us};
 use std::fmt::Write;
 use tidemark::analysis::framework_op_stats::{xprof_json, FrameworkOpRow, FrameworkOpStats};
 
-const USAGE: &str = "usage: tidemark framework-op-stats FILE|RUN_DIR [--json]";
+const USAGE: &str = "usage: tidemark framework-op-stats FILE|RUN_DIR [--step N] [--json]";
 /// Rows shown in the text output (the JSON has all of XProf's).
 const TOP_ROWS: usize = 25;
 
 pub fn run(argv: &[String]) -> i32 {
-    let mut run = match open_run("framework-op-stats", USAGE, argv, &[], &["json"]) {
+    let mut run = match open_run("framework-op-stats", USAGE, argv, &["step"], &["json"]) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let stats = match run.session.run_framework_op_stats(&run.ids) {
+    let step = match step_window(&mut run, "framework-op-stats", USAGE) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let stats = match run.session.run_framework_op_stats_in(&run.ids, step.as_ref().map(|s| s.window)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("tidemark: {e}");
@@ -25,7 +30,7 @@ pub fn run(argv: &[String]) -> i32 {
     if run.args.flag("json") {
         println!("{}", xprof_json::to_xprof_json(&stats));
     } else {
-        print!("{}{}", run.hosts_line(), text(&run.name, &stats));
+        print!("{}{}{}", run.hosts_line(), step.map(|s| s.line()).unwrap_or_default(), text(&run.name, &stats));
     }
     0
 }

@@ -28,6 +28,8 @@ mod open;
 #[cfg(not(target_arch = "wasm32"))]
 mod overview_page;
 #[cfg(not(target_arch = "wasm32"))]
+mod step_window;
+#[cfg(not(target_arch = "wasm32"))]
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
@@ -49,21 +51,25 @@ Usage:
                                           XProf's Input Pipeline Analyzer: steps by category, verdict, input ops
   tidemark device-memory FILE|DIR... [--base FILE] [--json] [--all-frames] [--kind KIND]
                                           JAX device memory: live bytes by stack; diff; leak suspects of a series
-  tidemark framework-op-stats FILE|RUN_DIR [--json]
+  tidemark framework-op-stats FILE|RUN_DIR [--step N] [--json]
                                           XProf's framework op stats: ops by self time, device and host (the
-                                          true occurrence count beside XProf's where allocator events inflate it)
+                                          true occurrence count beside XProf's where allocator events inflate it);
+                                          --step N: only the ops starting inside step N (its group id, as the
+                                          page's step selection names it) — Tidemark's own, XProf has no such option
   tidemark trace-viewer FILE [--json]
                                           XProf's Trace Viewer: processes, threads, event counts and time span;
                                           --json prints XProf's trace_viewer JSON (Chrome trace format) with
                                           every event — XProf keeps only the 5,000,000 earliest (the summary
                                           says how many it would drop) — but not the lines XProf derives on
                                           GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
-  tidemark op-profile FILE|RUN_DIR [--json]
-                                          XProf's Op Profile: device ops by program and category, time and utilisation
+  tidemark op-profile FILE|RUN_DIR [--step N] [--json]
+                                          XProf's Op Profile: device ops by program and category, time and utilisation;
+                                          --step N as for framework-op-stats (XProf has no such option)
   tidemark kernel-stats FILE|RUN_DIR [--json]
                                           XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
-  tidemark hlo-stats FILE|RUN_DIR [--json]
-                                          XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces)
+  tidemark hlo-stats FILE|RUN_DIR [--step N] [--json]
+                                          XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces);
+                                          --step N as for framework-op-stats (XProf has no such option)
   tidemark roofline-model FILE|RUN_DIR [--json]
                                           XProf's Roofline Model: ops against the device's peaks (TPU traces)
   tidemark xla-ops-cpu FILE [--json]      Tidemark's own (not in XProf): the XLA ops a CPU trace's host threads

@@ -2,10 +2,12 @@
 //! (`--json`) as XProf's JSON.
 
 use crate::args::open_run;
+use crate::step_window::step_window;
 use crate::units::count;
 use std::fmt::Write;
 use tidemark::analysis::hlo_stats::HloStats;
 use tidemark::analysis::kernel_stats::KernelStats;
+use tidemark::analysis::op_metrics::TimeWindow;
 use tidemark::analysis::op_profile::{Node, OpProfile};
 use tidemark::analysis::roofline_model::RooflineModel;
 use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
@@ -16,10 +18,14 @@ const NAME_WIDTH: usize = 60;
 /// Rows of HLO Op Stats shown in the table.
 const TOP_HLO_ROWS: usize = 40;
 
-/// One op table: its command name, how to compute it, and its two renderings.
+/// How an op table is computed for a run, over a window where the tool takes `--step`.
+type Compute<T> = fn(&mut Session, &[u32], Option<TimeWindow>) -> Result<std::sync::Arc<T>, EngineError>;
+
+/// One op table: its command name, how to compute it, whether it takes `--step`, and its two renderings.
 struct Tool<T> {
     command: &'static str,
-    compute: fn(&mut Session, &[u32]) -> Result<std::sync::Arc<T>, EngineError>,
+    compute: Compute<T>,
+    takes_step: bool,
     json: fn(&T) -> serde_json::Value,
     table: fn(&str, &T) -> String,
 }
@@ -27,16 +33,40 @@ struct Tool<T> {
 pub fn kernel_stats(argv: &[String]) -> i32 {
     run(
         argv,
-        Tool { command: "kernel-stats", compute: Session::run_kernel_stats, json: kernel_stats::table::to_xprof_json, table: kernel_table },
+        Tool {
+            command: "kernel-stats",
+            compute: |s, ids, _| s.run_kernel_stats(ids),
+            takes_step: false,
+            json: kernel_stats::table::to_xprof_json,
+            table: kernel_table,
+        },
     )
 }
 
 pub fn hlo_stats(argv: &[String]) -> i32 {
-    run(argv, Tool { command: "hlo-stats", compute: Session::run_hlo_stats, json: hlo_stats::table::to_xprof_json, table: hlo_table })
+    run(
+        argv,
+        Tool {
+            command: "hlo-stats",
+            compute: Session::run_hlo_stats_in,
+            takes_step: true,
+            json: hlo_stats::table::to_xprof_json,
+            table: hlo_table,
+        },
+    )
 }
 
 pub fn op_profile(argv: &[String]) -> i32 {
-    run(argv, Tool { command: "op-profile", compute: Session::run_op_profile, json: op_profile::json::to_xprof_json, table: profile_tree })
+    run(
+        argv,
+        Tool {
+            command: "op-profile",
+            compute: Session::run_op_profile_in,
+            takes_step: true,
+            json: op_profile::json::to_xprof_json,
+            table: profile_tree,
+        },
+    )
 }
 
 pub fn roofline_model(argv: &[String]) -> i32 {
@@ -44,7 +74,8 @@ pub fn roofline_model(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "roofline-model",
-            compute: Session::run_roofline_model,
+            compute: |s, ids, _| s.run_roofline_model(ids),
+            takes_step: false,
             json: roofline_model::table::to_xprof_json,
             table: roofline_table,
         },
@@ -52,12 +83,17 @@ pub fn roofline_model(argv: &[String]) -> i32 {
 }
 
 fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
-    let usage = format!("usage: tidemark {} FILE|RUN_DIR [--json]", tool.command);
-    let mut f = match open_run(tool.command, &usage, argv, &[], &["json"]) {
+    let usage = format!("usage: tidemark {} FILE|RUN_DIR{} [--json]", tool.command, if tool.takes_step { " [--step N]" } else { "" });
+    let valued: &[&str] = if tool.takes_step { &["step"] } else { &[] };
+    let mut f = match open_run(tool.command, &usage, argv, valued, &["json"]) {
         Ok(f) => f,
         Err(code) => return code,
     };
-    let result = match (tool.compute)(&mut f.session, &f.ids) {
+    let step = match step_window(&mut f, tool.command, &usage) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let result = match (tool.compute)(&mut f.session, &f.ids, step.as_ref().map(|s| s.window)) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("tidemark {}: {e}", tool.command);
@@ -67,7 +103,7 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
     if f.args.flag("json") {
         println!("{}", serde_json::to_string_pretty(&(tool.json)(&result)).unwrap_or_default());
     } else {
-        print!("{}{}", f.hosts_line(), (tool.table)(&f.name, &result));
+        print!("{}{}{}", f.hosts_line(), step.map(|s| s.line()).unwrap_or_default(), (tool.table)(&f.name, &result));
     }
     0
 }

@@ -2,6 +2,7 @@
 
 pub mod metric;
 pub mod op_links;
+pub mod step_window;
 pub mod table;
 pub mod time_unit;
 pub mod tool_nav;

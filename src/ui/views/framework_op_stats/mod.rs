@@ -9,7 +9,8 @@ use crate::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::charts::pie::{PieChart, PieSlice};
-use crate::ui::components::metric::{Count, Text};
+use crate::ui::components::metric::{Count, Duration, Text};
+use crate::ui::components::step_window::{op_window, StepWindowChip};
 use crate::ui::components::table::TableState;
 use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::state::AppState;
@@ -30,10 +31,11 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
         "Framework op stats",
         move || {
             let include_idle = include_idle.get();
+            let window = op_window(state);
             // "All hosts": the run's hosts combined, as XProf combines them.
             Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunFrameworkOpStats { file_ids, include_idle },
-                None => RequestBody::FrameworkOpStats { file_id, include_idle },
+                Some(file_ids) => RequestBody::RunFrameworkOpStats { file_ids, include_idle, window },
+                None => RequestBody::FrameworkOpStats { file_id, include_idle, window },
             })
         },
         |body| match body {
@@ -70,6 +72,7 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
                         {Side::ALL.into_iter().map(|s| view! { <option value=s.slug()>{s.label()}</option> }).collect_view()}
                     </select>
                 </label>
+                <StepWindowChip />
                 <TimeUnitSelect />
                 {move || fetch.elapsed_ms.get().map(|ms| view! { <span class="muted timing">{format!("answered in {ms:.0} ms")}</span> })}
             </div>
@@ -107,6 +110,8 @@ fn Page(v: Arc<FrameworkOpStatsView>, side: RwSignal<Side>, table_state: TableSt
             <span>"Task " <Text metric="task_type" value=v.table.task_type.clone() /></span>
             <span><Count metric="host_ops" value=host_rows /> " host ops"</span>
             <span><Count metric="device_ops" value=device_rows /> " device ops"</span>
+            <span>"Self time: host " <Duration metric="host_self_time_us" value_us=v.host_self_time_us /></span>
+            <span>"device " <Duration metric="device_self_time_us" value_us=v.device_self_time_us /></span>
         </div>
         <div class="fos-charts">
             <TypeChart title="On device: self time by type" testid="fos-pie-device" metric="device_type_self_time_fraction" by_type=v.device_by_type.clone() />

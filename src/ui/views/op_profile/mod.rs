@@ -13,6 +13,7 @@ use crate::engine::op_profile::{OpProfileGrouping, OpProfileView};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Duration, Percent, Text};
+use crate::ui::components::step_window::{op_window, StepWindowChip};
 use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
@@ -43,10 +44,10 @@ pub fn OpProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
     let fetch = use_engine(
         "Op profile",
         move || {
-            let (grouping, include_idle) = (grouping.get(), include_idle.get());
+            let (grouping, include_idle, window) = (grouping.get(), include_idle.get(), op_window(state));
             Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunOpProfile { file_ids, grouping, include_idle },
-                None => RequestBody::OpProfile { file_id, grouping, include_idle },
+                Some(file_ids) => RequestBody::RunOpProfile { file_ids, grouping, include_idle, window },
+                None => RequestBody::OpProfile { file_id, grouping, include_idle, window },
             })
         },
         |body| match body {
@@ -98,6 +99,7 @@ pub fn OpProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
                     prop:value=move || display.search.get()
                     on:input=move |ev| display.search.set(event_target_value(&ev))
                 />
+                <StepWindowChip />
                 <TimeUnitSelect />
                 {move || fetch.elapsed_ms.get().map(|ms| view! { <span class="muted timing">{format!("answered in {ms:.0} ms")}</span> })}
             </div>
