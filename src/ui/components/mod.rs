@@ -6,3 +6,4 @@ pub mod table;
 pub mod time_unit;
 pub mod tool_nav;
 pub mod toolbar;
+pub mod truncated_banner;
