@@ -203,7 +203,7 @@ fn the_whole_file_and_files_that_are_not_traces_are_as_before() {
     let e = decode::decode("noise.xplane.pb", noise, &mut |_, _| {}).err().expect("noise is refused");
     assert!(matches!(e, DecodeError::NotAProfile { .. } | DecodeError::Corrupt { .. } | DecodeError::Truncated { .. }), "{e}");
     let mut bad = raw(rel);
-    let first_line = index(&bad).unwrap().planes[0].lines[0].range();
+    let first_line = index(&bad).unwrap().planes.iter().find_map(|p| p.lines.first().map(|l| l.range())).unwrap();
     bad[first_line.start] = 0x07; // an invalid field key inside the first line
     let e = decode::decode("bad.xplane.pb", bad[..bad.len() / 2].to_vec(), &mut |_, _| {}).err().expect("corrupt is refused");
     assert!(matches!(e, DecodeError::Corrupt { .. }), "{e}");
