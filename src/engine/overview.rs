@@ -49,13 +49,13 @@ impl FileOverview {
         let events: usize = self.planes.iter().map(|p| p.event_count).sum();
         let shown = match events {
             0 => "no event lies wholly before the cut".to_string(),
-            1 => "showing the 1 event decoded before the cut; every figure covers it alone".to_string(),
-            n => format!("showing the {} events decoded before the cut; every figure covers those alone", count(n as u64)),
+            1 => "showing the 1 event decoded before the cut; figures are partial".to_string(),
+            n => format!("showing the {} events decoded before the cut; figures are partial", count(n as u64)),
         };
         let lost = if t.names_lost_in.is_empty() {
             String::new()
         } else {
-            format!(" (names lost in plane {}: events named by id)", t.names_lost_in.join(", "))
+            format!(" (names lost in plane {}: shown by id)", t.names_lost_in.join(", "))
         };
         Some(format!("Truncated at byte {}{inflated} of at least {}: {shown}{lost}", count(t.truncated_at), count(t.at_least_bytes)))
     }

@@ -15,15 +15,13 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-/** Opens `file` in a fresh page, selects it and shows tool `slug`. */
-async function openTool(file, slug) {
+/** A fresh page with `file` opened, selected and shown in the Trace Viewer. */
+async function inTraceViewer(file) {
   const page = await newPage(browser);
   await openApp(page, server.url);
   await pickFiles(page, [file]);
   await waitForFile(page, path.basename(file));
-  await selectFile(page, path.basename(file));
-  await page.click(`.tab[data-tool="${slug}"]`);
-  return page;
+  return selectFile(page, path.basename(file)).then(() => page.click('.tab[data-tool="trace-viewer"]')).then(() => page);
 }
 
 test('a cut trace: the banner names the offset on every tool, the Trace Viewer draws what is before the cut', async () => {
@@ -35,7 +33,7 @@ test('a cut trace: the banner names the offset on every tool, the Trace Viewer d
   const cli = cliOverview([file]).files[0];
   assert.equal(cli.truncation.truncated_at, cut);
 
-  const page = await openTool(file, 'trace-viewer');
+  const page = await inTraceViewer(file);
   await page.waitForFunction(() => {
     const el = document.querySelector('[data-testid="trace-canvas"]');
     return el && el.dataset.loading === 'false' && Number(el.dataset.spans) > 0;
@@ -60,7 +58,7 @@ test('a trace with no events says so in the Trace Viewer', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-empty-'));
   const file = path.join(dir, 'empty.xplane.pb');
   writeFileSync(file, pb.msg(pb.len(4, 'host')));
-  const page = await openTool(file, 'trace-viewer');
+  const page = await inTraceViewer(file);
   await page.waitForSelector('[data-testid="trace-empty"]', { timeout: 60_000 });
   assert.match(await page.$eval('[data-testid="trace-empty"]', (el) => el.textContent), /This trace has no events/);
   assert.equal(await page.$('[data-testid="truncated-banner"]'), null);
