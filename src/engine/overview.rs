@@ -40,7 +40,7 @@ pub struct FileOverview {
 
 impl FileOverview {
     /// The one line the page's banner and the CLI's warning give a trace cut short: where the cut
-    /// is, how many events lie before it, that every figure covers those only, and which plane's
+    /// is, how many events lie before it, that the figures are partial, and which plane's
     /// names were lost.
     pub fn truncation_message(&self) -> Option<String> {
         let t = self.truncation.as_ref()?;
