@@ -4,7 +4,7 @@
 mod common;
 
 use common::{bytes, fixture, json, open};
-use tidemark::decode::{self, DecodeError, Format};
+use tidemark::decode::{self, DecodeError, DecodedFile, Format, Profile};
 use tidemark::engine::overview::{overview, FileOverview};
 
 /// The overview, checked to be the same whether the host plane's allocator events are counted by the
@@ -220,7 +220,15 @@ fn bad_input_gets_clear_messages() {
 #[test]
 fn truncated_files_say_where_they_end() {
     let raw = tidemark::decode::gzip::inflate(&bytes("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz")).unwrap();
+    // A trace cut short opens with what lies before the cut (tests/truncated.rs), and says where it ends;
+    // one with nothing before the cut is refused, saying where it ends.
     let cut = raw.len() * 2 / 3;
+    let Ok(DecodedFile { profile: Profile::XSpace(space), .. }) = decode::decode("a1.xplane.pb", raw[..cut].to_vec(), &mut |_, _| {})
+    else {
+        panic!("a cut trace opens");
+    };
+    assert_eq!(space.truncation.map(|t| t.truncated_at), Some(cut as u64));
+    let cut = 3;
     let e = err("a1.xplane.pb", raw[..cut].to_vec());
     assert!(matches!(e, DecodeError::Truncated { format: Format::XSpace, .. }), "{e:?}");
     assert!(e.to_string().contains(&format!("file is truncated at byte {cut} of an XSpace trace")), "{e}");

@@ -3,6 +3,7 @@
 use crate::analysis::memory_events::{self, Activity};
 use crate::analysis::memory_profile::{self, MemoryProfile};
 use crate::decode::hlo::{self, ModuleSummary};
+use crate::decode::xplane::Truncation;
 use crate::decode::{DecodeError, DecodedFile, Format, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -31,6 +32,33 @@ pub struct FileOverview {
     /// Things worth knowing that did not stop decoding (the trace's own errors and warnings, modules
     /// without buffer assignment, ...).
     pub notes: Vec<String>,
+    /// Where a trace cut short ends: every tool then shows what lies before the cut
+    /// ([`FileOverview::truncation_message`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncation: Option<Truncation>,
+}
+
+impl FileOverview {
+    /// The one line the page's banner and the CLI's warning give a trace cut short: where the cut
+    /// is, how many events lie before it, that the figures are partial, and which plane's
+    /// names were lost.
+    pub fn truncation_message(&self) -> Option<String> {
+        let t = self.truncation.as_ref()?;
+        let count = crate::units::count;
+        let inflated = if self.gzipped { " (inflated)" } else { "" };
+        let events: usize = self.planes.iter().map(|p| p.event_count).sum();
+        let shown = match events {
+            0 => "no event lies wholly before the cut".to_string(),
+            1 => "showing the 1 event decoded before the cut; figures are partial".to_string(),
+            n => format!("showing the {} events decoded before the cut; figures are partial", count(n as u64)),
+        };
+        let lost = if t.names_lost_in.is_empty() {
+            String::new()
+        } else {
+            format!(" (names lost in plane {}: shown by id)", t.names_lost_in.join(", "))
+        };
+        Some(format!("Truncated at byte {}{inflated} of at least {}: {shown}{lost}", count(t.truncated_at), count(t.at_least_bytes)))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,9 +123,11 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
         hlo_modules: Vec::new(),
         pprof: None,
         notes: Vec::new(),
+        truncation: None,
     };
     match &file.profile {
         Profile::XSpace(space) => {
+            o.truncation = space.truncation.clone();
             o.hosts = space.hostnames.clone();
             if o.hosts.is_empty() {
                 o.hosts.extend(host_from_name(&file.name));

@@ -44,15 +44,16 @@ fn dropped_lines(space: &XSpace, keep: &[bool]) -> usize {
 
 /// Whether [`of`] would make a slim copy (cheap: nothing is encoded).
 pub fn possible(file: &crate::decode::DecodedFile) -> bool {
-    matches!(&file.profile, crate::decode::Profile::XSpace(space) if dropped_lines(space, &kept_planes(space)) > 0)
+    matches!(&file.profile, crate::decode::Profile::XSpace(space) if space.truncation.is_none() && dropped_lines(space, &kept_planes(space)) > 0)
 }
 
-/// The slim copy of `space`, or `None` when nothing can be dropped.
+/// The slim copy of `space`, or `None` when nothing can be dropped. A trace cut short is shared as
+/// it is: a copy would leave out its cut plane and, well-formed, no longer say where it was cut.
 pub fn xspace(space: &XSpace) -> Option<Vec<u8>> {
     let bytes = space.bytes();
     let keep = kept_planes(space);
     let dropped_lines = dropped_lines(space, &keep);
-    if dropped_lines == 0 {
+    if dropped_lines == 0 || space.truncation.is_some() {
         return None;
     }
     let dropped_events: usize = space.planes.iter().zip(&keep).filter(|(_, k)| !**k).map(|(p, _)| p.event_count()).sum();

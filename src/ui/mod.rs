@@ -226,6 +226,7 @@ pub fn App() -> impl IntoView {
                 </Show>
                 <main class="main">
                     <views::files::ErrorBanners />
+                    {move || components::truncated_banner::truncated_banner(&shown.get())}
                     {move || main_view(state.tool.get(), shown.get())}
                 </main>
             </div>

@@ -6,6 +6,8 @@
 //! bytes are all present is indexed whole; one still arriving has its lines indexed as each line's
 //! last byte arrives, and its metadata decoded when its own last byte does. Fed the whole file at once
 //! or slice by slice, it builds the same index.
+//!
+//! A file cut short is indexed up to the cut ([`super::salvage`]): what lies wholly before it.
 
 use super::{Line, Plane, XSpace, FORMAT};
 use crate::decode::wire::{self, Fields, Value, WireError};
@@ -27,20 +29,20 @@ pub struct IndexBuilder {
     /// Offset of the next top-level field not yet taken in (the arriving plane's, while it arrives).
     at: usize,
     header: pb::XSpaceHeader,
-    planes: Vec<Plane>,
+    pub(super) planes: Vec<Plane>,
     /// The plane whose bytes are still arriving, if the last top-level field read is one.
-    arriving: Option<ArrivingPlane>,
+    pub(super) arriving: Option<ArrivingPlane>,
 }
 
 /// A plane being indexed line by line as its bytes arrive.
-struct ArrivingPlane {
-    range: Range<usize>,
+pub(super) struct ArrivingPlane {
+    pub(super) range: Range<usize>,
     /// Offset of the next field of the plane not yet taken in.
-    at: usize,
-    lines: Vec<Line>,
+    pub(super) at: usize,
+    pub(super) lines: Vec<Line>,
     /// A line did not index: the plane is indexed whole once it is here, which reports the error
     /// exactly as indexing the whole file does.
-    whole: bool,
+    pub(super) whole: bool,
 }
 
 impl IndexBuilder {
@@ -87,15 +89,20 @@ impl IndexBuilder {
     }
 
     /// The index of `bytes`, the whole file (of which [`advance`](Self::advance) may have seen a part).
+    ///
+    /// A file whose top-level structure reads well up to a field that runs past its end was cut
+    /// short: it is indexed up to the cut ([`IndexBuilder::salvage`]), and says where the cut is.
     pub fn finish(mut self, bytes: Input, progress: Progress) -> Result<XSpace, DecodeError> {
         self.advance(&bytes, progress)?;
-        // Whatever is still incomplete is cut short: the field that runs past the end says where.
-        if let Some(Err(e)) = Fields::new(&bytes, self.at..bytes.len()).next() {
-            return Err(DecodeError::from_wire(FORMAT, e));
-        }
+        // `advance` took in every complete top-level field: what follows, if anything, runs past the end.
+        let truncation = match Fields::new(&bytes, self.at..bytes.len()).next() {
+            None | Some(Ok(_)) => None,
+            Some(Err(cut @ WireError::Truncated { .. })) => Some(self.salvage(&bytes, cut)?),
+            Some(Err(e)) => return Err(DecodeError::from_wire(FORMAT, e)),
+        };
         progress(bytes.len() as u64, bytes.len() as u64);
         let header = self.header;
-        Ok(XSpace { bytes, errors: header.errors, warnings: header.warnings, hostnames: header.hostnames, planes: self.planes })
+        Ok(XSpace { bytes, errors: header.errors, warnings: header.warnings, hostnames: header.hostnames, planes: self.planes, truncation })
     }
 
     /// How far the index has read: bytes before this offset are all indexed.
@@ -104,7 +111,7 @@ impl IndexBuilder {
     }
 
     /// Names the plane an error is in (by its position in the file).
-    fn in_plane(&self, e: DecodeError) -> DecodeError {
+    pub(super) fn in_plane(&self, e: DecodeError) -> DecodeError {
         let i = self.planes.len();
         match e {
             DecodeError::Corrupt { format, detail } => DecodeError::Corrupt { format, detail: format!("plane #{i}: {detail}") },
@@ -115,7 +122,7 @@ impl IndexBuilder {
 
 /// The payload range of the length-delimited field `number` whose key and length start at `at`, when
 /// both are in `bytes` (its payload need not be).
-fn len_field_head(bytes: &[u8], at: usize, number: u64) -> Option<Range<usize>> {
+pub(super) fn len_field_head(bytes: &[u8], at: usize, number: u64) -> Option<Range<usize>> {
     let mut p = at;
     let key = wire::varint_at(bytes, &mut p)?;
     if key != number << 3 | 2 {
@@ -180,6 +187,13 @@ impl Plane {
     /// One pass over the line at `r`: its events are counted, and its other fields merged into the
     /// header through prost one by one (decoding the whole line would walk the events again).
     fn index_line(bytes: &[u8], r: Range<usize>) -> Result<Line, DecodeError> {
+        Self::index_line_to_cut(bytes, r, false)
+    }
+
+    /// [`Plane::index_line`], where a line cut short (`cut`: `r` runs to the file's end, short of
+    /// the line's) keeps the fields before the cut: its range ends after the last whole field, so
+    /// an event cut in half is not one of its events.
+    pub(super) fn index_line_to_cut(bytes: &[u8], r: Range<usize>, cut: bool) -> Result<Line, DecodeError> {
         let mut header = pb::XLine::default();
         let mut event_count = 0;
         let line = &bytes[..r.end];
@@ -200,8 +214,11 @@ impl Plane {
                 }
             }
             let mut fields = Fields::new(bytes, at..r.end);
-            let Some(f) = fields.next() else { break };
-            let f = f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
+            let f = match fields.next() {
+                None => break,
+                Some(Err(WireError::Truncated { .. })) if cut => break,
+                Some(f) => f.map_err(|e| DecodeError::from_wire(FORMAT, e))?,
+            };
             if f.number == 4 {
                 event_count += 1;
             } else {
@@ -209,7 +226,8 @@ impl Plane {
             }
             at = fields.position();
         }
-        Ok(Line { header, range: r, event_count })
+        let range = if cut { r.start..at } else { r };
+        Ok(Line { header, range, event_count })
     }
 }
 

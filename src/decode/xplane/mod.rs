@@ -3,16 +3,19 @@
 //! memory tool needs, so it is counted but never materialised.
 //!
 //! By job: [`index`] finds the planes and lines, [`events`] reads a line's events straight from the
-//! wire, [`stats`] reads and resolves their stats, [`id_table`] looks values up by metadata id.
+//! wire, [`stats`] reads and resolves their stats, [`id_table`] looks values up by metadata id,
+//! [`salvage`] indexes a file cut short up to the cut.
 
 mod events;
 mod id_table;
 mod index;
+mod salvage;
 mod stats;
 
 pub use events::{EventAt, EventHeader, RawEvent, Want};
 pub use id_table::IdTable;
 pub use index::IndexBuilder;
+pub use salvage::Truncation;
 pub use stats::{RawStat, RoleValues, StatValue};
 
 use super::sniff::Format;
@@ -30,6 +33,8 @@ pub struct XSpace {
     pub warnings: Vec<String>,
     pub hostnames: Vec<String>,
     pub planes: Vec<Plane>,
+    /// Where the file was cut short, if it was: then `planes` are what lies before the cut.
+    pub truncation: Option<Truncation>,
 }
 
 /// A plane's metadata (decoded) and its lines (indexed, not decoded).

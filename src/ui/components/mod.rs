@@ -7,3 +7,4 @@ pub mod table;
 pub mod time_unit;
 pub mod tool_nav;
 pub mod toolbar;
+pub mod truncated_banner;

@@ -1,0 +1,24 @@
+//! The banner over every tool of a trace cut short: one calm line saying where the cut is and that
+//! what the tools show is what lies before it. The sentence is the engine's
+//! ([`FileOverview::truncation_message`]), the same the command line prints.
+
+use crate::engine::FileOverview;
+use crate::ui::state::Shown;
+use leptos::prelude::*;
+
+/// The banner of the shown file, if it is a trace cut short; the byte offset of the cut is in
+/// `data-value` of `data-metric="truncated_at"`.
+pub fn truncated_banner(shown: &Shown) -> Option<impl IntoView> {
+    let Shown::Ready { overview, .. } = shown else { return None };
+    banner(overview)
+}
+
+fn banner(overview: &FileOverview) -> Option<impl IntoView> {
+    let truncated_at = overview.truncation.as_ref()?.truncated_at.to_string();
+    let message = overview.truncation_message()?;
+    Some(view! {
+        <div class="banner warn" role="status" data-testid="truncated-banner" data-metric="truncated_at" data-value=truncated_at>
+            <span class="message">{message}</span>
+        </div>
+    })
+}

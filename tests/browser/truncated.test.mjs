@@ -1,0 +1,67 @@
+// A trace cut short opens in the page with what lies before the cut: a banner over every tool names the
+// byte offset (the CLI's figure for the same file), and the Trace Viewer draws the events decoded before
+// the cut. A trace with no events says so in the Trace Viewer.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { gunzipSync } from 'node:zlib';
+import {
+  serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, one, shot, fixture, cliOverview, pb,
+} from './harness.mjs';
+
+let server, browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.close(); });
+
+/** A fresh page with `file` opened, selected and shown in the Trace Viewer. */
+async function inTraceViewer(file) {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [file]);
+  await waitForFile(page, path.basename(file));
+  return selectFile(page, path.basename(file)).then(() => page.click('.tab[data-tool="trace-viewer"]')).then(() => page);
+}
+
+test('a cut trace: the banner names the offset on every tool, the Trace Viewer draws what is before the cut', async () => {
+  const raw = gunzipSync(readFileSync(fixture('tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz')));
+  const cut = Math.floor(raw.length * 2 / 3);
+  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-cut-'));
+  const file = path.join(dir, 'cut.xplane.pb');
+  writeFileSync(file, raw.subarray(0, cut));
+  const cli = cliOverview([file]).files[0];
+  assert.equal(cli.truncation.truncated_at, cut);
+
+  const page = await inTraceViewer(file);
+  await page.waitForFunction(() => {
+    const el = document.querySelector('[data-testid="trace-canvas"]');
+    return el && el.dataset.loading === 'false' && Number(el.dataset.spans) > 0;
+  }, null, { timeout: 60_000 });
+  assert.equal(Number(await one(page, 'truncated_at')), cut);
+  const banner = await page.$eval('[data-testid="truncated-banner"]', (el) => el.textContent);
+  assert.match(banner, new RegExp(`^Truncated at byte ${cut.toLocaleString('en-US')} of at least`));
+  const events = cli.planes.reduce((n, p) => n + p.event_count, 0);
+  assert.match(banner, new RegExp(`showing the ${events.toLocaleString('en-US')} events decoded before the cut`));
+  assert.ok(Number(await one(page, 'trace_event_count')) > 0);
+  await shot(page, 'truncated-trace-viewer');
+
+  // The same banner over another tool, which shows what it has.
+  await page.click('.tab[data-tool="memory-profile"]');
+  await page.waitForSelector('article[data-file="cut.xplane.pb"]');
+  assert.equal(Number(await one(page, 'truncated_at')), cut);
+  await shot(page, 'truncated-memory-profile');
+  await page.close();
+});
+
+test('a trace with no events says so in the Trace Viewer', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-empty-'));
+  const file = path.join(dir, 'empty.xplane.pb');
+  writeFileSync(file, pb.msg(pb.len(4, 'host')));
+  const page = await inTraceViewer(file);
+  await page.waitForSelector('[data-testid="trace-empty"]', { timeout: 60_000 });
+  assert.match(await page.$eval('[data-testid="trace-empty"]', (el) => el.textContent), /This trace has no events/);
+  assert.equal(await page.$('[data-testid="truncated-banner"]'), null);
+  await shot(page, 'empty-trace-viewer');
+  await page.close();
+});
