@@ -27,7 +27,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -216,6 +216,8 @@ pub enum RequestBody {
         current: Vec<u32>,
         baseline: Vec<u32>,
     },
+    /// Which files' bytes the engine holds, and the memory it has (see [`super::residency`]).
+    Residency,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -342,6 +344,9 @@ pub enum ResponseBody {
     Read {
         done: u64,
         total: u64,
+    },
+    Residency {
+        report: Box<super::residency::ResidencyReport>,
     },
 }
 
@@ -520,6 +525,7 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(comparison) => reply(ResponseBody::CompareRuns { comparison: Box::new(comparison) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
+        RequestBody::Residency => reply(ResponseBody::Residency { report: Box::new(session.residency()) }),
     }
 }
 
