@@ -133,11 +133,8 @@ impl Session {
                 _ => 0,
             };
             let profile = self.cached_memory_profile(file_id)?;
-            let allocators = profile
-                .allocators
-                .iter()
-                .map(|a| (allocator_row(file_id, &path, &host, a), a.summary.peak_bytes_usage_lifetime))
-                .collect();
+            let allocators =
+                profile.allocators.iter().map(|a| (allocator_row(file_id, &path, &host, a), a.summary.peak_bytes_usage_lifetime)).collect();
             self.host_memory.insert(file_id, HostMemory { start_ns, allocators });
         }
         self.host_memory.get(&file_id).ok_or(EngineError::UnknownFile { file_id })

@@ -149,7 +149,9 @@ impl Session {
     pub fn overview(&self, id: u32) -> Result<&FileOverview, EngineError> {
         match self.get(id) {
             Some(f) => Ok(&f.overview),
-            None => self.residency.released.iter().find(|r| r.id == id).map(|r| &r.overview).ok_or(EngineError::UnknownFile { file_id: id }),
+            None => {
+                self.residency.released.iter().find(|r| r.id == id).map(|r| &r.overview).ok_or(EngineError::UnknownFile { file_id: id })
+            }
         }
     }
 

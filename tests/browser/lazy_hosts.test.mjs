@@ -1,9 +1,10 @@
-// A log folder of three large hosts (the project's fixtures written again and again, one of them
+// A log folder of six large hosts (the project's fixtures written again and again, two of them
 // gzipped): the worker holds one host's bytes at a time. Memory across hosts lists every host's
 // allocators with the CLI's figures without reading any host again; switching host shows that host's
 // Memory Profile with the CLI's peak, the worker then holding that host alone; and the wasm memory after
-// visiting every host stays under 1.5× the largest (inflated) host plus one host's index and analyses,
-// where holding every host would need their sum. Figures are printed; the asserts are on residency.
+// visiting every host stays under 1.5× the largest (inflated) host plus a stated allowance for one
+// host's index and analyses, below the sum of the hosts that holding every one would need. Figures are
+// printed; the asserts are on residency and figures, not on timing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -19,11 +20,15 @@ const RUN_DIR = `logs/plugins/profile/${RUN}`;
 const HOSTS = [
   ['worker-0', 'tf/d2_tf_cnn/d2_tf_cnn', 5, false],
   ['worker-1', 'tf/d1_tf_keras_bfc/d1_tf_keras_bfc', 8, true],
-  ['worker-2', 'jax/a2_mlp_train/a2_mlp_train', 5, false],
+  ['worker-2', 'tf/d2_tf_cnn/d2_tf_cnn', 8, false],
+  ['worker-3', 'tf/d1_tf_keras_bfc/d1_tf_keras_bfc', 12, false],
+  ['worker-4', 'tf/d2_tf_cnn/d2_tf_cnn', 6, true],
+  ['worker-5', 'tf/d1_tf_keras_bfc/d1_tf_keras_bfc', 10, false],
 ];
-/** What one host's index and analyses (op metrics, steps, Memory Profile) may add to its bytes while it
- *  is held, as a share of the largest host: stated, not measured. */
-const INDEX_ALLOWANCE = 1.5;
+/** What one host's index and analyses (op metrics, steps, Memory Profile) and the engine's own memory
+ *  may add to the 1.5× while a host is held, as a share of the largest host: a stated allowance, well
+ *  under the sum of the hosts, which holding every host would exceed. */
+const INDEX_ALLOWANCE = 0.75;
 const MiB = 2 ** 20;
 
 let server, browser, tmp;
@@ -130,6 +135,7 @@ test('one host held at a time: every host\'s figures, and memory bounded by the 
     + `${(largest / MiB).toFixed(0)} MiB, bound (1.5 + ${INDEX_ALLOWANCE} allowance) × largest = ${(bound / MiB).toFixed(0)} MiB; `
     + `all hosts together ${(sum / MiB).toFixed(0)} MiB`);
   assert.equal(end.resident.length, 1);
+  assert.ok(bound < sum, 'the bound is below what holding every host would take');
   assert.ok(end.wasm_memory_bytes <= bound, `wasm memory ${end.wasm_memory_bytes} over ${bound}`);
   assert.deepEqual(page.errors, []);
 });
