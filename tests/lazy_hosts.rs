@@ -18,9 +18,12 @@ use tidemark::engine::{EngineError, Session};
 const TF: [&str; 3] = ["tf/d1_tf_keras_bfc/d1_tf_keras_bfc", "tf/d2_tf_cnn/d2_tf_cnn", "tf/d1_tf_keras_none/d1_tf_keras_none"];
 const JAX: [&str; 2] = ["jax/a1_docs_seed/a1_docs_seed", "jax/a2_mlp_train/a2_mlp_train"];
 
-/// Every host's path in the log folder and its gzipped bytes, the TensorFlow run first.
-fn hosts() -> Vec<(String, Vec<u8>)> {
-    let run = |name: &str, fixtures: &[&str]| -> Vec<(String, Vec<u8>)> {
+/// Every host's path in the log folder and its gzipped bytes.
+type Hosts = Vec<(String, Vec<u8>)>;
+
+/// The hosts, the TensorFlow run first.
+fn hosts() -> Hosts {
+    let run = |name: &str, fixtures: &[&str]| -> Hosts {
         fixtures
             .iter()
             .enumerate()
@@ -83,13 +86,19 @@ fn run_requests(ids: &[u32], baseline: &[u32]) -> Vec<RequestBody> {
     ]
 }
 
-#[test]
-fn one_host_held_and_every_run_tool_equal_to_all_hosts_held() {
+/// The hosts, opened into a session holding one trace and into one holding every file; their ids.
+fn sessions() -> (Hosts, Session, Vec<u32>, Session) {
     let hosts = hosts();
     let mut lazy = Session::holding_one_trace();
     let ids = open_all(&mut lazy, &hosts);
     let mut resident = Session::new();
     assert_eq!(open_all(&mut resident, &hosts), ids, "both sessions number the files alike");
+    (hosts, lazy, ids, resident)
+}
+
+#[test]
+fn one_host_held_and_every_run_tool_equal_to_all_hosts_held() {
+    let (_, mut lazy, ids, mut resident) = sessions();
     let (tf, jax) = ids.split_at(TF.len());
 
     // Only the last host opened is held; its bytes are the inflated trace.
@@ -125,11 +134,7 @@ fn one_host_held_and_every_run_tool_equal_to_all_hosts_held() {
 
 #[test]
 fn a_tool_of_one_released_host_reads_that_host_again() {
-    let hosts = hosts();
-    let mut lazy = Session::holding_one_trace();
-    let ids = open_all(&mut lazy, &hosts);
-    let mut resident = Session::new();
-    open_all(&mut resident, &hosts);
+    let (hosts, mut lazy, ids, mut resident) = sessions();
     let read_again = RefCell::new(Vec::new());
     let mut reread = |session: &mut Session, id: u32| {
         read_again.borrow_mut().push(id);
