@@ -6,6 +6,10 @@
 //! the page never does. Each slice is copied into the engine's one buffer for the file as it arrives
 //! ([`crate::decode::stream`]); no copy of the whole file is ever made on the JavaScript side.
 //!
+//! The session holds one such trace at a time ([`crate::engine::residency`]): every `File` is kept,
+//! and a request that needs a released file's bytes has it read again, the same way, before it is
+//! answered.
+//!
 //! If the engine panics anyway (a bug no test found), the panic hook first answers the request being
 //! served with a `failed` reply naming its file and the panic, so the page can say which file broke
 //! the engine; the trap that follows ends the worker, and the page starts a fresh one.
