@@ -6,12 +6,16 @@
 //! the page never does. Each slice is copied into the engine's one buffer for the file as it arrives
 //! ([`crate::decode::stream`]); no copy of the whole file is ever made on the JavaScript side.
 //!
+//! The session holds one such trace at a time ([`crate::engine::residency`]): every `File` is kept,
+//! and a request that needs a released file's bytes has it read again, the same way, before it is
+//! answered.
+//!
 //! If the engine panics anyway (a bug no test found), the panic hook first answers the request being
 //! served with a `failed` reply naming its file and the panic, so the page can say which file broke
 //! the engine; the trap that follows ends the worker, and the page starts a fresh one.
 
 use crate::engine::protocol::{self, Request, RequestBody, Response, ResponseBody, VERSION};
-use crate::engine::{EngineError, Session};
+use crate::engine::{residency, EngineError, Session};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -135,10 +139,13 @@ pub fn run() {
     let word = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
     crate::fast_hash::set_key(word() << 32 | word());
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let session = RefCell::new(Session::new());
-    // The gzipped files opened from a `File`, by file id: the engine keeps their inflated bytes only,
-    // and a bundle embeds the file as the user opened it, read again from here.
-    let gzipped_files = RefCell::new(std::collections::HashMap::<u32, web_sys::Blob>::new());
+    // One trace's bytes at a time: a log folder of many large hosts would not fit in wasm memory
+    // (see `engine::residency`); a released file is read again from its `File`.
+    let session = RefCell::new(Session::holding_one_trace());
+    // The files opened from a `File`, by file id: read again when a tool needs a released one, and
+    // for a gzipped file (the engine keeps its inflated bytes only), when a bundle embeds it as the
+    // user opened it.
+    let opened_files = RefCell::new(std::collections::HashMap::<u32, web_sys::Blob>::new());
     let reply_scope = scope.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
         // Anything but `[string, ArrayBuffer | null]` reads as an empty request, which is rejected.
@@ -147,30 +154,37 @@ pub fn run() {
         let mut session = session.borrow_mut();
         CURRENT.with(|c| *c.borrow_mut() = subject(&json));
         let mut emit = |r: Response| post(&reply_scope, &r, None);
-        let mut gzipped_files = gzipped_files.borrow_mut();
+        let mut opened_files = opened_files.borrow_mut();
         let reply = match msg.get(1).dyn_into::<web_sys::Blob>() {
             Ok(blob) => {
                 let mut reader = BlobReader { blob, at: 0.0 };
                 let (size_bytes, last4) = (reader.size_bytes(), reader.last4());
                 let reply = protocol::handle_open_stream(&mut session, &json, size_bytes, last4, &mut reader, &mut emit);
-                if let ResponseBody::Opened { file_id, overview } = &reply.body {
-                    if overview.gzipped {
-                        gzipped_files.insert(*file_id, reader.blob);
-                    }
+                if let ResponseBody::Opened { file_id, .. } = &reply.body {
+                    opened_files.insert(*file_id, reader.blob);
                 }
                 reply
             }
             Err(other) => {
                 let bytes = other.dyn_into::<js_sys::ArrayBuffer>().ok().map(|b| js_sys::Uint8Array::new(&b).to_vec());
-                protocol::handle(&mut session, &json, bytes, &mut emit)
+                let mut reread = |session: &mut Session, file_id: u32| {
+                    let blob = opened_files.get(&file_id).cloned().ok_or(EngineError::UnknownFile { file_id })?;
+                    let mut reader = BlobReader { blob, at: 0.0 };
+                    let (size_bytes, last4) = (reader.size_bytes(), reader.last4());
+                    let source = crate::decode::stream::Source { size_bytes, last4, reader: &mut reader };
+                    session.reread_stream(file_id, source, &mut |_, _| {})
+                };
+                residency::answer(&mut session, &json, bytes, &mut emit, &mut reread)
             }
         };
         if let ResponseBody::Closed { file_id } = &reply.body {
-            gzipped_files.remove(file_id);
+            opened_files.remove(file_id);
         }
         // A gzipped file goes into a bundle as it was opened (read again), else as the engine holds it.
         let as_opened = match &reply.body {
-            ResponseBody::Source { file_id, slim: false, .. } => gzipped_files.get(file_id),
+            ResponseBody::Source { file_id, slim: false, .. } if session.overview(*file_id).is_ok_and(|o| o.gzipped) => {
+                opened_files.get(file_id)
+            }
             _ => None,
         };
         let bytes = as_opened

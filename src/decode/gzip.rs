@@ -111,9 +111,26 @@ pub const READ_CHUNK_BYTES: usize = 8 << 20;
 /// growing) and then doubles, with fallible reservations, so neither the limit nor a failed allocation
 /// (the wasm heap is small) can abort the process. `arrived` sees the bytes so far after each read.
 pub fn read_bounded(reader: &mut dyn Read, capacity: usize, limit: u64, arrived: &mut dyn FnMut(&[u8])) -> Result<Vec<u8>, ReadError> {
+    read_bounded_into(Vec::new(), reader, capacity, limit, arrived)
+}
+
+/// [`read_bounded`] into `out`, a buffer kept from an earlier file (its content is discarded): where
+/// it already has room for `capacity` bytes none is allocated, so a caller that reads file after file
+/// into one buffer holds one file's worth however many it reads. A buffer too small is freed before
+/// the new one is allocated (a grown copy would hold both at once).
+pub fn read_bounded_into(
+    mut out: Vec<u8>,
+    reader: &mut dyn Read,
+    capacity: usize,
+    limit: u64,
+    arrived: &mut dyn FnMut(&[u8]),
+) -> Result<Vec<u8>, ReadError> {
     // One byte more than the limit, to tell "exactly the limit" from "more".
     let cap = usize::try_from(limit.saturating_add(1)).unwrap_or(usize::MAX);
-    let mut out: Vec<u8> = Vec::new();
+    out.clear();
+    if out.capacity() < capacity.min(cap) {
+        out = Vec::new();
+    }
     out.try_reserve_exact(capacity.min(cap)).map_err(|_| ReadError::OutOfMemory { filled: 0 })?;
     let mut filled = 0usize;
     loop {

@@ -31,6 +31,15 @@ impl From<Vec<u8>> for Input {
 }
 
 impl Input {
+    /// The bytes' buffer, where they are owned (a mapped file has none to give).
+    pub fn into_vec(self) -> Option<Vec<u8>> {
+        match self.0 {
+            Repr::Owned(v) => Some(v),
+            #[cfg(target_os = "linux")]
+            Repr::Mapped(_) => None,
+        }
+    }
+
     /// The first `len` bytes of `file` (its size, checked by the caller), mapped read-only and
     /// loaded up front. `None` where the file cannot be mapped (a pipe, an empty file): read it then.
     #[cfg(target_os = "linux")]

@@ -40,6 +40,16 @@ impl DecodedFile {
     }
 }
 
+impl DecodedFile {
+    /// The buffer that holds the file's bytes, the decoded file dropped: an XSpace's, where owned.
+    pub fn into_buffer(self) -> Option<Vec<u8>> {
+        match self.profile {
+            Profile::XSpace(space) => space.into_bytes().into_vec(),
+            _ => None,
+        }
+    }
+}
+
 /// The decoded content, one variant per format.
 pub enum Profile {
     XSpace(xplane::XSpace),

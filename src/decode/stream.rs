@@ -22,6 +22,12 @@ pub struct Source<'a> {
 /// A file too large to hold, or a gzipped one whose trailer states a plausible inflated size too
 /// large to hold, is refused before it is read.
 pub fn decode_stream(name: &str, source: Source, progress: Progress) -> Result<DecodedFile, DecodeError> {
+    decode_stream_into(name, source, Vec::new(), progress)
+}
+
+/// [`decode_stream`] into `buffer`, the bytes of a file no longer needed, reused rather than
+/// allocated afresh where it is large enough ([`gzip::read_bounded_into`]).
+pub fn decode_stream_into(name: &str, source: Source, buffer: Vec<u8>, progress: Progress) -> Result<DecodedFile, DecodeError> {
     let size_bytes = check_size(source.size_bytes)?;
     let mut head = [0u8; 2];
     let got = read_head(source.reader, &mut head).map_err(|e| unreadable(&e))?;
@@ -50,7 +56,7 @@ pub fn decode_stream(name: &str, source: Source, progress: Progress) -> Result<D
         }
         let capacity = stated.map_or(0, |n| usize::try_from(n).unwrap_or(0).saturating_add(1));
         let mut inflating = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(gzip::READ_CHUNK_BYTES, rest));
-        gzip::read_bounded(&mut inflating, capacity, limit, &mut arrived).map_err(|e| match e {
+        gzip::read_bounded_into(buffer, &mut inflating, capacity, limit, &mut arrived).map_err(|e| match e {
             gzip::ReadError::TooLarge { limit } => refusal(size_bytes, limit, true, limit, compressed_len),
             gzip::ReadError::Io { error, .. } if failed.get() => unreadable(&error),
             gzip::ReadError::OutOfMemory { filled } => no_memory(stated.unwrap_or(filled).max(filled)),
@@ -59,7 +65,7 @@ pub fn decode_stream(name: &str, source: Source, progress: Progress) -> Result<D
     } else {
         let capacity = usize::try_from(size_bytes).map_err(|_| DecodeError::TooLarge { size_bytes, limit_bytes: usize::MAX as u64 })?;
         let mut limited = (&mut rest).take(size_bytes);
-        gzip::read_bounded(&mut limited, capacity.saturating_add(1), size_bytes, &mut arrived).map_err(|e| match e {
+        gzip::read_bounded_into(buffer, &mut limited, capacity.saturating_add(1), size_bytes, &mut arrived).map_err(|e| match e {
             gzip::ReadError::Io { error, .. } => unreadable(&error),
             // The reader stops at the size, which is the limit: only memory can run out.
             gzip::ReadError::OutOfMemory { .. } | gzip::ReadError::TooLarge { .. } => no_memory(size_bytes),

@@ -40,6 +40,10 @@ pub enum EngineError {
     EngineStopped { file: String, reason: String, then: String },
     /// A tool of a run (several hosts combined) was asked for a run of no files.
     EmptyRun,
+    /// The file's bytes are not held (the page keeps one host of a run in memory and reads another
+    /// again when a tool needs it); the page's worker reads it again and asks once more. Seen by the
+    /// user only when one request needs two such files at once.
+    NotResident { file: String, file_id: u32 },
 }
 
 impl EngineError {
@@ -57,7 +61,8 @@ impl EngineError {
             | EngineError::NoSuchMemorySpace { file, .. }
             | EngineError::Analysis { file, .. }
             | EngineError::Unsupported { file, .. }
-            | EngineError::EngineStopped { file, .. } => Some(file),
+            | EngineError::EngineStopped { file, .. }
+            | EngineError::NotResident { file, .. } => Some(file),
         }
     }
 
@@ -90,6 +95,9 @@ impl EngineError {
             EngineError::Unsupported { tool, reason, .. } => format!("the {tool} does not support this trace yet: {reason}"),
             EngineError::EngineStopped { reason, then, .. } => format!("the engine stopped while working on this file ({reason}); {then}"),
             EngineError::EmptyRun => "the run has no files: a run's tools combine its hosts' traces".to_string(),
+            EngineError::NotResident { .. } => {
+                "this request needs the bytes of several hosts at once, and the page holds one host's in memory at a time".to_string()
+            }
         }
     }
 

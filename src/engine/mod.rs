@@ -20,6 +20,7 @@ pub mod overview_page;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod read_input;
+pub mod residency;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retain_memory;
 pub mod roofline;
@@ -66,6 +67,12 @@ pub struct Session {
     defer_memory_profiles: bool,
     /// The Trace Viewer's flow links and memory clock found so far, by file id.
     trace_extras: HashMap<u32, trace_viewer::TraceExtras>,
+    /// Which files' bytes are held ([`Session::holding_one_trace`]).
+    residency: residency::Residency,
+    /// Each trace's steps, by file id (see [`Session::host_step_db`]).
+    step_dbs: HashMap<u32, crate::analysis::steps::StepDb>,
+    /// Each trace's memory summary for Memory across hosts, by file id (see [`Session::host_memory`]).
+    host_memory: HashMap<u32, memory_across_hosts::HostMemory>,
 }
 
 impl Session {
@@ -96,9 +103,18 @@ impl Session {
 
     /// [`Session::open`] for a file read as a stream ([`decode::stream`]): the page's way, which holds
     /// one copy of the file's (inflated) bytes, indexed as they arrive.
+    ///
+    /// A session [holding one trace](Session::holding_one_trace) first releases the trace it holds
+    /// (its buffer takes this file's bytes), and keeps what a run's tools need of this one.
     pub fn open_stream(&mut self, path: &str, source: decode::stream::Source, progress: Progress) -> Result<&OpenFile, EngineError> {
-        let file = decode::stream::decode_stream(path, source, progress).map_err(|e| EngineError::decode(path, &e))?;
-        self.admit(path, file)
+        let buffer = self.release_streamed();
+        let file = decode::stream::decode_stream_into(path, source, buffer, progress).map_err(|e| EngineError::decode(path, &e))?;
+        let id = self.admit(path, file)?.id;
+        self.residency.streamed.insert(id);
+        if self.residency.hold_one_trace {
+            self.keep_host_results(id);
+        }
+        self.file(id)
     }
 
     /// Gives the decoded `file` an id, its overview and (for a trace with allocator events) its Memory
@@ -122,9 +138,10 @@ impl Session {
         self.files.iter().find(|f| f.id == id)
     }
 
-    /// File `id`, or the error every tool answers for a file id the session does not hold.
+    /// File `id`, or the error every tool answers for a file id the session does not hold (unknown,
+    /// or its bytes released: [`EngineError::NotResident`]).
     pub fn file(&self, id: u32) -> Result<&OpenFile, EngineError> {
-        self.get(id).ok_or(EngineError::UnknownFile { file_id: id })
+        self.get(id).ok_or_else(|| self.missing(id))
     }
 
     /// The trace (XSpace) of file `id` for `tool`, or the error every trace tool answers: an unknown
@@ -144,23 +161,27 @@ impl Session {
 
     /// An analysis of file `id` by `tool` failed on its content.
     pub fn analysis_error(&self, id: u32, tool: &str, message: String) -> EngineError {
-        match self.get(id) {
-            Some(f) => EngineError::Analysis { file: f.file.name.clone(), tool: tool.into(), message },
+        match self.name_of(id) {
+            Some(file) => EngineError::Analysis { file: file.to_string(), tool: tool.into(), message },
             None => EngineError::UnknownFile { file_id: id },
         }
     }
 
     /// `tool` cannot answer for file `id` yet, for `reason`.
     pub fn unsupported(&self, id: u32, tool: &str, reason: String) -> EngineError {
-        match self.get(id) {
-            Some(f) => EngineError::Unsupported { file: f.file.name.clone(), tool: tool.into(), reason },
+        match self.name_of(id) {
+            Some(file) => EngineError::Unsupported { file: file.to_string(), tool: tool.into(), reason },
             None => EngineError::UnknownFile { file_id: id },
         }
     }
 
     pub fn close(&mut self, id: u32) -> bool {
-        let before = self.files.len();
+        let before = self.files.len() + self.residency.released.len();
         self.files.retain(|f| f.id != id);
+        self.residency.released.retain(|r| r.id != id);
+        self.residency.streamed.remove(&id);
+        self.step_dbs.remove(&id);
+        self.host_memory.remove(&id);
         self.memory_profiles.remove(&id);
         self.op_metrics.remove(&id);
         self.forget_runs_of(id);
@@ -169,7 +190,7 @@ impl Session {
         self.trace_stores.remove(&id);
         self.op_tables.forget_file(id);
         self.trace_extras.remove(&id);
-        before != self.files.len()
+        before != self.files.len() + self.residency.released.len()
     }
 
     pub fn files(&self) -> &[OpenFile] {

@@ -29,8 +29,7 @@ impl Session {
             if any_device && !device {
                 continue;
             }
-            let (_, space) = self.trace_of(id, TOOL)?;
-            dbs.push(steps::step_db(space).map_err(|e| self.analysis_error(id, TOOL, e.to_string()))?);
+            dbs.push(self.host_step_db(id, TOOL)?.clone());
         }
         let db = steps::intersection::combine(&dbs);
         // A trace whose device side Tidemark cannot read yet has its top device ops left out.

@@ -239,6 +239,8 @@ pub enum RequestBody {
         current: Vec<u32>,
         baseline: Vec<u32>,
     },
+    /// Which files' bytes the engine holds, and the memory it has (see [`super::residency`]).
+    Residency,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -365,6 +367,9 @@ pub enum ResponseBody {
     Read {
         done: u64,
         total: u64,
+    },
+    Residency {
+        report: Box<super::residency::ResidencyReport>,
     },
 }
 
@@ -549,6 +554,7 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(comparison) => reply(ResponseBody::CompareRuns { comparison: Box::new(comparison) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
+        RequestBody::Residency => reply(ResponseBody::Residency { report: Box::new(session.residency()) }),
     }
 }
 

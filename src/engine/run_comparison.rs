@@ -167,7 +167,7 @@ impl Session {
     fn run_info(&self, ids: &[u32]) -> Result<RunInfo, EngineError> {
         let mut info = RunInfo::default();
         for &id in ids {
-            let rh = &self.file(id)?.overview.run_host;
+            let rh = &self.overview(id)?.run_host;
             if info.hosts.is_empty() {
                 info.run_dir.clone_from(&rh.run_dir);
                 info.run.clone_from(&rh.run);
@@ -182,17 +182,16 @@ impl Session {
     fn memory_peaks(&mut self, ids: &[u32], notes: &mut Vec<String>) -> Result<BTreeMap<(String, String), MemoryPeak>, EngineError> {
         let mut peaks = BTreeMap::new();
         for &id in ids {
-            let host = self.file(id)?.overview.run_host.host.clone();
-            match self.cached_memory_profile(id) {
-                Ok(profile) => {
-                    for a in &profile.allocators {
-                        let peak = MemoryPeak {
-                            peak_bytes: a.summary.peak_stats.peak_bytes_in_use,
-                            lifetime_peak_bytes: a.summary.peak_bytes_usage_lifetime,
-                        };
+            let host = self.overview(id)?.run_host.host.clone();
+            match self.host_memory(id) {
+                Ok(memory) => {
+                    for (a, lifetime_peak_bytes) in &memory.allocators {
+                        let peak = MemoryPeak { peak_bytes: a.peak_bytes, lifetime_peak_bytes: *lifetime_peak_bytes };
                         peaks.insert((host.clone(), a.memory_id.clone()), peak);
                     }
                 }
+                // A released host is read again (see `engine::residency`), not noted.
+                Err(e @ EngineError::NotResident { .. }) => return Err(e),
                 Err(e) => notes.push(format!("{host}: no memory peaks ({})", e.detail())),
             }
         }

@@ -28,8 +28,7 @@ impl Session {
                 let mut hosts = Vec::with_capacity(file_ids.len());
                 for &id in file_ids {
                     let metrics = self.op_metrics(id)?;
-                    let (_, space) = self.trace_of(id, "op tables")?;
-                    hosts.push((metrics, space.hostnames.clone()));
+                    hosts.push((metrics, self.hostnames(id, "op tables")?));
                 }
                 let combined = Arc::new(combine(&hosts));
                 self.run_op_metrics.insert(file_ids.to_vec(), combined.clone());

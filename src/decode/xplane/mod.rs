@@ -64,6 +64,11 @@ impl XSpace {
         &self.bytes
     }
 
+    /// The bytes this index points into, the index dropped (to read another file into them).
+    pub fn into_bytes(self) -> Input {
+        self.bytes
+    }
+
     pub fn plane_named(&self, name: &str) -> Option<&Plane> {
         self.planes.iter().find(|p| p.meta.name == name)
     }
