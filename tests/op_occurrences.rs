@@ -55,7 +55,6 @@ fn a_tf_op_is_found_by_its_tf_op_stat() {
     assert!(by_type.count >= summary::search(store, |e| store.name_of(e).contains(op_type)).count);
 }
 
-
 fn open(f: &str) -> (Session, u32) {
     let mut session = Session::new();
     let id = session.open(f, common::bytes(f), &mut |_, _| {}).unwrap().id;

@@ -183,7 +183,11 @@ fn hlo_op_stats_charts_are_xprofs_pies_on_the_tpu_trace() {
     assert_pie("by category", &charts.by_category, &xprof_pie(&oracle, "category", |_| true));
     assert_pie("by op", &charts.by_op, &xprof_pie(&oracle, "hlo_op_expression", |_| true));
     assert_pie("rematerialization", &charts.rematerialization, &xprof_pie(&oracle, "hlo_rematerialization", |_| true));
-    assert_pie("remat by category", &charts.rematerialization_by_category, &xprof_pie(&oracle, "category", |r| r["c"][remat]["v"] == "Yes"));
+    assert_pie(
+        "remat by category",
+        &charts.rematerialization_by_category,
+        &xprof_pie(&oracle, "category", |r| r["c"][remat]["v"] == "Yes"),
+    );
     assert_pie("outside compilation", &charts.outside_compilation, &xprof_pie(&oracle, "outside_compilation", |_| true));
     assert!(charts.by_category.len() > 2, "{:?}", charts.by_category);
     assert!(charts.by_op.iter().any(|t| t.op_type == "Other"), "small ops merged: {:?}", charts.by_op);

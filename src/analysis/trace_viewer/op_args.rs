@@ -76,9 +76,7 @@ fn matching_places(space: &XSpace, query: &Query) -> Result<FastMap<(usize, usiz
         // Events whose metadata matches (its full name, or its op stats), whatever their own stats say.
         let by_metadata: IdTable<bool> = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| {
             let stat_hit = || {
-                m.stats
-                    .iter()
-                    .any(|s| ids.contains(&s.metadata_id) && plane.stat_value(s).is_some_and(|v| v.as_str().is_some_and(matches)))
+                m.stats.iter().any(|s| ids.contains(&s.metadata_id) && plane.stat_value(s).is_some_and(|v| v.as_str().is_some_and(matches)))
             };
             (id, matches(&m.name) || stat_hit())
         }));

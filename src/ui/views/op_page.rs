@@ -5,8 +5,8 @@
 use crate::engine::framework_op_stats::TypeSelfTime;
 use crate::engine::FileOverview;
 use crate::ui::charts::pie::{PieChart, PieSlice};
-use crate::ui::state::AppState;
 use crate::ui::components::time_unit::TimeUnitSelect;
+use crate::ui::state::AppState;
 use crate::ui::use_engine::{Fetch, Reply};
 use leptos::prelude::*;
 use std::sync::Arc;

@@ -5,10 +5,10 @@
 
 mod table;
 
+use super::op_page::SelfTimePie;
 use crate::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
-use super::op_page::SelfTimePie;
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::components::table::TableState;
 use crate::ui::components::time_unit::TimeUnitSelect;
