@@ -91,21 +91,23 @@ const SLICE_VISIBILITY_THRESHOLD: f64 = 0.01;
 impl HloCharts {
     /// The charts of the table `c`: its TensorCore rows (XProf's charts leave SparseCore ops out, as
     /// its page shows them in a table of their own).
-    fn of<'a>(c: &'a HloOpStatsColumns) -> HloCharts {
-        let self_us = &c.total_self_time_us;
+    fn of(c: &HloOpStatsColumns) -> HloCharts {
         let yes_no = |flag: bool| if flag { "Yes" } else { "No" };
-        let by = |group: &dyn Fn(usize) -> Option<&'a str>| {
-            let rows = (0..self_us.len()).filter(|&i| c.core_type[i] != SPARSE_CORE);
-            merge_small(self_time_by(rows.filter_map(|i| group(i).map(|g| (g, self_us[i])))))
-        };
         HloCharts {
-            by_category: by(&|i| Some(&c.category[i])),
-            by_op: by(&|i| Some(&c.expression[i])),
-            rematerialization: by(&|i| Some(yes_no(c.rematerialization[i]))),
-            rematerialization_by_category: by(&|i| c.rematerialization[i].then_some(c.category[i].as_str())),
-            outside_compilation: by(&|i| Some(yes_no(c.outside_compilation[i]))),
+            by_category: chart(c, |i| Some(&c.category[i])),
+            by_op: chart(c, |i| Some(&c.expression[i])),
+            rematerialization: chart(c, |i| Some(yes_no(c.rematerialization[i]))),
+            rematerialization_by_category: chart(c, |i| c.rematerialization[i].then_some(c.category[i].as_str())),
+            outside_compilation: chart(c, |i| Some(yes_no(c.outside_compilation[i]))),
         }
     }
+}
+
+/// One pie of [`HloCharts`]: the self time of `c`'s TensorCore rows by `group` (rows without one are
+/// left out), small groups merged.
+fn chart<'c>(c: &'c HloOpStatsColumns, group: impl Fn(usize) -> Option<&'c str>) -> Vec<TypeSelfTime> {
+    let rows = (0..c.total_self_time_us.len()).filter(|&i| c.core_type[i] != SPARSE_CORE);
+    merge_small(self_time_by(rows.filter_map(|i| group(i).map(|g| (g, c.total_self_time_us[i])))))
 }
 
 /// `groups` (largest first) with those under [`SLICE_VISIBILITY_THRESHOLD`] of the whole merged into
@@ -184,5 +186,25 @@ impl Session {
     pub fn run_hlo_op_stats_view(&mut self, file_ids: &[u32]) -> Result<HloOpStatsView, EngineError> {
         let stats = self.run_hlo_stats(file_ids)?;
         Ok(HloOpStatsView::of(&stats, &self.run_op_metrics(file_ids)?.modules))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(name: &str, self_time_us: f64) -> TypeSelfTime {
+        TypeSelfTime { op_type: name.into(), self_time_us, fraction: self_time_us / 1000.0 }
+    }
+
+    #[test]
+    fn groups_under_one_percent_become_other_at_the_end() {
+        let merged = merge_small(vec![group("a", 900.0), group("b", 90.0), group("c", 9.0), group("d", 1.0)]);
+        let names: Vec<&str> = merged.iter().map(|g| g.op_type.as_str()).collect();
+        assert_eq!(names, ["a", "b", OTHER]);
+        assert_eq!((merged[2].self_time_us, merged[2].fraction), (10.0, 0.01));
+        // Nothing small: nothing merged; no time: nothing to share.
+        assert_eq!(merge_small(vec![group("a", 500.0), group("b", 500.0)]).len(), 2);
+        assert_eq!(merge_small(vec![group("a", 0.0)]), vec![group("a", 0.0)]);
     }
 }

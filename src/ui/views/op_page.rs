@@ -72,7 +72,7 @@ pub fn SelfTimePie(
     metric: &'static str,
     groups: Vec<TypeSelfTime>,
     empty: String,
-    #[prop(optional)] value_metric: Option<&'static str>,
+    value_metric: Option<&'static str>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     if !groups.iter().any(|t| t.self_time_us > 0.0) {

@@ -128,5 +128,5 @@ fn Page(v: Arc<FrameworkOpStatsView>, side: RwSignal<Side>, table_state: TableSt
 #[component]
 fn TypeChart(title: &'static str, testid: &'static str, metric: &'static str, by_type: Vec<TypeSelfTime>) -> impl IntoView {
     let empty = if by_type.is_empty() { "No ops on this side in this trace." } else { "The ops on this side took no self time." };
-    view! { <SelfTimePie title testid metric groups=by_type empty=empty.to_string() /> }
+    view! { <SelfTimePie title testid metric groups=by_type empty=empty.to_string() value_metric=None /> }
 }

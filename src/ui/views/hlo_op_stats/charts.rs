@@ -59,48 +59,50 @@ pub fn HloCharts(v: Arc<HloOpStatsView>) -> impl IntoView {
             </figure>
         }
     };
+    let no_time = || "No op took self time.".to_string();
+    // Title, testid, share metric, value metric, groups, what to say without a pie.
+    let pies = [
+        (
+            "Time per HLO category",
+            "hlo-pie-category",
+            "category_self_time_fraction",
+            Some("category_self_time_us"),
+            c.by_category.clone(),
+            no_time(),
+        ),
+        ("Time per HLO operation", "hlo-pie-op", "op_self_time_fraction", Some("op_self_time_us"), c.by_op.clone(), no_time()),
+        (
+            "Time spent on rematerialization",
+            "hlo-pie-remat",
+            "remat_self_time_fraction",
+            None,
+            yes_no(&c.rematerialization),
+            one_group(&c.rematerialization, "Every op is a rematerialization.", "No op is a rematerialization."),
+        ),
+        (
+            "Time spent on rematerialization per HLO category",
+            "hlo-pie-remat-category",
+            "remat_category_self_time_fraction",
+            None,
+            c.rematerialization_by_category.clone(),
+            "No op is a rematerialization.".to_string(),
+        ),
+        (
+            "Time spent on outside compilation",
+            "hlo-pie-outside",
+            "outside_self_time_fraction",
+            None,
+            yes_no(&c.outside_compilation),
+            one_group(&c.outside_compilation, "Every op ran outside compilation.", "No op ran outside compilation."),
+        ),
+    ]
+    .into_iter()
+    .map(|(title, testid, metric, value_metric, groups, empty)| view! { <SelfTimePie title testid metric value_metric groups empty /> })
+    .collect_view();
     view! {
         <details class="hlo-charts" open data-testid="hlo-charts">
             <summary>"Charts"</summary>
-            <div class="fos-charts">
-                <SelfTimePie
-                    title="Time per HLO category"
-                    testid="hlo-pie-category"
-                    metric="category_self_time_fraction"
-                    value_metric="category_self_time_us"
-                    groups=c.by_category.clone()
-                    empty="No op took self time.".to_string()
-                />
-                <SelfTimePie
-                    title="Time per HLO operation"
-                    testid="hlo-pie-op"
-                    metric="op_self_time_fraction"
-                    value_metric="op_self_time_us"
-                    groups=c.by_op.clone()
-                    empty="No op took self time.".to_string()
-                />
-                <SelfTimePie
-                    title="Time spent on rematerialization"
-                    testid="hlo-pie-remat"
-                    metric="remat_self_time_fraction"
-                    groups=yes_no(&c.rematerialization)
-                    empty=one_group(&c.rematerialization, "Every op is a rematerialization.", "No op is a rematerialization.")
-                />
-                <SelfTimePie
-                    title="Time spent on rematerialization per HLO category"
-                    testid="hlo-pie-remat-category"
-                    metric="remat_category_self_time_fraction"
-                    groups=c.rematerialization_by_category.clone()
-                    empty="No op is a rematerialization.".to_string()
-                />
-                <SelfTimePie
-                    title="Time spent on outside compilation"
-                    testid="hlo-pie-outside"
-                    metric="outside_self_time_fraction"
-                    groups=yes_no(&c.outside_compilation)
-                    empty=one_group(&c.outside_compilation, "Every op ran outside compilation.", "No op ran outside compilation.")
-                />
-            </div>
+            <div class="fos-charts">{pies}</div>
             <div class="hlo-rates">
                 {rate_chart("Measured GFLOP/s of each op (in decreasing self time)", flops, "GFLOP/s", "hlo-flop-rate-chart", any(&v.columns.model_flop_rate))}
                 {rate_chart("Memory bandwidth of each op, GiB/s (Tidemark's; XProf charts only the FLOP rate)", bandwidth, "GiB/s", "hlo-bandwidth-chart", any(&v.columns.measured_memory_bw))}
