@@ -247,7 +247,7 @@ test('V100: the kernel table fits the page at 1280 px, names cut with the full n
       return {
         width, overflow: box.scrollWidth - box.clientWidth, heads,
         nameWidth: name.getBoundingClientRect().width,
-        cut: name.querySelector('.cut').scrollWidth > name.clientWidth,
+        cut: name.scrollWidth > name.clientWidth,
         title: name.querySelector('.cut').getAttribute('title'),
         page: document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth,
       };

@@ -46,9 +46,11 @@ pub fn HloCharts(v: Arc<HloOpStatsView>) -> impl IntoView {
     let flops = vec![rate("Model GFLOP/s", "op_model_flop_rate", FLOP_RATE_COLOUR, &v.columns.model_flop_rate)];
     let bandwidth = vec![rate("Memory GiB/s", "op_memory_bw", BANDWIDTH_COLOUR, &v.columns.measured_memory_bw)];
     let any = |values: &[f64]| values.iter().any(|x| *x > 0.0);
-    let rate_chart = |title: &'static str, series: Vec<StepSeries>, unit: &'static str, testid: &'static str, has: bool| {
+    // The unit is in the title and the series' label: the axis's figures stay short enough for its margin.
+    let rate_chart = |title: &'static str, series: Vec<StepSeries>, testid: &'static str, has: bool| {
         let body = if has {
-            view! { <StepChart series names=names.clone() kind=StepChartKind::Stacked unit label=title testid height=200.0 /> }.into_any()
+            view! { <StepChart series names=names.clone() kind=StepChartKind::Stacked unit="" label=title testid height=200.0 /> }
+                .into_any()
         } else {
             view! { <p class="muted" data-testid=testid>"No op has a figure for this."</p> }.into_any()
         };
@@ -104,8 +106,8 @@ pub fn HloCharts(v: Arc<HloOpStatsView>) -> impl IntoView {
             <summary>"Charts"</summary>
             <div class="fos-charts">{pies}</div>
             <div class="hlo-rates">
-                {rate_chart("Measured GFLOP/s of each op (in decreasing self time)", flops, "GFLOP/s", "hlo-flop-rate-chart", any(&v.columns.model_flop_rate))}
-                {rate_chart("Memory bandwidth of each op, GiB/s (Tidemark's; XProf charts only the FLOP rate)", bandwidth, "GiB/s", "hlo-bandwidth-chart", any(&v.columns.measured_memory_bw))}
+                {rate_chart("Measured GFLOP/s of each op (in decreasing self time)", flops, "hlo-flop-rate-chart", any(&v.columns.model_flop_rate))}
+                {rate_chart("Memory bandwidth of each op, GiB/s (Tidemark's; XProf charts only the FLOP rate)", bandwidth, "hlo-bandwidth-chart", any(&v.columns.measured_memory_bw))}
             </div>
         </details>
     }

@@ -30,17 +30,17 @@ fn dim_column(id: &'static str, label: &'static str, metric: &'static str, get: 
 /// Widths for the table to fit beside the file panel at 1280 px, as the other op tables do: every
 /// column but the kernel's name is as narrow as its figures (12 px text, headers wrapping at spaces and
 /// soft hyphens); the kernel's name takes what is left, cut with an ellipsis, the whole name on hover.
-fn columns() -> Vec<Column<Row<C>>> {
+/// Without any op name (a TensorFlow GPU trace names none), the empty column is left out.
+fn columns(has_op_names: bool) -> Vec<Column<Row<C>>> {
     let k = Cols::<C> { key };
-    vec![
+    let op = has_op_names.then(|| k.text("op", "Op name", "op_name", |c, i| &c.columns.op_name[i]).width("96px"));
+    let mut columns = vec![
         Column::new("rank", "#", |r: &Row<C>, _| view! { <Count metric="rank" value=r.i as u64 + 1 key=key(&r.cols, r.i) /> }.into_any())
             .right()
             .width("30px")
             .sort_key(|r| r.i)
             .csv("rank", |r| (r.i + 1).to_string()),
         k.text("kernel", "Kernel name", "kernel_name", |c, i| &c.columns.kernel_name[i]).class("op"),
-        // The op beside the kernel, so both names show without scrolling sideways.
-        k.text("op", "Op name", "op_name", |c, i| &c.columns.op_name[i]).width("96px"),
         k.count("registers", "Regs per thread", "registers_per_thread", |c, i| u64::from(c.columns.registers_per_thread[i])).width("50px"),
         Column::new("shmem", "Shared mem.", |r: &Row<C>, _| {
             let b = i64::try_from(r.cols.columns.shmem_bytes[r.i]).unwrap_or(i64::MAX);
@@ -53,26 +53,30 @@ fn columns() -> Vec<Column<Row<C>>> {
         dim_column("block", "Block dim", "block_dim", |c, i| c.columns.block_dim[i]),
         dim_column("grid", "Grid dim", "grid_dim", |c, i| c.columns.grid_dim[i]),
         k.number("occupancy", "Occu\u{ad}pancy %", "occupancy_pct", 1, |c, i| c.columns.occupancy_pct[i]).width("50px"),
-        k.flag("eligible", "TC eligible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("52px"),
+        k.flag("eligible", "TC elig\u{ad}ible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("52px"),
         k.flag("uses_tc", "Uses TC", "is_kernel_using_tensor_core", |c, i| c.columns.kernel_uses_tensor_core[i]).width("42px"),
         k.count("occurrences", "Occur\u{ad}rences", "occurrences", |c, i| c.columns.occurrences[i]).width("56px"),
-        k.time("total", "Total", "total_duration_us", |c, i| c.columns.total_duration_us[i]).width("60px"),
-        k.time("avg", "Avg.", "avg_duration_us", |c, i| c.columns.avg_duration_us[i]).width("56px"),
-        k.time("min", "Min.", "min_duration_us", |c, i| c.columns.min_duration_us[i]).width("56px"),
-        k.time("max", "Max.", "max_duration_us", |c, i| c.columns.max_duration_us[i]).width("56px"),
+        k.time("total", "Total", "total_duration_us", |c, i| c.columns.total_duration_us[i]).width("68px"),
+        k.time("avg", "Avg.", "avg_duration_us", |c, i| c.columns.avg_duration_us[i]).width("66px"),
+        k.time("min", "Min.", "min_duration_us", |c, i| c.columns.min_duration_us[i]).width("66px"),
+        k.time("max", "Max.", "max_duration_us", |c, i| c.columns.max_duration_us[i]).width("66px"),
         // A kernel's occurrences are its events on the GPU's streams, named by the kernel.
         Column::new("links", "Show", |r: &Row<C>, _| {
             view! { <OpLinks module=None op=r.cols.columns.kernel_name[r.i].clone() /> }.into_any()
         })
-        .width("84px"),
-    ]
+        .width("80px"),
+    ];
+    // The op beside the kernel, so both names show without scrolling sideways.
+    columns.splice(2..2, op);
+    columns
 }
 
 /// The table of `v`'s rows; sort and filter in `state`.
 #[component]
 pub fn KernelTable(v: Arc<C>, state: TableState, csv_name: String) -> impl IntoView {
     let n = v.columns.kernel_name.len();
-    let spec = TableSpec::new("ops-table kernel-table compact", columns())
+    let has_op_names = v.columns.op_name.iter().any(|n| !n.is_empty());
+    let spec = TableSpec::new("ops-table kernel-table compact", columns(has_op_names))
         .testid("kernel-table")
         .filter("Filter by kernel or op", "kernel-filter", |r: &Row<C>| {
             vec![r.cols.columns.kernel_name[r.i].as_str(), r.cols.columns.op_name[r.i].as_str()]
