@@ -74,11 +74,11 @@ fn ask_resident(session: &mut Session, body: RequestBody) -> Response {
 fn run_requests(ids: &[u32], baseline: &[u32]) -> Vec<RequestBody> {
     let file_ids = ids.to_vec();
     vec![
-        RequestBody::RunFrameworkOpStats { file_ids: file_ids.clone(), include_idle: true },
-        RequestBody::RunHloOpStats { file_ids: file_ids.clone() },
+        RequestBody::RunFrameworkOpStats { file_ids: file_ids.clone(), include_idle: true, window: None },
+        RequestBody::RunHloOpStats { file_ids: file_ids.clone(), window: None },
         RequestBody::RunKernelStats { file_ids: file_ids.clone() },
         RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true },
-        RequestBody::RunOpProfile { file_ids: file_ids.clone(), grouping: Default::default(), include_idle: true },
+        RequestBody::RunOpProfile { file_ids: file_ids.clone(), grouping: Default::default(), include_idle: true, window: None },
         RequestBody::RunInputPipeline { file_ids: file_ids.clone() },
         RequestBody::RunOverviewPage { file_ids: file_ids.clone() },
         RequestBody::RunMemoryOverview { file_ids: file_ids.clone() },
@@ -159,7 +159,7 @@ fn a_tool_of_one_released_host_reads_that_host_again() {
     }
     // A single host's op table answers from what was kept: nothing read again.
     read_again.borrow_mut().clear();
-    let body = RequestBody::FrameworkOpStats { file_id: ids[1], include_idle: true };
+    let body = RequestBody::FrameworkOpStats { file_id: ids[1], include_idle: true, window: None };
     let got = ask(&mut lazy, body.clone(), &mut reread);
     assert_eq!(serde_json::to_value(&got).unwrap(), serde_json::to_value(ask_resident(&mut resident, body)).unwrap());
     assert!(read_again.borrow().is_empty());
@@ -168,6 +168,35 @@ fn a_tool_of_one_released_host_reads_that_host_again() {
     assert!(lazy.close(ids[1]));
     assert!(matches!(lazy.file(ids[1]), Err(EngineError::UnknownFile { .. })));
     assert!(!residency_of(&mut lazy).released.contains(&ids[1]));
+}
+
+#[test]
+fn all_hosts_over_a_step_read_each_released_host_once() {
+    let (hosts, mut lazy, ids, mut resident) = sessions();
+    let tf = &ids[..TF.len()];
+    let read_again = RefCell::new(Vec::new());
+    let mut reread = |session: &mut Session, id: u32| {
+        read_again.borrow_mut().push(id);
+        let bytes = &hosts[id as usize].1;
+        let mut reader = &bytes[..];
+        session.reread_stream(id, source(bytes, &mut reader), &mut |_, _| {})
+    };
+    // The run's first step: the windowed pass needs every host's events, so each released host is
+    // read back in turn, once, and the hosts done before answer from their kept window.
+    let (_, _, window) = resident.run_step_windows(tf).unwrap_or_else(|e| panic!("{e}")).into_iter().next().expect("the run has steps");
+    for body in [
+        RequestBody::RunFrameworkOpStats { file_ids: tf.to_vec(), include_idle: true, window: Some(window) },
+        RequestBody::RunHloOpStats { file_ids: tf.to_vec(), window: Some(window) },
+    ] {
+        let got = ask(&mut lazy, body.clone(), &mut reread);
+        let want = ask_resident(&mut resident, body);
+        assert!(!matches!(want.body, ResponseBody::Failed { .. }), "{want:?}");
+        assert_eq!(serde_json::to_value(&got).unwrap(), serde_json::to_value(&want).unwrap());
+    }
+    let mut read = read_again.borrow().clone();
+    read.sort_unstable();
+    assert_eq!(read, tf, "every TensorFlow host (all released at the start) read back once, for both tables");
+    assert_eq!(residency_of(&mut lazy).resident.len(), 1);
 }
 
 #[test]

@@ -144,6 +144,55 @@ fn hlo_op_stats_page_is_xprofs_table_on_the_tpu_trace() {
     assert!(c.category.contains(&category) && share > 0.0 && share <= 1.0, "{category} {share}");
 }
 
+/// XProf's pie chart of `table` grouping its TensorCore rows by column `group` (rows where `keep`):
+/// Σ `total_self_time` per group, largest first, groups under 1 % merged into "Other" at the end
+/// (Google Charts' `sliceVisibilityThreshold` 0.01, which XProf's page sets).
+fn xprof_pie(table: &Value, group: &str, keep: impl Fn(&Value) -> bool) -> Vec<(String, f64)> {
+    let col = |id: &str| table["cols"].as_array().unwrap().iter().position(|c| c["id"] == id).unwrap();
+    let (g, t, core) = (col(group), col("total_self_time"), col("core_type"));
+    let mut sums: std::collections::BTreeMap<String, f64> = std::collections::BTreeMap::new();
+    for r in table["rows"].as_array().unwrap().iter().filter(|r| r["c"][core]["v"] != "SparseCore" && keep(r)) {
+        *sums.entry(r["c"][g]["v"].as_str().unwrap().to_string()).or_default() += r["c"][t]["v"].as_f64().unwrap();
+    }
+    let total: f64 = sums.values().sum();
+    let mut groups: Vec<(String, f64)> = sums.into_iter().collect();
+    groups.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let (shown, small): (Vec<_>, Vec<_>) = groups.into_iter().partition(|(_, us)| us / total >= 0.01);
+    let mut pie = shown;
+    if !small.is_empty() {
+        pie.push(("Other".to_string(), small.iter().map(|(_, us)| us).sum()));
+    }
+    pie
+}
+
+fn assert_pie(label: &str, ours: &[tidemark::engine::framework_op_stats::TypeSelfTime], theirs: &[(String, f64)]) {
+    let names: Vec<&str> = ours.iter().map(|t| t.op_type.as_str()).collect();
+    assert_eq!(names, theirs.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), "{label}");
+    let total: f64 = theirs.iter().map(|(_, us)| us).sum();
+    for (t, (_, us)) in ours.iter().zip(theirs) {
+        assert!((t.self_time_us - us).abs() <= 1e-9 * us.abs().max(1.0), "{label} {}: {} vs {us}", t.op_type, t.self_time_us);
+        assert!((t.fraction - us / total).abs() <= 1e-12, "{label} {}", t.op_type);
+    }
+}
+
+#[test]
+fn hlo_op_stats_charts_are_xprofs_pies_on_the_tpu_trace() {
+    let Some((mut s, id, oracle)) = device(TPU, "hlo_stats") else { return };
+    let charts = hlo(&mut s, id).unwrap().charts;
+    let remat = oracle["cols"].as_array().unwrap().iter().position(|c| c["id"] == "hlo_rematerialization").unwrap();
+    assert_pie("by category", &charts.by_category, &xprof_pie(&oracle, "category", |_| true));
+    assert_pie("by op", &charts.by_op, &xprof_pie(&oracle, "hlo_op_expression", |_| true));
+    assert_pie("rematerialization", &charts.rematerialization, &xprof_pie(&oracle, "hlo_rematerialization", |_| true));
+    assert_pie(
+        "remat by category",
+        &charts.rematerialization_by_category,
+        &xprof_pie(&oracle, "category", |r| r["c"][remat]["v"] == "Yes"),
+    );
+    assert_pie("outside compilation", &charts.outside_compilation, &xprof_pie(&oracle, "outside_compilation", |_| true));
+    assert!(charts.by_category.len() > 2, "{:?}", charts.by_category);
+    assert!(charts.by_op.iter().any(|t| t.op_type == "Other"), "small ops merged: {:?}", charts.by_op);
+}
+
 #[test]
 fn kernel_stats_page_is_xprofs_table_on_the_v100_trace() {
     let Some((mut s, id, oracle)) = device(V100, "kernel_stats") else { return };

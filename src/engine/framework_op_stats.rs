@@ -4,6 +4,7 @@
 use super::{EngineError, Session};
 use crate::analysis::framework_op_stats::{FrameworkOpRow, FrameworkOpTable};
 use crate::analysis::op_metrics::TimeWindow;
+use crate::fast_hash::FastMap;
 use serde::{Deserialize, Serialize};
 
 /// The page's reply.
@@ -24,12 +25,14 @@ pub struct FrameworkOpStatsView {
     pub host_self_time_us: f64,
 }
 
-/// One slice of a self-time-by-type chart.
+/// One slice of a self-time pie chart: the self time of one group of rows (an op type here; an HLO
+/// category or op on the HLO Op Stats page).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TypeSelfTime {
+    /// The group's name.
     pub op_type: String,
     pub self_time_us: f64,
-    /// Of the side's self time in the table.
+    /// Of the self time of all the chart's rows.
     pub fraction: f64,
 }
 
@@ -68,15 +71,23 @@ impl Session {
     }
 }
 
-/// Sums `rows`' self time per op type, like XProf's chart grouping the table's rows: largest first,
-/// equal times by type name (so the order does not depend on the rows' order).
+/// Sums `rows`' self time per op type ([`self_time_by`]).
 fn self_time_by_type<'a>(rows: impl Iterator<Item = &'a FrameworkOpRow>) -> Vec<TypeSelfTime> {
+    self_time_by(rows.map(|r| (r.op_type.as_str(), r.total_self_time_us)))
+}
+
+/// Sums the self times (µs) of `(group, self time)` items per group, as XProf's pie charts group a
+/// table's rows: largest first, equal times by group name (so the order does not depend on the rows'
+/// order).
+pub fn self_time_by<'a>(items: impl Iterator<Item = (&'a str, f64)>) -> Vec<TypeSelfTime> {
+    let mut index: FastMap<&str, usize> = FastMap::default();
     let mut by_type: Vec<TypeSelfTime> = Vec::new();
-    for r in rows {
-        match by_type.iter_mut().find(|t| t.op_type == r.op_type) {
-            Some(t) => t.self_time_us += r.total_self_time_us,
-            None => by_type.push(TypeSelfTime { op_type: r.op_type.clone(), self_time_us: r.total_self_time_us, fraction: 0.0 }),
-        }
+    for (group, self_us) in items {
+        let i = *index.entry(group).or_insert_with(|| {
+            by_type.push(TypeSelfTime { op_type: group.to_string(), self_time_us: 0.0, fraction: 0.0 });
+            by_type.len() - 1
+        });
+        by_type[i].self_time_us += self_us;
     }
     let total: f64 = by_type.iter().map(|t| t.self_time_us).sum();
     for t in &mut by_type {

@@ -1,8 +1,10 @@
 //! What the HLO Op Stats page draws: XProf's `hlo_stats` table as columns (one array per column,
-//! rows by index, in XProf's order: longest self time first), and the figures of its summary line.
+//! rows by index, in XProf's order: longest self time first), the figures of its summary line, and
+//! the self time its pie charts group ([`HloCharts`]).
 
+use super::framework_op_stats::{self_time_by, TypeSelfTime};
 use super::{EngineError, Session};
-use crate::analysis::hlo_stats::HloStats;
+use crate::analysis::hlo_stats::{HloStats, SPARSE_CORE};
 use crate::analysis::op_metrics::{ps_to_us, safe_divide, SourceInfo, TimeWindow};
 use crate::analysis::xla_modules::XlaModules;
 use serde::{Deserialize, Serialize};
@@ -60,13 +62,74 @@ pub struct HloOpStatsView {
     pub op_time_fraction: f64,
     /// The category with the most self time and its share of the ops' self time; `None` without ops.
     pub top_category: Option<(String, f64)>,
+    pub charts: HloCharts,
+}
+
+/// The self time XProf's HLO Op Stats pie charts show, each grouping the table's rows by one column
+/// and summing their self time: largest group first, equal times by name, and, as XProf's charts draw
+/// them (`sliceVisibilityThreshold` 0.01), the groups under 1 % of the chart's whole merged into one
+/// [`OTHER`] slice at the end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HloCharts {
+    /// "Time per HLO category".
+    pub by_category: Vec<TypeSelfTime>,
+    /// "Time per HLO operation", by the op's HLO text (XProf groups by its "HLO op text" column).
+    pub by_op: Vec<TypeSelfTime>,
+    /// "Time spent on rematerialization": `Yes` / `No` (XProf draws nothing where all ops are one).
+    pub rematerialization: Vec<TypeSelfTime>,
+    /// "Time spent on rematerialization per HLO category": the rematerialized ops by category.
+    pub rematerialization_by_category: Vec<TypeSelfTime>,
+    /// "Time spent on outside compilation": `Yes` / `No` (XProf draws nothing where all ops are one).
+    pub outside_compilation: Vec<TypeSelfTime>,
+}
+
+/// The slice XProf's pie charts merge their small groups into.
+pub const OTHER: &str = "Other";
+/// Groups under this share of a chart are merged into [`OTHER`].
+const SLICE_VISIBILITY_THRESHOLD: f64 = 0.01;
+
+impl HloCharts {
+    /// The charts of the table `c`: its TensorCore rows (XProf's charts leave SparseCore ops out, as
+    /// its page shows them in a table of their own).
+    fn of(c: &HloOpStatsColumns) -> HloCharts {
+        let yes_no = |flag: bool| if flag { "Yes" } else { "No" };
+        HloCharts {
+            by_category: chart(c, |i| Some(&c.category[i])),
+            by_op: chart(c, |i| Some(&c.expression[i])),
+            rematerialization: chart(c, |i| Some(yes_no(c.rematerialization[i]))),
+            rematerialization_by_category: chart(c, |i| c.rematerialization[i].then_some(c.category[i].as_str())),
+            outside_compilation: chart(c, |i| Some(yes_no(c.outside_compilation[i]))),
+        }
+    }
+}
+
+/// One pie of [`HloCharts`]: the self time of `c`'s TensorCore rows by `group` (rows without one are
+/// left out), small groups merged.
+fn chart<'c>(c: &'c HloOpStatsColumns, group: impl Fn(usize) -> Option<&'c str>) -> Vec<TypeSelfTime> {
+    let rows = (0..c.total_self_time_us.len()).filter(|&i| c.core_type[i] != SPARSE_CORE);
+    merge_small(self_time_by(rows.filter_map(|i| group(i).map(|g| (g, c.total_self_time_us[i])))))
+}
+
+/// `groups` (largest first) with those under [`SLICE_VISIBILITY_THRESHOLD`] of the whole merged into
+/// one [`OTHER`] group at the end (none when no group is that small).
+fn merge_small(mut groups: Vec<TypeSelfTime>) -> Vec<TypeSelfTime> {
+    let total: f64 = groups.iter().map(|g| g.self_time_us).sum();
+    if total <= 0.0 {
+        return groups;
+    }
+    let small = groups.iter().position(|g| g.self_time_us / total < SLICE_VISIBILITY_THRESHOLD).unwrap_or(groups.len());
+    let rest = groups.split_off(small);
+    if !rest.is_empty() {
+        let self_time_us: f64 = rest.iter().map(|g| g.self_time_us).sum();
+        groups.push(TypeSelfTime { op_type: OTHER.to_string(), self_time_us, fraction: self_time_us / total });
+    }
+    groups
 }
 
 impl HloOpStatsView {
     /// The rows of `stats` as columns, with the summary; `modules` names each op's module.
     pub fn of(stats: &HloStats, modules: &XlaModules) -> HloOpStatsView {
         let mut c = HloOpStatsColumns::default();
-        let mut by_category: Vec<(String, f64)> = Vec::new();
         for r in &stats.rows {
             let m = &r.op;
             let (total_us, self_us, n) = (ps_to_us(m.time_ps), ps_to_us(m.self_time_ps), m.occurrences as f64);
@@ -98,17 +161,14 @@ impl HloOpStatsView {
             c.autotuned.push(m.autotuned);
             c.source.push(m.source_info.as_ref().and_then(SourceInfo::file_line).unwrap_or_default());
             c.core_type.push(r.core_type().to_string());
-            match by_category.iter_mut().find(|(k, _)| *k == m.category) {
-                Some((_, us)) => *us += self_us,
-                None => by_category.push((m.category.clone(), self_us)),
-            }
         }
         let total_self_time_us: f64 = c.total_self_time_us.iter().sum();
         // Most self time first; equal times by name, so the answer does not depend on row order.
-        by_category.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let top_category = by_category.into_iter().next().map(|(k, us)| (k, safe_divide(us, total_self_time_us)));
+        let by_category = self_time_by(c.category.iter().map(String::as_str).zip(c.total_self_time_us.iter().copied()));
+        let top_category = by_category.into_iter().next().map(|t| (t.op_type, t.fraction));
         HloOpStatsView {
             op_time_fraction: c.cumulative_self_time_fraction.last().copied().unwrap_or(0.0),
+            charts: HloCharts::of(&c),
             columns: c,
             total_self_time_us,
             top_category,
@@ -131,5 +191,25 @@ impl Session {
     pub fn run_hlo_op_stats_view_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<HloOpStatsView, EngineError> {
         let stats = self.run_hlo_stats_in(file_ids, window)?;
         Ok(HloOpStatsView::of(&stats, &self.run_op_metrics(file_ids)?.modules))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(name: &str, self_time_us: f64) -> TypeSelfTime {
+        TypeSelfTime { op_type: name.into(), self_time_us, fraction: self_time_us / 1000.0 }
+    }
+
+    #[test]
+    fn groups_under_one_percent_become_other_at_the_end() {
+        let merged = merge_small(vec![group("a", 900.0), group("b", 90.0), group("c", 9.0), group("d", 1.0)]);
+        let names: Vec<&str> = merged.iter().map(|g| g.op_type.as_str()).collect();
+        assert_eq!(names, ["a", "b", OTHER]);
+        assert_eq!((merged[2].self_time_us, merged[2].fraction), (10.0, 0.01));
+        // Nothing small: nothing merged; no time: nothing to share.
+        assert_eq!(merge_small(vec![group("a", 500.0), group("b", 500.0)]).len(), 2);
+        assert_eq!(merge_small(vec![group("a", 0.0)]), vec![group("a", 0.0)]);
     }
 }

@@ -78,17 +78,29 @@ impl Session {
             return Ok(m);
         }
         let mut hosts = Vec::with_capacity(file_ids.len());
+        // Each host's window is kept on its own: in the page a run holds one host's bytes at a time,
+        // so a request over several hosts is asked again after each released host is read back, and
+        // the hosts done before must not need their bytes again.
         for &id in file_ids {
-            let whole = self.op_metrics(id)?;
-            let (_, space) = self.trace_of(id, TOOL)?;
-            let (limited, hostnames) = (whole.in_window(space, window), space.hostnames.clone());
-            hosts.push((Arc::new(limited.map_err(|e| self.analysis_error(id, TOOL, e.to_string()))?), hostnames));
+            let limited = match self.op_tables.windowed(&[id], window) {
+                Some(kept) => kept,
+                None => {
+                    let whole = self.op_metrics(id)?;
+                    let (_, space) = self.trace_of(id, TOOL)?;
+                    let limited = Arc::new(whole.in_window(space, window).map_err(|e| self.analysis_error(id, TOOL, e.to_string()))?);
+                    self.op_tables.keep_windowed(&[id], window, limited.clone());
+                    limited
+                }
+            };
+            hosts.push((limited, self.hostnames(id, TOOL)?));
         }
         let metrics = match hosts.as_slice() {
             [(one, _)] => one.clone(),
             _ => Arc::new(combine(&hosts)),
         };
-        self.op_tables.keep_windowed(file_ids, window, metrics.clone());
+        if file_ids.len() > 1 {
+            self.op_tables.keep_windowed(file_ids, window, metrics.clone());
+        }
         Ok(metrics)
     }
 

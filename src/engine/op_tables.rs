@@ -42,11 +42,15 @@ impl OpTablesCache {
         self.windowed.iter().find(|((ids, w), _)| ids == file_ids && *w == window).map(|(_, m)| m.clone())
     }
 
-    /// Keeps the op metrics of the run `file_ids` over `window`, forgetting the oldest window kept
-    /// beyond [`KEPT_WINDOWS`].
+    /// Keeps the op metrics of the run `file_ids` over `window`, forgetting the oldest entry of another
+    /// window beyond [`KEPT_WINDOWS`]. Entries of the same window are never forgotten for each other:
+    /// a run's hosts are kept one by one over one window, and a host released in the page must find
+    /// its own entry when the request is asked again after another host was read back.
     pub(super) fn keep_windowed(&mut self, file_ids: &[u32], window: TimeWindow, metrics: Arc<FileOpMetrics>) {
-        if self.windowed.len() == KEPT_WINDOWS {
-            self.windowed.pop_front();
+        if self.windowed.len() >= KEPT_WINDOWS {
+            if let Some(oldest) = self.windowed.iter().position(|((_, w), _)| *w != window) {
+                self.windowed.remove(oldest);
+            }
         }
         self.windowed.push_back(((file_ids.to_vec(), window), metrics));
     }

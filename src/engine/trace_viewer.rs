@@ -79,7 +79,8 @@ impl Session {
     }
 
     /// The events whose names, or the ops they ran for (`tf_op`, `hlo_op`), contain `needle`
-    /// (ignoring case): a TensorFlow op's occurrences are events named by its type ([`op_args`]).
+    /// (ignoring case), or are exactly the op of a `needle` written `="name"`: a TensorFlow op's
+    /// occurrences are events named by its type ([`op_args`]).
     pub fn trace_search(&mut self, file_id: u32, needle: &str) -> Result<SearchResult, EngineError> {
         self.trace_store(file_id)?;
         let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);

@@ -1,7 +1,9 @@
 // The op-row links on the device op tables (read in place from ../shared/fixtures/device, skipped
 // with a note when absent): on the TPU v6e trace, an HLO op's "occurrences" opens the Trace Viewer
-// searching for the op with its matches counted and the first one framed, and its "buffers" the Memory
-// Viewer on the op's module; the Op Profile card and the roofline table offer the same links.
+// searching for exactly that op (`="name"`, in the box, marked "exact" and kept in the URL) with as
+// many matches as the row's occurrences and the first one framed, and its "buffers" the Memory Viewer
+// on the op's module; typed by hand, the same name matches within names again. The Op Profile card
+// and the roofline table offer the same links.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -47,10 +49,18 @@ test('TPU v6e: an HLO op\'s occurrences open the Trace Viewer on its matches', {
   await shot(page, 'hlo-op-stats-links');
   await page.click(`${first} [data-testid="op-show-occurrences"]`);
   await page.waitForSelector('[data-metric="search_match_count"]', { timeout: 60_000 });
-  assert.equal(await page.inputValue('[data-testid="trace-search"]'), name);
-  assert.ok(Number(await one(page, 'search_match_count')) >= occurrences, 'every run of the op matches');
+  assert.equal(await page.inputValue('[data-testid="trace-search"]'), `="${name}"`);
+  assert.equal(Number(await one(page, 'search_match_count')), occurrences, 'the op\'s runs, as many as the row counts');
+  assert.ok(await page.isVisible('[data-testid="search-exact"]'), 'marked exact');
+  await page.waitForFunction((q) => location.hash.includes(`search=${q}`), encodeURIComponent(`="${name}"`));
   await page.waitForFunction(() => /^1 of/.test(document.querySelector('[data-testid="search-status"]').textContent));
   await shot(page, 'hlo-op-stats-occurrences');
+  // Typed by hand, the name matches within names: `copy-done.4` is in no other name, `copy-done` is.
+  const base = name.replace(/\.\d+$/, '');
+  await page.fill('[data-testid="trace-search"]', base);
+  await page.press('[data-testid="trace-search"]', 'Tab');
+  await page.waitForFunction(() => !document.querySelector('[data-testid="search-exact"]'));
+  await page.waitForFunction((n) => Number(document.querySelector('[data-metric="search_match_count"]')?.dataset.value) > n, occurrences);
   assert.deepEqual(page.errors, []);
 });
 
@@ -69,7 +79,7 @@ test('TPU v6e: the Op Profile card and the roofline table link to an op\'s occur
   await shot(page, 'op-profile-links');
   await page.click('[data-testid="opp-card"] [data-testid="op-show-occurrences"]');
   await page.waitForSelector('[data-metric="search_match_count"]', { timeout: 60_000 });
-  assert.equal(await page.inputValue('[data-testid="trace-search"]'), name);
+  assert.equal(await page.inputValue('[data-testid="trace-search"]'), `="${name}"`);
   assert.ok(Number(await one(page, 'search_match_count')) > 0, 'the op\'s events match');
   assert.deepEqual(page.errors, []);
 });

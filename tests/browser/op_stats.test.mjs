@@ -3,7 +3,9 @@
 // (row count, the top row's self time equal to XProf's, sort, filter, CSV) and roofline (points
 // drawn, the peaks equal to XProf's, a point hovered for its card, keyboard zoom); the V100 trace's
 // kernel table equal to XProf's and its roofline with XProf's zero peak said in words (the trace
-// names no GPU vendor); light and dark screenshots.
+// names no GPU vendor); light and dark screenshots. The HLO op stats charts: the category pie's slices
+// equal XProf's rows summed by category, the FLOP rate bars XProf's column. The kernel table fits
+// the page at 1280 px (no sideways scroll), light and dark, and at 1600 px.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -111,6 +113,42 @@ test('TPU v6e: HLO op stats equal XProf\'s, sort, filter and CSV', { skip: skip(
   assert.deepEqual(page.errors, []);
 });
 
+test('TPU v6e: HLO op stats charts are XProf\'s pies and FLOP rates', { skip: skip(TPU) }, async () => {
+  const hlo = oracle(TPU, 'hlo_stats');
+  const page = await newPage(browser);
+  await openTrace(page, TPU);
+  await openTab(page, 'hlo-op-stats', 'hlo-op-stats');
+  await page.waitForSelector('[data-testid="hlo-charts"] canvas[data-testid="hlo-pie-category"][data-slices]');
+
+  // Time per HLO category: XProf's rows (TensorCore) summed by category; the largest first.
+  const [categories, selfTimes, cores] = [column(hlo, 'category'), column(hlo, 'total_self_time'), column(hlo, 'core_type')];
+  const byCategory = {};
+  categories.forEach((c, i) => { if (cores[i] !== 'SparseCore') byCategory[c] = (byCategory[c] ?? 0) + selfTimes[i]; });
+  const total = Object.values(byCategory).reduce((a, b) => a + b, 0);
+  const [top] = Object.entries(byCategory).sort((a, b) => b[1] - a[1]);
+  const legend = await page.$$eval('[data-metric="category_self_time_us"]', (es) => es.map((e) => [e.dataset.key, e.dataset.value]));
+  assert.equal(legend[0][0], top[0]);
+  assert.ok(close(await one(page, 'category_self_time_us', top[0]), top[1]), `${top[0]}: ${JSON.stringify(legend)}`);
+  assert.ok(close(await one(page, 'category_self_time_fraction', top[0]), top[1] / total));
+  for (const [category, us] of legend) {
+    if (category !== 'Other') assert.ok(close(us, byCategory[category]), `${category}: ${us} vs ${byCategory[category]}`);
+  }
+  // Hovering the pie names a slice.
+  const pie = await page.$('canvas[data-testid="hlo-pie-category"]');
+  const box = await pie.boundingBox();
+  await page.mouse.move(box.x + box.width / 2 + 10, box.y + box.height / 2 - 30);
+  await page.waitForSelector('[data-testid="hlo-pie-category-card"]');
+  // The op pie groups by XProf's op text; the FLOP rate bars are XProf's column, in the table's order.
+  assert.ok((await metric(page, 'op_self_time_us')).length > 1);
+  const rates = (await metric(page, 'op_model_flop_rate')).map(Number);
+  const theirs = column(hlo, 'model_flop_rate');
+  assert.equal(rates.length, theirs.length);
+  rates.forEach((r, i) => assert.ok(close(r, theirs[i]), `row ${i}: ${r} vs ${theirs[i]}`));
+  assert.ok(await page.$('[data-testid="hlo-flop-rate-chart"] canvas'));
+  await shot(page, 'hlo-op-stats-charts');
+  assert.deepEqual(page.errors, []);
+});
+
 test('TPU v6e: the roofline\'s points, peaks, hover card and zoom', { skip: skip(TPU) }, async () => {
   const [model] = oracle(TPU, 'roofline_model');
   const ids = Object.fromEntries(model.cols.map((c, i) => [c.id, i]));
@@ -192,6 +230,41 @@ test('V100: kernel stats equal XProf\'s; the roofline says its peak is unknown',
   assert.ok(close(await one(page, 'peak_bw', 'peak_hbm_bw'), Number(rm[0].p.peak_hbm_bw), 1e-5));
   assert.equal(await rowsOf(page, 'roofline-table'), 1, 'the program row');
   assert.deepEqual(page.errors, []);
+});
+
+test('V100: the kernel table fits the page at 1280 px, names cut with the full name on hover', { skip: skip(V100) }, async () => {
+  for (const dark of [false, true]) {
+    const page = await newPage(browser);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await openTrace(page, V100, { dark });
+    await openTab(page, 'kernel-stats', 'kernel-stats');
+    await page.waitForSelector('table.kernel-table tbody tr[data-rank]');
+    const fit = await page.$eval('table.kernel-table', (t) => {
+      const box = t.closest('.vtable');
+      const width = document.documentElement.clientWidth;
+      const name = t.querySelector('tbody tr[data-rank] td.op');
+      const heads = [...t.querySelectorAll('th')].map((h) => ({ text: h.textContent, right: h.getBoundingClientRect().right, clipped: h.scrollWidth > h.clientWidth + 1 }));
+      return {
+        width, overflow: box.scrollWidth - box.clientWidth, heads,
+        nameWidth: name.getBoundingClientRect().width,
+        cut: name.scrollWidth > name.clientWidth,
+        title: name.querySelector('.cut').getAttribute('title'),
+        page: document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth,
+      };
+    });
+    assert.ok(fit.overflow <= 0, `no sideways scroll in the table: ${fit.overflow} px`);
+    assert.ok(fit.page <= 0, `nor in the page: ${fit.page} px`);
+    for (const h of fit.heads) assert.ok(h.right <= fit.width, `${h.text} at ${h.right} of ${fit.width}`);
+    assert.ok(fit.nameWidth >= 100, `the kernel name keeps room: ${fit.nameWidth} px`);
+    assert.ok(fit.cut, 'a long kernel name ends in an ellipsis');
+    assert.equal(fit.title, column(oracle(V100, 'kernel_stats'), 'kernel_name')[0], 'its whole name on hover');
+    await shot(page, `kernel-stats-1280-${dark ? 'dark' : 'light'}`);
+    await page.setViewportSize({ width: 1600, height: 900 });
+    await page.waitForFunction(() => { const b = document.querySelector('table.kernel-table').closest('.vtable'); return b.scrollWidth <= b.clientWidth; });
+    await shot(page, `kernel-stats-1600-${dark ? 'dark' : 'light'}`);
+    assert.deepEqual(page.errors, []);
+    await page.context().close();
+  }
 });
 
 test('dark theme: the three tabs draw', { skip: skip(TPU) || skip(V100) }, async () => {

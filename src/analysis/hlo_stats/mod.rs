@@ -51,11 +51,14 @@ impl HloStatsRow {
     pub fn core_type(&self) -> &'static str {
         match self.op.core_type {
             CoreType::TensorCore => "TensorCore",
-            CoreType::SparseCore => "SparseCore",
+            CoreType::SparseCore => SPARSE_CORE,
             CoreType::Unknown => "",
         }
     }
 }
+
+/// The core type (XProf's `core_type` column) of the ops XProf's page shows in a table of their own.
+pub const SPARSE_CORE: &str = "SparseCore";
 
 /// HLO Op Stats of a device op db.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,4 +1,4 @@
-//! Search by name and the summary of a selected time range (events by name: count, total and self
+//! Search results and the summary of a selected time range (events by name: count, total and self
 //! time), both answered from the store's columns.
 
 use super::lod::first_candidate;
@@ -31,7 +31,7 @@ pub fn child_time_ps(store: &TraceStore, thread: &StoreThread, events: Range<u32
     child
 }
 
-/// The events whose names contain a text.
+/// The events a search found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SearchResult {
     /// How many events match.
@@ -41,11 +41,10 @@ pub struct SearchResult {
     pub start_ps: Vec<i64>,
 }
 
-/// The events whose name contains `needle`, ignoring case.
-pub fn search(store: &TraceStore, needle: &str) -> SearchResult {
-    let needle = needle.to_lowercase();
-    let matching: Vec<bool> = store.names().iter().map(|n| n.to_lowercase().contains(&needle)).collect();
-    let mut event: Vec<u32> = (0..store.event_count() as u32).filter(|&e| matching[store.name_ids()[e as usize] as usize]).collect();
+/// The events (indices into the store's columns) that `matches` accepts, by start time then thread
+/// order.
+pub fn search(store: &TraceStore, matches: impl Fn(u32) -> bool) -> SearchResult {
+    let mut event: Vec<u32> = (0..store.event_count() as u32).filter(|&e| matches(e)).collect();
     event.sort_by_key(|&e| (store.start_ps()[e as usize], e));
     let start_ps = event.iter().map(|&e| store.start_ps()[e as usize]).collect();
     SearchResult { count: event.len(), event, start_ps }

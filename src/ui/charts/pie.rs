@@ -57,6 +57,8 @@ pub fn PieChart(
     testid: &'static str,
     metric: &'static str,
     value_text: Arc<dyn Fn(f64) -> String + Send + Sync>,
+    /// When set, the legend also shows each slice's value (`value_text`), as this metric keyed by label.
+    value_metric: Option<&'static str>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let hovered = RwSignal::new(None::<usize>);
@@ -99,7 +101,7 @@ pub fn PieChart(
         }
     };
     let card = {
-        let slices = slices.clone();
+        let (slices, value_text) = (slices.clone(), value_text.clone());
         move || {
             let s = slices.get(hovered.get()?)?.clone();
             let value = value_text(s.value);
@@ -120,6 +122,14 @@ pub fn PieChart(
                 <li>
                     <i style=format!("background:{}", color(i))></i>
                     <span class="pie-label" title=s.label.clone()>{s.label.clone()}</span>
+                    {value_metric.map(|value_metric| {
+                        let (value_text, value) = (value_text.clone(), s.value);
+                        view! {
+                            <span class="pie-value" data-metric=value_metric data-key=s.label.clone() data-value=value.to_string()>
+                                {move || value_text(value)}
+                            </span>
+                        }
+                    })}
                     <Percent metric value=s.fraction key=s.label.clone() />
                 </li>
             }

@@ -1,7 +1,9 @@
 //! Links from an op row to the other tools, for every op table: "buffers" opens the Memory Viewer on
 //! the op's module with the buffers the op defines highlighted; "occurrences" opens the Trace Viewer
-//! with its search set to the op's name (the first match framed, next / previous from there).
+//! with its search set to exactly that op (`="name"`: its events, not those of ops whose name
+//! contains it; the first match framed, next / previous from there).
 
+use crate::analysis::trace_viewer::op_args::Query;
 use crate::ui::state::{AppState, Tool};
 use leptos::prelude::*;
 
@@ -14,11 +16,11 @@ pub fn show_buffers(state: AppState, module: String, op: String) {
     state.tool.set(Tool::MemoryViewer);
 }
 
-/// Opens the Trace Viewer of the selected file searching for `op`, the whole trace in view.
+/// Opens the Trace Viewer of the selected file searching for exactly `op`, the whole trace in view.
 pub fn show_occurrences(state: AppState, op: String) {
     state.trace_window.set(None);
     state.trace_range.set(None);
-    state.trace_search.set(Some(op));
+    state.trace_search.set(Some(Query::exact_text(&op)));
     state.tool.set(Tool::TraceViewer);
 }
 
@@ -48,7 +50,7 @@ pub fn OpLinks(
             </button>
         }
     });
-    let title = format!("Trace Viewer: search for {op}");
+    let title = format!("Trace Viewer: the events of {op}");
     view! {
         <span class="op-links">
             {buffers}

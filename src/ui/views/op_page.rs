@@ -1,11 +1,15 @@
 //! What the op table pages share around their tables: the page's frame (its controls with the time
-//! unit, its `data-state` for the tests, the engine's answer time), the CSV file name, and the
-//! sentence shown where the engine could not answer.
+//! unit, its `data-state` for the tests, the engine's answer time), the CSV file name, the sentence
+//! shown where the engine could not answer, and the self-time pie charts.
 
+use crate::engine::framework_op_stats::TypeSelfTime;
 use crate::engine::FileOverview;
+use crate::ui::charts::pie::{PieChart, PieSlice};
 use crate::ui::components::time_unit::TimeUnitSelect;
+use crate::ui::state::AppState;
 use crate::ui::use_engine::{Fetch, Reply};
 use leptos::prelude::*;
+use std::sync::Arc;
 
 /// The page `testid` of `overview`'s file: `controls` and the time unit picker above what `page`
 /// makes of the reply, or, until it is ready, `waiting` or why there is none (`error_testid`).
@@ -56,4 +60,32 @@ fn answer<T>(reply: Reply<T>, waiting: &'static str, testid: &'static str) -> Re
         Reply::Failed(error) => view! { <p class="fos-empty" data-testid=testid>{error.detail()}</p> }.into_any(),
         Reply::Rejected(message) => view! { <p class="fos-empty" data-testid=testid>{message}</p> }.into_any(),
     })
+}
+
+/// A pie of self time by group (`groups`, from the engine), each slice's share as metric `metric` and,
+/// when `value_metric` is set, its time as that metric, both keyed by the group; or `empty` where
+/// there is no time to share.
+#[component]
+pub fn SelfTimePie(
+    title: &'static str,
+    testid: &'static str,
+    metric: &'static str,
+    groups: Vec<TypeSelfTime>,
+    empty: String,
+    value_metric: Option<&'static str>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    if !groups.iter().any(|t| t.self_time_us > 0.0) {
+        return view! {
+            <figure class="pie pie-none" data-testid=testid>
+                <figcaption>{title}</figcaption>
+                <p class="muted">{empty}</p>
+            </figure>
+        }
+        .into_any();
+    }
+    let slices: Vec<PieSlice> =
+        groups.into_iter().map(|t| PieSlice { label: t.op_type, value: t.self_time_us, fraction: t.fraction }).collect();
+    let value_text = Arc::new(move |us: f64| state.time_unit.get().format(us));
+    view! { <PieChart title slices=Arc::new(slices) testid metric value_text value_metric /> }.into_any()
 }

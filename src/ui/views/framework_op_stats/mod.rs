@@ -5,10 +5,10 @@
 
 mod table;
 
+use super::op_page::SelfTimePie;
 use crate::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
-use crate::ui::charts::pie::{PieChart, PieSlice};
 use crate::ui::components::metric::{Count, Duration, Text};
 use crate::ui::components::step_window::{op_window, StepWindowChip};
 use crate::ui::components::table::TableState;
@@ -132,19 +132,6 @@ fn Page(v: Arc<FrameworkOpStatsView>, side: RwSignal<Side>, table_state: TableSt
 /// One side's pie chart, or a line saying the side has no ops.
 #[component]
 fn TypeChart(title: &'static str, testid: &'static str, metric: &'static str, by_type: Vec<TypeSelfTime>) -> impl IntoView {
-    let state = expect_context::<AppState>();
-    if !by_type.iter().any(|t| t.self_time_us > 0.0) {
-        let why = if by_type.is_empty() { "No ops on this side in this trace." } else { "The ops on this side took no self time." };
-        return view! {
-            <figure class="pie pie-none" data-testid=testid>
-                <figcaption>{title}</figcaption>
-                <p class="muted">{why}</p>
-            </figure>
-        }
-        .into_any();
-    }
-    let slices: Vec<PieSlice> =
-        by_type.iter().map(|t| PieSlice { label: t.op_type.clone(), value: t.self_time_us, fraction: t.fraction }).collect();
-    let value_text = Arc::new(move |us: f64| state.time_unit.get().format(us));
-    view! { <PieChart title slices=Arc::new(slices) testid metric value_text /> }.into_any()
+    let empty = if by_type.is_empty() { "No ops on this side in this trace." } else { "The ops on this side took no self time." };
+    view! { <SelfTimePie title testid metric groups=by_type empty=empty.to_string() value_metric=None /> }
 }

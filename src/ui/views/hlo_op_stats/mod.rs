@@ -1,7 +1,8 @@
 //! The HLO Op Stats tool: every HLO op the devices ran, with XProf's figures (times, shares, FLOP
-//! rates, bandwidths, what bounds it, its HLO text and source). Every number is the engine's
-//! ([`crate::engine::hlo_op_stats`]); this view lays them out.
+//! rates, bandwidths, what bounds it, its HLO text and source) and XProf's charts of them. Every
+//! number is the engine's ([`crate::engine::hlo_op_stats`]); this view lays them out.
 
+mod charts;
 mod table;
 
 use super::op_page;
@@ -44,7 +45,7 @@ pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     )
 }
 
-/// The reply laid out: the summary line and the table.
+/// The reply laid out: the summary line, the charts and the table.
 #[component]
 fn Page(v: Arc<HloOpStatsView>, csv_name: String) -> impl IntoView {
     let n = v.columns.rank.len();
@@ -75,6 +76,7 @@ fn Page(v: Arc<HloOpStatsView>, csv_name: String) -> impl IntoView {
             <span><Percent metric="op_time_fraction" value=v.op_time_fraction /> " of device time (the rest idle)"</span>
             {top}
         </div>
+        <charts::HloCharts v=v.clone() />
         <table::HloTable v=v.clone() state=TableState::new() csv_name />
     }
     .into_any()

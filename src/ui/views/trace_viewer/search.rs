@@ -1,7 +1,10 @@
 //! The bar's controls: search (match count, next/previous, each match centred and opened) and
 //! "export visible range" (XProf's trace JSON of the window, written by the engine, downloaded).
+//! Typed text matches within names; `="name"` (what an op row's "occurrences" link writes, so the box
+//! shows why its count is the op's own) matches exactly one op, marked "exact" beside the count.
 
 use super::clamp_window;
+use crate::analysis::trace_viewer::op_args::Query;
 use crate::analysis::trace_viewer::summary::SearchResult;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::ui::charts::viewport::Viewport;
@@ -61,11 +64,18 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
             step(true);
         }
     });
+    let exact = move || {
+        needle.with(|n| match Query::parse(n) {
+            Query::Exact(op) => Some(op),
+            Query::Contains(_) => None,
+        })
+    };
     let status = move || match fetch.reply.get() {
         Reply::Ready(r) => view! {
             <span data-testid="search-status">
                 {move || current.get().map(|i| format!("{} of ", i + 1))}
                 <Count metric="search_match_count" value=r.count as u64 /> " matches"
+                {move || exact().map(|op| view! { <ExactMark op /> })}
             </span>
         }
         .into_any(),
@@ -78,7 +88,8 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
             <input
                 type="search"
                 data-testid="trace-search"
-                placeholder="Search event names"
+                placeholder="Search event names (=\"op\" for one op)"
+                title="Text matches within event names and the ops they ran (ignoring case); =\"name\" matches exactly one op"
                 prop:value=move || needle.get()
                 on:change=move |ev| {
                     current.set(None);
@@ -97,6 +108,17 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
             <button class="btn" data-testid="search-next" title="Next match (Enter)" on:click=move |_| step(true)>"▶"</button>
         </span>
     }
+}
+
+/// Beside the count of an exact search: says that only `op`'s own events are counted, and how to
+/// match within names instead.
+#[component]
+fn ExactMark(op: String) -> impl IntoView {
+    let title = format!(
+        "Only the events of {op}: named {op}, or running it (its tf_op or hlo_op, or a framework op's full name \
+         {op}:type). Remove =\"…\" to match within names."
+    );
+    view! { <span class="tv-exact" data-testid="search-exact" title=title>"exact"</span> }
 }
 
 #[component]
