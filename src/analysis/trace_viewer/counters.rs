@@ -8,7 +8,7 @@
 //! is used and the clock says it is not exact).
 
 use crate::analysis::memory_events::Reader;
-use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile, Snapshot, HOST_PLANE};
+use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile, Snapshots, HOST_PLANE};
 use crate::decode::xplane::{IdTable, Want, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
@@ -144,13 +144,13 @@ pub fn window(a: &AllocatorProfile, clock: MemoryClock, q: &CounterQuery) -> Cou
 }
 
 /// [`window`] of an allocator's `snapshots` (sorted by time).
-fn steps(snapshots: &[Snapshot], clock: MemoryClock, q: &CounterQuery) -> CounterWindow {
+fn steps(snapshots: &Snapshots, clock: MemoryClock, q: &CounterQuery) -> CounterWindow {
     let ps_per_px = (q.end_ps.saturating_sub(q.start_ps) / i64::from(q.width_px.max(1))).max(1);
-    let first = snapshots.partition_point(|s| clock.to_trace_ps(s.time_offset_ps) < q.start_ps).saturating_sub(1);
+    let first = snapshots.times().partition_point(|&t| clock.to_trace_ps(t) < q.start_ps).saturating_sub(1);
     let mut w = CounterWindow { memory_id: q.memory_id.clone(), start_ps: q.start_ps, end_ps: q.end_ps, ..Default::default() };
     // The pixel column of the step being merged.
     let mut column = None;
-    for s in &snapshots[first..] {
+    for s in snapshots.rows(first..snapshots.len()) {
         let t = clock.to_trace_ps(s.time_offset_ps);
         if t > q.end_ps {
             break;
@@ -181,9 +181,9 @@ fn steps(snapshots: &[Snapshot], clock: MemoryClock, q: &CounterQuery) -> Counte
 mod tests {
     use super::*;
     use crate::analysis::memory_events::Activity;
-    use crate::analysis::memory_profile::{AggregationStats, SnapshotActivity};
+    use crate::analysis::memory_profile::{AggregationStats, Snapshot, SnapshotActivity};
 
-    fn snapshots(points: &[(i64, i64, i64)]) -> Vec<Snapshot> {
+    fn snapshots(points: &[(i64, i64, i64)]) -> Snapshots {
         let activity = SnapshotActivity {
             activity: Activity::Allocation,
             requested_bytes: 0,
