@@ -128,6 +128,22 @@ impl NarrowInts {
         }
     }
 
+    /// The values reordered: value `k` of the result is value `order[k]` of these (indices below
+    /// `len`), at the same width.
+    fn permuted(&self, order: &[u32]) -> NarrowInts {
+        fn gather<T: Copy>(v: &[T], order: &[u32]) -> Vec<T> {
+            order.iter().map(|&i| v[i as usize]).collect()
+        }
+        let data = match &self.data {
+            Data::Same => Data::Same,
+            Data::I8(v) => Data::I8(gather(v, order)),
+            Data::I16(v) => Data::I16(gather(v, order)),
+            Data::I32(v) => Data::I32(gather(v, order)),
+            Data::I64(v) => Data::I64(gather(v, order)),
+        };
+        NarrowInts { base: self.base, len: order.len(), data }
+    }
+
     /// Gives back the room no value took.
     pub fn shrink_to_fit(&mut self) {
         match &mut self.data {
@@ -294,7 +310,7 @@ impl Snapshots {
     /// time, so only one column is ever held twice.
     pub(super) fn permute(&mut self, order: &[u32]) {
         fn ints(c: &mut NarrowInts, order: &[u32]) {
-            *c = order.iter().map(|&i| c.get(i as usize)).collect();
+            *c = c.permuted(order);
         }
         fn plain<T: Copy>(v: &mut Vec<T>, order: &[u32]) {
             *v = order.iter().map(|&i| v[i as usize]).collect();
@@ -325,6 +341,14 @@ impl Snapshots {
         fn ints(c: &mut NarrowInts, other: NarrowInts, f: impl Fn(i64) -> i64) {
             (0..other.len()).for_each(|i| c.push(f(other.get(i))));
         }
+        // The first events taken as they are where nothing is mapped.
+        fn unmapped(c: &mut NarrowInts, other: NarrowInts) {
+            if c.is_empty() {
+                *c = other;
+            } else {
+                ints(c, other, |v| v);
+            }
+        }
         let Snapshots {
             time_offset_ps,
             stack_reserved_bytes,
@@ -342,14 +366,13 @@ impl Snapshots {
         self.time_offset_ps.extend(time_offset_ps);
         self.fragmentation.extend(fragmentation);
         self.activity.extend(activity);
-        let same = |v| v;
-        ints(&mut self.stack_reserved_bytes, stack_reserved_bytes, same);
-        ints(&mut self.heap_allocated_bytes, heap_allocated_bytes, same);
-        ints(&mut self.free_memory_bytes, free_memory_bytes, same);
-        ints(&mut self.peak_bytes_in_use, peak_bytes_in_use, same);
-        ints(&mut self.requested_bytes, requested_bytes, same);
-        ints(&mut self.allocation_bytes, allocation_bytes, same);
-        ints(&mut self.address, address, same);
+        unmapped(&mut self.stack_reserved_bytes, stack_reserved_bytes);
+        unmapped(&mut self.heap_allocated_bytes, heap_allocated_bytes);
+        unmapped(&mut self.free_memory_bytes, free_memory_bytes);
+        unmapped(&mut self.peak_bytes_in_use, peak_bytes_in_use);
+        unmapped(&mut self.requested_bytes, requested_bytes);
+        unmapped(&mut self.allocation_bytes, allocation_bytes);
+        unmapped(&mut self.address, address);
         ints(&mut self.step_id, step_id, step);
         for (c, o) in self.strings.iter_mut().zip(strings) {
             ints(c, o, |id| i64::from(string(id as StrId)));
@@ -497,6 +520,9 @@ mod tests {
             (1 << 30 | 768, u64::MAX - 3, Activity::Deallocation, 2)
         );
         assert_eq!(serde_json::to_value(&s).unwrap(), serde_json::to_value(&rows).unwrap());
+        let mut empty = Snapshots::default();
+        empty.append_mapped(rows.iter().copied().collect(), |id| id, |step| step);
+        assert_eq!(empty.iter().collect::<Vec<_>>(), rows);
 
         let order: Vec<u32> = (0..300).rev().collect();
         s.permute(&order);
