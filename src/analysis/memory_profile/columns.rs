@@ -318,7 +318,15 @@ impl Snapshots {
         plain(&mut self.time_offset_ps, order);
         plain(&mut self.fragmentation, order);
         plain(&mut self.activity, order);
-        for c in [
+        for c in self.int_columns() {
+            ints(c, order);
+        }
+    }
+
+    /// Every integer column, the strings' included.
+    fn int_columns(&mut self) -> [&mut NarrowInts; 12] {
+        let [op, region, dtype, shape] = &mut self.strings;
+        [
             &mut self.stack_reserved_bytes,
             &mut self.heap_allocated_bytes,
             &mut self.free_memory_bytes,
@@ -327,12 +335,11 @@ impl Snapshots {
             &mut self.allocation_bytes,
             &mut self.address,
             &mut self.step_id,
-        ] {
-            ints(c, order);
-        }
-        for c in &mut self.strings {
-            ints(c, order);
-        }
+            op,
+            region,
+            dtype,
+            shape,
+        ]
     }
 
     /// Appends `other`'s events, each string id mapped by `string` and step id by `step`, dropping
@@ -384,19 +391,7 @@ impl Snapshots {
         self.time_offset_ps.shrink_to_fit();
         self.fragmentation.shrink_to_fit();
         self.activity.shrink_to_fit();
-        for c in [
-            &mut self.stack_reserved_bytes,
-            &mut self.heap_allocated_bytes,
-            &mut self.free_memory_bytes,
-            &mut self.peak_bytes_in_use,
-            &mut self.requested_bytes,
-            &mut self.allocation_bytes,
-            &mut self.address,
-            &mut self.step_id,
-        ] {
-            c.shrink_to_fit();
-        }
-        self.strings.iter_mut().for_each(NarrowInts::shrink_to_fit);
+        self.int_columns().into_iter().for_each(NarrowInts::shrink_to_fit);
     }
 
     /// The event at `i` (`i < len`).
@@ -479,7 +474,7 @@ mod tests {
             time_offset_ps: 1_000_000 * k,
             stats: AggregationStats {
                 stack_reserved_bytes: 0,
-                heap_allocated_bytes: 1 << 30 | k * 256,
+                heap_allocated_bytes: (1 << 30) | (k * 256),
                 free_memory_bytes: -k,
                 fragmentation: k as f64 / 7.0,
                 peak_bytes_in_use: i64::MAX - k,
@@ -505,11 +500,20 @@ mod tests {
     fn snapshots_keep_every_field() {
         let rows: Vec<Snapshot> = (0..300).map(snapshot).collect();
         let mut s: Snapshots = rows[..200].iter().copied().collect();
-        let shifted = |r: &Snapshot| Snapshot {
-            activity: SnapshotActivity { tf_op_name: r.activity.tf_op_name - 1, step_id: r.activity.step_id - 9, ..r.activity },
-            ..*r
+        // Strings and steps as another line would have them, mapped back while appending.
+        let shifted = |r: &Snapshot| {
+            let a = &r.activity;
+            let activity = SnapshotActivity {
+                tf_op_name: a.tf_op_name ^ 1,
+                region_type: a.region_type ^ 1,
+                data_type: a.data_type ^ 1,
+                tensor_shape: a.tensor_shape ^ 1,
+                step_id: a.step_id - 9,
+                ..*a
+            };
+            Snapshot { activity, ..*r }
         };
-        s.append_mapped(rows[200..].iter().map(shifted).collect(), |id| id + 1, |step| step + 9);
+        s.append_mapped(rows[200..].iter().map(shifted).collect(), |id| id ^ 1, |step| step + 9);
         assert_eq!(s.iter().collect::<Vec<_>>(), rows);
         assert_eq!((s.len(), s.first(), s.last(), s.get(300)), (300, Some(rows[0]), Some(rows[299]), None));
         assert_eq!(s.iter().rev().next(), Some(rows[299]));
@@ -517,7 +521,7 @@ mod tests {
         assert_eq!(s.partition_point(|r| r.time_offset_ps < 5_500_000), 6);
         assert_eq!(
             (s.in_use_bytes(3), s.address(3), s.activity(3), s.step_id(9)),
-            (1 << 30 | 768, u64::MAX - 3, Activity::Deallocation, 2)
+            ((1 << 30) | 768, u64::MAX - 3, Activity::Deallocation, 2)
         );
         assert_eq!(serde_json::to_value(&s).unwrap(), serde_json::to_value(&rows).unwrap());
         let mut empty = Snapshots::default();

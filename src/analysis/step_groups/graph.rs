@@ -25,11 +25,11 @@ pub(super) struct ContextEnd {
 impl ContextEnd {
     /// `node` is below [`MAX_EVENT_NODES`].
     pub(super) fn new(id: u64, consumer: bool, node: u32) -> Self {
-        ContextEnd { id_high: (id >> 32) as u32, id_low: id as u32, side_node: u32::from(consumer) << 31 | node }
+        ContextEnd { id_high: (id >> 32) as u32, id_low: id as u32, side_node: (u32::from(consumer) << 31) | node }
     }
 
     fn id(&self) -> u64 {
-        u64::from(self.id_high) << 32 | u64::from(self.id_low)
+        (u64::from(self.id_high) << 32) | u64::from(self.id_low)
     }
 
     fn is_consumer(&self) -> bool {
