@@ -516,7 +516,7 @@ mod tests {
         s.append_mapped(rows[200..].iter().map(shifted).collect(), |id| id ^ 1, |step| step + 9);
         assert_eq!(s.iter().collect::<Vec<_>>(), rows);
         assert_eq!((s.len(), s.first(), s.last(), s.get(300)), (300, Some(rows[0]), Some(rows[299]), None));
-        assert_eq!(s.iter().rev().next(), Some(rows[299]));
+        assert_eq!(s.iter().next_back(), Some(rows[299]));
         assert_eq!(s.rows(298..400).collect::<Vec<_>>(), rows[298..]);
         assert_eq!(s.partition_point(|r| r.time_offset_ps < 5_500_000), 6);
         assert_eq!(

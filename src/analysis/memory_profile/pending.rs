@@ -1,5 +1,5 @@
 //! One memory ID's events assembled into its profile: in time order with their deallocations matched,
-//! sampled and counted while the step grouping may still run ([`Pending::new`]), then given their steps,
+//! sampled and counted, all of which needs no steps ([`Pending::new`]), then given their steps,
 //! breakdown and leak hints ([`Pending::finish`]).
 
 use super::collector::{Collected, Collector};
@@ -31,8 +31,8 @@ impl Steps {
     }
 }
 
-/// One memory ID's profile as far as it goes without the step grouping, which may still be running on
-/// another thread: summary, time order, deallocation metadata, sampled timeline, counts.
+/// One memory ID's profile as far as it goes without the steps: summary, time order, deallocation
+/// metadata, sampled timeline, counts.
 pub(super) struct Pending {
     pub(super) memory_id: String,
     /// In time order, each with its rank among the host plane's memory events as its step.
