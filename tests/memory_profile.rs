@@ -77,12 +77,12 @@ fn ui_queries_are_consistent() {
     let p = analyze("tf/d2_tf_cnn");
     let a = &p.allocators[0];
     let n = a.snapshots.len();
-    assert!(a.snapshots.windows(2).all(|w| w[0].time_offset_ps <= w[1].time_offset_ps));
+    assert!(a.snapshots.times().windows(2).all(|w| w[0] <= w[1]));
     // The whole range at 1000 points is the sampled timeline.
     let all = a.timeline_window(i64::MIN, i64::MAX, memory_profile::MAX_TIMELINE_POINTS);
     assert_eq!(all, a.sampled_timeline());
     // A narrow window at full resolution returns every snapshot in it.
-    let (t0, t1) = (a.snapshots[n / 2].time_offset_ps, a.snapshots[n / 2 + 50].time_offset_ps);
+    let (t0, t1) = (a.snapshots.times()[n / 2], a.snapshots.times()[n / 2 + 50]);
     let w = a.timeline_window(t0, t1, usize::MAX);
     assert!(w.len() >= 51 && w.iter().all(|p| (t0..=t1).contains(&p.time_offset_ps)));
     assert!(a.timeline_window(t1, t0, 10).is_empty());
@@ -111,7 +111,7 @@ fn ui_queries_are_consistent() {
 fn lifetimes_end_at_the_next_event_at_their_address() {
     for name in ["tf/d1_tf_keras_bfc", "tf/d2_tf_cnn"] {
         for a in &analyze(name).allocators {
-            let is = |i: usize, kind: Activity| a.snapshots[i].activity.activity == kind;
+            let is = |i: usize, kind: Activity| a.snapshots.activity(i) == kind;
             // Walking backwards, the next event at each address.
             let mut next_at: HashMap<u64, usize> = HashMap::new();
             let mut ends = vec![None; a.snapshots.len()];
@@ -125,7 +125,7 @@ fn lifetimes_end_at_the_next_event_at_their_address() {
             }
             for row in &a.breakdown {
                 let peak_ps = a.summary.peak_stats_time_ps;
-                let freed = row.snapshot_indices.iter().filter(|&&i| ends[i].is_some_and(|k| a.snapshots[k].time_offset_ps < peak_ps));
+                let freed = row.snapshot_indices.iter().filter(|&&i| ends[i].is_some_and(|k| a.snapshots.times()[k] < peak_ps));
                 assert_eq!(freed.count() as u64, row.freed_before_peak, "{name}");
             }
         }

@@ -214,8 +214,9 @@ impl Session {
         let file = self.file(file_id)?.file.name.clone();
         let profile = self.cached_memory_profile(file_id)?;
         let a = profile.allocator(memory_id).ok_or_else(|| no_such_memory_id(profile, file, memory_id))?;
-        let first = a.snapshots.partition_point(|s| s.time_offset_ps < start_ps);
-        let end = a.snapshots.partition_point(|s| s.time_offset_ps <= end_ps).max(first);
+        let times = a.snapshots.times();
+        let first = times.partition_point(|&t| t < start_ps);
+        let end = times.partition_point(|&t| t <= end_ps).max(first);
         let points = a.timeline_window(start_ps, end_ps, max_points.clamp(1, MAX_WINDOW_POINTS));
         Ok(TimelineWindow {
             file_id,

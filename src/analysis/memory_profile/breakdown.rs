@@ -1,7 +1,7 @@
 //! The breakdown of memory in use at the peak (XProf's `ProcessActiveAllocations`).
 
 use super::matcher::Ends;
-use super::{ActivityMetadata, Snapshot, Summary};
+use super::{ActivityMetadata, Snapshots, Summary};
 use crate::analysis::memory_events::Activity;
 use crate::fast_hash::FastMap;
 use serde::Serialize;
@@ -42,7 +42,7 @@ pub struct BreakdownRow {
 /// `stack`. Deallocations of allocations made before the step are subtracted from that unexplained heap
 /// once more, as XProf does, to separate persistent memory from last step's frees.
 pub(super) fn at_peak(
-    snapshots: &[Snapshot],
+    snapshots: &Snapshots,
     strings: &[String],
     summary: &Summary,
     ends: &Ends,
@@ -50,24 +50,19 @@ pub(super) fn at_peak(
     let mut unexplained_heap_bytes = summary.peak_stats.heap_allocated_bytes;
     let mut freed_from_earlier_steps_bytes = 0i64;
     let mut live: FastMap<u64, usize> = FastMap::default();
-    for (i, s) in snapshots.iter().enumerate() {
-        if s.time_offset_ps > summary.peak_stats_time_ps {
-            break;
-        }
-        let a = &s.activity;
-        if a.step_id != summary.peak_step_id {
-            continue;
-        }
-        match a.activity {
+    let to_peak = snapshots.times().partition_point(|&t| t <= summary.peak_stats_time_ps);
+    for i in (0..to_peak).filter(|&i| snapshots.step_id(i) == summary.peak_step_id) {
+        let (address, bytes) = (snapshots.address(i), snapshots.allocation_bytes(i));
+        match snapshots.activity(i) {
             Activity::Allocation => {
-                live.insert(a.address, i);
-                unexplained_heap_bytes = unexplained_heap_bytes.wrapping_sub(a.allocation_bytes);
+                live.insert(address, i);
+                unexplained_heap_bytes = unexplained_heap_bytes.wrapping_sub(bytes);
             }
             Activity::Deallocation => {
-                if live.remove(&a.address).is_none() {
-                    freed_from_earlier_steps_bytes = freed_from_earlier_steps_bytes.wrapping_add(a.allocation_bytes);
+                if live.remove(&address).is_none() {
+                    freed_from_earlier_steps_bytes = freed_from_earlier_steps_bytes.wrapping_add(bytes);
                 }
-                unexplained_heap_bytes = unexplained_heap_bytes.wrapping_add(a.allocation_bytes);
+                unexplained_heap_bytes = unexplained_heap_bytes.wrapping_add(bytes);
             }
         }
     }
@@ -85,13 +80,7 @@ pub(super) fn at_peak(
     // (row key, XProf's snapshot index: special k is −(k+1)), in XProf's row order, ties by index.
     // Only the strings of the live allocations are ranked: a profile's table holds every op name.
     let text = |id: super::StrId| strings.get(id as usize).map_or("", String::as_str);
-    let mut used: Vec<super::StrId> = live
-        .values()
-        .flat_map(|&i| {
-            let a = &snapshots[i].activity;
-            [a.tf_op_name, a.region_type, a.data_type, a.tensor_shape]
-        })
-        .collect();
+    let mut used: Vec<super::StrId> = live.values().flat_map(|&i| snapshots.string_ids(i)).collect();
     used.sort_unstable();
     used.dedup();
     let ranks = StringRanks::new(used.into_iter().map(text), &specials);
@@ -99,9 +88,8 @@ pub(super) fn at_peak(
     let mut items: Vec<(RowKey, i64)> = live
         .values()
         .map(|&i| {
-            let a = &snapshots[i].activity;
-            let strs = [a.tf_op_name, a.region_type, a.data_type, a.tensor_shape].map(str_rank);
-            (RowKey::new(a.allocation_bytes, a.requested_bytes, strs), i as i64)
+            let a = snapshots.row(i).activity;
+            (RowKey::new(a.allocation_bytes, a.requested_bytes, a.string_ids().map(str_rank)), i as i64)
         })
         .chain(specials.iter().enumerate().map(|(k, m)| {
             let strs = m.strings().map(|s| ranks.of(s));
@@ -131,9 +119,10 @@ pub(super) fn at_peak(
 /// Fills [`BreakdownRow::freed_before_peak`]: an allocation was freed before the peak when the
 /// deallocation that ends it ([`Ends`]: the next event at its address, in any step) is before the peak
 /// time.
-fn count_freed_before_peak(snapshots: &[Snapshot], ends: &Ends, peak_time_ps: i64, rows: &mut [BreakdownRow]) {
+fn count_freed_before_peak(snapshots: &Snapshots, ends: &Ends, peak_time_ps: i64, rows: &mut [BreakdownRow]) {
+    let times = snapshots.times();
     for row in rows {
-        let freed = |&i: &usize| ends.freed_by(i).is_some_and(|k| snapshots[k].time_offset_ps < peak_time_ps);
+        let freed = |&i: &usize| ends.freed_by(i).is_some_and(|k| times[k] < peak_time_ps);
         row.freed_before_peak = row.snapshot_indices.iter().filter(|i| freed(i)).count() as u64;
     }
 }
@@ -192,7 +181,7 @@ fn special(op: &str, region: &str, bytes: i64, step_id: i64) -> ActivityMetadata
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::memory_profile::{AggregationStats, SnapshotActivity, StrId};
+    use crate::analysis::memory_profile::{AggregationStats, Snapshot, SnapshotActivity, StrId};
 
     fn alloc(time: i64, address: u64, bytes: i64, op: StrId) -> Snapshot {
         Snapshot {
@@ -218,14 +207,16 @@ mod tests {
     fn rows_in_xprof_order_with_deterministic_representatives() {
         // The special row's "stack" sorts between "conv/b" and "x"; id 9 is not in the table: "".
         let strings: Vec<String> = ["x", "conv/b", "conv/a", ""].map(String::from).to_vec();
-        let snapshots = vec![
+        let snapshots: Snapshots = [
             alloc(1, 0x10, 64, 0),
             alloc(2, 0x20, 64, 1),
             alloc(3, 0x30, 256, 0),
             alloc(4, 0x40, 64, 2),
             alloc(5, 0x50, 64, 1),
             alloc(6, 0x60, 64, 9),
-        ];
+        ]
+        .into_iter()
+        .collect();
         let summary = Summary {
             peak_stats: AggregationStats { stack_reserved_bytes: 64, heap_allocated_bytes: 576, ..Default::default() },
             peak_stats_time_ps: 6,

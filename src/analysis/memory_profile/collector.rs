@@ -2,7 +2,7 @@
 //! peak summary.
 
 use super::interner::{same_bytes, Interner};
-use super::{AggregationStats, Snapshot, SnapshotActivity};
+use super::{AggregationStats, Snapshot, SnapshotActivity, Snapshots};
 use crate::analysis::memory_events::MemoryEvent;
 use crate::fast_hash::FastMap;
 use std::borrow::Cow;
@@ -24,11 +24,10 @@ pub(super) struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    /// A collector for at most `n` memory events, known before reading them. Their snapshots get
-    /// their room at once rather than by doubling: each doubling copies them into fresh memory and
-    /// leaves the old buffer behind, which on a large line held twice the events' own size at the
-    /// peak. Room beyond what is used is never written, so it costs no memory until it is given
-    /// back ([`Collector::shrink_to_fit`]).
+    /// A collector for at most `n` memory events, known before reading them. Their times get their
+    /// room at once rather than by doubling (the other columns' widths are not known yet). Room
+    /// beyond what is used is never written, so it costs no memory until it is given back
+    /// ([`Collector::shrink_to_fit`]).
     pub(super) fn expecting(n: usize) -> Self {
         Collector { expected: n, ..Collector::default() }
     }
@@ -59,10 +58,10 @@ impl<'a> Collector<'a> {
         // Until the step grouping is done, the event's rank among the line's memory events stands in
         // for its step ([`Pending::from_lines`](super::pending::Pending::from_lines), [`Pending::finish`](super::pending::Pending::finish)).
         let s = snapshot(e, self.count as i64, &mut c.strings);
-        if s.stats.in_use_bytes() >= c.peak.map_or(0, |i| c.snapshots[i].stats.in_use_bytes()) {
+        if s.stats.in_use_bytes() >= c.peak.map_or(0, |i| c.snapshots.in_use_bytes(i)) {
             c.peak = Some(c.snapshots.len());
         }
-        c.snapshots.push(s);
+        c.snapshots.push(&s);
         self.count += 1;
     }
 }
@@ -71,7 +70,7 @@ impl<'a> Collector<'a> {
 #[derive(Default)]
 pub(super) struct Collected<'a> {
     /// In file order, each with its rank among the line's memory events as its step.
-    pub(super) snapshots: Vec<Snapshot>,
+    pub(super) snapshots: Snapshots,
     pub(super) strings: Interner<'a>,
     /// The line's part of the summary, which XProf takes in file order ([`add_to_summary`](super::summary::add_to_summary)): its last
     /// event whose heap + stack is at least that of every event before it on the line (and at least 0).

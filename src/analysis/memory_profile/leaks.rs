@@ -1,7 +1,7 @@
 //! Tidemark-only figures: exact event counts and leak hints. XProf has neither (its page counts
 //! allocations over the ≤1000 sampled points only, which undercounts any longer profile).
 
-use super::Snapshot;
+use super::Snapshots;
 use crate::analysis::memory_events::Activity;
 use crate::fast_hash::FastMap;
 use serde::{Deserialize, Serialize};
@@ -59,9 +59,9 @@ pub struct StepFloor {
 pub const MIN_GROWING_STEPS: usize = 3;
 
 /// The counts of the time-sorted `snapshots` of which `allocations` are allocations.
-pub(super) fn counts(snapshots: &[Snapshot], sampled_indices: &[usize], allocations: u64) -> EventCounts {
-    let is_alloc = |s: &Snapshot| s.activity.activity == Activity::Allocation;
-    let sampled_allocations = sampled_indices.iter().filter(|&&i| snapshots.get(i).is_some_and(is_alloc)).count() as u64;
+pub(super) fn counts(snapshots: &Snapshots, sampled_indices: &[usize], allocations: u64) -> EventCounts {
+    let is_alloc = |i: usize| i < snapshots.len() && snapshots.activity(i) == Activity::Allocation;
+    let sampled_allocations = sampled_indices.iter().filter(|&&i| is_alloc(i)).count() as u64;
     EventCounts {
         allocations,
         deallocations: snapshots.len() as u64 - allocations,
@@ -111,7 +111,7 @@ impl StepFloors {
 }
 
 /// The leak hints of the time-sorted snapshots, given what [`Matched`] found and their steps' floors.
-pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], matched: Matched, floors: StepFloors) -> LeakHints {
+pub(super) fn hints(snapshots: &Snapshots, strings: &[String], matched: Matched, floors: StepFloors) -> LeakHints {
     let mut h = LeakHints {
         allocated_bytes: matched.allocated_bytes,
         deallocated_bytes: matched.deallocated_bytes,
@@ -122,7 +122,8 @@ pub(super) fn hints(snapshots: &[Snapshot], strings: &[String], matched: Matched
 
     let mut by_op: BTreeMap<&str, LiveOpGroup> = BTreeMap::new();
     for &i in &matched.live_at_end {
-        let a = snapshots[i].activity.resolve(strings);
+        let s = snapshots.row(i);
+        let a = s.activity.resolve(strings);
         let g = by_op.entry(a.tf_op_name).or_insert_with(|| LiveOpGroup {
             tf_op_name: a.tf_op_name.to_string(),
             allocations: 0,

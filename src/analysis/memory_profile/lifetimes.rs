@@ -23,7 +23,7 @@ impl AllocatorProfile {
             allocation_index,
             allocated_at_ps: alloc.time_offset_ps,
             deallocation_index: end,
-            deallocated_at_ps: end.map(|k| self.snapshots[k].time_offset_ps),
+            deallocated_at_ps: end.map(|k| self.snapshots.times()[k]),
         })
     }
 }

@@ -2,7 +2,7 @@
 //! their allocation's metadata, counts what the leak hints need, and records where each allocation
 //! ends ([`Ends`]), the one place that works out "the next event at this address".
 
-use super::{leaks, Snapshot};
+use super::{leaks, Snapshots};
 use crate::analysis::memory_events::Activity;
 use crate::fast_hash::FastMap;
 
@@ -30,27 +30,23 @@ impl DeallocationMatcher {
         }
     }
 
-    /// `s`, the event after `placed` (those before it in time order).
+    /// Event `i` of `all`, the events before it having been placed.
     #[inline]
-    pub(super) fn place(&mut self, placed: &[Snapshot], s: &mut Snapshot) {
-        let (i, m) = (placed.len(), &mut self.matched);
-        let d = &mut s.activity;
-        match d.activity {
+    pub(super) fn place(&mut self, all: &mut Snapshots, i: usize) {
+        let m = &mut self.matched;
+        let (address, bytes) = (all.address(i), all.allocation_bytes(i));
+        match all.activity(i) {
             Activity::Allocation => {
                 m.allocations += 1;
-                m.allocated_bytes = m.allocated_bytes.wrapping_add(d.allocation_bytes);
-                self.pending.entry(d.address).and_modify(|(_, newest)| *newest = i).or_insert((i, i));
+                m.allocated_bytes = m.allocated_bytes.wrapping_add(bytes);
+                self.pending.entry(address).and_modify(|(_, newest)| *newest = i).or_insert((i, i));
             }
             Activity::Deallocation => {
-                m.deallocated_bytes = m.deallocated_bytes.wrapping_add(d.allocation_bytes);
-                match self.pending.remove(&d.address) {
+                m.deallocated_bytes = m.deallocated_bytes.wrapping_add(bytes);
+                match self.pending.remove(&address) {
                     Some((j, newest)) => {
                         self.ends.0[newest] = u32::try_from(i).unwrap_or(Ends::UNKNOWN);
-                        let a = &placed[j].activity;
-                        d.tf_op_name = a.tf_op_name;
-                        d.region_type = a.region_type;
-                        d.data_type = a.data_type;
-                        d.tensor_shape = a.tensor_shape;
+                        all.set_string_ids(i, all.string_ids(j));
                     }
                     None => m.unmatched_deallocations += 1,
                 }

@@ -19,16 +19,16 @@
 //!
 //! Beside the allocators, XProf lists the TPU's XLA programs ([`hlo_modules`]).
 //!
-//! By job: [`scan`] reads the host plane (once, or on two threads sharing the lines by [`claims`]),
+//! By job: [`scan`] reads the host plane (once, or grouping first and then on two threads),
 //! [`collector`] turns each line's memory events into snapshots with their strings interned
-//! ([`interner`]), [`summary`] folds XProf's peak summary, [`pending`] puts each memory ID's events in
+//! ([`interner`]), kept as columns ([`columns`]), [`summary`] folds XProf's peak summary, [`pending`] puts each memory ID's events in
 //! time order ([`time_order`]) while [`matcher`] matches deallocations to allocations and records
 //! where each allocation ends, then gives the events their steps; [`breakdown`], [`leaks`] and
 //! [`lifetimes`] read the result.
 
 mod breakdown;
-mod claims;
 mod collector;
+pub mod columns;
 pub mod dtype;
 mod hlo_modules;
 mod interner;
@@ -50,6 +50,7 @@ use scan::{scan_in_parallel, scan_once, scan_recorded};
 use serde::{Deserialize, Serialize};
 
 pub use breakdown::BreakdownRow;
+pub use columns::Snapshots;
 pub use hlo_modules::ModuleRun;
 pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
 
@@ -165,6 +166,11 @@ pub struct SnapshotActivity {
 }
 
 impl SnapshotActivity {
+    /// Op, region, dtype and shape.
+    pub fn string_ids(&self) -> [StrId; 4] {
+        [self.tf_op_name, self.region_type, self.data_type, self.tensor_shape]
+    }
+
     /// With its strings looked up in `strings` (the profile's [`AllocatorProfile::strings`]; an id
     /// not in it reads as "").
     pub fn resolve<'a>(&self, strings: &'a [String]) -> ActivityRef<'a> {
@@ -213,8 +219,8 @@ pub struct AllocatorProfile {
     pub summary: Summary,
     /// The distinct strings of the snapshots' activities, in order of first use.
     pub strings: Vec<String>,
-    /// Full-resolution timeline: every event, sorted by time (ties keep file order).
-    pub snapshots: Vec<Snapshot>,
+    /// Full-resolution timeline: every event, sorted by time (ties keep file order), as columns.
+    pub snapshots: Snapshots,
     /// Indices into `snapshots` of XProf's ≤1000-point timeline.
     pub sampled_indices: Vec<usize>,
     /// What was live at the peak, XProf's order, identical neighbours merged.
@@ -269,15 +275,14 @@ pub fn analyze(space: &XSpace) -> Result<MemoryProfile, DecodeError> {
 pub enum Scan {
     /// One pass serves both: each event is read once. The only way in the browser (one thread).
     Once,
-    /// The grouping's pass (and the building of its graph) on a second thread while this one reads
-    /// the memory events: of the lines the grouping pass has been through, where it notes each
-    /// line's memory events, else of the largest line left, in a lighter pass of its own that skips
-    /// the stats of other events. Once through, both threads read what is left, in stretches. The
-    /// grouping's pass skips the memory events' own stats in turn (a dozen each), taking them for
-    /// leaves of their enclosing nodes, which they are unless one has a stat that makes it a node
-    /// ([`step_groups::NODE_MAKING_STATS`]): the memory pass checks. The default where a second
-    /// thread is available ([`crate::threads::available`]). A file that fails either pass, or fails
-    /// the check, is read again by [`Scan::Once`], so the result and any error are the same either way.
+    /// The grouping first, alone (its pass skips the memory events' own stats, a dozen each, taking
+    /// them for leaves of their enclosing nodes, which they are unless one has a stat that makes it a
+    /// node: [`step_groups::NODE_MAKING_STATS`], which the memory pass checks), then the memory events
+    /// on two threads sharing the lines, largest first, in a lighter pass that skips the stats of
+    /// other events. The grouping's graph and the snapshots, the two largest things the analysis
+    /// holds, are so never held together. The default where a second thread is available
+    /// ([`crate::threads::available`]). A file that fails either pass, or fails the check, is read
+    /// again by [`Scan::Once`], so the result and any error are the same either way.
     Parallel,
 }
 
@@ -334,10 +339,10 @@ impl AllocatorProfile {
     /// The snapshots with `start_ps <= time_offset_ps <= end_ps`, reduced to at most `max_points` by the
     /// same max filter as the overview, so a zoomed chart never hides a spike.
     pub fn timeline_window(&self, start_ps: i64, end_ps: i64, max_points: usize) -> Vec<TimelinePoint> {
-        let first = self.snapshots.partition_point(|s| s.time_offset_ps < start_ps);
-        let end = self.snapshots.partition_point(|s| s.time_offset_ps <= end_ps).max(first);
-        let window = &self.snapshots[first..end];
-        sampling::max_filter(window.len(), max_points, |i| window[i].stats.in_use_bytes())
+        let times = self.snapshots.times();
+        let first = times.partition_point(|&t| t < start_ps);
+        let end = times.partition_point(|&t| t <= end_ps).max(first);
+        sampling::max_filter(end - first, max_points, |i| self.snapshots.in_use_bytes(first + i))
             .into_iter()
             .filter_map(|i| self.point(first + i))
             .collect()
@@ -352,7 +357,7 @@ impl AllocatorProfile {
     pub fn row_metadata(&self, row: &BreakdownRow) -> Option<ActivityRef<'_>> {
         match row.special_index {
             Some(k) => self.special_allocations.get(k).map(ActivityMetadata::as_activity_ref),
-            None => row.snapshot_indices.first().and_then(|&i| self.snapshots.get(i)).map(|s| self.activity(&s.activity)),
+            None => row.snapshot_indices.first().and_then(|&i| self.snapshots.get(i)).map(|s| s.activity.resolve(&self.strings)),
         }
     }
 

@@ -1,13 +1,14 @@
 //! One memory ID's events assembled into its profile: in time order with their deallocations matched,
-//! sampled and counted while the step grouping may still run ([`Pending::new`]), then given their steps,
+//! sampled and counted, all of which needs no steps ([`Pending::new`]), then given their steps,
 //! breakdown and leak hints ([`Pending::finish`]).
 
 use super::collector::{Collected, Collector};
+use super::columns::NarrowInts;
 use super::interner::Interner;
 use super::matcher::{DeallocationMatcher, Ends};
 use super::summary::add_to_summary;
 use super::time_order::{merge_in_time_order, Run};
-use super::{breakdown, leaks, sampling, AllocatorProfile, Snapshot, Summary, INVALID_STEP_ID, MAX_TIMELINE_POINTS};
+use super::{breakdown, leaks, sampling, AllocatorProfile, Snapshots, Summary, INVALID_STEP_ID, MAX_TIMELINE_POINTS};
 use crate::analysis::step_groups;
 use crate::fast_hash::FastMap;
 
@@ -30,12 +31,12 @@ impl Steps {
     }
 }
 
-/// One memory ID's profile as far as it goes without the step grouping, which may still be running on
-/// another thread: summary, time order, deallocation metadata, sampled timeline, counts.
+/// One memory ID's profile as far as it goes without the steps: summary, time order, deallocation
+/// metadata, sampled timeline, counts.
 pub(super) struct Pending {
     pub(super) memory_id: String,
     /// In time order, each with its rank among the host plane's memory events as its step.
-    snapshots: Vec<Snapshot>,
+    snapshots: Snapshots,
     strings: Vec<String>,
     summary: Summary,
     sampled_indices: Vec<usize>,
@@ -86,8 +87,8 @@ impl Pending {
         let mut runs = Vec::with_capacity(lines.len());
         let mut summary = Summary::default();
         for (start, c) in lines {
-            if let Some(peak) = c.peak {
-                add_to_summary(&mut summary, &c.snapshots[peak]);
+            if let Some(peak) = c.peak.and_then(|i| c.snapshots.get(i)) {
+                add_to_summary(&mut summary, &peak);
             }
             if let Some(last) = c.snapshots.last() {
                 summary.peak_bytes_usage_lifetime = last.stats.peak_bytes_in_use;
@@ -95,16 +96,11 @@ impl Pending {
             let ids = strings.merge(c.strings);
             runs.push(Run { snapshots: c.snapshots, ids, start });
         }
-        // As each event takes its place in time order: its deallocation metadata, and its height for
-        // the sampled timeline, which then reads a compact list rather than every snapshot again.
+        // As each event takes its place in time order: its deallocation metadata.
         let n = runs.iter().map(|r| r.snapshots.len()).sum();
         let mut matcher = DeallocationMatcher::with_capacity(n);
-        let mut heights = Vec::with_capacity(n);
-        let snapshots = merge_in_time_order(runs, n, |placed, s| {
-            matcher.place(placed, s);
-            heights.push(s.stats.in_use_bytes());
-        });
-        let sampled_indices = sampling::max_filter(heights.len(), MAX_TIMELINE_POINTS, |i| heights[i]);
+        let snapshots = merge_in_time_order(runs, n, |all, i| matcher.place(all, i));
+        let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots.in_use_bytes(i));
         let (matched, ends) = matcher.finish();
         let counts = leaks::counts(&snapshots, &sampled_indices, matched.allocations);
         Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, matched, ends }
@@ -119,8 +115,9 @@ impl Pending {
         let mut last_valid = INVALID_STEP_ID;
         let mut floors = leaks::StepFloors::default();
         summary.peak_step_id = 0;
-        for s in &mut snapshots {
-            let rank = usize::try_from(s.activity.step_id).ok();
+        let mut steps = NarrowInts::default();
+        for i in 0..snapshots.len() {
+            let rank = usize::try_from(snapshots.step_id(i)).ok();
             let step_id = match groups.zip(rank).and_then(|(g, r)| g.of(r)) {
                 Some(group) => {
                     last_valid = group;
@@ -128,13 +125,15 @@ impl Pending {
                 }
                 None => last_valid.wrapping_add(1),
             };
-            s.activity.step_id = step_id;
-            let in_use = s.stats.in_use_bytes();
+            steps.push(step_id);
+            let in_use = snapshots.in_use_bytes(i);
             if in_use == summary.peak_stats.peak_bytes_in_use {
                 summary.peak_step_id = step_id;
             }
             floors.add(step_id, in_use);
         }
+        steps.shrink_to_fit();
+        snapshots.set_step_ids(steps);
         let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary, &ends);
         let leaks = leaks::hints(&snapshots, &strings, matched, floors);
         AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks, ends }
@@ -167,7 +166,7 @@ mod tests {
                     ..MemoryEvent::default()
                 };
                 c.add(&e);
-                add_to_summary(&mut expected, c.ids[0].1.snapshots.last().expect("added"));
+                add_to_summary(&mut expected, &c.ids[0].1.snapshots.last().expect("added"));
             }
             collectors.push(c);
         }

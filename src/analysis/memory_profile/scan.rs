@@ -1,15 +1,14 @@
-//! Reading the host plane: its memory events collected line by line ([`Collector`]) while XProf's step
-//! grouping walks every event, in one pass ([`scan_once`]) or on two threads ([`scan_in_parallel`]), as
-//! [`super::Scan`] says.
+//! Reading the host plane: its memory events collected line by line ([`Collector`]) and XProf's step
+//! grouping of every event, in one pass ([`scan_once`]) or grouping first and then the memory events on
+//! two threads ([`scan_in_parallel`]), as [`super::Scan`] says.
 
-use super::claims::{Claims, Work};
 use super::collector::Collector;
 use super::pending::{Pending, Steps};
 use crate::analysis::memory_events::{self, MemoryEvent};
 use crate::analysis::step_groups;
-use crate::decode::xplane::{EventAt, Plane, RawEvent, StatValue, Want, XSpace};
+use crate::decode::xplane::{Plane, StatValue, Want, XSpace};
 use crate::decode::DecodeError;
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Each memory ID's profile up to its steps (in order of appearance), and the memory events' steps
 /// (`None` when there were no memory events to give steps to).
@@ -73,82 +72,59 @@ pub(super) fn scan_recorded<'a>(space: &'a XSpace, plane: &'a Plane, reader: &me
 }
 
 pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Option<Scanned> {
-    // Where each line's memory events are, noted by the grouping pass as it goes: a line read after
-    // that is not walked again, only its memory events are read. This thread reads the noted lines
-    // in file order, behind the grouping pass, and walks the largest line left when none is. Once
-    // the grouping pass is through, both threads read what is left in stretches of a line's memory
-    // events ([`Claims::split`]). So the work shares itself out, whichever pass is the longer on the
-    // trace at hand, and neither thread is left reading a long line alone at the end.
-    let noted: Vec<OnceLock<Vec<EventAt>>> = plane.lines.iter().map(|_| OnceLock::new()).collect();
-    let claims = Mutex::new(Claims::new(plane));
-    let claim = |f: &dyn Fn(&mut Claims) -> Option<Work>| claims.lock().ok().and_then(|mut c| f(&mut c));
-    let no_stats = plane.stat_selection(&[]);
-    // A stretch's events are collected as if it were a line of its own: stretches of a line, in
-    // order, make up the line (ranks, summary, strings and time order all follow file order).
-    let read = |(line_index, stretch): Work| {
-        let line = &plane.lines[line_index];
-        let noted = noted[line_index].get().map(|events| (events, stretch.unwrap_or(0..events.len())));
-        // A line walked here has at most as many memory events as events.
-        let expected = noted.as_ref().map_or(line.event_count, |(_, stretch)| stretch.len());
-        let mut collector = Collector::expecting(expected);
-        let mut event = MemoryEvent::default();
-        let add = |event_index, ev: &RawEvent<'a, '_>| {
-            if reader.read_into(line, line_index, event_index, ev, &mut event)? {
-                collector.add(&event);
-            }
-            Ok(())
-        };
-        let start = match noted {
-            Some((events, stretch)) => {
-                space.for_each_event_at(line, &events[stretch.clone()], add)?;
-                stretch.start
-            }
-            None => {
-                space.for_each_raw_event(line, &no_stats, |m| reader.wants(m), add)?;
-                0
-            }
-        };
-        collector.shrink_to_fit();
-        Ok::<_, DecodeError>(((line_index, start), collector))
+    // The grouping first, whole: its pass and the graph it builds are the largest things the analysis
+    // holds, and the memory events' snapshots the next, so they are never held together (on a long
+    // trace, both at once came to most of the file's size again). Its pass skips the memory events'
+    // own stats, which the memory pass checks ([`memory_events::Reader::watching`]).
+    let groups = {
+        let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
+        let stats = plane.stat_selection(&step_groups::STATS);
+        let plain = grouper.plain_tracked();
+        let want = |m| if plain.get(m) { Want::Header } else { Want::Stats };
+        for line in &plane.lines {
+            grouper.start_line(line);
+            space.for_each_raw_event(line, &stats, want, |_, ev| grouper.push(ev)).ok()?;
+        }
+        grouper.finish()
     };
-    let (noted, claims) = (&noted, &claims);
-    std::thread::scope(|scope| {
-        let (lines_read, lines_to_merge) = std::sync::mpsc::channel();
-        let grouping = scope.spawn(move || {
-            let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
-            let stats = plane.stat_selection(&step_groups::STATS);
-            let plain = grouper.plain_tracked();
-            let want = |m| if plain.get(m) { Want::Header } else { Want::Stats };
-            for (line_index, line) in plane.lines.iter().enumerate() {
-                grouper.start_line(line);
-                // Not for a line the other thread is already reading.
-                let note = claims.lock().is_ok_and(|c| !c.taken[line_index]);
-                let mut events = Vec::new();
-                space.for_each_raw_event(line, &stats, want, |event_index, ev| {
-                    if note && reader.wants(ev.header.metadata_id) {
-                        events.push(ev.at(event_index));
+    // Then the memory events, the lines shared by two threads, the largest first: each thread takes
+    // the next line left, so neither is left reading a long line alone at the end.
+    let mut by_size: Vec<usize> = (0..plane.lines.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(plane.lines[i].range().len()));
+    let next = AtomicUsize::new(0);
+    let no_stats = plane.stat_selection(&[]);
+    let read = || -> Result<Vec<(usize, Collector<'a>)>, DecodeError> {
+        let mut read = Vec::new();
+        while let Some(&line_index) = by_size.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let line = &plane.lines[line_index];
+            let mut collector = Collector::expecting(line.event_count);
+            let mut event = MemoryEvent::default();
+            space.for_each_raw_event(
+                line,
+                &no_stats,
+                |m| reader.wants(m),
+                |event_index, ev| {
+                    if reader.read_into(line, line_index, event_index, ev, &mut event)? {
+                        collector.add(&event);
                     }
-                    grouper.push(ev)
-                })?;
-                let _ = noted[line_index].set(events);
-            }
-            if let Ok(mut c) = claims.lock() {
-                c.split(|line| noted[line].get().map_or(0, Vec::len));
-            }
-            let mine: Vec<_> = std::iter::from_fn(|| claim(&Claims::stretch)).map(read).collect::<Result<_, _>>()?;
-            // The other thread merges the lines while this one finishes the grouping.
-            let _ = lines_read.send(mine);
-            Ok::<_, DecodeError>(grouper.finish())
-        });
-        let next = |c: &mut Claims| c.next(noted);
-        let memory: Result<Vec<_>, DecodeError> = std::iter::from_fn(|| claim(&next)).map(read).collect();
-        // The work that needs no steps is done while the grouping thread may still be running.
-        let pending = lines_to_merge.recv().ok().zip(memory.ok()).filter(|_| !reader.saw_unexpected()).map(|(theirs, mut lines)| {
-            lines.extend(theirs);
-            lines.sort_by_key(|&(at, _)| at);
-            Pending::from_lines(lines.into_iter().map(|(_, c)| c).collect())
-        });
-        let groups = grouping.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)).ok()?;
-        Some((pending?, Some(Steps::Grouped(groups))))
-    })
+                    Ok(())
+                },
+            )?;
+            collector.shrink_to_fit();
+            read.push((line_index, collector));
+        }
+        Ok(read)
+    };
+    let (theirs, mine) = std::thread::scope(|scope| {
+        let other = scope.spawn(read);
+        let mine = read();
+        (other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), mine)
+    });
+    let mut lines = theirs.ok()?;
+    lines.extend(mine.ok()?);
+    if reader.saw_unexpected() {
+        return None;
+    }
+    lines.sort_by_key(|&(line_index, _)| line_index);
+    Some((Pending::from_lines(lines.into_iter().map(|(_, c)| c).collect()), Some(Steps::Grouped(groups))))
 }

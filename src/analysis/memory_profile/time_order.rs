@@ -1,75 +1,52 @@
-//! Each line's events of one memory ID put in one list in time order, in place.
+//! Each line's events of one memory ID put in one list in time order.
 
-use super::{Snapshot, StrId};
+use super::{Snapshots, StrId};
 
 /// One line's events of one memory ID, in file order, with its string ids still the line's own.
 pub(super) struct Run {
-    pub(super) snapshots: Vec<Snapshot>,
+    pub(super) snapshots: Snapshots,
     /// The profile's string id of each of the line's.
     pub(super) ids: Vec<StrId>,
     /// Where the line's ranks start among the plane's memory events.
     pub(super) start: i64,
 }
 
-impl Run {
-    /// Gives `s`, one of this run's events, the profile's string ids and its rank among the plane's
-    /// memory events.
-    #[inline]
-    fn globalise(&self, s: &mut Snapshot) {
-        let a = &mut s.activity;
-        for id in [&mut a.tf_op_name, &mut a.region_type, &mut a.data_type, &mut a.tensor_shape] {
-            *id = self.ids[*id as usize];
-        }
-        a.step_id += self.start;
-    }
-}
-
 /// The `n` events of `runs` (each line's) in one list by time, stably: events at the same time in the
-/// order of the runs, then of each run. Each event is then shown to `place` with the events placed
-/// before it, in order.
+/// order of the runs, then of each run, each with the profile's string ids and its rank among the
+/// plane's memory events as its step. Each event is then shown to `place` with its index, in order.
 ///
-/// The list is built where the events already are, so a profile never holds its events twice: the
-/// largest run's buffer takes the others' events (natively a large buffer grows by moving its pages,
-/// not copying them), each run freed once copied, and is then sorted in place. A single run, nearly
-/// always in time order already, is used as it is.
-pub(super) fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMut(&[Snapshot], &mut Snapshot)) -> Vec<Snapshot> {
-    let (mut all, in_file_order) = gather(runs, n);
-    if !(in_file_order && all.is_sorted_by_key(|s| s.time_offset_ps)) {
-        // By time, then by rank among the plane's memory events (file order): the stable order,
-        // whichever order the runs were gathered in. The runs are each nearly in time order, which
-        // the sort finds and merges (with room for half the events beside them).
-        all.sort_by_key(|s| (s.time_offset_ps, s.activity.step_id));
+/// The runs are appended in order, each dropped once copied, so the events are held about once; when
+/// they are not in time order already, the order is sorted as indices (4 bytes an event, where moving
+/// the events themselves needed room for half of them beside them) and the columns are reordered one
+/// at a time.
+pub(super) fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMut(&mut Snapshots, usize)) -> Snapshots {
+    let mut all = Snapshots::default();
+    let _ = all.try_reserve_exact(n);
+    for run in runs {
+        let Run { snapshots, ids, start } = run;
+        all.append_mapped(snapshots, |id| ids[id as usize], |rank| rank + start);
     }
+    let times = all.times();
+    if !times.is_sorted() {
+        // By time, then file order (the rank, which the append order follows): a stable sort of the
+        // indices. The runs are each nearly in time order, which the sort finds and merges.
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by_key(|&i| times[i as usize]);
+        all.permute(&order);
+    }
+    all.shrink_to_fit();
     for i in 0..all.len() {
-        let (placed, rest) = all.split_at_mut(i);
-        place(placed, &mut rest[0]);
+        place(&mut all, i);
     }
     all
-}
-
-/// The events of `runs` in one buffer, globalised ([`Run::globalise`]), and whether they are in the
-/// runs' order (else the largest run's come first).
-fn gather(mut runs: Vec<Run>, n: usize) -> (Vec<Snapshot>, bool) {
-    let largest = (0..runs.len()).max_by_key(|&r| (runs[r].snapshots.len(), std::cmp::Reverse(r))).unwrap_or(0);
-    let Some(base) = runs.get_mut(largest) else { return (Vec::new(), true) };
-    let mut all = std::mem::take(&mut base.snapshots);
-    all.iter_mut().for_each(|s| base.globalise(s));
-    all.reserve_exact(n.saturating_sub(all.len()));
-    for run in runs {
-        all.extend(run.snapshots.iter().map(|&(mut s)| {
-            run.globalise(&mut s);
-            s
-        }));
-    }
-    (all, largest == 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn at(time: i64, rank: i64) -> Snapshot {
-        Snapshot {
+    fn at(time: i64, rank: i64) -> super::super::Snapshot {
+        super::super::Snapshot {
             time_offset_ps: time,
             stats: Default::default(),
             activity: super::super::SnapshotActivity {
@@ -95,10 +72,9 @@ mod tests {
             ids: vec![0],
             start,
         };
-        // The largest run is not the first: its buffer takes the others' events, ahead of theirs.
         let runs = vec![run(0, &[30, 10]), run(2, &[20, 10, 10, 40]), run(6, &[5, 30, 30])];
         let mut seen = Vec::new();
-        let all = merge_in_time_order(runs, 9, |placed, s| seen.push((placed.len(), s.activity.step_id)));
+        let all = merge_in_time_order(runs, 9, |all, i| seen.push((i, all.step_id(i))));
         let got: Vec<(i64, i64)> = all.iter().map(|s| (s.time_offset_ps, s.activity.step_id)).collect();
         assert_eq!(got, [(5, 6), (10, 1), (10, 3), (10, 4), (20, 2), (30, 0), (30, 7), (30, 8), (40, 5)]);
         assert_eq!(seen, got.iter().enumerate().map(|(i, &(_, rank))| (i, rank)).collect::<Vec<_>>());

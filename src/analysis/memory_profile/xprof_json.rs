@@ -143,7 +143,7 @@ fn per_allocator(w: &mut Writer, a: &AllocatorProfile) {
     w.raw("}");
 }
 
-fn snapshots<'s>(w: &mut Writer, a: &AllocatorProfile, list: impl Iterator<Item = &'s Snapshot>) {
+fn snapshots(w: &mut Writer, a: &AllocatorProfile, list: impl Iterator<Item = Snapshot>) {
     // Each distinct string as JSON once: a timeline repeats a few op names and shapes a thousand times.
     let strings: Vec<Vec<u8>> = a.strings.iter().map(|s| Writer::json_string(s)).collect();
     let string = |id: super::StrId| Value::Json(strings.get(id as usize).map_or(b"\"\"", Vec::as_slice));

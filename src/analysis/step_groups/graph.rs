@@ -8,70 +8,109 @@ use std::collections::VecDeque;
 
 /// XProf skips a context with at least this many producers and consumers (a runaway fan-out).
 pub(super) const MAX_CONTEXT_FAN: usize = 64;
-/// Adds the edges of the inter-thread contexts ([`super::Grouper::push`]'s packed ends) to `edges`;
-/// returns the node count, hubs included.
+/// The most nodes the grouping numbers for events: a node's number and a context end's side share
+/// one 32-bit word ([`ContextEnd`]).
+pub(super) const MAX_EVENT_NODES: u32 = 1 << 31;
+
+/// One end of an inter-thread context of one type ([`super::Grouper::push`]): its id, then its side
+/// (producers first) and node in one word, so that the ends sorted as integers put each context's
+/// together, producers first, in node order. 12 bytes: a long trace has millions.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct ContextEnd {
+    id_high: u32,
+    id_low: u32,
+    side_node: u32,
+}
+
+impl ContextEnd {
+    /// `node` is below [`MAX_EVENT_NODES`].
+    pub(super) fn new(id: u64, consumer: bool, node: u32) -> Self {
+        ContextEnd { id_high: (id >> 32) as u32, id_low: id as u32, side_node: (u32::from(consumer) << 31) | node }
+    }
+
+    fn id(&self) -> u64 {
+        (u64::from(self.id_high) << 32) | u64::from(self.id_low)
+    }
+
+    fn is_consumer(&self) -> bool {
+        self.side_node >> 31 == 1
+    }
+
+    fn node(&self) -> u32 {
+        self.side_node & (MAX_EVENT_NODES - 1)
+    }
+}
+
+/// Adds the edges of the inter-thread contexts (the ends of each context type) to `edges`; returns
+/// the node count, hubs included.
 ///
 /// Each context's producers, then its consumers. XProf makes every producer a parent of every
 /// consumer. A context with several of both goes through one extra node instead (producers → it →
 /// consumers): p + c edges, not p · c, and the same events reachable from any event, so the same
-/// groups (the extra node has no root level). Which order the contexts come in changes no group, so
-/// the ends are sorted as plain integers.
-pub(super) fn context_edges(context_ends: Vec<u128>, nodes: u32, edges: &mut Vec<(u32, u32)>) -> usize {
-    let ends = contexts_together(context_ends);
-    let context = |e: &u128| e >> 33;
-    let is_consumer = |e: &u128| (e >> 32) & 1 == 1;
-    let node = |e: &u128| *e as u32;
+/// groups (the extra node has no root level). Which order the contexts come in changes no group (an
+/// event is at most one context's producer and one's consumer), so the ends are sorted as plain
+/// integers, one type at a time, each type's dropped once its edges are made.
+pub(super) fn context_edges(ends_by_type: Vec<Vec<ContextEnd>>, nodes: u32, edges: &mut Vec<(u32, u32)>) -> usize {
     let mut n = nodes as usize;
-    for context in ends.chunk_by(|a, b| context(a) == context(b)) {
-        let (producers, consumers) = context.split_at(context.partition_point(|e| !is_consumer(e)));
-        if producers.len() >= MAX_CONTEXT_FAN && consumers.len() >= MAX_CONTEXT_FAN {
-            continue;
-        }
-        let hub = (producers.len() > 1 && consumers.len() > 1).then(|| u32::try_from(n).ok().filter(|&h| h != UNGROUPED)).flatten();
-        if let Some(hub) = hub {
-            n += 1;
-            edges.extend(producers.iter().map(|p| (node(p), hub)));
-            edges.extend(consumers.iter().map(|c| (hub, node(c))));
-        } else {
-            for p in producers {
-                edges.extend(consumers.iter().map(|c| (node(p), node(c))));
+    for mut ends in ends_by_type {
+        contexts_together(&mut ends);
+        for context in ends.chunk_by(|a, b| a.id() == b.id()) {
+            let (producers, consumers) = context.split_at(context.partition_point(|e| !e.is_consumer()));
+            if producers.len() >= MAX_CONTEXT_FAN && consumers.len() >= MAX_CONTEXT_FAN {
+                continue;
+            }
+            let hub = (producers.len() > 1 && consumers.len() > 1).then(|| u32::try_from(n).ok().filter(|&h| h != UNGROUPED)).flatten();
+            if let Some(hub) = hub {
+                n += 1;
+                edges.extend(producers.iter().map(|p| (p.node(), hub)));
+                edges.extend(consumers.iter().map(|c| (hub, c.node())));
+            } else {
+                for p in producers {
+                    edges.extend(consumers.iter().map(|c| (p.node(), c.node())));
+                }
             }
         }
     }
     n
 }
 
-/// The context ends ([`Grouper::push`]'s packing) reordered so that each context's ends are adjacent,
-/// producers first. Contexts may come in any order, so instead of sorting a million ends outright they
-/// are spread over about one bucket per eight ends by a hash of their context, and each small bucket is
-/// sorted. The hash is fixed (the result must not vary between runs); a file crafted to put every
-/// context in one bucket only brings back the cost of one full sort.
-pub(super) fn contexts_together(ends: Vec<u128>) -> Vec<u128> {
-    let n = ends.len();
-    let bits = (usize::BITS - n.leading_zeros()).saturating_sub(3).clamp(1, 24);
-    let bucket = |e: u128| {
-        let context = e >> 33;
-        let h = (context as u64 ^ ((context >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (h >> (64 - bits)) as usize
-    };
-    let mut starts = vec![0usize; (1 << bits) + 1];
-    for &e in &ends {
+/// Buckets of the in-place spread in [`contexts_together`]: few enough that each bucket's next slot
+/// stays in the cache, where one bucket per few ends made nearly every move a cache miss.
+const CONTEXT_BUCKETS: usize = 256;
+
+/// One type's context ends reordered in place so that each context's ends are adjacent, producers
+/// first, in node order. Rather than sorting millions of ends outright, they are spread over
+/// [`CONTEXT_BUCKETS`] buckets by a hash of their context (in place, each end swapped straight into
+/// its bucket: a second list of the ends took as much memory again), and each bucket, small enough
+/// to sort within the cache, is sorted. Contexts may come in any order. The hash is fixed (the result
+/// must not vary between runs); a file crafted to put every context in one bucket only brings back the
+/// cost of one full sort.
+pub(super) fn contexts_together(ends: &mut [ContextEnd]) {
+    let bucket = |e: &ContextEnd| (e.id().wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize;
+    let mut starts = [0usize; CONTEXT_BUCKETS + 1];
+    for e in ends.iter() {
         starts[bucket(e) + 1] += 1;
     }
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
     }
-    let mut fill = starts.clone();
-    let mut out = vec![0u128; n];
-    for &e in &ends {
-        let b = bucket(e);
-        out[fill[b]] = e;
-        fill[b] += 1;
+    // Each bucket's next slot: an end found there that belongs elsewhere is swapped into its own
+    // bucket's next slot, until this slot holds one of this bucket's.
+    let mut next = starts;
+    for b in 0..CONTEXT_BUCKETS {
+        while next[b] < starts[b + 1] {
+            let home = bucket(&ends[next[b]]);
+            if home == b {
+                next[b] += 1;
+            } else {
+                ends.swap(next[b], next[home]);
+                next[home] += 1;
+            }
+        }
     }
     for w in starts.windows(2) {
-        out[w[0]..w[1]].sort_unstable();
+        ends[w[0]..w[1]].sort_unstable();
     }
-    out
 }
 
 /// XProf's inter-thread rule: the last executor event with a given (`id`, `iter_num`) adopts the

@@ -53,7 +53,7 @@ use classify::{
     TF_DATA_FUNCTION_RUNS,
 };
 pub use classify::{NODE_MAKING_STATS, STATS};
-use graph::{connect_executors_to_iterators, context_edges, Nesting, NONE};
+use graph::{connect_executors_to_iterators, context_edges, ContextEnd, Nesting, MAX_EVENT_NODES, NONE};
 use roots::{assign_groups, UNGROUPED};
 
 /// Group id of each tracked event of the host plane ([`Grouper::new`]), by its rank among the tracked
@@ -115,9 +115,10 @@ pub struct Grouper<'a> {
     /// Edges other than nesting (contexts, executors to iterators, loop iterations): (from, to).
     edges: Vec<(u32, u32)>,
     keyed: Vec<Keyed>,
-    /// Producer and consumer ends of inter-thread contexts, packed by [`Grouper::context_end`]. A flat
-    /// list sorted once at the end, rather than a map of lists: millions of events may carry one.
-    context_ends: Vec<u128>,
+    /// Producer and consumer ends of inter-thread contexts, by context type (its number in
+    /// `context_types`). Flat lists sorted once at the end, rather than a map of lists: millions of
+    /// events may carry one.
+    context_ends: Vec<Vec<ContextEnd>>,
     /// Each context type seen, numbered in order of appearance.
     context_types: FastMap<i64, u32>,
     /// The last context type looked up and its number: there are a handful of types, and a long run
@@ -245,7 +246,7 @@ impl<'a> Grouper<'a> {
             return Ok(());
         }
         let me = *nodes;
-        *nodes = nodes.checked_add(1).filter(|&n| n != UNGROUPED).ok_or_else(|| DecodeError::Corrupt {
+        *nodes = nodes.checked_add(1).filter(|&n| n <= MAX_EVENT_NODES).ok_or_else(|| DecodeError::Corrupt {
             format: crate::decode::Format::XSpace,
             detail: "too many events on the host plane to group".into(),
         })?;
@@ -264,18 +265,19 @@ impl<'a> Grouper<'a> {
             });
         }
         let mut context_end = |(t, id): (i64, u64), consumer: bool| {
-            // One integer that sorts by context, then producers before consumers: the id, the type's
-            // number, the side and the node, from the high bits down.
             let rank = match *last_context_type {
                 Some((last, rank)) if last == t => rank,
                 _ => {
                     let next = context_types.len() as u32;
                     let rank = *context_types.entry(t).or_insert(next);
+                    if rank == next {
+                        context_ends.push(Vec::new());
+                    }
                     *last_context_type = Some((t, rank));
                     rank
                 }
             };
-            context_ends.push(u128::from(id) << 64 | u128::from(rank) << 33 | u128::from(consumer) << 32 | u128::from(me));
+            context_ends[rank as usize].push(ContextEnd::new(id, consumer, me));
         };
         if let (Some(t), Some(id)) = s.producer {
             context_end((t, id), false);
