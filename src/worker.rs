@@ -135,7 +135,10 @@ pub fn run() {
     let word = || (js_sys::Math::random() * 4_294_967_296.0) as u64;
     crate::fast_hash::set_key(word() << 32 | word());
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let session = RefCell::new(Session::new());
+    // A trace's Memory Profile waits until a tool asks for it, as in the CLI: opening then holds the
+    // file and its index only, and the page's memory (which never shrinks) is not grown by the
+    // analysis of a file whose memory tools are never opened.
+    let session = RefCell::new(Session::deferring_memory_profiles());
     // The gzipped files opened from a `File`, by file id: the engine keeps their inflated bytes only,
     // and a bundle embeds the file as the user opened it, read again from here.
     let gzipped_files = RefCell::new(std::collections::HashMap::<u32, web_sys::Blob>::new());
