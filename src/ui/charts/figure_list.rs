@@ -3,19 +3,19 @@
 //! thousands of them (3,950 steps × 4 series on the 298 MB TensorFlow trace). Built as Leptos nodes
 //! they cost the page's thread 270 ms in one task: a template clone, three attributes and a text per
 //! item, each a call out of wasm with its strings, then the style of every node at the next layout.
-//! Here they are written as HTML text, a slice at a time, and the page gets its thread back between
-//! slices (the list says `data-complete` once it holds every figure).
+//! Here they are written as HTML text, a few slices per animation frame (so each frame styles only
+//! what it added), none in the task that built the view; the list says `data-complete` once it holds
+//! every figure.
 
 use super::now_ms;
 use crate::engine::bundle::escape_html;
 use leptos::prelude::*;
 use std::fmt::Write;
 use std::rc::Rc;
-use std::time::Duration;
 
 /// Figures written per `insertAdjacentHTML` call.
 const SLICE: usize = 256;
-/// Time spent writing before the page gets its thread back, in ms: well inside one 60 Hz frame.
+/// Time spent writing per frame, in ms: half of a 60 Hz frame, the rest left to style and paint.
 const BUDGET_MS: f64 = 8.0;
 
 /// One figure of the list.
@@ -38,21 +38,24 @@ impl Figure<'_> {
 /// What gives figure `i` of a list: `each(i, write)` calls `write` once with it.
 pub type EachFigure = Rc<dyn Fn(usize, &mut dyn FnMut(Figure))>;
 
-/// A `<ul>` of `count` figures given by `each`. The first slices are written as soon as the list is in
-/// the page, the rest after.
+/// A `<ul>` of `count` figures given by `each`, written from the next animation frame on.
 pub fn figure_list(count: usize, each: EachFigure) -> impl IntoView {
     let list = NodeRef::<leptos::html::Ul>::new();
     Effect::new(move |_| {
         if let Some(ul) = list.get() {
-            write_from(ul.into(), 0, count, each.clone());
+            let each = each.clone();
+            request_animation_frame(move || write_from(ul.into(), 0, count, each));
         }
     });
     view! { <ul node_ref=list data-figures=count.to_string()></ul> }
 }
 
-/// Writes figures `from..` of `count` into `ul` for [`BUDGET_MS`], then again on the next turn of the
-/// event loop until all are there; stops if the list has left the page.
+/// Writes figures `from..` of `count` into `ul` for [`BUDGET_MS`], then again in the next animation
+/// frame until all are there; stops if the list has left the page.
 fn write_from(ul: web_sys::HtmlElement, from: usize, count: usize, each: EachFigure) {
+    if !ul.is_connected() {
+        return;
+    }
     let start_ms = now_ms();
     let mut next = from;
     let mut html = String::new();
@@ -69,13 +72,6 @@ fn write_from(ul: web_sys::HtmlElement, from: usize, count: usize, each: EachFig
     if next >= count {
         let _ = ul.set_attribute("data-complete", "true");
     } else {
-        set_timeout(
-            move || {
-                if ul.is_connected() {
-                    write_from(ul, next, count, each);
-                }
-            },
-            Duration::ZERO,
-        );
+        request_animation_frame(move || write_from(ul, next, count, each));
     }
 }

@@ -124,15 +124,39 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) {
     }
 }
 
+/// The steps whose bars are drawn: every step, or where steps are narrower than a pixel, the tallest
+/// stack of each pixel column (a max filter: no spike is lost, and a run of thousands of steps draws
+/// a bar per pixel rather than per step).
+fn drawn_steps(f: &Frame, s: &Scene, slot_px: f64) -> Vec<usize> {
+    let total = |i: usize| s.series.iter().map(|(_, values)| values.get(i).copied().unwrap_or(0.0).max(0.0)).sum::<f64>();
+    if slot_px >= 1.0 {
+        return (0..s.names.len()).collect();
+    }
+    let mut drawn: Vec<(i64, usize, f64)> = Vec::new();
+    for i in 0..s.names.len() {
+        let (column, t) = (f.sx(i as f64).floor() as i64, total(i));
+        match drawn.last_mut() {
+            Some(last) if last.0 == column => {
+                if t > last.2 {
+                    *last = (column, i, t);
+                }
+            }
+            _ => drawn.push((column, i, t)),
+        }
+    }
+    drawn.into_iter().map(|(_, i, _)| i).collect()
+}
+
 /// Series by series, each step's segment on top of the series below it: one fill colour per series
 /// (a run of thousands of steps would otherwise set the colour once per segment, each a call out of
 /// wasm with its string).
 fn stacked_bars(ctx: &Ctx, f: &Frame, s: &Scene, slot_px: f64) {
     let bar_w = (slot_px * BAR_FILL).max(1.0);
-    let mut below = vec![0.0; s.names.len()];
+    let steps = drawn_steps(f, s, slot_px);
+    let mut below = vec![0.0; steps.len()];
     for (colour, values) in &s.series {
         ctx.set_fill_style_str(colour);
-        for (i, below) in below.iter_mut().enumerate() {
+        for (&i, below) in steps.iter().zip(below.iter_mut()) {
             let v = values.get(i).copied().unwrap_or(0.0);
             if v <= 0.0 {
                 continue;
