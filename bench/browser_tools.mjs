@@ -15,15 +15,23 @@
 //             the end is its peak).
 // Prints one table per file and one `tool_ms<TAB>FILE<TAB>TOOL<TAB>MS` line per measurement.
 //
+// With TRACE=DIR, each file's run is also recorded as a Chromium performance trace (DIR/FILE.trace.json,
+// which Chromium's DevTools and Perfetto open), every step marked (`performance.mark`), and each task of
+// the page's thread of 50 ms or more is listed with the step it ran in and what took its time (the
+// trace's own events: a message handled, a layout, a paint). Tracing slows the page a little.
+//
 // usage: node bench/browser_tools.mjs [FILE.xplane.pb[.gz] ...]
 // default files: the CPU fixtures d2_tf_cnn and a2_jax_mlp_train, and the device fixtures (read in place
-// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM, TRACE, DIST (the built
+// page, default dist/).
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, workerReady } from '../tests/browser/harness.mjs';
 
 const KEYS = Number(process.env.KEYS || 12);
+const TRACE = process.env.TRACE;
+const LONG_TASK_MS = 50;
 const TIMEOUT_MS = 600_000;
 const DEVICE = path.join(ROOT, '../shared/fixtures/device');
 const defaults = () => {
@@ -82,7 +90,7 @@ const settled = (t0) => new Promise((resolve) => {
 async function timeTool(page, slug) {
   const tab = await page.$(`[data-tool="${slug}"]`);
   if (!tab || !(await tab.isVisible()) || (await tab.getAttribute('aria-disabled')) === 'true') return null;
-  const t0 = await page.evaluate(() => performance.now());
+  const t0 = await page.evaluate((slug) => { performance.mark(slug); return performance.now(); }, slug);
   await tab.click();
   return page.evaluate(settled, t0);
 }
@@ -90,6 +98,7 @@ async function timeTool(page, slug) {
 /** One W/A/D/S press on the trace canvas, timed to the canvas redrawn for the new window. */
 async function timeKey(page, key) {
   return page.evaluate(async (key) => {
+    performance.mark(`key ${key}`);
     const c = document.querySelector('[data-testid="trace-canvas"]');
     const before = `${c.dataset.windowStartPs}-${c.dataset.windowEndPs}`;
     const t0 = performance.now();
@@ -121,7 +130,12 @@ async function benchFile(browser, url, file) {
   await workerReady(page);
   const name = path.basename(file);
   const rows = [];
-  const t0 = await page.evaluate(() => performance.now());
+  const tracePath = TRACE && path.join(TRACE, `${name}.trace.json`);
+  if (tracePath) {
+    mkdirSync(TRACE, { recursive: true });
+    await browser.startTracing(page, { path: tracePath, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] });
+  }
+  const t0 = await page.evaluate(() => { performance.mark('open'); return performance.now(); });
   await pickFiles(page, [file]);
   await waitForFile(page, name);
   rows.push(['open', (await page.evaluate(() => performance.now())) - t0]);
@@ -142,13 +156,32 @@ async function benchFile(browser, url, file) {
   }
   const longtasks = await page.evaluate(() => window.__bench.longtasks);
   const peakBytes = await wasmBytes(page);
+  if (tracePath) await browser.stopTracing();
   await page.context().close();
-  return { name, rows, keys, frames, longtasks, openedBytes, peakBytes };
+  return { name, rows, keys, frames, longtasks, openedBytes, peakBytes, tracePath };
+}
+
+/** The page thread's tasks of LONG_TASK_MS or more in a recorded trace: when, in which step (the last
+ *  mark before it), and the trace events under each that took a tenth of it or more. */
+function longTasksOf(tracePath) {
+  const events = JSON.parse(readFileSync(tracePath, 'utf8')).traceEvents;
+  const main = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain');
+  const onMain = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X');
+  const marks = events.filter((e) => e.cat === 'blink.user_timing' && e.pid === main.pid).sort((a, b) => a.ts - b.ts);
+  const tasks = onMain.filter((e) => e.name === 'RunTask' && e.dur >= LONG_TASK_MS * 1000).sort((a, b) => a.ts - b.ts);
+  return tasks.map((t) => {
+    const step = marks.filter((m) => m.ts <= t.ts).pop()?.name ?? 'before opening';
+    const parts = onMain
+      .filter((e) => e !== t && e.ts >= t.ts && e.ts < t.ts + t.dur && e.dur >= t.dur / 10 && e.name !== 'RunTask')
+      .map((e) => `${e.name}${e.args?.data?.type ? `(${e.args.data.type})` : ''} ${f1(e.dur / 1000)}`);
+    return { step, ms: t.dur / 1000, parts: [...new Set(parts)].slice(0, 8) };
+  });
 }
 
 const files = process.argv.slice(2).length ? process.argv.slice(2).map((f) => path.resolve(f)) : defaults();
-if (!existsSync(path.join(ROOT, 'dist/index.html'))) throw new Error('dist/ is missing: run `trunk build --release` first');
-const server = await serve();
+const DIST = process.env.DIST ? path.resolve(process.env.DIST) : path.join(ROOT, 'dist');
+if (!existsSync(path.join(DIST, 'index.html'))) throw new Error(`${DIST} is missing: run \`trunk build --release\` first`);
+const server = await serve(DIST);
 const browser = await launch();
 try {
   for (const file of files) {
@@ -171,6 +204,10 @@ try {
     const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB (${(b / size).toFixed(1)}× the file)`;
     console.log(`  wasm memory: ${mib(r.openedBytes)} after opening, ${mib(r.peakBytes)} at the end`);
     console.log(`tool_ms\t${r.name}\tlongest-task\t${f1(longest)}`);
+    if (r.tracePath) {
+      console.log(`  trace: ${r.tracePath}; tasks of ${LONG_TASK_MS} ms or more on the page's thread:`);
+      for (const t of longTasksOf(r.tracePath)) console.log(`    ${f1(t.ms).padStart(7)} ms in ${t.step}: ${t.parts.join(', ')}`);
+    }
   }
 } finally {
   await browser.close();

@@ -140,7 +140,8 @@ pub fn run() {
     crate::fast_hash::set_key(word() << 32 | word());
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     // One trace's bytes at a time: a log folder of many large hosts would not fit in wasm memory
-    // (see `engine::residency`); a released file is read again from its `File`.
+    // (see `engine::residency`); a released file is read again from its `File`. A trace's Memory
+    // Profile waits until a tool asks for it, as in the CLI.
     let session = RefCell::new(Session::holding_one_trace());
     // The files opened from a `File`, by file id: read again when a tool needs a released one, and
     // for a gzipped file (the engine keeps its inflated bytes only), when a bundle embeds it as the

@@ -7,11 +7,11 @@ use std::io::Read;
 /// Magic bytes of a gzip member.
 pub const MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// The most a gzip stream may expand to, whatever its ratio. In the page it is what the wasm heap (at
-/// most 4 GiB, the compressed file included) can hold next to the decoded index; the native CLI has
-/// the machine's memory and reads larger traces.
+/// The most a gzip stream may expand to, whatever its ratio. In the page it is the largest file the
+/// page holds ([`super::MAX_INPUT_BYTES`]; a `File` is inflated as it is read, so its compressed bytes
+/// are never held whole beside it); the native CLI has the machine's memory and reads larger traces.
 #[cfg(target_arch = "wasm32")]
-pub const MAX_OUTPUT_BYTES: u64 = 1536 << 20;
+pub const MAX_OUTPUT_BYTES: u64 = super::MAX_INPUT_BYTES;
 #[cfg(not(target_arch = "wasm32"))]
 pub const MAX_OUTPUT_BYTES: u64 = 4 << 30;
 /// Real profiles compress 5–30×; 1000× is a decompression bomb.

@@ -92,7 +92,9 @@ pub struct ModuleSummary {
 }
 
 pub fn summarize(name: &str, program_id: Option<u64>, proto: &pb::HloProto) -> ModuleSummary {
-    let module = proto.hlo_module.clone().unwrap_or_default();
+    // Borrowed: a clone of a large module doubled its decoded size at every open (the page's memory
+    // keeps its high-water mark).
+    let module = proto.hlo_module.as_ref();
     let ba = proto.buffer_assignment.as_ref();
     let has_buffer_assignment = ba.is_some_and(|b| !b.buffer_allocations.is_empty() || !b.logical_buffers.is_empty());
     let total_allocation_bytes = ba
@@ -100,11 +102,11 @@ pub fn summarize(name: &str, program_id: Option<u64>, proto: &pb::HloProto) -> M
         .unwrap_or(0);
     ModuleSummary {
         name: name.to_string(),
-        module_name: module.name.clone(),
+        module_name: module.map(|m| m.name.clone()).unwrap_or_default(),
         program_id,
         has_buffer_assignment,
-        computation_count: module.computations.len(),
-        instruction_count: module.computations.iter().map(|c| c.instructions.len()).sum(),
+        computation_count: module.map_or(0, |m| m.computations.len()),
+        instruction_count: module.map_or(0, |m| m.computations.iter().map(|c| c.instructions.len()).sum()),
         logical_buffer_count: ba.map_or(0, |b| b.logical_buffers.len()),
         allocation_count: ba.map_or(0, |b| b.buffer_allocations.len()),
         total_allocation_bytes,

@@ -76,8 +76,8 @@ pub fn compress(bytes: &[u8]) -> Vec<u8> {
     e.write_all(bytes).and_then(|_| e.finish()).expect("writing to a Vec cannot fail")
 }
 
-/// Text safe inside an HTML element or attribute.
-fn escape_html(s: &str) -> String {
+/// Text safe inside an HTML element or a double-quoted attribute.
+pub(crate) fn escape_html(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 

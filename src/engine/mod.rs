@@ -104,16 +104,13 @@ impl Session {
     /// [`Session::open`] for a file read as a stream ([`decode::stream`]): the page's way, which holds
     /// one copy of the file's (inflated) bytes, indexed as they arrive.
     ///
-    /// A session [holding one trace](Session::holding_one_trace) first releases the trace it holds
-    /// (its buffer takes this file's bytes), and keeps what a run's tools need of this one.
+    /// A session [holding one trace](Session::holding_one_trace) first releases the trace it holds,
+    /// keeping what a run's tools need of it (its buffer takes this file's bytes).
     pub fn open_stream(&mut self, path: &str, source: decode::stream::Source, progress: Progress) -> Result<&OpenFile, EngineError> {
         let buffer = self.release_streamed();
         let file = decode::stream::decode_stream_into(path, source, buffer, progress).map_err(|e| EngineError::decode(path, &e))?;
         let id = self.admit(path, file)?.id;
         self.residency.streamed.insert(id);
-        if self.residency.hold_one_trace {
-            self.keep_host_results(id);
-        }
         self.file(id)
     }
 

@@ -56,9 +56,12 @@ pub struct ResidencyReport {
 
 impl Session {
     /// A session that holds one trace read as a stream at a time ([`Session::open_stream`]): the
-    /// page's worker, which can read a released file again from its `File`.
+    /// page's worker, which can read a released file again from its `File`. Its Memory Profiles wait
+    /// until a tool asks for one, as [`Session::deferring_memory_profiles`]'s do: the page's memory,
+    /// which never shrinks, is not grown at open by the analysis of a file whose memory tools are
+    /// never opened.
     pub fn holding_one_trace() -> Self {
-        let mut s = Self::default();
+        let mut s = Self::deferring_memory_profiles();
         s.residency.hold_one_trace = true;
         s
     }
@@ -77,6 +80,9 @@ impl Session {
             .collect();
         let mut spare = Vec::new();
         for id in ids {
+            // What the run's tools need of it, computed now that it is to be released (a file opened
+            // alone and never released computes nothing it is not asked for).
+            self.keep_host_results(id);
             if let Some(buffer) = self.release(id) {
                 if buffer.capacity() > spare.capacity() {
                     spare = buffer;
@@ -104,10 +110,10 @@ impl Session {
         file.into_buffer()
     }
 
-    /// Computes and keeps what a run's tools need of file `id` while its bytes are held: its op
+    /// Computes and keeps what a run's tools need of file `id` while its bytes are still held: its op
     /// metrics, steps and memory summary. A failure is not kept: the tool that needs the result reads
     /// the file again and reports it.
-    pub(super) fn keep_host_results(&mut self, id: u32) {
+    fn keep_host_results(&mut self, id: u32) {
         if self.trace_of(id, "op tables").is_err() {
             return;
         }

@@ -124,10 +124,10 @@ test('markup in profiles is shown as text and runs nothing', async () => {
 
 test('a file too large for the page, and a decompression bomb, are refused with what to do', async () => {
   const dir = scratchDir('tidemark-big-');
-  // Sparse: 1.6 GB on paper, nothing on disk; the page refuses it from its size, before reading.
+  // Sparse: 2.1 GiB on paper, nothing on disk; the page refuses it from its size, before reading.
   const big = path.join(dir, 'huge.xplane.pb');
   const fd = openSync(big, 'w');
-  ftruncateSync(fd, 1600 * 1024 * 1024);
+  ftruncateSync(fd, 2100 * 1024 * 1024);
   closeSync(fd);
   // 200 MiB of zeros in 200 KiB of gzip: past the 1000× ratio limit.
   const bomb = path.join(dir, 'zeros.xplane.pb.gz');
@@ -139,7 +139,7 @@ test('a file too large for the page, and a decompression bomb, are refused with 
   await waitForFile(page, 'huge.xplane.pb', 'failed');
   await waitForFile(page, 'zeros.xplane.pb.gz', 'failed');
   const msg = async (f) => page.textContent(`[data-testid="file-error"][data-file="${f}"] .message`);
-  assert.match(await msg('huge.xplane.pb'), /more than the 1\.50 GiB this page can hold in memory; open it with the `tidemark` command-line tool/);
+  assert.match(await msg('huge.xplane.pb'), /more than the 1\.95 GiB this page can hold in memory; open it with the `tidemark` command-line tool/);
   assert.match(await msg('zeros.xplane.pb.gz'), /inflates past 194\.\d\d MiB \(from 199\.\d\d KiB compressed\); refusing it as a likely decompression bomb/);
   await shot(page, 'hostile-too-large');
   await pickFiles(page, [fixture('pprof/docs_seed_memory.prof')]);

@@ -41,7 +41,9 @@ test('d2_tf_cnn: XProf\'s verdict, steps, statistics and input ops; charts, sort
   assert.equal(await one(page, 'steps'), String(ORACLE[1].rows.length));
   assert.equal(Number(await one(page, 'category_ms_average', 'hostComputeTimeMs')).toFixed(1), p.host_compute_time_ms_avg);
 
-  // A step's figures, category by category: the ones with time are drawn and listed, the others not.
+  // A step's figures, category by category: the ones with time are drawn and listed, the others not
+  // (the charts' lists are written a few slices per frame after the page is drawn: wait for them).
+  await page.waitForFunction(() => [...document.querySelectorAll('ul[data-figures]')].every((u) => u.dataset.complete === 'true'));
   const ids = ORACLE[1].cols.map((c) => c.id);
   const row = ORACLE[1].rows[3];
   const step = row.c[0].v;

@@ -4,6 +4,7 @@
 
 pub mod axis;
 pub mod block_timeline;
+pub mod figure_list;
 pub mod flame;
 pub mod pan_zoom;
 pub mod pie;

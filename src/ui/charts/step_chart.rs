@@ -9,10 +9,12 @@
 //! value). Canvas 2D in CSS pixels on a context from [`super::prepare`].
 
 use super::axis::{decimals, nice, x_axis, y_axis, Style};
+use super::figure_list::{figure_list, Figure};
 use super::plot::redraw;
 use super::viewport::{Frame, Margins, Viewport};
 use super::{prepare, Palette};
 use leptos::prelude::*;
+use std::rc::Rc;
 use std::sync::Arc;
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -122,20 +124,46 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) {
     }
 }
 
+/// The steps whose bars are drawn: every step, or where steps are narrower than a pixel, the tallest
+/// stack of each pixel column (a max filter: no spike is lost, and a run of thousands of steps draws
+/// a bar per pixel rather than per step).
+fn drawn_steps(f: &Frame, s: &Scene, slot_px: f64) -> Vec<usize> {
+    let total = |i: usize| s.series.iter().map(|(_, values)| values.get(i).copied().unwrap_or(0.0).max(0.0)).sum::<f64>();
+    if slot_px >= 1.0 {
+        return (0..s.names.len()).collect();
+    }
+    let mut drawn: Vec<(i64, usize, f64)> = Vec::new();
+    for i in 0..s.names.len() {
+        let (column, t) = (f.sx(i as f64).floor() as i64, total(i));
+        match drawn.last_mut() {
+            Some(last) if last.0 == column => {
+                if t > last.2 {
+                    *last = (column, i, t);
+                }
+            }
+            _ => drawn.push((column, i, t)),
+        }
+    }
+    drawn.into_iter().map(|(_, i, _)| i).collect()
+}
+
+/// Series by series, each step's segment on top of the series below it: one fill colour per series
+/// (a run of thousands of steps would otherwise set the colour once per segment, each a call out of
+/// wasm with its string).
 fn stacked_bars(ctx: &Ctx, f: &Frame, s: &Scene, slot_px: f64) {
     let bar_w = (slot_px * BAR_FILL).max(1.0);
-    for i in 0..s.names.len() {
-        let x = f.sx(i as f64) - bar_w / 2.0;
-        let mut below = 0.0;
-        for (colour, values) in &s.series {
+    let steps = drawn_steps(f, s, slot_px);
+    let mut below = vec![0.0; steps.len()];
+    for (colour, values) in &s.series {
+        ctx.set_fill_style_str(colour);
+        for (&i, below) in steps.iter().zip(below.iter_mut()) {
             let v = values.get(i).copied().unwrap_or(0.0);
             if v <= 0.0 {
                 continue;
             }
-            let (y0, y1) = (f.sy(below), f.sy(below + v));
-            ctx.set_fill_style_str(colour);
-            ctx.fill_rect(x, y1, bar_w, (y0 - y1).max(0.5));
-            below += v;
+            let (y0, y1) = (f.sy(*below), f.sy(*below + v));
+            ctx.fill_rect(f.sx(i as f64) - bar_w / 2.0, y1, bar_w, (y0 - y1).max(0.5));
+            *below += v;
         }
     }
 }
@@ -180,7 +208,7 @@ pub struct StepSeries {
 /// pixels tall, values in `unit` (`ms`, `%`); hover names the step and lists each series' exact value.
 /// Series that are zero at every step are left out of the drawing, the legend and the tooltip. Each
 /// step's values are also listed in the canvas's fallback content as `data-metric=<series metric>`,
-/// `data-key=<step name>`, `data-value`.
+/// `data-key=<step name>`, `data-value` (written a slice at a time: see [`figure_list`]).
 #[component]
 pub fn StepChart(
     series: Vec<StepSeries>,
@@ -249,14 +277,19 @@ pub fn StepChart(
             })
         }
     };
-    let points = series
-        .iter()
-        .flat_map(|s| {
-            names.iter().zip(&s.values).map(move |(name, v)| {
-                view! { <li data-metric=s.metric data-key=name.clone() data-value=v.to_string()>{format!("{name} {}: {v} {unit}", s.label)}</li> }
-            })
-        })
-        .collect_view();
+    // Figure `i`: series `i / n`, step `i % n`.
+    let points = {
+        let (series, names) = (series.clone(), names.clone());
+        figure_list(
+            series.len() * n,
+            Rc::new(move |i, write| {
+                let (s, name) = (&series[i / n], &names[i % n]);
+                let v = s.values[i % n];
+                let (value, text) = (v.to_string(), format!("{name} {}: {v} {unit}", s.label));
+                write(Figure { metric: s.metric, key: name, value: &value, text: &text });
+            }),
+        )
+    };
     let legend = series
         .iter()
         .map(|s| view! { <span class="legend-item"><span class="swatch" style=format!("background:{}", s.colour)></span>{s.label}</span> })
@@ -266,7 +299,7 @@ pub fn StepChart(
             <div class="legend">{legend}</div>
             <div class="series-chart" on:mouseleave=move |_| hover.set(None)>
                 <canvas node_ref=canvas role="img" aria-label=label on:mousemove=on_move>
-                    <ul>{points}</ul>
+                    {points}
                 </canvas>
                 {tip}
             </div>

@@ -84,6 +84,8 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) -> usize {
     }
     let mut drawn = 0;
     let mut selected = None;
+    // The name whose colour is the fill style now.
+    let mut last_fill: Option<u32> = None;
     for t in &s.spans.threads {
         let Some(lane) = s.lane_of.get(t.thread as usize).copied().flatten().and_then(|i| s.lanes.get(i)) else { continue };
         if lane.y + lane.h < s.scroll_top || lane.y > s.scroll_top + h {
@@ -105,7 +107,11 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) -> usize {
                 Some(n) if name != MIXED_NAMES => colours[name as usize].get_or_insert_with(|| name_colour(n, p.dark)).as_str(),
                 _ => mixed.as_str(),
             };
-            ctx.set_fill_style_str(fill);
+            // Each colour set is a call out of wasm with its string: only when the name changes.
+            if last_fill != Some(name) {
+                ctx.set_fill_style_str(fill);
+                last_fill = Some(name);
+            }
             ctx.fill_rect(x0, y, width, SPAN_H - 1.0);
             drawn += 1;
             if s.selected_event == Some(t.event[i]) {
@@ -119,6 +125,7 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) -> usize {
                 };
                 if let Some(fit) = fit_text(ctx, &label, width - 6.0) {
                     ctx.set_fill_style_str(text);
+                    last_fill = None;
                     let _ = ctx.fill_text(&fit, x0.max(0.0) + 3.0, y + SPAN_H / 2.0);
                 }
             }
