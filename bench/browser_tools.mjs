@@ -17,7 +17,8 @@
 //
 // usage: node bench/browser_tools.mjs [FILE.xplane.pb[.gz] ...]
 // default files: the CPU fixtures d2_tf_cnn and a2_jax_mlp_train, and the device fixtures (read in place
-// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM.
+// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM, DIST (the built page to
+// serve, default dist/: another build's copy, to time it while dist/ is being rebuilt).
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
@@ -147,8 +148,9 @@ async function benchFile(browser, url, file) {
 }
 
 const files = process.argv.slice(2).length ? process.argv.slice(2).map((f) => path.resolve(f)) : defaults();
-if (!existsSync(path.join(ROOT, 'dist/index.html'))) throw new Error('dist/ is missing: run `trunk build --release` first');
-const server = await serve();
+const DIST = path.resolve(process.env.DIST || path.join(ROOT, 'dist'));
+if (!existsSync(path.join(DIST, 'index.html'))) throw new Error(`${DIST} is missing: run \`trunk build --release\` first`);
+const server = await serve(DIST);
 const browser = await launch();
 try {
   for (const file of files) {
