@@ -146,6 +146,7 @@ pub fn core_op_metrics_db(space: &XSpace, plane: &Plane) -> Result<OpMetricsDb, 
 /// the db's time on a TPU trace, whose thousands of events share a few hundred metadata.
 type Templates = HashMap<i64, Option<((u64, u64), OpMetrics)>>;
 
+/// The op row of event metadata `metadata_id` before any occurrence (see [`Templates`]).
 fn template(plane: &Plane, metadata_id: i64) -> Option<((u64, u64), OpMetrics)> {
     let meta = plane.meta.event_metadata.get(&metadata_id)?;
     let OpKey { program_id: Some(program_id), symbol_id: Some(symbol_id) } = op_key(plane, meta) else { return None };
