@@ -5,6 +5,9 @@ web server calls it with `use_saved_result=False` (the import and the server's s
 long-lived server pays them once), against the WHOLE Tidemark process `tidemark <tool> FILE --json` (start-up,
 reading the file, decoding, analysing and printing XProf's JSON all counted). Medians of REPEAT runs each,
 side by side, file by file; the ratio is XProf's median over Tidemark's. Timings are printed, never asserted.
+Beside the wall times, each side's median CPU time (user + system, every thread: XProf's from
+`time.process_time()` around the call, Tidemark's from the kernel's accounting of the finished process),
+which a machine shared with other work inflates less than the wall time of a short run.
 
 XProf reads uncompressed .xplane.pb only: a FILE ending in .gz is inflated to a temporary folder first (not
 timed) and both sides read the inflated copy.
@@ -14,7 +17,7 @@ usage: REPEAT=5 TOOLS=hlo_stats,op_profile $XPROF_PYTHON bench/xprof_tools_compa
   TIDEMARK: the CLI to time (default target/release/tidemark; build it with `cargo build --release --bin tidemark`)
   TOOLS: default every op table, overview_page, input_pipeline_analyzer and trace_viewer
 """
-import gzip, os, shutil, statistics, subprocess, sys, tempfile, time
+import gzip, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 DEFAULT_TOOLS = ["framework_op_stats", "hlo_stats", "kernel_stats", "op_profile", "roofline_model",
                  "overview_page", "input_pipeline_analyzer", "trace_viewer"]
@@ -23,13 +26,21 @@ BASE = {"use_saved_result": False, "memory_space": "0"}
 TRACE_VIEWER = {"trace_viewer_options": {"resolution": 8000, "full_dma": False}}
 
 
-def median_ms(fn, repeat):
-    times = []
+def median_ms(fn, repeat, cpu_clock):
+    """Median wall and CPU milliseconds of `repeat` calls of `fn`; `cpu_clock()` is the CPU seconds so far."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        c, t = cpu_clock(), time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+        wall.append(time.perf_counter() - t)
+        cpu.append(cpu_clock() - c)
+    return statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
+
+
+def children_cpu():
+    """CPU seconds of the finished child processes so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main(files):
@@ -49,7 +60,8 @@ def main(files):
         print(f"{cli} is missing: cargo build --release --bin tidemark", file=sys.stderr)
         sys.exit(2)
     tmp = tempfile.mkdtemp()
-    print(f"{'file':34} {'tool':24} {'xprof_ms':>10} {'tidemark_ms':>12} {'ratio':>8}")
+    print(f"{'file':34} {'tool':24} {'xprof_ms':>10} {'tidemark_ms':>12} {'ratio':>8} {'xprof_cpu':>10} "
+          f"{'tidemark_cpu':>12} {'cpu_ratio':>9}")
     try:
         for f in files:
             path = os.path.abspath(f)
@@ -59,17 +71,17 @@ def main(files):
                     shutil.copyfileobj(src, dst)
             for tool in tools:
                 params = dict(BASE, **(TRACE_VIEWER if tool == "trace_viewer" else {}))
-                xprof = median_ms(lambda: r.xspace_to_tool_data([path], tool, params), repeat)
+                xprof, xprof_cpu = median_ms(lambda: r.xspace_to_tool_data([path], tool, params), repeat, time.process_time)
                 argv = [cli, tool.replace("_", "-"), path, "--json"]
                 check = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 if check.returncode != 0:
                     print(f"{os.path.basename(path)[:34]:34} {tool:24} {xprof:10.1f} {'refused':>12}  "
                           f"{check.stderr.strip().splitlines()[-1][:80] if check.stderr.strip() else ''}", flush=True)
                     continue
-                ours = median_ms(lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                                         check=False), repeat)
-                print(f"{os.path.basename(path)[:34]:34} {tool:24} {xprof:10.1f} {ours:12.1f} {xprof / ours:7.1f}x",
-                      flush=True)
+                ours, ours_cpu = median_ms(lambda: subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                                   check=False), repeat, children_cpu)
+                print(f"{os.path.basename(path)[:34]:34} {tool:24} {xprof:10.1f} {ours:12.1f} {xprof / ours:7.1f}x "
+                      f"{xprof_cpu:10.1f} {ours_cpu:12.1f} {xprof_cpu / max(ours_cpu, 1e-9):8.1f}x", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

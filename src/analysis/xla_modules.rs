@@ -67,7 +67,13 @@ impl XlaModules {
     /// Reads the modules of `space`. A module's program id is its `program_id` stat, or (as XProf
     /// does) its event metadata id when it has none; the first module of a program id wins.
     pub fn from_space(space: &XSpace) -> Self {
-        let by_program_id = decoded_modules(space)
+        Self::from_decoded(decoded_modules(space))
+    }
+
+    /// [`XlaModules::from_space`] from the modules [`decoded_modules`] gives, for a caller that has
+    /// decoded them already.
+    pub fn from_decoded(modules: Vec<(u64, String, pb::HloProto)>) -> Self {
+        let by_program_id = modules
             .into_iter()
             .map(|(program_id, xprof_name, proto)| (program_id, XlaModule { xprof_name, ..index_module(&proto) }))
             .collect();
@@ -114,12 +120,23 @@ impl XlaModules {
 /// else its event metadata id; the first module of an id wins), with XProf's name for it
 /// (`jit_train_step(14)`): for readers that need less of each module than [`XlaModules`] indexes.
 pub fn decoded_modules(space: &XSpace) -> Vec<(u64, String, pb::HloProto)> {
-    let mut seen = std::collections::HashSet::new();
+    first_of_each_program(every_decoded_module(space))
+}
+
+/// Every decodable module of `space`, by program id as [`decoded_modules`] keys them, a program id
+/// repeated where the trace repeats it: for readers that look at every module (whether the run trains)
+/// as well as at the first of each program.
+pub fn every_decoded_module(space: &XSpace) -> Vec<(u64, String, pb::HloProto)> {
     embedded_modules(space)
         .into_iter()
         .filter_map(|m| Some((m.program_id.unwrap_or(m.metadata_id as u64), m.name.to_string(), decode_proto(m.proto_bytes).ok()?)))
-        .filter(|(program_id, _, _)| seen.insert(*program_id))
         .collect()
+}
+
+/// The first module of each program id of `modules`, in their order.
+pub fn first_of_each_program(modules: Vec<(u64, String, pb::HloProto)>) -> Vec<(u64, String, pb::HloProto)> {
+    let mut seen = std::collections::HashSet::new();
+    modules.into_iter().filter(|(program_id, _, _)| seen.insert(*program_id)).collect()
 }
 
 fn index_module(proto: &pb::HloProto) -> XlaModule {

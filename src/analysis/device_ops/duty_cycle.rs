@@ -10,7 +10,7 @@
 use crate::decode::wire::{Field, Fields, Value};
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 const XLA_OPS: &str = "XLA Ops";
 const XLA_MODULES: &str = "XLA Modules";
@@ -98,6 +98,9 @@ pub fn tpu_duty_cycle(space: &XSpace, planes: &[&Plane]) -> Result<DutyCycle, De
 fn core_tracker(space: &XSpace, plane: &Plane) -> Result<Tracker, DecodeError> {
     let selection = plane.stat_selection(&["hlo_category"]);
     let mut tracker = Tracker::default();
+    // Whether an event metadata's category is off duty, read once per metadata id (the core's
+    // thousands of events share a few hundred).
+    let mut off_duty_metadata: HashMap<i64, bool> = HashMap::new();
     for line in &plane.lines {
         let name = line.header.name.as_str();
         if ![XLA_OPS, XLA_MODULES, SPARSE_CORE_OPS, SPARSE_CORE_MODULES].contains(&name) {
@@ -112,7 +115,7 @@ fn core_tracker(space: &XSpace, plane: &Plane) -> Result<Tracker, DecodeError> {
                 let begin_ps = line_start_ps.wrapping_add(raw.header.offset_ps as u64);
                 let end_ps = begin_ps.saturating_add(raw.header.duration_ps as u64);
                 let busy = match name {
-                    XLA_OPS => !is_off_duty(plane, raw.header.metadata_id, raw.stats)?,
+                    XLA_OPS => !is_off_duty(plane, raw.header.metadata_id, raw.stats, &mut off_duty_metadata)?,
                     SPARSE_CORE_OPS => true,
                     _ => false,
                 };
@@ -124,20 +127,31 @@ fn core_tracker(space: &XSpace, plane: &Plane) -> Result<Tracker, DecodeError> {
     Ok(tracker)
 }
 
-/// Whether an op event's HLO category (its own stat, else its metadata's) is off duty.
-fn is_off_duty(plane: &Plane, metadata_id: i64, stats: &[crate::decode::xplane::RawStat<'_>]) -> Result<bool, DecodeError> {
+/// Whether an op event's HLO category (its own stat, else its metadata's, kept in `by_metadata`) is
+/// off duty.
+fn is_off_duty(
+    plane: &Plane,
+    metadata_id: i64,
+    stats: &[crate::decode::xplane::RawStat<'_>],
+    by_metadata: &mut HashMap<i64, bool>,
+) -> Result<bool, DecodeError> {
     for s in stats {
         if let Some(StatValue::Str(c)) = plane.raw_stat_value(s)? {
             return Ok(OFF_DUTY_CATEGORIES.contains(&c.as_ref()));
         }
     }
-    let Some(meta) = plane.meta.event_metadata.get(&metadata_id) else { return Ok(false) };
+    Ok(*by_metadata.entry(metadata_id).or_insert_with(|| metadata_off_duty(plane, metadata_id)))
+}
+
+/// Whether the HLO category of event metadata `metadata_id` is off duty.
+fn metadata_off_duty(plane: &Plane, metadata_id: i64) -> bool {
+    let Some(meta) = plane.meta.event_metadata.get(&metadata_id) else { return false };
     let category = meta
         .stats
         .iter()
         .filter(|s| plane.stat_name(s.metadata_id) == "hlo_category")
         .find_map(|s| plane.stat_value(s).and_then(|v| v.as_str().map(str::to_string)));
-    Ok(category.is_some_and(|c| OFF_DUTY_CATEGORIES.contains(&c.as_str())))
+    category.is_some_and(|c| OFF_DUTY_CATEGORIES.contains(&c.as_str()))
 }
 
 /// The `local_chip_id` (field 4) of the plane's serialized `CoreDetails`; `None` without one or when it

@@ -12,7 +12,7 @@ use crate::analysis::op_metrics::window::starts_in;
 use crate::analysis::op_metrics::{CoreType, OpMetrics, OpMetricsDb, TimeWindow};
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Lines whose events are ops.
 const OP_LINES: &[&str] = &["XLA Ops", "TensorFlow Ops", "SparseCore XLA Ops"];
@@ -65,6 +65,7 @@ impl OpEvent {
 pub fn core_op_metrics_db(space: &XSpace, plane: &Plane, window: Option<TimeWindow>) -> Result<OpMetricsDb, DecodeError> {
     let selection = plane.stat_selection(EVENT_STATS);
     let mut merged: BTreeMap<(u64, u64), OpMetrics> = BTreeMap::new();
+    let mut templates = Templates::new();
     let (mut first_ps, mut last_ps) = (u64::MAX, 0u64);
     for line in &plane.lines {
         let is_op_line = OP_LINES.contains(&line.header.name.as_str());
@@ -117,7 +118,7 @@ pub fn core_op_metrics_db(space: &XSpace, plane: &Plane, window: Option<TimeWind
                 if is_op_line {
                     while stack.last().is_some_and(|top| !top.includes(&e)) {
                         let done = stack.pop().expect("checked");
-                        add_op(plane, &done, &mut merged);
+                        add_op(plane, &done, &mut templates, &mut merged);
                     }
                     if let Some(parent) = stack.last_mut() {
                         parent.children_ps = parent.children_ps.wrapping_add(e.end_ps.wrapping_sub(e.begin_ps));
@@ -128,7 +129,7 @@ pub fn core_op_metrics_db(space: &XSpace, plane: &Plane, window: Option<TimeWind
             },
         )?;
         while let Some(done) = stack.pop() {
-            add_op(plane, &done, &mut merged);
+            add_op(plane, &done, &mut templates, &mut merged);
         }
     }
     let mut db = OpMetricsDb::default();
@@ -144,53 +145,96 @@ pub fn core_op_metrics_db(space: &XSpace, plane: &Plane, window: Option<TimeWind
     Ok(db)
 }
 
-/// Merges one finished op event into its (program, symbol) row (XProf's `FromXEvent` + `MergeOpMetrics`).
-fn add_op(plane: &Plane, e: &OpEvent, merged: &mut BTreeMap<(u64, u64), OpMetrics>) {
-    let Some(meta) = plane.meta.event_metadata.get(&e.metadata_id) else { return };
-    let OpKey { program_id: Some(program_id), symbol_id: Some(symbol_id) } = op_key(plane, meta) else { return };
+/// Each event metadata's op row before any occurrence (its key and what [`set_op_metadata`] reads
+/// from the metadata), or `None` for events that are not counted (no ids, the root symbol, unknown
+/// metadata). Built once per metadata id: resolving the metadata's stats for every event was most of
+/// the db's time on a TPU trace, whose thousands of events share a few hundred metadata.
+type Templates = HashMap<i64, Option<((u64, u64), OpMetrics)>>;
+
+/// The op row of event metadata `metadata_id` before any occurrence (see [`Templates`]).
+fn template(plane: &Plane, metadata_id: i64) -> Option<((u64, u64), OpMetrics)> {
+    let meta = plane.meta.event_metadata.get(&metadata_id)?;
+    let OpKey { program_id: Some(program_id), symbol_id: Some(symbol_id) } = op_key(plane, meta) else { return None };
     if symbol_id == ROOT_SYMBOL_ID {
-        return;
+        return None;
     }
-    let time_ps = e.end_ps.wrapping_sub(e.begin_ps);
-    let mut m = OpMetrics::default();
+    let mut m = OpMetrics { num_cores: 1, core_type: CoreType::TensorCore, ..OpMetrics::default() };
     set_op_metadata(plane, meta, &mut m);
-    m.occurrences = 1;
-    m.time_ps = time_ps;
-    m.min_time_ps = e.min_duration_ps.unwrap_or(e.duration_ps);
-    m.self_time_ps = time_ps.wrapping_sub(e.children_ps);
-    m.normalized_time_ps = (time_ps as f64 * e.time_scale_multiplier.unwrap_or(1.0)) as u64;
-    m.dma_stall_ps = e.dma_stall_ps;
-    m.num_cores = 1;
-    m.vdd_energy_j = e.vdd_energy_j;
-    m.core_type = CoreType::TensorCore;
-    if m.category == CUSTOM_CALL {
-        m.bytes_accessed = m.bytes_accessed.wrapping_add(e.bytes_accessed);
-        m.model_flops = m.model_flops.wrapping_add(e.model_flops);
-        m.model_flops_v2 += e.model_flops as f64;
-        m.flops = m.flops.wrapping_add(e.flops);
-        m.flops_v2 += e.flops as f64;
+    Some(((program_id, symbol_id), m))
+}
+
+/// One occurrence's FLOPs and bytes: the metadata's, plus a custom call's own from its event.
+struct Work {
+    flops: u64,
+    model_flops: u64,
+    flops_v2: f64,
+    model_flops_v2: f64,
+    bytes_accessed: u64,
+}
+
+impl Work {
+    fn of(template: &OpMetrics, e: &OpEvent) -> Self {
+        let mut w = Work {
+            flops: template.flops,
+            model_flops: template.model_flops,
+            flops_v2: template.flops_v2,
+            model_flops_v2: template.model_flops_v2,
+            bytes_accessed: template.bytes_accessed,
+        };
+        if template.category == CUSTOM_CALL {
+            w.bytes_accessed = w.bytes_accessed.wrapping_add(e.bytes_accessed);
+            w.model_flops = w.model_flops.wrapping_add(e.model_flops);
+            w.model_flops_v2 += e.model_flops as f64;
+            w.flops = w.flops.wrapping_add(e.flops);
+            w.flops_v2 += e.flops as f64;
+        }
+        w
     }
-    let dst = merged.entry((program_id, symbol_id)).or_default();
+}
+
+/// Merges one finished op event into its (program, symbol) row (XProf's `FromXEvent` + `MergeOpMetrics`).
+fn add_op(plane: &Plane, e: &OpEvent, templates: &mut Templates, merged: &mut BTreeMap<(u64, u64), OpMetrics>) {
+    let Some((key, template)) = templates.entry(e.metadata_id).or_insert_with(|| template(plane, e.metadata_id)) else { return };
+    let time_ps = e.end_ps.wrapping_sub(e.begin_ps);
+    let min_time_ps = e.min_duration_ps.unwrap_or(e.duration_ps);
+    let self_time_ps = time_ps.wrapping_sub(e.children_ps);
+    let normalized_time_ps = (time_ps as f64 * e.time_scale_multiplier.unwrap_or(1.0)) as u64;
+    let work = Work::of(template, e);
+    let dst = merged.entry(*key).or_default();
     if dst.occurrences == 0 {
-        *dst = m;
+        *dst = OpMetrics {
+            occurrences: 1,
+            time_ps,
+            min_time_ps,
+            self_time_ps,
+            normalized_time_ps,
+            dma_stall_ps: e.dma_stall_ps,
+            vdd_energy_j: e.vdd_energy_j,
+            flops: work.flops,
+            model_flops: work.model_flops,
+            flops_v2: work.flops_v2,
+            model_flops_v2: work.model_flops_v2,
+            bytes_accessed: work.bytes_accessed,
+            ..template.clone()
+        };
         return;
     }
     dst.occurrences += 1;
-    dst.time_ps = dst.time_ps.wrapping_add(m.time_ps);
-    dst.min_time_ps = dst.min_time_ps.min(m.min_time_ps);
-    dst.self_time_ps = dst.self_time_ps.wrapping_add(m.self_time_ps);
-    dst.dma_stall_ps = dst.dma_stall_ps.wrapping_add(m.dma_stall_ps);
-    dst.normalized_time_ps = dst.normalized_time_ps.wrapping_add(m.normalized_time_ps);
-    dst.core_type = m.core_type;
-    if m.vdd_energy_j.is_some() || dst.vdd_energy_j.is_some() {
-        dst.vdd_energy_j = Some(dst.vdd_energy_j.unwrap_or(0.0) + m.vdd_energy_j.unwrap_or(0.0));
+    dst.time_ps = dst.time_ps.wrapping_add(time_ps);
+    dst.min_time_ps = dst.min_time_ps.min(min_time_ps);
+    dst.self_time_ps = dst.self_time_ps.wrapping_add(self_time_ps);
+    dst.dma_stall_ps = dst.dma_stall_ps.wrapping_add(e.dma_stall_ps);
+    dst.normalized_time_ps = dst.normalized_time_ps.wrapping_add(normalized_time_ps);
+    dst.core_type = CoreType::TensorCore;
+    if e.vdd_energy_j.is_some() || dst.vdd_energy_j.is_some() {
+        dst.vdd_energy_j = Some(dst.vdd_energy_j.unwrap_or(0.0) + e.vdd_energy_j.unwrap_or(0.0));
     }
     if dst.category == CUSTOM_CALL {
-        dst.flops = dst.flops.wrapping_add(m.flops);
-        dst.model_flops = dst.model_flops.wrapping_add(m.model_flops);
-        dst.flops_v2 += m.flops_v2;
-        dst.model_flops_v2 += m.model_flops_v2;
-        dst.bytes_accessed = dst.bytes_accessed.wrapping_add(m.bytes_accessed);
+        dst.flops = dst.flops.wrapping_add(work.flops);
+        dst.model_flops = dst.model_flops.wrapping_add(work.model_flops);
+        dst.flops_v2 += work.flops_v2;
+        dst.model_flops_v2 += work.model_flops_v2;
+        dst.bytes_accessed = dst.bytes_accessed.wrapping_add(work.bytes_accessed);
     }
 }
 

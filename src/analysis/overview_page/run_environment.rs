@@ -7,6 +7,7 @@ use crate::analysis::device_planes::{device_planes, DeviceKind};
 use crate::analysis::framework_op_stats::has_gradients;
 use crate::decode::hlo;
 use crate::decode::xplane::XSpace;
+use crate::proto::hlo as pb;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunEnvironment {
@@ -23,6 +24,13 @@ pub struct RunEnvironment {
 
 impl RunEnvironment {
     pub fn of(space: &XSpace) -> Self {
+        let modules: Vec<_> = hlo::embedded_modules(space).iter().filter_map(|m| hlo::decode_proto(m.proto_bytes).ok()).collect();
+        Self::with_modules(space, &modules)
+    }
+
+    /// [`RunEnvironment::of`] for a caller that has decoded every HLO module of `space` already
+    /// (`modules`: each decodable one, in the trace's order).
+    pub fn with_modules<'a>(space: &XSpace, modules: impl IntoIterator<Item = &'a pb::HloProto>) -> Self {
         let (device_type, device_core_count, hardware_type) = match device_planes(space) {
             Some((DeviceKind::Gpu, planes)) => (GpuCapabilities::of(planes[0]).model_name(), planes.len(), "GPU"),
             Some((DeviceKind::Tpu, planes)) => {
@@ -31,15 +39,15 @@ impl RunEnvironment {
             }
             None => ("CPU".to_string(), 0, "CPU_ONLY"),
         };
-        RunEnvironment { host_count: 1, task_count: 1, device_type, device_core_count, hardware_type, is_training: is_training(space) }
+        RunEnvironment { host_count: 1, task_count: 1, device_type, device_core_count, hardware_type, is_training: is_training(modules) }
     }
 }
 
-/// Whether any HLO module of `space` has a gradient: an instruction whose TensorFlow op (a valid op
+/// Whether any of the HLO `modules` has a gradient: an instruction whose TensorFlow op (a valid op
 /// name and type) lies in a `gradient_tape` or `gradients…` scope, or whose JAX op (or op without a
 /// type) lies in a `transpose(…)` scope. A module that cannot be decoded says nothing.
-fn is_training(space: &XSpace) -> bool {
-    hlo::embedded_modules(space).iter().filter_map(|m| hlo::decode_proto(m.proto_bytes).ok()).any(|proto| {
+fn is_training<'a>(modules: impl IntoIterator<Item = &'a pb::HloProto>) -> bool {
+    modules.into_iter().any(|proto| {
         proto
             .hlo_module
             .iter()
