@@ -86,6 +86,17 @@ fn run_requests(ids: &[u32], baseline: &[u32]) -> Vec<RequestBody> {
     ]
 }
 
+/// What the page's worker does for a released file: reads `hosts`' bytes of it again, as a stream;
+/// each file id read is noted in `read_again`.
+fn rereader<'a>(hosts: &'a Hosts, read_again: &'a RefCell<Vec<u32>>) -> impl FnMut(&mut Session, u32) -> Result<(), EngineError> + 'a {
+    move |session: &mut Session, id: u32| {
+        read_again.borrow_mut().push(id);
+        let bytes = &hosts[id as usize].1;
+        let mut reader = &bytes[..];
+        session.reread_stream(id, source(bytes, &mut reader), &mut |_, _| {})
+    }
+}
+
 /// The hosts, opened into a session holding one trace and into one holding every file; their ids.
 fn sessions() -> (Hosts, Session, Vec<u32>, Session) {
     let hosts = hosts();
@@ -136,12 +147,7 @@ fn one_host_held_and_every_run_tool_equal_to_all_hosts_held() {
 fn a_tool_of_one_released_host_reads_that_host_again() {
     let (hosts, mut lazy, ids, mut resident) = sessions();
     let read_again = RefCell::new(Vec::new());
-    let mut reread = |session: &mut Session, id: u32| {
-        read_again.borrow_mut().push(id);
-        let bytes = &hosts[id as usize].1;
-        let mut reader = &bytes[..];
-        session.reread_stream(id, source(bytes, &mut reader), &mut |_, _| {})
-    };
+    let mut reread = rereader(&hosts, &read_again);
     // Each host in turn, as the host selector switches: its Memory Profile and Trace Viewer outline
     // read it again (once), the host held before is released, and the answers are the held session's.
     for &id in &ids[..TF.len()] {
@@ -175,12 +181,7 @@ fn all_hosts_over_a_step_read_each_released_host_once() {
     let (hosts, mut lazy, ids, mut resident) = sessions();
     let tf = &ids[..TF.len()];
     let read_again = RefCell::new(Vec::new());
-    let mut reread = |session: &mut Session, id: u32| {
-        read_again.borrow_mut().push(id);
-        let bytes = &hosts[id as usize].1;
-        let mut reader = &bytes[..];
-        session.reread_stream(id, source(bytes, &mut reader), &mut |_, _| {})
-    };
+    let mut reread = rereader(&hosts, &read_again);
     // The run's first step: the windowed pass needs every host's events, so each released host is
     // read back in turn, once, and the hosts done before answer from their kept window.
     let (_, _, window) = resident.run_step_windows(tf).unwrap_or_else(|e| panic!("{e}")).into_iter().next().expect("the run has steps");

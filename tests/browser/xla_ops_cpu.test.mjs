@@ -95,7 +95,7 @@ test('a2_mlp_train: the XLA ops table, sort, filter, and the links to buffers an
   await page.click(`tr[data-op="${second.op_name}"][data-module="${second.module}"] [data-testid="op-show-occurrences"]`);
   await page.waitForSelector('[data-metric="search_match_count"]', { timeout: 60_000 });
   assert.ok(Number(await one(page, 'search_match_count')) >= second.occurrences, 'every run of the op matches');
-  assert.equal(await page.inputValue('[data-testid="trace-search"]'), second.op_name);
+  assert.equal(await page.inputValue('[data-testid="trace-search"]'), `="${second.op_name}"`);
   await page.waitForFunction(() => /^1 of/.test(document.querySelector('[data-testid="search-status"]').textContent));
   await page.click('[data-testid="search-next"]');
   await page.waitForFunction(() => /^2 of/.test(document.querySelector('[data-testid="search-status"]').textContent));
@@ -105,8 +105,8 @@ test('a2_mlp_train: the XLA ops table, sort, filter, and the links to buffers an
   await page.close();
 });
 
-// TensorFlow names its op events by the op's type (`Conv2DBackpropFilter`), its full name in a stat the
-// search does not read: the link opens the search for the op's name, which may then match nothing.
+// TensorFlow names its op events by the op's type (`Conv2DBackpropFilter`), its full name `name:type` in
+// the `tf_op` stat: the link's exact search (`="name"`) finds the op by that full name.
 test('a framework op row links to the Trace Viewer searching for it', async () => {
   const page = await newPage(browser);
   await openApp(page, server.url);
@@ -122,8 +122,8 @@ test('a framework op row links to the Trace Viewer searching for it', async () =
   assert.equal(await row.locator('[data-testid="op-show-buffers"]').count(), 0);
   await row.locator('[data-testid="op-show-occurrences"]').click();
   await page.waitForSelector('[data-metric="search_match_count"]', { timeout: 60_000 });
-  assert.ok(Number(await one(page, 'search_match_count')) >= 0);
-  assert.equal(await page.inputValue('[data-testid="trace-search"]'), op);
+  await page.waitForFunction(() => Number(document.querySelector('[data-metric="search_match_count"]').dataset.value) > 0, null, { timeout: 60_000 });
+  assert.equal(await page.inputValue('[data-testid="trace-search"]'), `="${op}"`);
   assert.match(await page.evaluate(() => location.hash), /tool=trace-viewer.*search=/);
   await page.close();
 });
