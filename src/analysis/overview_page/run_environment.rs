@@ -5,7 +5,7 @@
 use crate::analysis::device_ops::gpu_perf::GpuCapabilities;
 use crate::analysis::device_planes::{device_planes, DeviceKind};
 use crate::analysis::framework_op_stats::has_gradients;
-use crate::decode::hlo;
+use crate::analysis::xla_modules::every_decoded_module;
 use crate::decode::xplane::XSpace;
 use crate::proto::hlo as pb;
 
@@ -24,8 +24,7 @@ pub struct RunEnvironment {
 
 impl RunEnvironment {
     pub fn of(space: &XSpace) -> Self {
-        let modules: Vec<_> = hlo::embedded_modules(space).iter().filter_map(|m| hlo::decode_proto(m.proto_bytes).ok()).collect();
-        Self::with_modules(space, &modules)
+        Self::with_modules(space, every_decoded_module(space).iter().map(|(_, _, proto)| proto))
     }
 
     /// [`RunEnvironment::of`] for a caller that has decoded every HLO module of `space` already
