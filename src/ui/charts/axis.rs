@@ -41,6 +41,19 @@ pub fn decimals(step: f64) -> usize {
     (-step.log10().floor()).clamp(0.0, 6.0) as usize
 }
 
+/// A tick's figure, short enough for the axis's margin: with its decimals for `step` below 100,000,
+/// else scaled to thousands, millions, … with SI's letter (`3.5 G` for 3,500,000,000), so a chart of
+/// huge rates does not print nine-digit labels that the margin cuts.
+pub fn tick_figure(v: f64, step: f64) -> String {
+    const PREFIXES: [&str; 5] = ["k", "M", "G", "T", "P"];
+    if step < 1e5 {
+        return format!("{v:.*}", decimals(step));
+    }
+    let power = ((step.log10() / 3.0).floor() as usize).clamp(1, PREFIXES.len());
+    let scale = 10f64.powi(3 * power as i32);
+    format!("{:.*} {}", decimals(step / scale), v / scale, PREFIXES[power - 1])
+}
+
 /// A compact byte label: `512 B`, `1.5 MiB`.
 pub fn bytes_label(v: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -8,7 +8,7 @@
 //! word of their name (`7` of `train 7`); y runs from 0 to a round value above the highest stack (or
 //! value). Canvas 2D in CSS pixels on a context from [`super::prepare`].
 
-use super::axis::{decimals, nice, x_axis, y_axis, Style};
+use super::axis::{nice, tick_figure, x_axis, y_axis, Style};
 use super::figure_list::{figure_list, Figure};
 use super::plot::redraw;
 use super::viewport::{Frame, Margins, Viewport};
@@ -99,7 +99,7 @@ pub struct Scene<'a> {
 
 pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) {
     let unit = s.unit;
-    y_axis(ctx, f, p, Style { grid: true, ..Style::default() }, |v, step| format!("{v:.*} {unit}", decimals(step)));
+    y_axis(ctx, f, p, Style { grid: true, ..Style::default() }, |v, step| format!("{} {unit}", tick_figure(v, step)));
     let names = s.names;
     x_axis(ctx, f, p, Style { integer: true, ..Style::default() }, |v, _| {
         names.get(v.round().max(0.0) as usize).map(|n| n.rsplit(' ').next().unwrap_or(n).to_string()).unwrap_or_default()
