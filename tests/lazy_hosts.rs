@@ -76,8 +76,8 @@ fn run_requests(ids: &[u32], baseline: &[u32]) -> Vec<RequestBody> {
     vec![
         RequestBody::RunFrameworkOpStats { file_ids: file_ids.clone(), include_idle: true, window: None },
         RequestBody::RunHloOpStats { file_ids: file_ids.clone(), window: None },
-        RequestBody::RunKernelStats { file_ids: file_ids.clone() },
-        RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true },
+        RequestBody::RunKernelStats { file_ids: file_ids.clone(), window: None },
+        RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true, window: None },
         RequestBody::RunOpProfile { file_ids: file_ids.clone(), grouping: Default::default(), include_idle: true, window: None },
         RequestBody::RunInputPipeline { file_ids: file_ids.clone() },
         RequestBody::RunOverviewPage { file_ids: file_ids.clone() },

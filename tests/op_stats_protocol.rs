@@ -56,14 +56,14 @@ fn hlo(s: &mut Session, file_id: u32) -> Result<HloOpStatsView, EngineError> {
 }
 
 fn kernels(s: &mut Session, file_id: u32) -> KernelStatsView {
-    match ask(s, RequestBody::KernelStats { file_id }, None) {
+    match ask(s, RequestBody::KernelStats { file_id, window: None }, None) {
         ResponseBody::KernelStats { view } => *view,
         other => panic!("{other:?}"),
     }
 }
 
 fn roofline(s: &mut Session, file_id: u32, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-    match ask(s, RequestBody::RooflineModel { file_id, include_infeed_outfeed }, None) {
+    match ask(s, RequestBody::RooflineModel { file_id, include_infeed_outfeed, window: None }, None) {
         ResponseBody::RooflineModel { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -326,9 +326,9 @@ fn cpu_traces_give_empty_pages() {
 fn wire_form_and_unknown_file() {
     let forms = [
         (RequestBody::HloOpStats { file_id: 3, window: None }, r#"{"type":"hlo_op_stats","file_id":3}"#),
-        (RequestBody::KernelStats { file_id: 3 }, r#"{"type":"kernel_stats","file_id":3}"#),
+        (RequestBody::KernelStats { file_id: 3, window: None }, r#"{"type":"kernel_stats","file_id":3}"#),
         (
-            RequestBody::RooflineModel { file_id: 3, include_infeed_outfeed: true },
+            RequestBody::RooflineModel { file_id: 3, include_infeed_outfeed: true, window: None },
             r#"{"type":"roofline_model","file_id":3,"include_infeed_outfeed":true}"#,
         ),
     ];
@@ -337,8 +337,8 @@ fn wire_form_and_unknown_file() {
         let mut s = Session::new();
         let body = match body {
             RequestBody::HloOpStats { .. } => RequestBody::HloOpStats { file_id: 9, window: None },
-            RequestBody::KernelStats { .. } => RequestBody::KernelStats { file_id: 9 },
-            _ => RequestBody::RooflineModel { file_id: 9, include_infeed_outfeed: false },
+            RequestBody::KernelStats { .. } => RequestBody::KernelStats { file_id: 9, window: None },
+            _ => RequestBody::RooflineModel { file_id: 9, include_infeed_outfeed: false, window: None },
         };
         match ask(&mut s, body, None) {
             ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 9 }),

@@ -233,13 +233,14 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     assert_eq!(view.columns.rank.len(), oracle("hlo_stats")["rows"].as_array().map_or(0, Vec::len));
     same(&*view, &session.run_hlo_op_stats_view(&ids).unwrap());
 
-    let ResponseBody::KernelStats { view } = ask(&mut session, RequestBody::RunKernelStats { file_ids: file_ids.clone() }) else {
+    let ResponseBody::KernelStats { view } = ask(&mut session, RequestBody::RunKernelStats { file_ids: file_ids.clone(), window: None })
+    else {
         panic!()
     };
     assert_eq!(view.columns.kernel_name.len(), oracle("kernel_stats")["rows"].as_array().map_or(0, Vec::len));
     same(&*view, &session.run_kernel_stats_view(&ids).unwrap());
 
-    let body = RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true };
+    let body = RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true, window: None };
     let ResponseBody::RooflineModel { view } = ask(&mut session, body) else { panic!() };
     same(&*view, &session.run_roofline_view(&ids, true).unwrap());
 

@@ -2,6 +2,8 @@
 //! plane's non-derived lines, with the stats that say what launched it.
 
 use crate::analysis::device_planes::is_derived_line;
+use crate::analysis::op_metrics::window::starts_in;
+use crate::analysis::op_metrics::TimeWindow;
 use crate::decode::xplane::{Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 
@@ -73,14 +75,21 @@ impl GpuEventStats {
     }
 }
 
-/// Calls `visit` with every event of `plane`'s non-derived lines, in line order, and its stats.
+/// Calls `visit` with every event of `plane`'s non-derived lines that starts inside `window` (its
+/// line's start plus its offset; every event without a window), in line order, and its stats.
 pub fn for_each_event<'a>(
     space: &'a XSpace,
     plane: &'a Plane,
+    window: Option<TimeWindow>,
     mut visit: impl FnMut(&RawEvent<'a, '_>, GpuEventStats),
 ) -> Result<(), DecodeError> {
     for line in plane.lines.iter().filter(|l| !is_derived_line(l.header.id)) {
-        for_each_line_event(space, plane, line, &mut visit)?;
+        let line_start_ps = line.header.timestamp_ns.saturating_mul(1000);
+        for_each_line_event(space, plane, line, |event, stats| {
+            if starts_in(window, line_start_ps.saturating_add(event.header.offset_ps)) {
+                visit(event, stats);
+            }
+        })?;
     }
     Ok(())
 }

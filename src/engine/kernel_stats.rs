@@ -1,10 +1,10 @@
 //! What the Kernel Stats page draws: XProf's `kernel_stats` table as columns (rows by index, longest
 //! total duration first) and the figures of its summary line (kernel time, and the shares of it on
-//! Tensor Cores and in ops that could use them).
+//! Tensor Cores and in ops that could use them), over the whole trace or a step's window.
 
 use super::{EngineError, Session};
 use crate::analysis::kernel_stats::{ns_to_us as us, KernelStats};
-use crate::analysis::op_metrics::safe_divide;
+use crate::analysis::op_metrics::{safe_divide, TimeWindow};
 use serde::{Deserialize, Serialize};
 
 /// XProf's Kernel Stats table, column by column: entry `i` of every vector is row `i`.
@@ -95,6 +95,12 @@ impl Session {
 
     /// The Kernel Stats page of the run `file_ids`: its hosts' kernels.
     pub fn run_kernel_stats_view(&mut self, file_ids: &[u32]) -> Result<KernelStatsView, EngineError> {
-        Ok(KernelStatsView::of(&*self.run_kernel_stats(file_ids)?))
+        self.run_kernel_stats_view_in(file_ids, None)
+    }
+
+    /// The Kernel Stats page of the run `file_ids` over the kernels that start inside `window` (the
+    /// whole trace's without one).
+    pub fn run_kernel_stats_view_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<KernelStatsView, EngineError> {
+        Ok(KernelStatsView::of(&*self.run_kernel_stats_in(file_ids, window)?))
     }
 }

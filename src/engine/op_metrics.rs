@@ -1,8 +1,8 @@
 //! The op metrics of an opened file, built once and kept: every op table (framework op stats, HLO op
 //! stats, Op Profile, the roofline, Kernel Stats, the Overview Page and the input-pipeline op table)
 //! reads the same dbs, so the host threads and the device planes are read once per file however many
-//! tables the user opens. Limited to a time window (a step), the same pass reads only the events that
-//! start inside it ([`Session::run_op_metrics_in`]).
+//! tables the user opens. Limited to a time window (a step), the same passes read only the events that
+//! start inside it ([`Session::run_op_metrics_in`]); Kernel Stats and the roofline too.
 
 use super::overview_page::step_end_ps;
 use super::run_op_metrics::combine;
@@ -171,7 +171,13 @@ impl Session {
 
     /// GPU Kernel Stats of the run `file_ids`: its hosts' kernels, the longest kept.
     pub fn run_kernel_stats(&mut self, file_ids: &[u32]) -> Result<Arc<KernelStats>, EngineError> {
-        Ok(self.run_op_metrics(file_ids)?.kernel_stats.clone())
+        self.run_kernel_stats_in(file_ids, None)
+    }
+
+    /// GPU Kernel Stats of the run `file_ids` over the kernels that start inside `window` (XProf's
+    /// table; XProf itself has no such limit): those of the window's kept op metrics.
+    pub fn run_kernel_stats_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<KernelStats>, EngineError> {
+        Ok(self.run_op_metrics_in(file_ids, window)?.kernel_stats.clone())
     }
 }
 
@@ -181,10 +187,22 @@ fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
     let every_module = every_decoded_module(space);
     let run_environment = RunEnvironment::with_modules(space, every_module.iter().map(|(_, _, proto)| proto));
     let modules = XlaModules::from_decoded(first_of_each_program(every_module));
-    let kernel_stats = kernel_stats::analyze(space, &modules)?;
     let xla_ops_cpu = Arc::new(xla_ops_cpu::analyze(space, &modules)?);
-    let device = device_ops::analyze(space, &modules).map(Arc::new);
-    Ok(FileOpMetrics::new(host_op_metrics_db_in(space, None)?, modules, device, kernel_stats, run_environment, xla_ops_cpu))
+    timed_passes(space, modules, run_environment, xla_ops_cpu, None)
+}
+
+/// The passes that time events, over those that start inside `window` (all without one): the host
+/// threads' framework ops, the devices' HLO ops and the GPU kernels; the rest is given.
+fn timed_passes(
+    space: &XSpace,
+    modules: XlaModules,
+    run_environment: RunEnvironment,
+    xla_ops_cpu: Arc<XlaOpsCpu>,
+    window: Option<TimeWindow>,
+) -> Result<FileOpMetrics, DecodeError> {
+    let kernel_stats = kernel_stats::analyze(space, &modules, window)?;
+    let device = device_ops::analyze_in(space, &modules, window).map(Arc::new);
+    Ok(FileOpMetrics::new(host_op_metrics_db_in(space, window)?, modules, device, kernel_stats, run_environment, xla_ops_cpu))
 }
 
 impl FileOpMetrics {
@@ -223,13 +241,11 @@ impl FileOpMetrics {
 
 impl FileOpMetrics {
     /// This file's op metrics over the events of `space` (this file's trace) that start inside `window`:
-    /// the host and device dbs (and what derives from the device db) passed again over the window; the
-    /// modules, run environment, kernel stats (and so the Tensor Core share of each op) and XLA ops on
-    /// CPU stay the whole trace's.
+    /// the host and device dbs and the kernel stats passed again over the window, with what derives
+    /// from them (the device's framework ops, the Tensor Core share of each op: the window's kernels');
+    /// the modules, run environment and XLA ops on CPU stay the whole trace's.
     fn in_window(&self, space: &XSpace, window: TimeWindow) -> Result<FileOpMetrics, DecodeError> {
-        let device = device_ops::analyze_in(space, &self.modules, Some(window)).map(Arc::new);
-        let (device_framework_ops, perf_env) = device_side(&device);
-        Ok(FileOpMetrics { host: host_op_metrics_db_in(space, Some(window))?, device, device_framework_ops, perf_env, ..self.clone() })
+        timed_passes(space, self.modules.clone(), self.run_environment.clone(), self.xla_ops_cpu.clone(), Some(window))
     }
 }
 

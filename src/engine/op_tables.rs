@@ -1,11 +1,12 @@
 //! The device op tables of opened files (HLO Op Stats, Roofline Model, Op Profile): each read from the
 //! file's one op-metrics pass ([`Session::op_metrics`]), computed once per file and kept until the
-//! file is closed. HLO Op Stats and Op Profile also over a time window (a step): from the op metrics of
-//! that window.
+//! file is closed. HLO Op Stats, Op Profile and the roofline also over a time window (a step): from the
+//! op metrics of that window.
 
 use super::op_metrics::FileOpMetrics;
 use super::{EngineError, Session};
 use crate::analysis::hlo_stats::{self, HloStats};
+use crate::analysis::op_metrics::window::starts_in;
 use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::op_profile::{self, OpProfile};
 use crate::analysis::roofline_model::{self, RooflineModel};
@@ -90,22 +91,36 @@ impl Session {
 
     /// The Roofline Model of the run `file_ids`, its hosts combined.
     pub fn run_roofline_model(&mut self, file_ids: &[u32]) -> Result<Arc<RooflineModel>, EngineError> {
+        self.run_roofline_model_in(file_ids, None)
+    }
+
+    /// The Roofline Model of the run `file_ids` over the device ops that start inside `window` (XProf's
+    /// model; XProf itself has no such limit): the model of a profile of that window alone. Its op and
+    /// "Total" records come from the window's kept op metrics, with the device's peaks; its per-step
+    /// records are those of the steps that start inside the window (for a selected step: that step
+    /// alone, as in a profile of it); XProf's "Average" record (per complete step, TPU only) is zero
+    /// over any window as over the whole trace, its complete-step db being empty on every trace
+    /// Tidemark models (a TPU without step lines). A window's model is not kept: its op metrics are.
+    pub fn run_roofline_model_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<RooflineModel>, EngineError> {
         const TOOL: &str = "Roofline Model";
-        if let Some(r) = self.op_tables.roofline_models.get(file_ids) {
+        if let Some(r) = window.is_none().then(|| self.op_tables.roofline_models.get(file_ids)).flatten() {
             return Ok(r.clone());
         }
-        let ops = self.device_ops_for(file_ids, TOOL)?;
+        let ops = self.device_ops_in(file_ids, window, TOOL)?;
         let first = file_ids[0];
         // One record per step: the steps are the Overview Page's (computed once per run and kept;
         // none where it does not compute them, as it says).
         let step_numbers: Vec<i64> = if roofline_model::has_model(ops.hardware) {
-            self.run_overview_page(file_ids)?.input.steps.iter().map(|s| s.group_id).collect()
+            let steps = &self.run_overview_page(file_ids)?.input.steps;
+            steps.iter().filter(|s| starts_in(window, s.begin_ps)).map(|s| s.group_id).collect()
         } else {
             Vec::new()
         };
         let model = roofline_model::analyze(&ops, &step_numbers).map_err(|e| self.unsupported(first, TOOL, e.to_string()))?;
         let model = Arc::new(model);
-        self.op_tables.roofline_models.insert(file_ids.to_vec(), model.clone());
+        if window.is_none() {
+            self.op_tables.roofline_models.insert(file_ids.to_vec(), model.clone());
+        }
         Ok(model)
     }
 

@@ -28,7 +28,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -147,12 +147,18 @@ pub enum RequestBody {
     /// The Kernel Stats page: XProf's table as columns, and its summary.
     KernelStats {
         file_id: u32,
+        /// Only the kernels that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     /// The Roofline page: the device's roofs and the whole-profile records, with the infeed and
     /// outfeed ops when `include_infeed_outfeed`.
     RooflineModel {
         file_id: u32,
         include_infeed_outfeed: bool,
+        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     /// The Op Profile page: the tree grouped by `grouping`, with the idle node when `include_idle`.
     OpProfile {
@@ -196,10 +202,16 @@ pub enum RequestBody {
     },
     RunKernelStats {
         file_ids: Vec<u32>,
+        /// Only the kernels that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     RunRooflineModel {
         file_ids: Vec<u32>,
         include_infeed_outfeed: bool,
+        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        window: Option<TimeWindow>,
     },
     RunOpProfile {
         file_ids: Vec<u32>,
@@ -472,14 +484,16 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::KernelStats { file_id } => match session.kernel_stats_view(file_id) {
+        RequestBody::KernelStats { file_id, window } => match session.run_kernel_stats_view_in(&[file_id], window) {
             Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::RooflineModel { file_id, include_infeed_outfeed } => match session.roofline_view(file_id, include_infeed_outfeed) {
-            Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
+        RequestBody::RooflineModel { file_id, include_infeed_outfeed, window } => {
+            match session.run_roofline_view_in(&[file_id], include_infeed_outfeed, window) {
+                Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
         RequestBody::OpProfile { file_id, grouping, include_idle, window } => {
             match session.run_op_profile_view_in(&[file_id], grouping, include_idle, window) {
                 Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
@@ -508,12 +522,12 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::RunKernelStats { file_ids } => match session.run_kernel_stats_view(&file_ids) {
+        RequestBody::RunKernelStats { file_ids, window } => match session.run_kernel_stats_view_in(&file_ids, window) {
             Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed } => {
-            match session.run_roofline_view(&file_ids, include_infeed_outfeed) {
+        RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed, window } => {
+            match session.run_roofline_view_in(&file_ids, include_infeed_outfeed, window) {
                 Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
                 Err(error) => reply(ResponseBody::Failed { error }),
             }

@@ -1,8 +1,10 @@
 //! What the Roofline page draws: the device's roofs (peak compute and each memory's peak bandwidth
 //! with its ridge point, as XProf's `roofline_model` properties give them) and the whole-profile
-//! records of one infeed/outfeed setting as columns, the program first, then the ops by self time.
+//! records of one infeed/outfeed setting as columns, the program first, then the ops by self time;
+//! over the whole trace or a step's window (then "whole profile" is the window's).
 
 use super::{EngineError, Session};
+use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::roofline_model::{RecordSpan, RooflineModel};
 use serde::{Deserialize, Serialize};
 
@@ -130,6 +132,17 @@ impl Session {
 
     /// The Roofline page of the run `file_ids`, its hosts combined.
     pub fn run_roofline_view(&mut self, file_ids: &[u32], include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-        Ok(RooflineView::of(&*self.run_roofline_model(file_ids)?, include_infeed_outfeed))
+        self.run_roofline_view_in(file_ids, include_infeed_outfeed, None)
+    }
+
+    /// The Roofline page of the run `file_ids` over the device ops that start inside `window` (the
+    /// whole trace's without one).
+    pub fn run_roofline_view_in(
+        &mut self,
+        file_ids: &[u32],
+        include_infeed_outfeed: bool,
+        window: Option<TimeWindow>,
+    ) -> Result<RooflineView, EngineError> {
+        Ok(RooflineView::of(&*self.run_roofline_model_in(file_ids, window)?, include_infeed_outfeed))
     }
 }

@@ -5,6 +5,10 @@
 //! XProf truncates it) on a line that is not derived. Its op is the name part of the framework op of
 //! the HLO instruction that launched it (`hlo_op` + `program_id` stats looked up in the trace's HLO
 //! modules), else of its `tf_op` stat, else none.
+//!
+//! Limited to a [`TimeWindow`] (a step; Tidemark's own, XProf's table covers the whole trace), only
+//! the kernels that *start* inside it (their line's start plus their offset) are counted, whatever
+//! their end: the tables of windows that cut the trace add up, row by row, to the whole trace's.
 
 pub mod launch;
 pub mod table;
@@ -12,7 +16,7 @@ pub mod tensor_core;
 
 use crate::analysis::device_planes::device_planes;
 use crate::analysis::gpu_events::{self, GpuEventStats};
-use crate::analysis::op_metrics::parse_tf_op_fullname;
+use crate::analysis::op_metrics::{parse_tf_op_fullname, TimeWindow};
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
@@ -71,10 +75,11 @@ pub struct KernelStats {
     pub reports: Vec<KernelReport>,
 }
 
-pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<KernelStats, DecodeError> {
+/// Kernel Stats of the kernels of `space` that start inside `window` (all of them without one).
+pub fn analyze(space: &XSpace, modules: &XlaModules, window: Option<TimeWindow>) -> Result<KernelStats, DecodeError> {
     let mut rows: HashMap<KernelKey, KernelReport> = HashMap::new();
     for plane in device_planes(space).map(|(_, p)| p).unwrap_or_default() {
-        for_each_kernel(space, plane, modules, |key, params, duration_ns| {
+        for_each_kernel(space, plane, modules, window, |key, params, duration_ns| {
             let row = rows.entry(key).or_insert_with_key(|key| KernelReport {
                 key: key.clone(),
                 occupancy_pct: params.occupancy_pct,
@@ -103,14 +108,16 @@ impl KernelStats {
     }
 }
 
-/// Calls `visit` with the key, launch parameters and duration (ns) of every kernel of `plane`.
+/// Calls `visit` with the key, launch parameters and duration (ns) of every kernel of `plane` that
+/// starts inside `window`.
 fn for_each_kernel(
     space: &XSpace,
     plane: &Plane,
     modules: &XlaModules,
+    window: Option<TimeWindow>,
     mut visit: impl FnMut(KernelKey, LaunchParams, u64),
 ) -> Result<(), DecodeError> {
-    gpu_events::for_each_event(space, plane, |event, stats| {
+    gpu_events::for_each_event(space, plane, window, |event, stats| {
         let duration_ns = u64::try_from(event.header.duration_ps / 1000).unwrap_or(0);
         if duration_ns == 0 || !stats.is_kernel() {
             return;

@@ -65,13 +65,15 @@ Usage:
   tidemark op-profile FILE|RUN_DIR [--step N] [--json]
                                           XProf's Op Profile: device ops by program and category, time and utilisation;
                                           --step N as for framework-op-stats (XProf has no such option)
-  tidemark kernel-stats FILE|RUN_DIR [--json]
-                                          XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use
+  tidemark kernel-stats FILE|RUN_DIR [--step N] [--json]
+                                          XProf's GPU Kernel Stats: each kernel's launches, durations, Tensor Core use;
+                                          --step N as for framework-op-stats (XProf has no such option)
   tidemark hlo-stats FILE|RUN_DIR [--step N] [--json]
                                           XProf's HLO Op Stats: each HLO op's time, rates and bound (TPU traces);
                                           --step N as for framework-op-stats (XProf has no such option)
-  tidemark roofline-model FILE|RUN_DIR [--json]
-                                          XProf's Roofline Model: ops against the device's peaks (TPU traces)
+  tidemark roofline-model FILE|RUN_DIR [--step N] [--json]
+                                          XProf's Roofline Model: ops against the device's peaks (TPU traces);
+                                          --step N as for framework-op-stats (XProf has no such option)
   tidemark xla-ops-cpu FILE [--json]      Tidemark's own (not in XProf): the XLA ops a CPU trace's host threads
                                           ran, per module and HLO op: runs, total / average / self time, category
   tidemark memory-across-hosts FILE|RUN_DIR [--json]

@@ -18,14 +18,13 @@ const NAME_WIDTH: usize = 60;
 /// Rows of HLO Op Stats shown in the table.
 const TOP_HLO_ROWS: usize = 40;
 
-/// How an op table is computed for a run, over a window where the tool takes `--step`.
+/// How an op table is computed for a run, over the window of `--step` where it is given.
 type Compute<T> = fn(&mut Session, &[u32], Option<TimeWindow>) -> Result<std::sync::Arc<T>, EngineError>;
 
-/// One op table: its command name, how to compute it, whether it takes `--step`, and its two renderings.
+/// One op table: its command name, how to compute it, and its two renderings.
 struct Tool<T> {
     command: &'static str,
     compute: Compute<T>,
-    takes_step: bool,
     json: fn(&T) -> serde_json::Value,
     table: fn(&str, &T) -> String,
 }
@@ -35,8 +34,7 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "kernel-stats",
-            compute: |s, ids, _| s.run_kernel_stats(ids),
-            takes_step: false,
+            compute: Session::run_kernel_stats_in,
             json: kernel_stats::table::to_xprof_json,
             table: kernel_table,
         },
@@ -44,28 +42,13 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
 }
 
 pub fn hlo_stats(argv: &[String]) -> i32 {
-    run(
-        argv,
-        Tool {
-            command: "hlo-stats",
-            compute: Session::run_hlo_stats_in,
-            takes_step: true,
-            json: hlo_stats::table::to_xprof_json,
-            table: hlo_table,
-        },
-    )
+    run(argv, Tool { command: "hlo-stats", compute: Session::run_hlo_stats_in, json: hlo_stats::table::to_xprof_json, table: hlo_table })
 }
 
 pub fn op_profile(argv: &[String]) -> i32 {
     run(
         argv,
-        Tool {
-            command: "op-profile",
-            compute: Session::run_op_profile_in,
-            takes_step: true,
-            json: op_profile::json::to_xprof_json,
-            table: profile_tree,
-        },
+        Tool { command: "op-profile", compute: Session::run_op_profile_in, json: op_profile::json::to_xprof_json, table: profile_tree },
     )
 }
 
@@ -74,8 +57,7 @@ pub fn roofline_model(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "roofline-model",
-            compute: |s, ids, _| s.run_roofline_model(ids),
-            takes_step: false,
+            compute: Session::run_roofline_model_in,
             json: roofline_model::table::to_xprof_json,
             table: roofline_table,
         },
@@ -83,9 +65,8 @@ pub fn roofline_model(argv: &[String]) -> i32 {
 }
 
 fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
-    let usage = format!("usage: tidemark {} FILE|RUN_DIR{} [--json]", tool.command, if tool.takes_step { " [--step N]" } else { "" });
-    let valued: &[&str] = if tool.takes_step { &["step"] } else { &[] };
-    let mut f = match open_run(tool.command, &usage, argv, valued, &["json"]) {
+    let usage = format!("usage: tidemark {} FILE|RUN_DIR [--step N] [--json]", tool.command);
+    let mut f = match open_run(tool.command, &usage, argv, &["step"], &["json"]) {
         Ok(f) => f,
         Err(code) => return code,
     };

@@ -1,5 +1,6 @@
-//! `--step N` of `framework-op-stats` and `hlo-stats`: the table limited to the events that start
-//! inside step N's span (Tidemark's own; XProf has no such option and its tables cover the whole trace).
+//! `--step N` of the op tables (`framework-op-stats`, `hlo-stats`, `op-profile`, `kernel-stats`,
+//! `roofline-model`): the table limited to the events that start inside step N's span (Tidemark's own;
+//! XProf has no such option and its tables cover the whole trace).
 
 use crate::args::OpenedRun;
 use tidemark::analysis::op_metrics::TimeWindow;

@@ -1,8 +1,8 @@
 //! The op tables' "this step only" (Tidemark's own, beyond XProf): with a step selected in the
-//! Overview, an op table (Framework op stats, HLO op stats, Op Profile) offers to limit itself to the events that start inside the step's span; once
-//! limited it shows the chip "Step N · 12.3 ms window ✕", whose ✕ restores the whole trace. The
-//! choice is kept in the URL hash (`ops=step`) and holds for every op table that reads
-//! [`op_window`].
+//! Overview, an op table (Framework op stats, HLO op stats, Op Profile, Kernel stats, Roofline) offers
+//! to limit itself to the events that start inside the step's span; once limited it shows the chip
+//! "Step N · 12.3 ms window ✕", whose ✕ restores the whole trace. The choice is kept in the URL hash
+//! (`ops=step`) and holds for every op table that reads [`op_window`].
 
 use crate::analysis::op_metrics::TimeWindow;
 use crate::ui::state::AppState;

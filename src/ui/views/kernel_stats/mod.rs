@@ -9,6 +9,7 @@ use crate::engine::kernel_stats::KernelStatsView;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Percent};
+use crate::ui::components::step_window::{op_window, StepWindowChip};
 use crate::ui::components::table::TableState;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
@@ -21,9 +22,10 @@ pub fn KernelStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     let fetch = use_engine(
         "Kernel stats",
         move || {
+            let window = op_window(state);
             Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunKernelStats { file_ids },
-                None => RequestBody::KernelStats { file_id },
+                Some(file_ids) => RequestBody::RunKernelStats { file_ids, window },
+                None => RequestBody::KernelStats { file_id, window },
             })
         },
         |body| match body {
@@ -32,9 +34,14 @@ pub fn KernelStats(file_id: u32, overview: FileOverview) -> impl IntoView {
         },
     );
     let csv_name = op_page::csv_name(&overview, "kernel_stats");
-    op_page::frame("kernel-stats", &overview, fetch, ().into_any(), ("Reading the GPU kernels…", "kernel-error"), move |v| {
-        view! { <Page v csv_name=csv_name.clone() /> }.into_any()
-    })
+    op_page::frame(
+        "kernel-stats",
+        &overview,
+        fetch,
+        view! { <StepWindowChip /> }.into_any(),
+        ("Reading the GPU kernels…", "kernel-error"),
+        move |v| view! { <Page v csv_name=csv_name.clone() /> }.into_any(),
+    )
 }
 
 /// The reply laid out: the summary line and the table.

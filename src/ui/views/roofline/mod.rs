@@ -11,6 +11,7 @@ use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::roofline::RooflineView;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Text};
+use crate::ui::components::step_window::{op_window, StepWindowChip};
 use crate::ui::components::table::TableState;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
@@ -26,10 +27,10 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
     let fetch = use_engine(
         "Roofline model",
         move || {
-            let include_infeed_outfeed = include_infeed_outfeed.get();
+            let (include_infeed_outfeed, window) = (include_infeed_outfeed.get(), op_window(state));
             Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed },
-                None => RequestBody::RooflineModel { file_id, include_infeed_outfeed },
+                Some(file_ids) => RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed, window },
+                None => RequestBody::RooflineModel { file_id, include_infeed_outfeed, window },
             })
         },
         |body| match body {
@@ -38,7 +39,8 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
         },
     );
     let csv_name = op_page::csv_name(&overview, "roofline_model");
-    let infeed = view! {
+    let controls = view! {
+        <StepWindowChip />
         <label class="field" title="XProf's two record sets: with the infeed and outfeed ops, or without them">
             <input
                 type="checkbox"
@@ -49,7 +51,7 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
             " Include infeed/outfeed"
         </label>
     };
-    op_page::frame("roofline", &overview, fetch, infeed.into_any(), ("Reading the device ops…", "roofline-error"), move |v| {
+    op_page::frame("roofline", &overview, fetch, controls.into_any(), ("Reading the device ops…", "roofline-error"), move |v| {
         view! { <Page v table_state=table_state.clone() csv_name=csv_name.clone() /> }.into_any()
     })
 }
