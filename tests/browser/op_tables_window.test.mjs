@@ -3,9 +3,11 @@
 // chip "Step N · … ms window ✕" shows, the URL hash keeps the choice, and the table's host self time
 // equals the engine's for that step (the CLI's `framework-op-stats --step N --json`); the chip's ✕
 // restores the whole trace's total; HLO op stats and Op Profile show the same chip. Screenshots in light and dark.
+// Kernel stats and the Roofline on the V100 device trace (the one fixture with kernels and a step), below.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, one, shot, fixture } from './harness.mjs';
 
@@ -108,3 +110,102 @@ for (const dark of [false, true]) {
     await page.close();
   });
 }
+
+// Kernel stats and the Roofline over a step. The CPU fixtures have no GPU kernels, and of the device
+// fixtures only the V100 trace has kernels and a step (step 0), so this test reads it in place from
+// ../shared/fixtures/device and is skipped with a note when it is absent.
+const V100 = path.resolve(ROOT, '../shared/fixtures/device/tf_v100_multi_worker/v100_worker.xplane.pb');
+const V100_NAME = 'v100_worker.xplane.pb';
+const v100Skip = existsSync(V100) ? false : `device fixture ${path.relative(ROOT, V100)} is absent`;
+if (v100Skip) console.log(`# op_tables_window: ${v100Skip}; the Kernel stats and Roofline step test is skipped`);
+
+/** The CLI's `--json` table of `command` on the V100 trace (over step `step` when given). */
+function cliV100(command, step) {
+  const bin = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
+  const args = [command, V100, '--json', ...(step === undefined ? [] : ['--step', String(step)])];
+  return JSON.parse(execFileSync(bin, args, { maxBuffer: 64 << 20 }).toString());
+}
+
+/** Column `id` of XProf's DataTable `t`, row by row. */
+const column = (t, id) => { const i = t.cols.findIndex((c) => c.id === id); return t.rows.map((r) => r.c[i].v); };
+
+/** Σ total duration (µs) of the CLI's Kernel Stats table. */
+const cliKernelTimeUs = (step) => column(cliV100('kernel-stats', step), 'total_duration_us').reduce((a, b) => a + b, 0);
+
+/** The program's total time (µs) of the CLI's roofline, whole profile ("Total"), infeed/outfeed in. */
+function cliProgramTimeUs(step) {
+  const [records] = cliV100('roofline-model', step);
+  const [spans, ranks, totals] = [column(records, 'step'), column(records, 'rank'), column(records, 'total_time')];
+  return totals[spans.findIndex((s, i) => s === 'Total' && ranks[i] === 0)];
+}
+
+/** Waits until the tool `testid` is answered with `metric` (for `key`) other than `previous`. */
+async function waitForFigure(page, testid, metricName, key, previous) {
+  await page.waitForFunction((testid, metricName, key, previous) => {
+    const article = document.querySelector(`[data-testid="${testid}"]`);
+    const sel = `[data-metric="${metricName}"]${key === null ? '' : `[data-key="${key}"]`}`;
+    const figure = article?.querySelector(sel);
+    return article?.dataset.state === 'ready' && figure && figure.dataset.value !== previous;
+  }, { timeout: 60_000 }, testid, metricName, key, previous === undefined ? null : String(previous));
+  const sel = `[data-testid="${testid}"] [data-metric="${metricName}"]${key === null ? '' : `[data-key="${key}"]`}`;
+  return Number(await page.$eval(sel, (el) => el.dataset.value));
+}
+
+test('V100: a step limits Kernel stats and the Roofline to its window, ✕ restores the trace', { skip: v100Skip }, async () => {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [V100]);
+  await waitForFile(page, V100_NAME);
+  await selectFile(page, V100_NAME);
+
+  // Kernel stats before a step is picked: the whole trace, no chip.
+  await page.click('.tab[data-tool="kernel-stats"]');
+  const whole = await waitForFigure(page, 'kernel-stats', 'total_kernel_time_us', null);
+  assert.ok(near(whole, cliKernelTimeUs()), `${whole} vs the CLI's whole trace`);
+  assert.equal(await page.$('[data-testid="step-only"], [data-testid="step-chip"]'), null);
+
+  // Pick the trace's one step in the Overview's step-time graph.
+  await page.click('.tab[data-tool="overview"]');
+  await page.waitForSelector('[data-testid="step-graph"]', { timeout: 60_000 });
+  const at = await page.$eval('[data-testid="step-graph"]', (el) => {
+    const r = el.getBoundingClientRect();
+    const [left, right, bottom, n] = [el.dataset.plotLeft, el.dataset.plotRight, el.dataset.plotBottom, el.dataset.steps].map(Number);
+    return { x: r.x + left + (0.5 / n) * (right - left), y: r.y + bottom - 2 };
+  });
+  await page.mouse.click(at.x, at.y);
+  await page.waitForSelector('[data-testid="selected-step"]');
+  const group = await page.$eval('[data-step-figures="selected"]', (el) => el.dataset.groupId);
+  assert.equal(group, '0');
+
+  // Kernel stats: the offer, then the chip and the step's table, equal to the CLI's `--step 0`.
+  await page.click('.tab[data-tool="kernel-stats"]');
+  await page.waitForSelector('[data-testid="kernel-stats"] [data-testid="step-only"]', { timeout: 60_000 });
+  await page.click('[data-testid="step-only"]');
+  await page.waitForSelector('[data-testid="kernel-stats"] [data-testid="step-chip"]');
+  assert.ok(new URL(page.url()).hash.includes('ops=step'), page.url());
+  const inStep = await waitForFigure(page, 'kernel-stats', 'total_kernel_time_us', null, whole);
+  assert.ok(near(inStep, cliKernelTimeUs(group)), `${inStep} vs the CLI's step ${group}`);
+  assert.ok(inStep > 0 && inStep < whole, `${inStep} of ${whole}`);
+  assert.equal(Number(await page.getAttribute('table.kernel-table', 'data-rows')), column(cliV100('kernel-stats', group), 'kernel_name').length);
+  await shot(page, 'kernel-stats-step-window');
+
+  // The Roofline follows the same choice: the program's time is the step's.
+  await page.click('.tab[data-tool="roofline"]');
+  await page.waitForSelector('[data-testid="roofline"] [data-testid="step-chip"]', { timeout: 60_000 });
+  const programInStep = await waitForFigure(page, 'roofline', 'total_time_us', 'Program');
+  assert.ok(near(programInStep, cliProgramTimeUs(group)), `${programInStep} vs the CLI's step ${group}`);
+  await shot(page, 'roofline-step-window');
+
+  // ✕ on the Roofline: the whole trace's program; Kernel stats' whole total too, and the hash forgets.
+  await page.click('[data-testid="step-chip-clear"]');
+  const programWhole = await waitForFigure(page, 'roofline', 'total_time_us', 'Program', programInStep);
+  assert.ok(near(programWhole, cliProgramTimeUs()), `${programWhole} vs the CLI's whole trace`);
+  assert.ok(programInStep < programWhole);
+  await page.waitForSelector('[data-testid="roofline"] [data-testid="step-only"]');
+  assert.ok(!new URL(page.url()).hash.includes('ops=step'), page.url());
+  await page.click('.tab[data-tool="kernel-stats"]');
+  assert.ok(near(await waitForFigure(page, 'kernel-stats', 'total_kernel_time_us', null, inStep), whole));
+  assert.equal(await page.$('[data-testid="step-chip"]'), null);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
