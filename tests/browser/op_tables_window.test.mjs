@@ -39,6 +39,23 @@ async function waitForTotal(page, previous) {
   }, previous === undefined ? null : String(previous), { timeout: 60_000 });
 }
 
+/** Clicks the `index`-th step (from 0) of the Overview's step-time graph; its group id and span. */
+async function pickStep(page, index) {
+  await page.click('.tab[data-tool="overview"]');
+  await page.waitForSelector('[data-testid="step-graph"]', { timeout: 60_000 });
+  const at = await page.$eval('[data-testid="step-graph"]', (el, index) => {
+    const r = el.getBoundingClientRect();
+    const [left, right, bottom, n] = [el.dataset.plotLeft, el.dataset.plotRight, el.dataset.plotBottom, el.dataset.steps].map(Number);
+    return { x: r.x + left + ((index + 0.5) / n) * (right - left), y: r.y + bottom - 2 };
+  }, index);
+  await page.mouse.click(at.x, at.y);
+  await page.waitForSelector('[data-testid="selected-step"]');
+  const group = await page.$eval('[data-step-figures="selected"]', (el) => el.dataset.groupId);
+  const [begin, end] = await page.$eval('[data-step-figures="selected"]', (el) =>
+    ['step_begin_ps', 'step_end_ps'].map((m) => Number(el.querySelector(`[data-metric="${m}"]`).dataset.value)));
+  return { group, begin, end };
+}
+
 for (const dark of [false, true]) {
   test(`d2_tf_cnn: a step limits Framework op stats to its window, ✕ restores the trace${dark ? ' (dark)' : ''}`, async () => {
     const page = await newPage(browser);
@@ -59,18 +76,7 @@ for (const dark of [false, true]) {
     assert.equal(await page.$('[data-testid="step-only"], [data-testid="step-chip"]'), null);
 
     // Pick step 11 in the Overview's step-time graph.
-    await page.click('.tab[data-tool="overview"]');
-    await page.waitForSelector('[data-testid="step-graph"]', { timeout: 60_000 });
-    const at = await page.$eval('[data-testid="step-graph"]', (el) => {
-      const r = el.getBoundingClientRect();
-      const [left, right, bottom, n] = [el.dataset.plotLeft, el.dataset.plotRight, el.dataset.plotBottom, el.dataset.steps].map(Number);
-      return { x: r.x + left + (10.5 / n) * (right - left), y: r.y + bottom - 2 };
-    });
-    await page.mouse.click(at.x, at.y);
-    await page.waitForSelector('[data-testid="selected-step"]');
-    const group = await page.$eval('[data-step-figures="selected"]', (el) => el.dataset.groupId);
-    const [begin, end] = await page.$eval('[data-step-figures="selected"]', (el) =>
-      ['step_begin_ps', 'step_end_ps'].map((m) => Number(el.querySelector(`[data-metric="${m}"]`).dataset.value)));
+    const { group, begin, end } = await pickStep(page, 10);
 
     // Back in Framework op stats: the offer, then the chip and the step's table.
     await page.click('.tab[data-tool="framework-op-stats"]');
@@ -165,16 +171,7 @@ test('V100: a step limits Kernel stats and the Roofline to its window, ✕ resto
   assert.equal(await page.$('[data-testid="step-only"], [data-testid="step-chip"]'), null);
 
   // Pick the trace's one step in the Overview's step-time graph.
-  await page.click('.tab[data-tool="overview"]');
-  await page.waitForSelector('[data-testid="step-graph"]', { timeout: 60_000 });
-  const at = await page.$eval('[data-testid="step-graph"]', (el) => {
-    const r = el.getBoundingClientRect();
-    const [left, right, bottom, n] = [el.dataset.plotLeft, el.dataset.plotRight, el.dataset.plotBottom, el.dataset.steps].map(Number);
-    return { x: r.x + left + (0.5 / n) * (right - left), y: r.y + bottom - 2 };
-  });
-  await page.mouse.click(at.x, at.y);
-  await page.waitForSelector('[data-testid="selected-step"]');
-  const group = await page.$eval('[data-step-figures="selected"]', (el) => el.dataset.groupId);
+  const { group } = await pickStep(page, 0);
   assert.equal(group, '0');
 
   // Kernel stats: the offer, then the chip and the step's table, equal to the CLI's `--step 0`.
