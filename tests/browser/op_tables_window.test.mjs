@@ -147,14 +147,13 @@ function cliProgramTimeUs(step) {
 
 /** Waits until the tool `testid` is answered with `metric` (for `key`) other than `previous`. */
 async function waitForFigure(page, testid, metricName, key, previous) {
-  await page.waitForFunction((testid, metricName, key, previous) => {
+  const figure = `[data-metric="${metricName}"]${key === null ? '' : `[data-key="${key}"]`}`;
+  await page.waitForFunction(({ testid, figure, previous }) => {
     const article = document.querySelector(`[data-testid="${testid}"]`);
-    const sel = `[data-metric="${metricName}"]${key === null ? '' : `[data-key="${key}"]`}`;
-    const figure = article?.querySelector(sel);
-    return article?.dataset.state === 'ready' && figure && figure.dataset.value !== previous;
-  }, { timeout: 60_000 }, testid, metricName, key, previous === undefined ? null : String(previous));
-  const sel = `[data-testid="${testid}"] [data-metric="${metricName}"]${key === null ? '' : `[data-key="${key}"]`}`;
-  return Number(await page.$eval(sel, (el) => el.dataset.value));
+    const el = article?.querySelector(figure);
+    return article?.dataset.state === 'ready' && el && el.dataset.value !== previous;
+  }, { testid, figure, previous: previous === undefined ? null : String(previous) }, { timeout: 60_000 });
+  return Number(await page.$eval(`[data-testid="${testid}"] ${figure}`, (el) => el.dataset.value));
 }
 
 test('V100: a step limits Kernel stats and the Roofline to its window, ✕ restores the trace', { skip: v100Skip }, async () => {
