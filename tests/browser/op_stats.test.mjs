@@ -250,9 +250,13 @@ test('V100: the kernel table fits the page at 1280 px, names cut with the full n
         cut: name.scrollWidth > name.clientWidth,
         title: name.querySelector('.cut').getAttribute('title'),
         page: document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth,
+        // Every figure is read whole: only the kernel and op names may end in an ellipsis.
+        clippedFigures: [...t.querySelectorAll('tbody tr[data-rank] td:not(.op)')]
+          .filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent),
       };
     });
     assert.ok(fit.overflow <= 0, `no sideways scroll in the table: ${fit.overflow} px`);
+    assert.deepEqual(fit.clippedFigures, [], 'no figure is cut');
     assert.ok(fit.page <= 0, `nor in the page: ${fit.page} px`);
     for (const h of fit.heads) assert.ok(h.right <= fit.width, `${h.text} at ${h.right} of ${fit.width}`);
     assert.ok(fit.nameWidth >= 100, `the kernel name keeps room: ${fit.nameWidth} px`);

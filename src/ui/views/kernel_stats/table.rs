@@ -56,10 +56,10 @@ fn columns(has_op_names: bool) -> Vec<Column<Row<C>>> {
         k.flag("eligible", "TC elig\u{ad}ible", "is_op_tensor_core_eligible", |c, i| c.columns.op_tensor_core_eligible[i]).width("52px"),
         k.flag("uses_tc", "Uses TC", "is_kernel_using_tensor_core", |c, i| c.columns.kernel_uses_tensor_core[i]).width("42px"),
         k.count("occurrences", "Occur\u{ad}rences", "occurrences", |c, i| c.columns.occurrences[i]).width("56px"),
-        k.time("total", "Total", "total_duration_us", |c, i| c.columns.total_duration_us[i]).width("68px"),
-        k.time("avg", "Avg.", "avg_duration_us", |c, i| c.columns.avg_duration_us[i]).width("66px"),
-        k.time("min", "Min.", "min_duration_us", |c, i| c.columns.min_duration_us[i]).width("66px"),
-        k.time("max", "Max.", "max_duration_us", |c, i| c.columns.max_duration_us[i]).width("66px"),
+        k.time("total", "Total", "total_duration_us", |c, i| c.columns.total_duration_us[i]).width("78px"),
+        k.time("avg", "Avg.", "avg_duration_us", |c, i| c.columns.avg_duration_us[i]).width("78px"),
+        k.time("min", "Min.", "min_duration_us", |c, i| c.columns.min_duration_us[i]).width("78px"),
+        k.time("max", "Max.", "max_duration_us", |c, i| c.columns.max_duration_us[i]).width("78px"),
         // A kernel's occurrences are its events on the GPU's streams, named by the kernel.
         Column::new("links", "Show", |r: &Row<C>, _| {
             view! { <OpLinks module=None op=r.cols.columns.kernel_name[r.i].clone() /> }.into_any()
