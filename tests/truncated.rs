@@ -373,7 +373,7 @@ fn a_cut_gzip_says_where_both_cuts_are() {
     assert_eq!((g.compressed_len, g.inflated_bytes), (cut as u64, t.truncated_at));
     let message = o.truncation_message().unwrap();
     let start = format!(
-        "Truncated: the gzip file is cut short at byte {}, which inflates to byte {} of at least",
+        "Truncated: the gzip file is cut short at byte {}, which inflates to byte {} of a trace of at least",
         count(cut as u64),
         count(t.truncated_at)
     );

@@ -72,14 +72,14 @@ impl FileOverview {
         } else {
             format!(" (names lost in plane {}: shown by id)", t.names_lost_in.join(", "))
         };
-        let at = format!("byte {} of at least {}", count(t.truncated_at), count(t.at_least_bytes));
+        let (at, at_least) = (count(t.truncated_at), count(t.at_least_bytes));
         Some(match self.gzip_cut {
             Some(cut) => format!(
-                "Truncated: the gzip file is cut short at byte {}, which inflates to {at} of the trace: {shown}{lost}; {UNCHECKED}",
+                "Truncated: the gzip file is cut short at byte {}, which inflates to byte {at} of a trace of at least {at_least} bytes: {shown}{lost}; {UNCHECKED}",
                 count(cut.compressed_len)
             ),
-            None if self.gzipped => format!("Truncated at {at} (inflated): {shown}{lost}"),
-            None => format!("Truncated at {at}: {shown}{lost}"),
+            None if self.gzipped => format!("Truncated at byte {at} (inflated) of at least {at_least}: {shown}{lost}"),
+            None => format!("Truncated at byte {at} of at least {at_least}: {shown}{lost}"),
         })
     }
 }

@@ -77,7 +77,7 @@ test('a cut gzipped trace opens with what was inflated before the cut, the banne
   assert.equal(Number(await one(page, 'gzip_cut_at')), cut);
   const banner = await page.$eval('[data-testid="truncated-banner"]', (el) => el.textContent);
   const n = (x) => x.toLocaleString('en-US');
-  assert.match(banner, new RegExp(`^Truncated: the gzip file is cut short at byte ${n(cut)}, which inflates to byte ${n(inflated)} of at least`));
+  assert.match(banner, new RegExp(`^Truncated: the gzip file is cut short at byte ${n(cut)}, which inflates to byte ${n(inflated)} of a trace of at least`));
   const events = cli.planes.reduce((k, p) => k + p.event_count, 0);
   assert.match(banner, new RegExp(`showing the ${n(events)} events decoded before the cut`));
   assert.match(banner, /could not be checked against its CRC/);
