@@ -3,13 +3,20 @@
 //! the start of every line, keeps exactly the events that lie wholly before the cut, in wire order,
 //! named as in the whole file or, where the cut plane's names lay after the cut, by metadata id. Bytes
 //! that are not a trace are refused as before; the CLI warns and carries on.
+//!
+//! A gzipped trace cut short (its compressed bytes cut anywhere: in the gzip header, mid-block, in the
+//! trailer) opens with what was inflated before the cut, indexed exactly as the plain trace cut at the
+//! inflated offset reached, whether it is decoded whole or streamed as the page reads it.
 
 mod common;
 
+use std::io::Read;
 use std::ops::Range;
+use tidemark::decode::gzip::GzipCut;
+use tidemark::decode::stream::{decode_stream, Source};
 use tidemark::decode::wire::{Fields, Value};
 use tidemark::decode::xplane::XSpace;
-use tidemark::decode::{self, DecodeError, Profile};
+use tidemark::decode::{self, DecodeError, DecodedFile, Profile};
 use tidemark::engine::Session;
 
 /// The inflated bytes of trace fixture `rel`.
@@ -219,22 +226,217 @@ fn a_trace_without_events_opens_empty() {
     assert_eq!(s.trace_outline(id).unwrap().event_count, 0);
 }
 
-#[test]
-fn the_cli_warns_and_carries_on() {
-    let rel = "tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz";
-    let bytes = raw(rel);
-    let cut = bytes.len() * 2 / 3;
-    let dir = std::env::temp_dir().join(format!("tidemark-truncated-{}", std::process::id()));
+/// Runs a command on `bytes` written as file `name`: it must exit 0 with its usual JSON on stdout and
+/// one warning on stderr, which is returned.
+fn cli_warning(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("tidemark-truncated-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("cut.xplane.pb");
-    std::fs::write(&path, &bytes[..cut]).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
     let (code, out, err) = common::tidemark(&["framework-op-stats", path.to_str().unwrap(), "--json"]);
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(code, 0, "{err}");
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
     assert_eq!(warnings.len(), 1, "{err}");
-    assert!(warnings[0].contains(&format!("Truncated at byte {}", tidemark::units::count(cut as u64))), "{err}");
     // The JSON is the command's usual reply.
     let json: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
     assert!(json.is_object() || json.is_array(), "{out:.200}");
+    warnings[0].to_string()
+}
+
+#[test]
+fn the_cli_warns_and_carries_on() {
+    let bytes = raw("tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz");
+    let cut = bytes.len() * 2 / 3;
+    let warning = cli_warning("cut.xplane.pb", &bytes[..cut]);
+    assert!(warning.contains(&format!("Truncated at byte {}", tidemark::units::count(cut as u64))), "{warning}");
+}
+
+/// Gives `bytes` at most 64 KiB per read, as the page's worker reads a file.
+struct Slices<'a>(&'a [u8]);
+
+impl Read for Slices<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(64 << 10).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// `bytes` decoded as the page's worker reads them: streamed, with the last four bytes (a gzip
+/// trailer's stated size, or any bytes of a file cut short) read first.
+fn streamed(name: &str, bytes: &[u8]) -> Result<DecodedFile, DecodeError> {
+    let last4 = bytes.len().checked_sub(4).map(|at| bytes[at..].try_into().unwrap());
+    decode_stream(name, Source { size_bytes: bytes.len() as u64, last4, reader: &mut Slices(bytes) }, &mut |_, _| {})
+}
+
+fn space_of(file: &DecodedFile) -> &XSpace {
+    match &file.profile {
+        Profile::XSpace(s) => s,
+        _ => panic!("{} is not a trace", file.name),
+    }
+}
+
+/// Checks `gz[..cut]`, decoded whole and streamed: both paths agree; the bytes inflated are the
+/// start of the trace (`raw`), and index to what the plain trace cut at their end indexes to, with
+/// the gzip's cut said; or, where that plain cut is refused (nothing before it), the file is refused
+/// saying the gzip stream was cut. Returns how many bytes were inflated.
+fn check_gzip_cut(rel: &str, gz: &[u8], raw: &[u8], all: &[Event], cut: usize) -> usize {
+    let name = "cut.xplane.pb.gz";
+    let whole = decode::decode(name, gz[..cut].to_vec(), &mut |_, _| {});
+    let stream = streamed(name, &gz[..cut]);
+    let (whole, stream) = match (whole, stream) {
+        (Ok(w), Ok(s)) => (w, s),
+        (Err(w), Err(s)) => {
+            assert_eq!(w, s, "{rel} gzip cut at {cut}: the paths fail differently");
+            if cut < 2 {
+                return 0; // Not even the gzip magic: not a gzip file at all.
+            }
+            let message = w.to_string();
+            assert!(
+                message.contains(&format!("the gzip stream is truncated: the file ends at byte {cut}")),
+                "{rel} gzip cut at {cut}: {message}"
+            );
+            let inflated: usize = message.split("after ").nth(1).and_then(|m| m.split(' ').next()).and_then(|n| n.parse().ok()).unwrap();
+            // Refused only where nothing was inflated, or nothing lies before the plain trace's cut there.
+            assert!(
+                inflated == 0 || index(&raw[..inflated]).is_err(),
+                "{rel} gzip cut at {cut}: refused, but {inflated} inflated bytes index"
+            );
+            return inflated;
+        }
+        (w, s) => panic!("{rel} gzip cut at {cut}: whole {:?}, streamed {:?}", w.err(), s.err()),
+    };
+    let (w, s) = (space_of(&whole), space_of(&stream));
+    let inflated = w.bytes().len();
+    assert_eq!(whole.gzip_cut, Some(GzipCut { compressed_len: cut as u64, inflated_bytes: inflated as u64 }), "{rel} gzip cut at {cut}");
+    assert_eq!(stream.gzip_cut, whole.gzip_cut, "{rel} gzip cut at {cut}");
+    assert_eq!(w.bytes(), &raw[..inflated], "{rel} gzip cut at {cut}: not the start of the trace");
+    assert_eq!(s.bytes(), w.bytes(), "{rel} gzip cut at {cut}: the paths inflate differently");
+    let plain = index(&raw[..inflated])
+        .unwrap_or_else(|e| panic!("{rel} gzip cut at {cut}: opened, but the plain cut at {inflated} is refused: {e}"));
+    let kept = events(w);
+    assert_eq!(kept, events(&plain), "{rel} gzip cut at {cut}: not the plain cut at {inflated}'s events");
+    assert_eq!(events(s), kept, "{rel} gzip cut at {cut}: the paths keep different events");
+    assert_eq!((&w.truncation, &s.truncation), (&plain.truncation, &plain.truncation), "{rel} gzip cut at {cut}");
+    assert_eq!(
+        kept.len(),
+        all.iter().filter(|e| e.bytes.end <= inflated).count(),
+        "{rel} gzip cut at {cut}: not every event before the cut"
+    );
+    inflated
+}
+
+#[test]
+fn a_cut_gzip_keeps_every_event_inflated_before_the_cut() {
+    // Every byte of the gzip header (10 bytes and the file's name), evenly spread cuts (mid-block),
+    // and every byte of the 8-byte trailer; fewer spread cuts on the large files.
+    for (rel, spread) in [
+        ("tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz", 60),
+        ("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz", 30),
+        ("tf/d1_tf_keras_stats/d1_tf_keras_stats.xplane.pb.gz", 20),
+        ("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz", 20),
+        ("tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz", 10),
+        ("jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz", 6),
+    ] {
+        let gz = common::bytes(rel);
+        let raw = raw(rel);
+        let all = events(&index(&raw).unwrap());
+        let n = gz.len();
+        let mut cuts: Vec<usize> = (1..48).chain((1..=spread).map(|k| n * k / (spread + 1))).chain(n - 9..n).collect();
+        cuts.sort_unstable();
+        cuts.dedup();
+        let (mut before, mut refused) = (0, 0);
+        for &cut in &cuts {
+            let inflated = check_gzip_cut(rel, &gz, &raw, &all, cut);
+            assert!(inflated >= before, "{rel} gzip cut at {cut}: {inflated} bytes inflated, fewer than a shorter cut's {before}");
+            before = inflated;
+            // Past the header (the file's name ends before byte 48), every cut opens.
+            refused += usize::from(inflated == 0 || index(&raw[..inflated]).is_err());
+            assert!(cut < 48 || inflated > 0 && index(&raw[..inflated]).is_ok(), "{rel} gzip cut at {cut}: refused");
+            if cut >= n - 8 {
+                assert_eq!(inflated, raw.len(), "{rel} gzip cut at {cut}, in the trailer: the trace inflates whole");
+            }
+        }
+        eprintln!("{rel}: {} gzip cuts checked, {refused} refused (nothing before the cut)", cuts.len());
+    }
+}
+
+#[test]
+fn a_cut_gzip_says_where_both_cuts_are() {
+    let rel = "tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz";
+    let gz = common::bytes(rel);
+    let count = tidemark::units::count;
+    let mut s = Session::new();
+
+    // Cut mid-stream: the compressed file's length and the inflated offset of the trace's cut.
+    let cut = gz.len() * 2 / 3;
+    let id = s.open("cut.xplane.pb.gz", gz[..cut].to_vec(), &mut |_, _| {}).unwrap().id;
+    let o = s.get(id).unwrap().overview.clone();
+    let g = o.gzip_cut.expect("the gzip cut is said");
+    let t = o.truncation.clone().expect("the trace is cut");
+    assert_eq!((g.compressed_len, g.inflated_bytes), (cut as u64, t.truncated_at));
+    let message = o.truncation_message().unwrap();
+    let start = format!(
+        "Truncated: the gzip file is cut short at byte {}, which inflates to byte {} of a trace of at least",
+        count(cut as u64),
+        count(t.truncated_at)
+    );
+    assert!(message.starts_with(&start), "{message}");
+    assert!(message.contains("showing the ") && message.contains("could not be checked against its CRC"), "{message}");
+    assert!(serde_json::to_value(&o).unwrap()["gzip_cut"]["compressed_len"] == cut as u64);
+
+    // Cut in the trailer: the whole trace, unchecked.
+    let id = s.open("trailer.xplane.pb.gz", gz[..gz.len() - 3].to_vec(), &mut |_, _| {}).unwrap().id;
+    let o = s.get(id).unwrap().overview.clone();
+    assert!(o.truncation.is_none());
+    let message = o.truncation_message().expect("a cut trailer is said");
+    assert!(
+        message.starts_with(&format!(
+            "Truncated: the gzip file is cut short at byte {}, past the end of the trace",
+            count(gz.len() as u64 - 3)
+        )),
+        "{message}"
+    );
+    assert!(message.contains("could not be checked against its CRC"), "{message}");
+
+    // Cut in the header: refused, saying so.
+    let e = s.open("head.xplane.pb.gz", gz[..12].to_vec(), &mut |_, _| {}).err().expect("a cut header is refused");
+    assert!(
+        e.to_string().contains("the gzip stream is truncated: the file ends at byte 12")
+            && e.to_string().contains("nothing of its content lies before the cut"),
+        "{e}"
+    );
+
+    // A corrupt (not cut) gzip is refused as before.
+    let mut bad = gz.clone();
+    let n = bad.len();
+    bad[n - 6] ^= 0x10; // the CRC
+    let e = decode::decode("bad.xplane.pb.gz", bad, &mut |_, _| {}).err().expect("a corrupt gzip is refused");
+    assert!(e.to_string().contains("the gzip stream is corrupt"), "{e}");
+
+    // A pprof profile (gzipped) cut short is refused: it has no partial reading.
+    let prof = common::bytes("pprof/docs_seed_memory.prof");
+    // Cut mid-stream, what was inflated does not decode; cut in the trailer, it does, and is refused
+    // all the same.
+    for (cut, why) in
+        [(prof.len() / 2, "what lies before the cut cannot be read"), (prof.len() - 3, "a pprof profile cut short cannot be read in part")]
+    {
+        for e in [decode::decode("m.prof", prof[..cut].to_vec(), &mut |_, _| {}).err(), streamed("m.prof", &prof[..cut]).err()] {
+            let e = e.expect("a cut pprof is refused").to_string();
+            assert!(e.contains(&format!("the gzip stream is truncated: the file ends at byte {cut}")) && e.contains(why), "{e}");
+        }
+    }
+}
+
+#[test]
+fn the_cli_warns_of_a_cut_gzip_and_carries_on() {
+    let gz = common::bytes("tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz");
+    let cut = gz.len() / 2;
+    let warning = cli_warning("cut.xplane.pb.gz", &gz[..cut]);
+    let inflated = decode::decode("cut.xplane.pb.gz", gz[..cut].to_vec(), &mut |_, _| {}).unwrap().gzip_cut.unwrap().inflated_bytes;
+    let count = tidemark::units::count;
+    let both = format!("the gzip file is cut short at byte {}, which inflates to byte {}", count(cut as u64), count(inflated));
+    assert!(warning.contains(&both), "{warning}");
 }

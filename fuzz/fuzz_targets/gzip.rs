@@ -11,5 +11,9 @@ fuzz_target!(|data: &[u8]| {
     }
     if data.len() < 64 {
         let _ = gzip::inflate(data);
+        // A stream cut short gives what it inflated before the cut, and says how much.
+        if let Ok((out, Some(cut))) = gzip::inflate_to_cut(data) {
+            assert_eq!((cut.compressed_len, cut.inflated_bytes), (data.len() as u64, out.len() as u64));
+        }
     }
 });

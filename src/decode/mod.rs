@@ -24,6 +24,9 @@ pub struct DecodedFile {
     /// Whether the file was gzip-compressed.
     pub gzipped: bool,
     pub profile: Profile,
+    /// Where a gzipped trace was cut short, when it was: its profile is what was inflated before the
+    /// cut ([`gzip::inflate_to_cut`]).
+    pub gzip_cut: Option<gzip::GzipCut>,
     /// The file's bytes as given, unless the decoded profile already owns them (a plain XSpace):
     /// kept so the file can be embedded in an offline bundle exactly as the user opened it.
     original: Option<Input>,
@@ -188,8 +191,13 @@ pub fn decode(name: &str, bytes: impl Into<Input>, progress: Progress) -> Result
     let bytes: Input = bytes.into();
     let size_bytes = check_size(bytes.len() as u64)?;
     let gzipped = gzip::is_gzip(&bytes);
-    let (raw, original) = if gzipped { (Input::from(gzip::inflate(&bytes)?), Some(bytes)) } else { (bytes, None) };
-    assemble(name, size_bytes, gzipped, raw, original, |raw| xplane::XSpace::index(raw, progress))
+    let (raw, original, cut) = if gzipped {
+        let (raw, cut) = gzip::inflate_to_cut(&bytes)?;
+        (Input::from(raw), Some(bytes), cut)
+    } else {
+        (bytes, None, None)
+    };
+    assemble(name, size_bytes, gzipped, raw, original, cut, |raw| xplane::XSpace::index(raw, progress))
 }
 
 /// `size_bytes`, if a file of that size can be decoded at all.
@@ -203,14 +211,51 @@ fn check_size(size_bytes: u64) -> Result<u64, DecodeError> {
 
 /// The decoded file of `raw` (the file's bytes, inflated if they were gzipped), its format sniffed;
 /// an XSpace is indexed by `index_xspace`. `original` are the bytes as opened, where they differ.
+///
+/// `raw` of a gzip stream cut short (`gzip_cut`) is what was inflated before the cut: a trace is
+/// indexed up to the cut as a plain file cut there is. Anything else is refused, saying the file was
+/// cut: a pprof profile or HloProto has no partial reading, and nothing was inflated before the cut
+/// of its stream's header.
 fn assemble(
     name: &str,
     size_bytes: u64,
     gzipped: bool,
     raw: Input,
     mut original: Option<Input>,
+    gzip_cut: Option<gzip::GzipCut>,
     index_xspace: impl FnOnce(Input) -> Result<xplane::XSpace, DecodeError>,
 ) -> Result<DecodedFile, DecodeError> {
+    let profile = decode_profile(name, raw, &mut original, index_xspace);
+    let profile = match (gzip_cut, profile) {
+        (None, profile) => profile?,
+        (Some(_), Ok(profile @ Profile::XSpace(_))) => profile,
+        (Some(cut), Ok(profile)) => {
+            let why = format!(
+                "{} cut short cannot be read in part; only a trace (*.xplane.pb.gz) opens with what lies before its cut",
+                profile.format()
+            );
+            return Err(cut_refused(cut, &why));
+        }
+        (Some(cut), Err(_)) if cut.inflated_bytes == 0 => return Err(cut_refused(cut, "nothing of its content lies before the cut")),
+        (Some(cut), Err(e)) => return Err(cut_refused(cut, &format!("what lies before the cut cannot be read: {e}"))),
+    };
+    Ok(DecodedFile { name: name.to_string(), size_bytes, gzipped, profile, gzip_cut, original })
+}
+
+/// The refusal of a gzipped file cut short at `cut`, and `why`.
+fn cut_refused(cut: gzip::GzipCut, why: &str) -> DecodeError {
+    let compressed_len = usize::try_from(cut.compressed_len).unwrap_or(usize::MAX);
+    let truncated = gzip::GzipError::Truncated { compressed_len, inflated: cut.inflated_bytes };
+    DecodeError::Gzip { detail: format!("{truncated}: {why}") }
+}
+
+/// The profile `raw` holds, as [`assemble`] reads it.
+fn decode_profile(
+    name: &str,
+    raw: Input,
+    original: &mut Option<Input>,
+    index_xspace: impl FnOnce(Input) -> Result<xplane::XSpace, DecodeError>,
+) -> Result<Profile, DecodeError> {
     if raw.is_empty() {
         return Err(DecodeError::NotAProfile { what: "the gzip stream inflates to nothing".into() });
     }
@@ -227,5 +272,5 @@ fn assemble(
             Profile::Pprof(p)
         }
     };
-    Ok(DecodedFile { name: name.to_string(), size_bytes, gzipped, profile, original })
+    Ok(profile)
 }

@@ -19,8 +19,9 @@ pub struct Source<'a> {
 /// Decodes the file `source` gives, named `name`: the same file [`super::decode`] makes of its whole
 /// bytes, except that a gzipped file keeps its inflated bytes only (for a bundle, too).
 ///
-/// A file too large to hold, or a gzipped one whose trailer states a plausible inflated size too
-/// large to hold, is refused before it is read.
+/// A file too large to hold, or a gzipped one whose trailer states a credible inflated size too
+/// large to hold ([`gzip::stated_size`]), is refused before it is read. A gzipped file cut short
+/// is decoded from what was inflated before the cut, as [`super::decode`] decodes it.
 pub fn decode_stream(name: &str, source: Source, progress: Progress) -> Result<DecodedFile, DecodeError> {
     decode_stream_into(name, source, Vec::new(), progress)
 }
@@ -44,34 +45,44 @@ pub fn decode_stream_into(name: &str, source: Source, buffer: Vec<u8>, progress:
             }
         }
     };
-    let raw = if gzipped {
+    let (raw, gzip_cut) = if gzipped {
         let compressed_len = usize::try_from(size_bytes).unwrap_or(usize::MAX);
         let limit = gzip::limit_for(compressed_len);
         // A stated size no real profile of this size reaches is not a trailer (a file cut short) or a
-        // bomb's: not trusted, and the stream's bounds stop a bomb. One that is plausible, but more
+        // bomb's: not trusted, and the stream's bounds stop a bomb. One that is credible, but more
         // than this build holds, is refused now, before the file is read.
-        let stated = source.last4.map(gzip::trailer_size).filter(|&n| n <= gzip::plausible_size(compressed_len));
+        let stated = source.last4.and_then(|last4| gzip::stated_size(compressed_len, last4));
         if let Some(inflated) = stated.filter(|&n| n > limit) {
             return Err(DecodeError::InflatesTooLarge { size_bytes, inflated_bytes: inflated, at_least: false, limit_bytes: limit });
         }
         let capacity = stated.map_or(0, |n| usize::try_from(n).unwrap_or(0).saturating_add(1));
         let mut inflating = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(gzip::READ_CHUNK_BYTES, rest));
-        gzip::read_bounded_into(buffer, &mut inflating, capacity, limit, &mut arrived).map_err(|e| match e {
-            gzip::ReadError::TooLarge { limit } => refusal(size_bytes, limit, true, limit, compressed_len),
-            gzip::ReadError::Io { error, .. } if failed.get() => unreadable(&error),
-            gzip::ReadError::OutOfMemory { filled } => no_memory(stated.unwrap_or(filled).max(filled)),
-            e => e.into_gzip(compressed_len).into(),
-        })?
+        match gzip::read_bounded_into(buffer, &mut inflating, capacity, limit, &mut arrived) {
+            Ok(raw) => (raw, None),
+            // The stream ended before its end marker, and not because the file could not be read:
+            // the file was cut short, and what was inflated before the cut is decoded.
+            Err(gzip::ReadError::Cut { data, .. }) if !failed.get() => gzip::GzipCut::keep(compressed_len, data),
+            Err(e) => {
+                return Err(match e {
+                    gzip::ReadError::TooLarge { limit } => refusal(size_bytes, limit, true, limit, compressed_len),
+                    gzip::ReadError::Io { error } | gzip::ReadError::Cut { error, .. } if failed.get() => unreadable(&error),
+                    gzip::ReadError::OutOfMemory { filled } => no_memory(stated.unwrap_or(filled).max(filled)),
+                    e => e.into_gzip(compressed_len).into(),
+                })
+            }
+        }
     } else {
         let capacity = usize::try_from(size_bytes).map_err(|_| DecodeError::TooLarge { size_bytes, limit_bytes: usize::MAX as u64 })?;
         let mut limited = (&mut rest).take(size_bytes);
-        gzip::read_bounded_into(buffer, &mut limited, capacity.saturating_add(1), size_bytes, &mut arrived).map_err(|e| match e {
-            gzip::ReadError::Io { error, .. } => unreadable(&error),
-            // The reader stops at the size, which is the limit: only memory can run out.
-            gzip::ReadError::OutOfMemory { .. } | gzip::ReadError::TooLarge { .. } => no_memory(size_bytes),
-        })?
+        let raw =
+            gzip::read_bounded_into(buffer, &mut limited, capacity.saturating_add(1), size_bytes, &mut arrived).map_err(|e| match e {
+                gzip::ReadError::Io { error } | gzip::ReadError::Cut { error, .. } => unreadable(&error),
+                // The reader stops at the size, which is the limit: only memory can run out.
+                gzip::ReadError::OutOfMemory { .. } | gzip::ReadError::TooLarge { .. } => no_memory(size_bytes),
+            })?;
+        (raw, None)
     };
-    assemble(name, size_bytes, gzipped, raw.into(), None, |raw| match index {
+    assemble(name, size_bytes, gzipped, raw.into(), None, gzip_cut, |raw| match index {
         Some(builder) => builder.finish(raw, progress),
         None => super::xplane::XSpace::index(raw, progress),
     })

@@ -2,6 +2,7 @@
 
 use crate::analysis::memory_events::{self, Activity};
 use crate::analysis::memory_profile::{self, MemoryProfile};
+use crate::decode::gzip::GzipCut;
 use crate::decode::hlo::{self, ModuleSummary};
 use crate::decode::xplane::Truncation;
 use crate::decode::{DecodeError, DecodedFile, Format, Profile};
@@ -36,17 +37,31 @@ pub struct FileOverview {
     /// ([`FileOverview::truncation_message`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
+    /// Where a gzipped trace was cut short, when it was: what was inflated before the cut is what
+    /// the tools read (and `truncation` says where the trace in it is cut, when it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gzip_cut: Option<GzipCut>,
 }
 
 impl FileOverview {
     /// The one line the page's banner and the CLI's warning give a trace cut short: where the cut
     /// is, how many events lie before it, that the figures are partial, and which plane's
-    /// names were lost.
+    /// names were lost. A gzipped trace cut short names both places: the compressed file's length,
+    /// and the byte of the inflated trace that the cut reached; and says that without the gzip's end
+    /// marker the inflated bytes were not checked.
     pub fn truncation_message(&self) -> Option<String> {
-        let t = self.truncation.as_ref()?;
         let count = crate::units::count;
-        let inflated = if self.gzipped { " (inflated)" } else { "" };
         let events: usize = self.planes.iter().map(|p| p.event_count).sum();
+        let Some(t) = &self.truncation else {
+            // The stream was cut after the trace it holds: in the trailer, or between two members.
+            let cut = self.gzip_cut?;
+            return Some(format!(
+                "Truncated: the gzip file is cut short at byte {}, past the end of the trace it holds ({} inflated bytes, {} events, all shown); {UNCHECKED}",
+                count(cut.compressed_len),
+                count(cut.inflated_bytes),
+                count(events as u64)
+            ));
+        };
         let shown = match events {
             0 => "no event lies wholly before the cut".to_string(),
             1 => "showing the 1 event decoded before the cut; figures are partial".to_string(),
@@ -57,9 +72,20 @@ impl FileOverview {
         } else {
             format!(" (names lost in plane {}: shown by id)", t.names_lost_in.join(", "))
         };
-        Some(format!("Truncated at byte {}{inflated} of at least {}: {shown}{lost}", count(t.truncated_at), count(t.at_least_bytes)))
+        let (at, at_least) = (count(t.truncated_at), count(t.at_least_bytes));
+        Some(match self.gzip_cut {
+            Some(cut) => format!(
+                "Truncated: the gzip file is cut short at byte {}, which inflates to byte {at} of a trace of at least {at_least} bytes: {shown}{lost}; {UNCHECKED}",
+                count(cut.compressed_len)
+            ),
+            None if self.gzipped => format!("Truncated at byte {at} (inflated) of at least {at_least}: {shown}{lost}"),
+            None => format!("Truncated at byte {at} of at least {at_least}: {shown}{lost}"),
+        })
     }
 }
+
+/// What a gzip file cut short lacks: the trailer that checks what was inflated.
+const UNCHECKED: &str = "its end marker was lost with the cut, so the inflated bytes could not be checked against its CRC";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlaneOverview {
@@ -124,6 +150,7 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
         pprof: None,
         notes: Vec::new(),
         truncation: None,
+        gzip_cut: file.gzip_cut,
     };
     match &file.profile {
         Profile::XSpace(space) => {

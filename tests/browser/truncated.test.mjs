@@ -1,6 +1,8 @@
 // A trace cut short opens in the page with what lies before the cut: a banner over every tool names the
 // byte offset (the CLI's figure for the same file), and the Trace Viewer draws the events decoded before
-// the cut. A trace with no events says so in the Trace Viewer.
+// the cut. A gzipped trace cut short opens the same way from what was inflated before the cut, the
+// banner naming the compressed file's length and the inflated offset. A trace with no events says so
+// in the Trace Viewer.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -24,25 +26,38 @@ async function inTraceViewer(file) {
   return selectFile(page, path.basename(file)).then(() => page.click('.tab[data-tool="trace-viewer"]')).then(() => page);
 }
 
-test('a cut trace: the banner names the offset on every tool, the Trace Viewer draws what is before the cut', async () => {
-  const raw = gunzipSync(readFileSync(fixture('tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz')));
-  const cut = Math.floor(raw.length * 2 / 3);
-  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-cut-'));
-  const file = path.join(dir, 'cut.xplane.pb');
-  writeFileSync(file, raw.subarray(0, cut));
-  const cli = cliOverview([file]).files[0];
-  assert.equal(cli.truncation.truncated_at, cut);
+/** `bytes` written as a file named `name` in a fresh folder, and the CLI's overview of it. */
+function cutFile(name, bytes) {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'tidemark-cut-')), name);
+  writeFileSync(file, bytes);
+  return { file, cli: cliOverview([file]).files[0] };
+}
 
+/** A fresh page with `file` shown in the Trace Viewer, its events drawn. */
+async function drawn(file) {
   const page = await inTraceViewer(file);
   await page.waitForFunction(() => {
     const el = document.querySelector('[data-testid="trace-canvas"]');
     return el && el.dataset.loading === 'false' && Number(el.dataset.spans) > 0;
   }, null, { timeout: 60_000 });
+  return page;
+}
+
+/** The number `x` as the page writes counts. */
+const n = (x) => x.toLocaleString('en-US');
+
+test('a cut trace: the banner names the offset on every tool, the Trace Viewer draws what is before the cut', async () => {
+  const raw = gunzipSync(readFileSync(fixture('tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz')));
+  const cut = Math.floor(raw.length * 2 / 3);
+  const { file, cli } = cutFile('cut.xplane.pb', raw.subarray(0, cut));
+  assert.equal(cli.truncation.truncated_at, cut);
+
+  const page = await drawn(file);
   assert.equal(Number(await one(page, 'truncated_at')), cut);
   const banner = await page.$eval('[data-testid="truncated-banner"]', (el) => el.textContent);
-  assert.match(banner, new RegExp(`^Truncated at byte ${cut.toLocaleString('en-US')} of at least`));
-  const events = cli.planes.reduce((n, p) => n + p.event_count, 0);
-  assert.match(banner, new RegExp(`showing the ${events.toLocaleString('en-US')} events decoded before the cut`));
+  assert.match(banner, new RegExp(`^Truncated at byte ${n(cut)} of at least`));
+  const events = cli.planes.reduce((k, p) => k + p.event_count, 0);
+  assert.match(banner, new RegExp(`showing the ${n(events)} events decoded before the cut`));
   assert.ok(Number(await one(page, 'trace_event_count')) > 0);
   await shot(page, 'truncated-trace-viewer');
 
@@ -54,10 +69,30 @@ test('a cut trace: the banner names the offset on every tool, the Trace Viewer d
   await page.close();
 });
 
+test('a cut gzipped trace opens with what was inflated before the cut, the banner naming both offsets', async () => {
+  const gz = readFileSync(fixture('tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz'));
+  const cut = Math.floor(gz.length * 2 / 3);
+  const { file, cli } = cutFile('cut.xplane.pb.gz', gz.subarray(0, cut));
+  assert.equal(cli.gzip_cut.compressed_len, cut);
+  const inflated = cli.truncation.truncated_at;
+  assert.equal(cli.gzip_cut.inflated_bytes, inflated);
+
+  // The page streams the file through its worker (the last four bytes, no size here, read first).
+  const page = await drawn(file);
+  assert.equal(Number(await one(page, 'truncated_at')), inflated);
+  assert.equal(Number(await one(page, 'gzip_cut_at')), cut);
+  const banner = await page.$eval('[data-testid="truncated-banner"]', (el) => el.textContent);
+  assert.match(banner, new RegExp(`^Truncated: the gzip file is cut short at byte ${n(cut)}, which inflates to byte ${n(inflated)} of a trace of at least`));
+  const events = cli.planes.reduce((k, p) => k + p.event_count, 0);
+  assert.match(banner, new RegExp(`showing the ${n(events)} events decoded before the cut`));
+  assert.match(banner, /could not be checked against its CRC/);
+  assert.ok(Number(await one(page, 'trace_event_count')) > 0);
+  await shot(page, 'truncated-gzip-trace-viewer');
+  await page.close();
+});
+
 test('a trace with no events says so in the Trace Viewer', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tidemark-empty-'));
-  const file = path.join(dir, 'empty.xplane.pb');
-  writeFileSync(file, pb.msg(pb.len(4, 'host')));
+  const { file } = cutFile('empty.xplane.pb', pb.msg(pb.len(4, 'host')));
   const page = await inTraceViewer(file);
   await page.waitForSelector('[data-testid="trace-empty"]', { timeout: 60_000 });
   assert.match(await page.$eval('[data-testid="trace-empty"]', (el) => el.textContent), /This trace has no events/);

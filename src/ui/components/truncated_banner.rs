@@ -6,19 +6,23 @@ use crate::engine::FileOverview;
 use crate::ui::state::Shown;
 use leptos::prelude::*;
 
-/// The banner of the shown file, if it is a trace cut short; the byte offset of the cut is in
-/// `data-value` of `data-metric="truncated_at"`.
+/// The banner of the shown file, if it is a trace cut short; the byte offset of the cut (in the
+/// inflated trace, for a gzipped one) is in `data-value` of `data-metric="truncated_at"`, and that
+/// of a gzipped file's cut in its compressed bytes in `data-metric="gzip_cut_at"`.
 pub fn truncated_banner(shown: &Shown) -> Option<impl IntoView> {
     let Shown::Ready { overview, .. } = shown else { return None };
     banner(overview)
 }
 
 fn banner(overview: &FileOverview) -> Option<impl IntoView> {
-    let truncated_at = overview.truncation.as_ref()?.truncated_at.to_string();
     let message = overview.truncation_message()?;
+    let cut = overview.gzip_cut;
+    let truncated_at = overview.truncation.as_ref().map(|t| t.truncated_at).or(cut.map(|c| c.inflated_bytes))?.to_string();
+    let gzip_cut_at = cut.map(|c| view! { <span hidden data-metric="gzip_cut_at" data-value=c.compressed_len.to_string()></span> });
     Some(view! {
         <div class="banner warn" role="status" data-testid="truncated-banner" data-metric="truncated_at" data-value=truncated_at>
             <span class="message">{message}</span>
+            {gzip_cut_at}
         </div>
     })
 }
