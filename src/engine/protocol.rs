@@ -21,14 +21,14 @@ use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::flows::FlowReply;
-use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
+use crate::analysis::trace_viewer::lod::LodQuery;
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
 use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -97,7 +97,8 @@ pub enum RequestBody {
     TraceOutline {
         file_id: u32,
     },
-    /// The spans to draw for a time window `width_px` pixels wide (level of detail), in columns.
+    /// The spans to draw for a time window `width_px` pixels wide (level of detail), in columns that
+    /// travel beside the reply as one transferred `ArrayBuffer` (see [`source_bytes`]).
     TraceSpans {
         file_id: u32,
         query: LodQuery,
@@ -300,8 +301,10 @@ pub enum ResponseBody {
     TraceOutline {
         outline: Box<TraceOutline>,
     },
+    /// The query answered; its spans come beside the reply, packed ([`crate::analysis::trace_viewer::lod::LodReply::to_bytes`]).
     TraceSpans {
-        spans: Box<LodReply>,
+        file_id: u32,
+        query: LodQuery,
     },
     /// `None`: no event of that index.
     TraceEventDetails {
@@ -438,8 +441,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(outline) => reply(ResponseBody::TraceOutline { outline: Box::new(outline) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::TraceSpans { file_id, query } => match session.trace_spans(file_id, &query) {
-            Ok(spans) => reply(ResponseBody::TraceSpans { spans: Box::new(spans) }),
+        // The spans are packed by `source_bytes` as the reply is posted (a buffer the page reads
+        // without parsing); here the event store is built, so a failure is a `Failed` reply.
+        RequestBody::TraceSpans { file_id, query } => match session.trace_store(file_id) {
+            Ok(_) => reply(ResponseBody::TraceSpans { file_id, query }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::TraceEventDetails { file_id, event } => match session.trace_event_details(file_id, event) {
@@ -642,15 +647,16 @@ impl<F: FnMut(u64, u64)> std::io::Read for ReadCount<'_, F> {
 }
 
 /// The bytes that travel beside `response`: a `Source` reply carries its file (or its slim copy), a
-/// `TraceExport` reply the range's trace JSON.
+/// `TraceExport` reply the range's trace JSON, a `TraceSpans` reply its spans packed.
 pub fn source_bytes<'s>(session: &'s Session, response: &Response) -> Option<std::borrow::Cow<'s, [u8]>> {
-    match response.body {
-        ResponseBody::TraceExport { file_id, start_ps, end_ps } => {
+    match &response.body {
+        ResponseBody::TraceSpans { file_id, query } => session.trace_spans_bytes(*file_id, query).map(std::borrow::Cow::Owned),
+        &ResponseBody::TraceExport { file_id, start_ps, end_ps } => {
             let mut json = Vec::new();
             session.trace_export_json(file_id, Some((start_ps, end_ps)), &mut json).ok()?;
             Some(std::borrow::Cow::Owned(json))
         }
-        ResponseBody::Source { file_id, slim, .. } => session.get(file_id).and_then(|f| {
+        &ResponseBody::Source { file_id, slim, .. } => session.get(file_id).and_then(|f| {
             if slim {
                 super::slim::of(&f.file).map(std::borrow::Cow::Owned)
             } else {

@@ -23,7 +23,7 @@ pub struct LodQuery {
 }
 
 /// One thread's spans, as columns (one entry per span), in start order within each depth.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThreadSpans {
     /// Index into [`TraceStore::threads`].
     pub thread: u32,
@@ -59,11 +59,96 @@ impl ThreadSpans {
 }
 
 /// The spans of the threads asked for.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LodReply {
     pub threads: Vec<ThreadSpans>,
     /// Events that overlap the window on those threads (the sum of all counts).
     pub visible_events: u64,
+}
+
+/// What [`LodReply::from_bytes`] found wrong with its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackError(pub &'static str);
+
+impl std::fmt::Display for PackError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "the engine's spans reply is damaged: {}", self.0)
+    }
+}
+
+impl LodReply {
+    /// The reply as bytes, its columns one after the other (little-endian): `visible_events` (u64),
+    /// the thread count (u32), then per thread its index and span count (u32 each) and its columns
+    /// `start_ps`, `duration_ps` (i64), `name`, `count`, `event` (u32), `depth` (u16). The page's
+    /// worker sends spans so, as one transferred buffer: read back with [`LodReply::from_bytes`],
+    /// they cost a copy, where JSON cost a parse of every number on the page's thread.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let spans: usize = self.threads.iter().map(ThreadSpans::len).sum();
+        let mut out = Vec::with_capacity(12 + 8 * self.threads.len() + 30 * spans);
+        out.extend_from_slice(&self.visible_events.to_le_bytes());
+        out.extend_from_slice(&(self.threads.len() as u32).to_le_bytes());
+        for t in &self.threads {
+            out.extend_from_slice(&t.thread.to_le_bytes());
+            out.extend_from_slice(&(t.len() as u32).to_le_bytes());
+            t.start_ps.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            t.duration_ps.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            for column in [&t.name, &t.count, &t.event] {
+                column.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            }
+            t.depth.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        }
+        out
+    }
+
+    /// Reads what [`LodReply::to_bytes`] wrote.
+    pub fn from_bytes(bytes: &[u8]) -> Result<LodReply, PackError> {
+        let mut r = Reader(bytes);
+        let visible_events = u64::from_le_bytes(r.array()?);
+        let thread_count = u32::from_le_bytes(r.array()?);
+        // Every thread takes at least 8 bytes: a count past that is damage, not a huge allocation.
+        if thread_count as usize > r.0.len() / 8 {
+            return Err(PackError("more threads than bytes"));
+        }
+        let mut threads = Vec::with_capacity(thread_count as usize);
+        for _ in 0..thread_count {
+            let thread = u32::from_le_bytes(r.array()?);
+            let n = u32::from_le_bytes(r.array()?) as usize;
+            if n > r.0.len() / 30 {
+                return Err(PackError("more spans than bytes"));
+            }
+            threads.push(ThreadSpans {
+                thread,
+                start_ps: r.column(n, i64::from_le_bytes)?,
+                duration_ps: r.column(n, i64::from_le_bytes)?,
+                name: r.column(n, u32::from_le_bytes)?,
+                count: r.column(n, u32::from_le_bytes)?,
+                event: r.column(n, u32::from_le_bytes)?,
+                depth: r.column(n, u16::from_le_bytes)?,
+            });
+        }
+        if !r.0.is_empty() {
+            return Err(PackError("bytes left over"));
+        }
+        Ok(LodReply { threads, visible_events })
+    }
+}
+
+/// The bytes not read yet.
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], PackError> {
+        let (head, rest) = self.0.split_first_chunk::<N>().ok_or(PackError("cut short"))?;
+        self.0 = rest;
+        Ok(*head)
+    }
+
+    fn column<const N: usize, T>(&mut self, n: usize, read: fn([u8; N]) -> T) -> Result<Vec<T>, PackError> {
+        let len = n.checked_mul(N).filter(|&len| len <= self.0.len()).ok_or(PackError("cut short"))?;
+        let (head, rest) = self.0.split_at(len);
+        self.0 = rest;
+        Ok(head.chunks_exact(N).map(|c| read(c.try_into().expect("chunks of N"))).collect())
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -220,6 +305,23 @@ mod tests {
         let t = &r.threads[0];
         let children: Vec<u32> = (0..t.len()).filter(|&i| t.depth[i] == 1).map(|i| t.count[i]).collect();
         assert_eq!(children, vec![100]);
+    }
+
+    #[test]
+    fn packed_replies_read_back_equal_and_damage_is_an_error() {
+        let s = store(&[(1, 0, 2), (1, 3, 2), (2, 6, 2), (1, 20, 50), (1, 100, 2)]);
+        for width in [1, 10, 1000] {
+            let r = query(&s, &q(0, 200, width));
+            let bytes = r.to_bytes();
+            assert_eq!(LodReply::from_bytes(&bytes), Ok(r.clone()));
+            for cut in 0..bytes.len() {
+                assert!(LodReply::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(LodReply::from_bytes(&longer).is_err());
+        }
+        assert_eq!(LodReply::from_bytes(&LodReply::default().to_bytes()), Ok(LodReply::default()));
     }
 
     #[test]
