@@ -21,7 +21,8 @@
 // trace's own events: a message handled, a layout, a paint). Tracing slows the page a little.
 // With PROFILE=1 as well, V8's sampling profiler runs in the trace and each long task also lists the
 // functions its samples were in (self time; a wasm build that keeps its function names names them).
-// TOOLS=slug,slug times only those tools (the Trace Viewer's pan/zoom runs when it is among them).
+// TOOLS=slug,slug times only those tools (the Trace Viewer's pan/zoom runs when it is among them);
+// SEARCH=TEXT then also times a Trace Viewer search for TEXT, to its match count shown.
 //
 // usage: node bench/browser_tools.mjs [FILE.xplane.pb[.gz] ...]
 //        node bench/browser_tools.mjs --tasks DIR/FILE.trace.json   (the long tasks of a recorded run)
@@ -37,6 +38,7 @@ const KEYS = Number(process.env.KEYS || 12);
 const TRACE = process.env.TRACE;
 const PROFILE = Boolean(process.env.PROFILE);
 const TOOLS = process.env.TOOLS ? process.env.TOOLS.split(',') : null;
+const SEARCH = process.env.SEARCH;
 const LONG_TASK_MS = 50;
 const TIMEOUT_MS = 600_000;
 const DEVICE = path.join(ROOT, '../shared/fixtures/device');
@@ -126,6 +128,15 @@ async function timeKey(page, key) {
   }, key);
 }
 
+/** A Trace Viewer search for `needle`, timed from the typed text sent (Tab) to its match count shown. */
+async function timeSearch(page, needle) {
+  await page.fill('[data-testid="trace-search"]', needle);
+  const t0 = await page.evaluate(() => { performance.mark('search'); return performance.now(); });
+  await page.press('[data-testid="trace-search"]', 'Tab');
+  await page.waitForSelector('[data-metric="search_match_count"]');
+  return (await page.evaluate(() => performance.now())) - t0;
+}
+
 const pct = (xs, p) => {
   if (!xs.length) return NaN;
   const s = [...xs].sort((a, b) => a - b);
@@ -166,6 +177,7 @@ async function benchFile(browser, url, file) {
     const seq = ['w', 'w', 'w', 'a', 'd', 'd', 'w', 'w', 'a', 's', 's', 's'];
     for (let i = 0; i < KEYS; i++) keys.push(await timeKey(page, seq[i % seq.length]));
     frames = await page.evaluate(() => { window.__bench.framing = false; return window.__bench.frames; });
+    if (SEARCH) rows.push(['search', await timeSearch(page, SEARCH)]);
   }
   const longtasks = await page.evaluate(() => window.__bench.longtasks);
   // Each long task with the step it ran in (the last mark before it), as the observer saw it.

@@ -87,14 +87,30 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
         other => panic!("{other:?}"),
     }
 
-    // Search and the whole trace's summary.
+    // Search: the count, then any match asked for by its index (the engine keeps the matches).
     let needle = outline.names[0].to_uppercase();
-    let found = match ask(&mut s, 7, &format!(r#"{{"type":"trace_search","file_id":{id},"needle":{needle:?}}}"#), None).0 {
-        ResponseBody::TraceSearch { result } => *result,
-        other => panic!("{other:?}"),
-    };
+    let found = s.trace_search(id, &needle).unwrap();
     assert!(found.count > 0);
-    assert_eq!(found, s.trace_search(id, &needle).unwrap());
+    match ask(&mut s, 7, &format!(r#"{{"type":"trace_search","file_id":{id},"needle":{needle:?}}}"#), None).0 {
+        ResponseBody::TraceSearch { count } => assert_eq!(count, found.count),
+        other => panic!("{other:?}"),
+    }
+    for index in [0, found.count / 2, found.count - 1, found.count] {
+        let body = format!(r#"{{"type":"trace_search_match","file_id":{id},"needle":{needle:?},"index":{index}}}"#);
+        let expected = found.event.get(index).map(|&e| (e, found.start_ps[index]));
+        match ask(&mut s, 70, &body, None).0 {
+            ResponseBody::TraceSearchMatch { index: i, found } => assert_eq!((i as usize, found), (index, expected)),
+            other => panic!("{other:?}"),
+        }
+    }
+    // Another needle's match is searched for, not taken from the last search.
+    let other = outline.names[outline.names.len() - 1].clone();
+    let body = format!(r#"{{"type":"trace_search_match","file_id":{id},"needle":{other:?},"index":0}}"#);
+    let first = s.trace_search(id, &other).unwrap();
+    match ask(&mut s, 71, &body, None).0 {
+        ResponseBody::TraceSearchMatch { found, .. } => assert_eq!(found, first.event.first().map(|&e| (e, first.start_ps[0]))),
+        other => panic!("{other:?}"),
+    }
     let body = format!(r#"{{"type":"trace_range_summary","file_id":{id},"from_ps":{start},"to_ps":{},"threads":null}}"#, end + 1);
     match ask(&mut s, 8, &body, None).0 {
         ResponseBody::TraceRangeSummary { rows } => assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), outline.event_count),

@@ -23,7 +23,7 @@ use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::flows::FlowReply;
 use crate::analysis::trace_viewer::lod::LodQuery;
 use crate::analysis::trace_viewer::store::TraceOutline;
-use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
+use crate::analysis::trace_viewer::summary::NameSummary;
 use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
@@ -108,7 +108,7 @@ pub enum RequestBody {
         file_id: u32,
         event: u32,
     },
-    /// The events whose names contain `needle`, ignoring case.
+    /// How many events' names contain `needle`, ignoring case.
     TraceSearch {
         file_id: u32,
         needle: String,
@@ -242,6 +242,12 @@ pub enum RequestBody {
     },
     /// Which files' bytes the engine holds, and the memory it has (see [`super::residency`]).
     Residency,
+    /// Match `index` of a Trace Viewer search for `needle` (the engine keeps the last search's matches).
+    TraceSearchMatch {
+        file_id: u32,
+        needle: String,
+        index: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -310,8 +316,9 @@ pub enum ResponseBody {
     TraceEventDetails {
         details: Option<Box<EventDetails>>,
     },
+    /// How many events match (each is asked for with `TraceSearchMatch`).
     TraceSearch {
-        result: Box<SearchResult>,
+        count: usize,
     },
     TraceRangeSummary {
         rows: Vec<NameSummary>,
@@ -373,6 +380,11 @@ pub enum ResponseBody {
     },
     Residency {
         report: Box<super::residency::ResidencyReport>,
+    },
+    /// The match's event and start; `None` past the last match.
+    TraceSearchMatch {
+        index: u32,
+        found: Option<(u32, i64)>,
     },
 }
 
@@ -451,8 +463,8 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(details) => reply(ResponseBody::TraceEventDetails { details: details.map(Box::new) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::TraceSearch { file_id, needle } => match session.trace_search(file_id, &needle) {
-            Ok(result) => reply(ResponseBody::TraceSearch { result: Box::new(result) }),
+        RequestBody::TraceSearch { file_id, needle } => match session.trace_search_count(file_id, &needle) {
+            Ok(count) => reply(ResponseBody::TraceSearch { count }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::TraceRangeSummary { file_id, from_ps, to_ps, threads } => {
@@ -560,6 +572,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::Residency => reply(ResponseBody::Residency { report: Box::new(session.residency()) }),
+        RequestBody::TraceSearchMatch { file_id, needle, index } => match session.trace_search_match(file_id, &needle, index) {
+            Ok(found) => reply(ResponseBody::TraceSearchMatch { index, found }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
     }
 }
 

@@ -366,9 +366,7 @@ async fn with_bytes<T: 'static>(
         label,
         Box::new(move |body| {
             let r = match (&body, accept(&body)) {
-                (_, Some(t)) => {
-                    reply_bytes().map(|b| (b, t)).ok_or_else(|| "the engine sent no bytes".to_string())
-                }
+                (_, Some(t)) => reply_bytes().map(|b| (b, t)).ok_or_else(|| "the engine sent no bytes".to_string()),
                 (ResponseBody::Failed { error }, None) => Err(error.detail()),
                 (ResponseBody::Rejected { message }, None) => Err(message.clone()),
                 _ => return,

@@ -4,6 +4,7 @@
 //! into one span that carries how many events it stands for (and their name, or [`MIXED_NAMES`]). No
 //! event is dropped: the counts of a thread's spans add up to its events that overlap the window.
 
+use super::packed::{self, PackError, Packed, Reader};
 use super::store::TraceStore;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -66,90 +67,62 @@ pub struct LodReply {
     pub visible_events: u64,
 }
 
-/// What [`LodReply::from_bytes`] found wrong with its bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackError(pub &'static str);
-
-impl std::fmt::Display for PackError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "the engine's spans reply is damaged: {}", self.0)
-    }
-}
-
 impl LodReply {
-    /// The reply as bytes, its columns one after the other (little-endian): `visible_events` (u64),
-    /// the thread count (u32), then per thread its index and span count (u32 each) and its columns
-    /// `start_ps`, `duration_ps` (i64), `name`, `count`, `event` (u32), `depth` (u16). The page's
-    /// worker sends spans so, as one transferred buffer: read back with [`LodReply::from_bytes`],
-    /// they cost a copy, where JSON cost a parse of every number on the page's thread.
+    /// The reply as bytes ([`packed`]): `visible_events` (u64), the thread count (u32), then per
+    /// thread its index and span count (u32 each) and its columns `start_ps`, `duration_ps` (i64),
+    /// `name`, `count`, `event` (u32), `depth` (u16). The worker sends spans so, beside a reply
+    /// that names the query; read back with [`LodReply::from_bytes`].
     pub fn to_bytes(&self) -> Vec<u8> {
         let spans: usize = self.threads.iter().map(ThreadSpans::len).sum();
-        let mut out = Vec::with_capacity(12 + 8 * self.threads.len() + 30 * spans);
-        out.extend_from_slice(&self.visible_events.to_le_bytes());
-        out.extend_from_slice(&(self.threads.len() as u32).to_le_bytes());
+        let mut out = Vec::with_capacity(12 + 8 * self.threads.len() + SPAN_BYTES * spans);
+        self.visible_events.put(&mut out);
+        (self.threads.len() as u32).put(&mut out);
         for t in &self.threads {
-            out.extend_from_slice(&t.thread.to_le_bytes());
-            out.extend_from_slice(&(t.len() as u32).to_le_bytes());
-            t.start_ps.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-            t.duration_ps.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            t.thread.put(&mut out);
+            (t.len() as u32).put(&mut out);
+            packed::put_column(&mut out, &t.start_ps);
+            packed::put_column(&mut out, &t.duration_ps);
             for column in [&t.name, &t.count, &t.event] {
-                column.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+                packed::put_column(&mut out, column);
             }
-            t.depth.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            packed::put_column(&mut out, &t.depth);
         }
         out
     }
 
     /// Reads what [`LodReply::to_bytes`] wrote.
     pub fn from_bytes(bytes: &[u8]) -> Result<LodReply, PackError> {
-        let mut r = Reader(bytes);
-        let visible_events = u64::from_le_bytes(r.array()?);
-        let thread_count = u32::from_le_bytes(r.array()?);
+        let mut r = Reader::new(bytes);
+        let visible_events = r.value::<u64>()?;
+        let thread_count = r.value::<u32>()? as usize;
         // Every thread takes at least 8 bytes: a count past that is damage, not a huge allocation.
-        if thread_count as usize > r.0.len() / 8 {
+        if thread_count > r.remaining() / 8 {
             return Err(PackError("more threads than bytes"));
         }
-        let mut threads = Vec::with_capacity(thread_count as usize);
+        let mut threads = Vec::with_capacity(thread_count);
         for _ in 0..thread_count {
-            let thread = u32::from_le_bytes(r.array()?);
-            let n = u32::from_le_bytes(r.array()?) as usize;
-            if n > r.0.len() / 30 {
+            let thread = r.value::<u32>()?;
+            let n = r.value::<u32>()? as usize;
+            if n > r.remaining() / SPAN_BYTES {
                 return Err(PackError("more spans than bytes"));
             }
             threads.push(ThreadSpans {
                 thread,
-                start_ps: r.column(n, i64::from_le_bytes)?,
-                duration_ps: r.column(n, i64::from_le_bytes)?,
-                name: r.column(n, u32::from_le_bytes)?,
-                count: r.column(n, u32::from_le_bytes)?,
-                event: r.column(n, u32::from_le_bytes)?,
-                depth: r.column(n, u16::from_le_bytes)?,
+                start_ps: r.column(n)?,
+                duration_ps: r.column(n)?,
+                name: r.column(n)?,
+                count: r.column(n)?,
+                event: r.column(n)?,
+                depth: r.column(n)?,
             });
         }
-        if !r.0.is_empty() {
-            return Err(PackError("bytes left over"));
-        }
+        r.finish()?;
         Ok(LodReply { threads, visible_events })
     }
 }
 
-/// The bytes not read yet.
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], PackError> {
-        let (head, rest) = self.0.split_first_chunk::<N>().ok_or(PackError("cut short"))?;
-        self.0 = rest;
-        Ok(*head)
-    }
-
-    fn column<const N: usize, T>(&mut self, n: usize, read: fn([u8; N]) -> T) -> Result<Vec<T>, PackError> {
-        let len = n.checked_mul(N).filter(|&len| len <= self.0.len()).ok_or(PackError("cut short"))?;
-        let (head, rest) = self.0.split_at(len);
-        self.0 = rest;
-        Ok(head.chunks_exact(N).map(|c| read(c.try_into().expect("chunks of N"))).collect())
-    }
-}
+/// Bytes one packed span takes: two i64, three u32 and a u16.
+const SPAN_BYTES: usize = 30;
 
 #[derive(Debug, Clone, Copy)]
 struct Span {
