@@ -1,10 +1,11 @@
 //! The page's Trace Viewer requests through the worker protocol, on real fixtures: what the worker
 //! answers (after the JSON round trip the page sees) is the engine's answer, in the wire form pinned
-//! here (spans as columns), and the export's bytes travel beside the reply.
+//! here, and the spans' and the export's bytes travel beside the reply (the spans packed as columns).
 
 mod common;
 
 use serde_json::Value;
+use tidemark::analysis::trace_viewer::lod::{LodQuery, LodReply};
 use tidemark::engine::protocol::{handle, source_bytes, Response, ResponseBody, VERSION};
 use tidemark::engine::{EngineError, Session};
 
@@ -41,23 +42,20 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     assert_eq!(outline, s.trace_outline(id).unwrap());
     assert!(outline.event_count > 0 && !outline.processes.is_empty());
 
-    // The whole trace at 1000 px: every event counted once, spans sent as columns.
+    // The whole trace at 1000 px: every event counted once, the spans packed beside a reply that
+    // only names the query.
     let (start, end) = (outline.start_ps, outline.end_ps);
     let body =
         format!(r#"{{"type":"trace_spans","file_id":{id},"query":{{"start_ps":{start},"end_ps":{end},"width_px":1000,"threads":null}}}}"#);
     let (reply, beside, wire) = ask(&mut s, 3, &body, None);
-    assert!(beside.is_none());
-    let spans = match reply {
-        ResponseBody::TraceSpans { spans } => *spans,
-        other => panic!("{other:?}"),
-    };
+    let query = LodQuery { start_ps: start, end_ps: end, width_px: 1000, threads: None };
+    assert_eq!(reply, ResponseBody::TraceSpans { file_id: id, query: query.clone() });
+    assert_eq!(wire["body"].as_object().unwrap().len(), 3, "no spans in the JSON: {}", wire["body"]);
+    let spans = LodReply::from_bytes(&beside.expect("the spans beside the reply")).expect("they read back");
+    assert_eq!(spans, s.trace_spans(id, &query).unwrap());
     assert_eq!(spans.visible_events, outline.event_count);
     let counted: u64 = spans.threads.iter().flat_map(|t| &t.count).map(|&c| u64::from(c)).sum();
     assert_eq!(counted, outline.event_count);
-    let first = &wire["body"]["spans"]["threads"][0];
-    for column in ["start_ps", "duration_ps", "name", "depth", "count", "event"] {
-        assert!(first[column].is_array(), "{column} is a column: {first}");
-    }
     // Fewer spans than events: sub-pixel runs were merged.
     let drawn: usize = spans.threads.iter().map(|t| t.len()).sum();
     assert!(drawn < outline.event_count as usize, "{drawn} spans for {} events", outline.event_count);
@@ -68,13 +66,11 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
         r#"{{"type":"trace_spans","file_id":{id},"query":{{"start_ps":{start},"end_ps":{end},"width_px":500,"threads":[{}]}}}}"#,
         thread.index
     );
-    match ask(&mut s, 4, &body, None).0 {
-        ResponseBody::TraceSpans { spans } => {
-            assert_eq!(spans.threads.len(), 1);
-            assert_eq!(spans.visible_events, u64::from(thread.event_count));
-        }
-        other => panic!("{other:?}"),
-    }
+    let (reply, beside, _) = ask(&mut s, 4, &body, None);
+    assert!(matches!(reply, ResponseBody::TraceSpans { .. }), "{reply:?}");
+    let one = LodReply::from_bytes(&beside.expect("the spans beside the reply")).expect("they read back");
+    assert_eq!(one.threads.len(), 1);
+    assert_eq!(one.visible_events, u64::from(thread.event_count));
 
     // Details of a drawn span's event.
     let event = spans.threads.iter().find(|t| !t.is_empty()).unwrap().event[0];
@@ -91,14 +87,30 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
         other => panic!("{other:?}"),
     }
 
-    // Search and the whole trace's summary.
+    // Search: the count, then any match asked for by its index (the engine keeps the matches).
     let needle = outline.names[0].to_uppercase();
-    let found = match ask(&mut s, 7, &format!(r#"{{"type":"trace_search","file_id":{id},"needle":{needle:?}}}"#), None).0 {
-        ResponseBody::TraceSearch { result } => *result,
-        other => panic!("{other:?}"),
-    };
+    let found = s.trace_search(id, &needle).unwrap();
     assert!(found.count > 0);
-    assert_eq!(found, s.trace_search(id, &needle).unwrap());
+    match ask(&mut s, 7, &format!(r#"{{"type":"trace_search","file_id":{id},"needle":{needle:?}}}"#), None).0 {
+        ResponseBody::TraceSearch { count } => assert_eq!(count, found.count),
+        other => panic!("{other:?}"),
+    }
+    for index in [0, found.count / 2, found.count - 1, found.count] {
+        let body = format!(r#"{{"type":"trace_search_match","file_id":{id},"needle":{needle:?},"index":{index}}}"#);
+        let expected = found.event.get(index).map(|&e| (e, found.start_ps[index]));
+        match ask(&mut s, 70, &body, None).0 {
+            ResponseBody::TraceSearchMatch { index: i, found } => assert_eq!((i as usize, found), (index, expected)),
+            other => panic!("{other:?}"),
+        }
+    }
+    // Another needle's match is searched for, not taken from the last search.
+    let other = outline.names[outline.names.len() - 1].clone();
+    let body = format!(r#"{{"type":"trace_search_match","file_id":{id},"needle":{other:?},"index":0}}"#);
+    let first = s.trace_search(id, &other).unwrap();
+    match ask(&mut s, 71, &body, None).0 {
+        ResponseBody::TraceSearchMatch { found, .. } => assert_eq!(found, first.event.first().map(|&e| (e, first.start_ps[0]))),
+        other => panic!("{other:?}"),
+    }
     let body = format!(r#"{{"type":"trace_range_summary","file_id":{id},"from_ps":{start},"to_ps":{},"threads":null}}"#, end + 1);
     match ask(&mut s, 8, &body, None).0 {
         ResponseBody::TraceRangeSummary { rows } => assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), outline.event_count),

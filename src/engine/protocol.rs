@@ -21,9 +21,9 @@ use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::flows::FlowReply;
-use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
+use crate::analysis::trace_viewer::lod::LodQuery;
 use crate::analysis::trace_viewer::store::TraceOutline;
-use crate::analysis::trace_viewer::summary::{NameSummary, SearchResult};
+use crate::analysis::trace_viewer::summary::NameSummary;
 use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
@@ -97,7 +97,8 @@ pub enum RequestBody {
     TraceOutline {
         file_id: u32,
     },
-    /// The spans to draw for a time window `width_px` pixels wide (level of detail), in columns.
+    /// The spans to draw for a time window `width_px` pixels wide (level of detail), in columns that
+    /// travel beside the reply as one transferred `ArrayBuffer` (see [`source_bytes`]).
     TraceSpans {
         file_id: u32,
         query: LodQuery,
@@ -107,7 +108,7 @@ pub enum RequestBody {
         file_id: u32,
         event: u32,
     },
-    /// The events whose names contain `needle`, ignoring case.
+    /// How many events' names contain `needle`, ignoring case.
     TraceSearch {
         file_id: u32,
         needle: String,
@@ -253,6 +254,12 @@ pub enum RequestBody {
     },
     /// Which files' bytes the engine holds, and the memory it has (see [`super::residency`]).
     Residency,
+    /// Match `index` of a Trace Viewer search for `needle` (the engine keeps the last search's matches).
+    TraceSearchMatch {
+        file_id: u32,
+        needle: String,
+        index: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -312,15 +319,18 @@ pub enum ResponseBody {
     TraceOutline {
         outline: Box<TraceOutline>,
     },
+    /// The query answered; its spans come beside the reply, packed ([`crate::analysis::trace_viewer::lod::LodReply::to_bytes`]).
     TraceSpans {
-        spans: Box<LodReply>,
+        file_id: u32,
+        query: LodQuery,
     },
     /// `None`: no event of that index.
     TraceEventDetails {
         details: Option<Box<EventDetails>>,
     },
+    /// How many events match (each is asked for with `TraceSearchMatch`).
     TraceSearch {
-        result: Box<SearchResult>,
+        count: usize,
     },
     TraceRangeSummary {
         rows: Vec<NameSummary>,
@@ -382,6 +392,11 @@ pub enum ResponseBody {
     },
     Residency {
         report: Box<super::residency::ResidencyReport>,
+    },
+    /// The match's event and start; `None` past the last match.
+    TraceSearchMatch {
+        index: u32,
+        found: Option<(u32, i64)>,
     },
 }
 
@@ -450,16 +465,18 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(outline) => reply(ResponseBody::TraceOutline { outline: Box::new(outline) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::TraceSpans { file_id, query } => match session.trace_spans(file_id, &query) {
-            Ok(spans) => reply(ResponseBody::TraceSpans { spans: Box::new(spans) }),
+        // The spans are packed by `source_bytes` as the reply is posted (a buffer the page reads
+        // without parsing); here the event store is built, so a failure is a `Failed` reply.
+        RequestBody::TraceSpans { file_id, query } => match session.trace_store(file_id) {
+            Ok(_) => reply(ResponseBody::TraceSpans { file_id, query }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::TraceEventDetails { file_id, event } => match session.trace_event_details(file_id, event) {
             Ok(details) => reply(ResponseBody::TraceEventDetails { details: details.map(Box::new) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::TraceSearch { file_id, needle } => match session.trace_search(file_id, &needle) {
-            Ok(result) => reply(ResponseBody::TraceSearch { result: Box::new(result) }),
+        RequestBody::TraceSearch { file_id, needle } => match session.trace_search_count(file_id, &needle) {
+            Ok(count) => reply(ResponseBody::TraceSearch { count }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::TraceRangeSummary { file_id, from_ps, to_ps, threads } => {
@@ -569,6 +586,10 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::Residency => reply(ResponseBody::Residency { report: Box::new(session.residency()) }),
+        RequestBody::TraceSearchMatch { file_id, needle, index } => match session.trace_search_match(file_id, &needle, index) {
+            Ok(found) => reply(ResponseBody::TraceSearchMatch { index, found }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
     }
 }
 
@@ -656,15 +677,16 @@ impl<F: FnMut(u64, u64)> std::io::Read for ReadCount<'_, F> {
 }
 
 /// The bytes that travel beside `response`: a `Source` reply carries its file (or its slim copy), a
-/// `TraceExport` reply the range's trace JSON.
+/// `TraceExport` reply the range's trace JSON, a `TraceSpans` reply its spans packed.
 pub fn source_bytes<'s>(session: &'s Session, response: &Response) -> Option<std::borrow::Cow<'s, [u8]>> {
-    match response.body {
-        ResponseBody::TraceExport { file_id, start_ps, end_ps } => {
+    match &response.body {
+        ResponseBody::TraceSpans { file_id, query } => session.trace_spans_bytes(*file_id, query).map(std::borrow::Cow::Owned),
+        &ResponseBody::TraceExport { file_id, start_ps, end_ps } => {
             let mut json = Vec::new();
             session.trace_export_json(file_id, Some((start_ps, end_ps)), &mut json).ok()?;
             Some(std::borrow::Cow::Owned(json))
         }
-        ResponseBody::Source { file_id, slim, .. } => session.get(file_id).and_then(|f| {
+        &ResponseBody::Source { file_id, slim, .. } => session.get(file_id).and_then(|f| {
             if slim {
                 super::slim::of(&f.file).map(std::borrow::Cow::Owned)
             } else {

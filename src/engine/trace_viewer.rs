@@ -27,6 +27,8 @@ pub struct TraceExtras {
     flows: Option<FlowIndex>,
     memory_clock: Option<MemoryClock>,
     counters: Option<CounterSeries>,
+    /// The last search's text and matches ([`Session::trace_search_match`]).
+    search: Option<(String, SearchResult)>,
 }
 
 /// The flows the page asks for: those of one event, or those meeting a window.
@@ -71,6 +73,12 @@ impl Session {
         Ok(lod::query(self.trace_store(file_id)?, query))
     }
 
+    /// The spans of `query` packed for the page ([`LodReply::to_bytes`]); `None` while file
+    /// `file_id` has no event store ([`Session::trace_store`] builds it).
+    pub fn trace_spans_bytes(&self, file_id: u32, query: &LodQuery) -> Option<Vec<u8>> {
+        self.trace_stores.get(&file_id).map(|store| lod::query(store, query).to_bytes())
+    }
+
     /// One event in full; `None` for an event index out of range.
     pub fn trace_event_details(&mut self, file_id: u32, event: u32) -> Result<Option<EventDetails>, EngineError> {
         self.trace_store(file_id)?;
@@ -85,6 +93,30 @@ impl Session {
         self.trace_store(file_id)?;
         let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);
         op_args::search(store, space, needle).map_err(|e| self.file_error(file_id, e.to_string()))
+    }
+
+    /// How many events `needle` finds ([`Session::trace_search`]); the matches are kept for
+    /// [`Session::trace_search_match`], which the page asks as it steps through them (a name in
+    /// most of a trace's events has millions of matches: too many to send to the page).
+    pub fn trace_search_count(&mut self, file_id: u32, needle: &str) -> Result<usize, EngineError> {
+        Ok(self.kept_search(file_id, needle)?.count)
+    }
+
+    /// Match `index` of `needle` (its event and start), in the order of [`Session::trace_search`];
+    /// `None` past the last.
+    pub fn trace_search_match(&mut self, file_id: u32, needle: &str, index: u32) -> Result<Option<(u32, i64)>, EngineError> {
+        let found = self.kept_search(file_id, needle)?;
+        let i = index as usize;
+        Ok(found.event.get(i).zip(found.start_ps.get(i)).map(|(&e, &s)| (e, s)))
+    }
+
+    /// The matches of `needle`, searched unless they were the last search's.
+    fn kept_search(&mut self, file_id: u32, needle: &str) -> Result<&SearchResult, EngineError> {
+        if self.trace_extras.get(&file_id).and_then(|x| x.search.as_ref()).is_none_or(|(kept, _)| kept != needle) {
+            let found = self.trace_search(file_id, needle)?;
+            self.trace_extras.entry(file_id).or_default().search = Some((needle.to_string(), found));
+        }
+        Ok(&self.trace_extras[&file_id].search.as_ref().expect("kept above").1)
     }
 
     /// The events starting in `[from_ps, to_ps)` on `threads` (all when `None`), by name.

@@ -45,6 +45,12 @@ thread_local! {
     static GENERATION: RefCell<u64> = const { RefCell::new(0) };
 }
 
+/// The bytes that came beside the reply being handled, taken (for a handler's `read` of a reply
+/// whose payload travels as bytes, such as the Trace Viewer's spans).
+pub(crate) fn reply_bytes() -> Option<js_sys::ArrayBuffer> {
+    REPLY_BYTES.with(|b| b.borrow_mut().take())
+}
+
 fn is_current(generation: u64) -> bool {
     CLIENT.with(|c| c.borrow().as_ref().is_some_and(|c| c.generation == generation))
 }
@@ -360,9 +366,7 @@ async fn with_bytes<T: 'static>(
         label,
         Box::new(move |body| {
             let r = match (&body, accept(&body)) {
-                (_, Some(t)) => {
-                    REPLY_BYTES.with(|b| b.borrow_mut().take()).map(|b| (b, t)).ok_or_else(|| "the engine sent no bytes".to_string())
-                }
+                (_, Some(t)) => reply_bytes().map(|b| (b, t)).ok_or_else(|| "the engine sent no bytes".to_string()),
                 (ResponseBody::Failed { error }, None) => Err(error.detail()),
                 (ResponseBody::Rejected { message }, None) => Err(message.clone()),
                 _ => return,

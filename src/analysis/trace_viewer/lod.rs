@@ -4,6 +4,7 @@
 //! into one span that carries how many events it stands for (and their name, or [`MIXED_NAMES`]). No
 //! event is dropped: the counts of a thread's spans add up to its events that overlap the window.
 
+use super::packed::{self, PackError, Packed, Reader};
 use super::store::TraceStore;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -23,7 +24,7 @@ pub struct LodQuery {
 }
 
 /// One thread's spans, as columns (one entry per span), in start order within each depth.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThreadSpans {
     /// Index into [`TraceStore::threads`].
     pub thread: u32,
@@ -59,12 +60,69 @@ impl ThreadSpans {
 }
 
 /// The spans of the threads asked for.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LodReply {
     pub threads: Vec<ThreadSpans>,
     /// Events that overlap the window on those threads (the sum of all counts).
     pub visible_events: u64,
 }
+
+impl LodReply {
+    /// The reply as bytes ([`packed`]): `visible_events` (u64), the thread count (u32), then per
+    /// thread its index and span count (u32 each) and its columns `start_ps`, `duration_ps` (i64),
+    /// `name`, `count`, `event` (u32), `depth` (u16). The worker sends spans so, beside a reply
+    /// that names the query; read back with [`LodReply::from_bytes`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let spans: usize = self.threads.iter().map(ThreadSpans::len).sum();
+        let mut out = Vec::with_capacity(12 + 8 * self.threads.len() + SPAN_BYTES * spans);
+        self.visible_events.put(&mut out);
+        (self.threads.len() as u32).put(&mut out);
+        for t in &self.threads {
+            t.thread.put(&mut out);
+            (t.len() as u32).put(&mut out);
+            packed::put_column(&mut out, &t.start_ps);
+            packed::put_column(&mut out, &t.duration_ps);
+            for column in [&t.name, &t.count, &t.event] {
+                packed::put_column(&mut out, column);
+            }
+            packed::put_column(&mut out, &t.depth);
+        }
+        out
+    }
+
+    /// Reads what [`LodReply::to_bytes`] wrote.
+    pub fn from_bytes(bytes: &[u8]) -> Result<LodReply, PackError> {
+        let mut r = Reader::new(bytes);
+        let visible_events = r.value::<u64>()?;
+        let thread_count = r.value::<u32>()? as usize;
+        // Every thread takes at least 8 bytes: a count past that is damage, not a huge allocation.
+        if thread_count > r.remaining() / 8 {
+            return Err(PackError("more threads than bytes"));
+        }
+        let mut threads = Vec::with_capacity(thread_count);
+        for _ in 0..thread_count {
+            let thread = r.value::<u32>()?;
+            let n = r.value::<u32>()? as usize;
+            if n > r.remaining() / SPAN_BYTES {
+                return Err(PackError("more spans than bytes"));
+            }
+            threads.push(ThreadSpans {
+                thread,
+                start_ps: r.column(n)?,
+                duration_ps: r.column(n)?,
+                name: r.column(n)?,
+                count: r.column(n)?,
+                event: r.column(n)?,
+                depth: r.column(n)?,
+            });
+        }
+        r.finish()?;
+        Ok(LodReply { threads, visible_events })
+    }
+}
+
+/// Bytes one packed span takes: two i64, three u32 and a u16.
+const SPAN_BYTES: usize = 30;
 
 #[derive(Debug, Clone, Copy)]
 struct Span {
@@ -220,6 +278,23 @@ mod tests {
         let t = &r.threads[0];
         let children: Vec<u32> = (0..t.len()).filter(|&i| t.depth[i] == 1).map(|i| t.count[i]).collect();
         assert_eq!(children, vec![100]);
+    }
+
+    #[test]
+    fn packed_replies_read_back_equal_and_damage_is_an_error() {
+        let s = store(&[(1, 0, 2), (1, 3, 2), (2, 6, 2), (1, 20, 50), (1, 100, 2)]);
+        for width in [1, 10, 1000] {
+            let r = query(&s, &q(0, 200, width));
+            let bytes = r.to_bytes();
+            assert_eq!(LodReply::from_bytes(&bytes), Ok(r.clone()));
+            for cut in 0..bytes.len() {
+                assert!(LodReply::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            assert!(LodReply::from_bytes(&longer).is_err());
+        }
+        assert_eq!(LodReply::from_bytes(&LodReply::default().to_bytes()), Ok(LodReply::default()));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! ([`store`]); the level-of-detail query the page draws from ([`lod`]); an event's details read from
 //! the file when asked ([`details`]); search and range summaries ([`summary`]); and XProf's trace_viewer
 //! JSON ([`export`]); the links drawn as arrows ([`flows`]) and the allocators' memory counter tracks
-//! ([`counters`]).
+//! ([`counters`]); the large replies packed as columns for the page ([`packed`]).
 
 pub mod counters;
 pub mod derived;
@@ -14,6 +14,7 @@ pub mod flows;
 pub mod layout;
 pub mod lod;
 pub mod op_args;
+pub mod packed;
 pub mod store;
 pub mod summary;
 

@@ -32,7 +32,7 @@ pub fn child_time_ps(store: &TraceStore, thread: &StoreThread, events: Range<u32
 }
 
 /// The events a search found.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SearchResult {
     /// How many events match.
     pub count: usize,

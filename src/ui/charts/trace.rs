@@ -4,7 +4,7 @@
 //! pixels on a context from [`super::prepare_fit`]; x through the shared [`Frame`].
 
 use super::viewport::Frame;
-use super::{fit_text, font, Palette};
+use super::{font, Palette};
 use crate::analysis::trace_viewer::lod::{LodReply, MIXED_NAMES};
 use web_sys::CanvasRenderingContext2d as Ctx;
 
@@ -65,15 +65,83 @@ pub fn name_colour(name: &str, dark: bool) -> String {
     }
 }
 
-/// Draws `scene` and returns how many spans were drawn (those on screen).
-pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) -> usize {
+/// Label widths measured once per name: measuring is a call out of wasm that shapes the text, so a
+/// label that fits is drawn without one, and one cut short is measured once or twice (see
+/// [`TextWidths::fit`]). Kept by the view for as long as its names.
+#[derive(Debug, Default)]
+pub struct TextWidths {
+    /// `name_px[name id]`, measured on first use.
+    name_px: Vec<Option<f64>>,
+    /// The width of one digit (tabular in the label font), of " ×", of " events" and of "…".
+    digit_px: f64,
+    times_px: f64,
+    events_px: f64,
+    ellipsis_px: f64,
+}
+
+impl TextWidths {
+    fn measure(ctx: &Ctx, text: &str) -> f64 {
+        ctx.measure_text(text).map_or(f64::INFINITY, |m| m.width())
+    }
+
+    /// Makes ready to measure labels in `ctx`'s font for `names`.
+    fn prepare(&mut self, ctx: &Ctx, names: usize) {
+        if self.name_px.len() != names {
+            *self = TextWidths {
+                name_px: vec![None; names],
+                digit_px: Self::measure(ctx, "0123456789") / 10.0,
+                times_px: Self::measure(ctx, " ×"),
+                events_px: Self::measure(ctx, " events"),
+                ellipsis_px: Self::measure(ctx, "…"),
+            };
+        }
+    }
+
+    /// The label of a span of `count` events named `name` (id `id`; `None` for mixed names), cut
+    /// with an ellipsis to fit `max_w` px; `None` when not even one character does.
+    fn fit(&mut self, ctx: &Ctx, id: u32, name: Option<&str>, count: u32, max_w: f64) -> Option<String> {
+        let digits = count.to_string();
+        let digits_px = digits.len() as f64 * self.digit_px;
+        let (label, width) = match name {
+            Some(n) => {
+                let name_px = *self.name_px[id as usize].get_or_insert_with(|| Self::measure(ctx, n));
+                match count {
+                    1 => (n.to_string(), name_px),
+                    _ => (format!("{n} ×{digits}"), name_px + self.times_px + digits_px),
+                }
+            }
+            None => (format!("{digits} events"), digits_px + self.events_px),
+        };
+        if width <= max_w {
+            return Some(label);
+        }
+        // Cut where the average character width says the text fits, then shorten until it does.
+        let chars: Vec<char> = label.chars().collect();
+        let mut keep = ((chars.len() as f64 * (max_w - self.ellipsis_px) / width).floor().max(0.0) as usize).min(chars.len() - 1);
+        while keep > 0 {
+            let cut: String = chars[..keep].iter().chain(['…'].iter()).collect();
+            let cut_px = Self::measure(ctx, &cut);
+            if cut_px <= max_w {
+                return Some(cut);
+            }
+            let shorter = (keep as f64 * max_w / cut_px).floor() as usize;
+            keep = shorter.min(keep - 1);
+        }
+        None
+    }
+}
+
+/// Draws `scene` and returns how many spans were drawn (those on screen). The spans are filled a
+/// colour at a time (one fill style per name on screen: setting a colour passes its string out of
+/// wasm), then labelled. (One path of many rectangles per colour was tried: Chromium's software
+/// canvas then spends far longer rasterising it when the frame is committed.)
+pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette, widths: &mut TextWidths) -> usize {
     let (w, h) = (f.w, f.h);
-    let mixed = p.bg_3.clone();
     let text = if p.dark { "#eef0f2" } else { "#15171a" };
-    let mut colours: Vec<Option<String>> = vec![None; s.names.len()];
     ctx.set_font(&font(LABEL_PX));
     ctx.set_text_baseline("middle");
     ctx.set_text_align("left");
+    widths.prepare(ctx, s.names.len());
     // Lane separators first, under the spans.
     ctx.set_fill_style_str(&p.border);
     for lane in s.lanes {
@@ -82,11 +150,11 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) -> usize {
             ctx.fill_rect(0.0, y.round() - 0.5, w, 1.0);
         }
     }
-    let mut drawn = 0;
     let mut selected = None;
-    // The name whose colour is the fill style now.
-    let mut last_fill: Option<u32> = None;
-    for t in &s.spans.threads {
+    // (name, x, y, width) of each span on screen, and (thread entry, span) of those wide enough for a label.
+    let mut rects: Vec<(u32, f64, f64, f64)> = Vec::new();
+    let mut labelled: Vec<(usize, usize, f64, f64, f64)> = Vec::new();
+    for (ti, t) in s.spans.threads.iter().enumerate() {
         let Some(lane) = s.lane_of.get(t.thread as usize).copied().flatten().and_then(|i| s.lanes.get(i)) else { continue };
         if lane.y + lane.h < s.scroll_top || lane.y > s.scroll_top + h {
             continue;
@@ -102,33 +170,33 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) -> usize {
                 continue;
             }
             let width = (x1 - x0).max(1.0);
-            let name = t.name[i];
-            let fill = match s.names.get(name as usize) {
-                Some(n) if name != MIXED_NAMES => colours[name as usize].get_or_insert_with(|| name_colour(n, p.dark)).as_str(),
-                _ => mixed.as_str(),
-            };
-            // Each colour set is a call out of wasm with its string: only when the name changes.
-            if last_fill != Some(name) {
-                ctx.set_fill_style_str(fill);
-                last_fill = Some(name);
-            }
-            ctx.fill_rect(x0, y, width, SPAN_H - 1.0);
-            drawn += 1;
+            let name = if (t.name[i] as usize) < s.names.len() { t.name[i] } else { MIXED_NAMES };
+            rects.push((name, x0, y, width));
             if s.selected_event == Some(t.event[i]) {
                 selected = Some((x0, y, width));
             }
             if width >= LABEL_MIN_PX {
-                let label = match s.names.get(name as usize) {
-                    Some(n) if t.count[i] == 1 => n.clone(),
-                    Some(n) => format!("{n} ×{}", t.count[i]),
-                    None => format!("{} events", t.count[i]),
-                };
-                if let Some(fit) = fit_text(ctx, &label, width - 6.0) {
-                    ctx.set_fill_style_str(text);
-                    last_fill = None;
-                    let _ = ctx.fill_text(&fit, x0.max(0.0) + 3.0, y + SPAN_H / 2.0);
-                }
+                labelled.push((ti, i, x0, y, width));
             }
+        }
+    }
+    rects.sort_unstable_by_key(|r| r.0);
+    for group in rects.chunk_by(|a, b| a.0 == b.0) {
+        let name = group[0].0;
+        match s.names.get(name as usize) {
+            Some(n) => ctx.set_fill_style_str(&name_colour(n, p.dark)),
+            None => ctx.set_fill_style_str(&p.bg_3),
+        }
+        for &(_, x, y, width) in group {
+            ctx.fill_rect(x, y, width, SPAN_H - 1.0);
+        }
+    }
+    ctx.set_fill_style_str(text);
+    for (ti, i, x0, y, width) in labelled {
+        let t = &s.spans.threads[ti];
+        let name = s.names.get(t.name[i] as usize).map(String::as_str);
+        if let Some(fit) = widths.fit(ctx, t.name[i], name, t.count[i], width - 6.0) {
+            let _ = ctx.fill_text(&fit, x0.max(0.0) + 3.0, y + SPAN_H / 2.0);
         }
     }
     if let Some((x, y, width)) = selected {
@@ -153,7 +221,7 @@ pub fn draw(ctx: &Ctx, f: &Frame, s: &Scene, p: &Palette) -> usize {
     if let Some((a, b)) = s.drag_px {
         shade(a, b);
     }
-    drawn
+    rects.len()
 }
 
 /// The span under canvas point (`x`, `y`): (its thread's entry in `spans.threads`, its index there).

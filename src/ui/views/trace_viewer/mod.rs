@@ -113,6 +113,17 @@ fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
         let step = (b - a) as f64 / 100.0;
         format!("{} – {} (window {})", time_label((a - full.0) as f64, step), time_label((b - full.0) as f64, step), ps_text(b - a))
     };
+    // The panels (the selected event, its flows, the range's summary) are built in a task of their
+    // own just after this one, which builds the bar and the tracks: the outline's reply is then not
+    // one long task.
+    let panels = RwSignal::new(false);
+    set_timeout(
+        move || {
+            panels.try_set(true);
+        },
+        std::time::Duration::ZERO,
+    );
+    let tracks_outline = outline.clone();
     view! {
         <section class="trace-viewer" data-testid="trace-viewer">
             <div class="tv-bar">
@@ -133,17 +144,19 @@ fn TracePage(file_id: u32, outline: Arc<TraceOutline>) -> impl IntoView {
                 <search::Search file_id full selected_event />
                 <search::ExportButton file_id window />
             </div>
-            <tracks::Tracks file_id outline=outline.clone() full window selected_event show_flows />
+            <tracks::Tracks file_id outline=tracks_outline full window selected_event show_flows />
             <p class="hint muted">
                 "W/S or wheel zoom · A/D or drag pan · Shift-drag selects a range · click an event for its details and flows · hover a memory track for its values · 0 resets · ▸ collapses a process"
             </p>
-            <div class="tv-panels">
-                <div>
-                    <details::Details file_id selected_event origin_ps=full.0 />
-                    <flow_list::FlowList file_id outline=outline.clone() full selected_event />
+            {move || panels.get().then(|| view! {
+                <div class="tv-panels">
+                    <div>
+                        <details::Details file_id selected_event origin_ps=full.0 />
+                        <flow_list::FlowList file_id outline=outline.clone() full selected_event />
+                    </div>
+                    <summary::RangeSummary file_id origin_ps=full.0 />
                 </div>
-                <summary::RangeSummary file_id origin_ps=full.0 />
-            </div>
+            })}
         </section>
     }
 }

@@ -5,7 +5,6 @@
 
 use super::clamp_window;
 use crate::analysis::trace_viewer::op_args::Query;
-use crate::analysis::trace_viewer::summary::SearchResult;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::ui::charts::viewport::Viewport;
 use crate::ui::components::metric::Count;
@@ -14,7 +13,6 @@ use crate::ui::engine_client;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
-use std::sync::Arc;
 
 #[component]
 pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Option<u32>>) -> impl IntoView {
@@ -24,6 +22,7 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
     let frame_first = RwSignal::new(preset.is_some());
     let needle = RwSignal::new(preset.unwrap_or_default());
     let current = RwSignal::new(None::<usize>);
+    // The count only: the worker keeps the matches, and each is asked for as the user steps to it.
     let fetch = use_engine(
         "Trace Viewer search",
         move || {
@@ -31,23 +30,29 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
             (!needle.is_empty()).then_some(RequestBody::TraceSearch { file_id, needle })
         },
         |body| match body {
-            ResponseBody::TraceSearch { result } => Some(Arc::<SearchResult>::from(result)),
+            ResponseBody::TraceSearch { count } => Some(count),
             _ => None,
         },
     );
-    // Match `i`: centred in the window (its width kept) and opened in the details panel.
-    let go = move |i: usize| {
-        let Reply::Ready(r) = fetch.reply.get_untracked() else { return };
-        let (Some(&start), Some(&event)) = (r.start_ps.get(i), r.event.get(i)) else { return };
-        current.set(Some(i));
-        let (a, b) = state.trace_window.get_untracked().unwrap_or(full);
-        let half = (b - a) as f64 / 2.0;
-        state.trace_window.set(clamp_window(full, Viewport::x_range(start as f64 - half, start as f64 + half)));
-        selected_event.set(Some(event));
+    // Match `index` (of the search still shown): centred in the window (its width kept) and opened
+    // in the details panel.
+    let go = move |index: usize| {
+        let needle_now = needle.get_untracked();
+        let body = RequestBody::TraceSearchMatch { file_id, needle: needle_now.clone(), index: index as u32 };
+        engine_client::request(body, "Trace Viewer search match".into(), move |reply| {
+            let ResponseBody::TraceSearchMatch { index, found: Some((event, start)) } = reply else { return };
+            if needle.try_get_untracked().as_ref() != Some(&needle_now) {
+                return; // the search changed meanwhile
+            }
+            current.set(Some(index as usize));
+            let (a, b) = state.trace_window.get_untracked().unwrap_or(full);
+            let half = (b - a) as f64 / 2.0;
+            state.trace_window.set(clamp_window(full, Viewport::x_range(start as f64 - half, start as f64 + half)));
+            selected_event.set(Some(event));
+        });
     };
     let step = move |forward: bool| {
-        let Reply::Ready(r) = fetch.reply.get_untracked() else { return };
-        let n = r.event.len();
+        let Reply::Ready(n) = fetch.reply.get_untracked() else { return };
         if n == 0 {
             return;
         }
@@ -74,7 +79,7 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
         Reply::Ready(r) => view! {
             <span data-testid="search-status">
                 {move || current.get().map(|i| format!("{} of ", i + 1))}
-                <Count metric="search_match_count" value=r.count as u64 /> " matches"
+                <Count metric="search_match_count" value=r as u64 /> " matches"
                 {move || exact().map(|op| view! { <ExactMark op /> })}
             </span>
         }

@@ -15,13 +15,16 @@ use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::trace_viewer::{FlowQuery, MAX_FLOW_ARROWS};
 use crate::ui::charts::axis::{x_axis, Style};
-use crate::ui::charts::trace::{self, Scene};
+use crate::ui::charts::trace::{self, Scene, TextWidths};
 use crate::ui::charts::viewport::{key_nav, Frame, KeyNav, Margins, Viewport};
 use crate::ui::charts::{observe_width, prepare, prepare_fit, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::engine_client;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Width of the names column, the tracks' visible height and the axis height, in CSS px.
@@ -48,6 +51,59 @@ struct Press {
 /// What the canvas shows of `spans` with `layout`, scrolled `scroll_top` down, with nothing selected.
 fn scene<'a>(layout: &'a Layout, spans: &'a LodReply, names: &'a [String], scroll_top: f64) -> Scene<'a> {
     Scene { lanes: &layout.lanes, lane_of: &layout.lane_of, spans, names, scroll_top, selected_event: None, range_ps: None, drag_px: None }
+}
+
+/// Keeps `value` as what the next animation frame draws with `draw`, and asks for that frame unless
+/// it is asked for already: a later value replaces an earlier one, so each frame draws once, with
+/// the latest.
+fn draw_next_frame<T: 'static>(next: &Rc<RefCell<Option<T>>>, value: T, draw: impl FnOnce(T) + 'static) {
+    if next.borrow_mut().replace(value).is_none() {
+        let next = next.clone();
+        request_animation_frame(move || {
+            if let Some(value) = next.borrow_mut().take() {
+                draw(value);
+            }
+        });
+    }
+}
+
+/// One frame of the tracks' canvas: everything it shows, as the view's signals had it.
+struct TracksDrawing {
+    canvas: web_sys::HtmlCanvasElement,
+    frame: Frame,
+    layout: Layout,
+    spans: Arc<LodReply>,
+    selected_event: Option<u32>,
+    range_ps: Option<(i64, i64)>,
+    drag_px: Option<(f64, f64)>,
+    scroll_top: f64,
+    tracks: Arc<CounterTracks>,
+    windows: Arc<Vec<CounterWindow>>,
+    hover_ps: Option<i64>,
+    all_flows: Option<Arc<FlowReply>>,
+    selected_flows: Option<Arc<FlowReply>>,
+}
+
+impl TracksDrawing {
+    /// Draws the spans, the counter tracks and the flow arrows; returns how many spans and arrows
+    /// were drawn (`None` while the canvas has no box).
+    fn draw(&self, names: &[String], widths: &mut TextWidths) -> Option<(usize, usize)> {
+        let (ctx, _, _) = prepare_fit(&self.canvas)?;
+        let palette = Palette::read();
+        let l = &self.layout;
+        let scene = Scene {
+            selected_event: self.selected_event,
+            range_ps: self.range_ps,
+            drag_px: self.drag_px,
+            ..scene(l, &self.spans, names, self.scroll_top)
+        };
+        let spans = trace::draw(&ctx, &self.frame, &scene, &palette, widths);
+        let counters = CounterScene { tracks: &self.tracks.tracks, windows: &self.windows, hover_ps: self.hover_ps };
+        overlays::draw_counters(&ctx, &self.frame, l, self.scroll_top, &counters, &palette);
+        let [all, selected] = [&self.all_flows, &self.selected_flows].map(|r| r.as_ref().map_or(&[][..], |r| r.arrows.as_slice()));
+        let flows = overlays::draw_flows(&ctx, &self.frame, l, self.scroll_top, all, selected, &palette);
+        Some((spans, flows))
+    }
 }
 
 #[component]
@@ -101,8 +157,13 @@ pub(super) fn Tracks(
             let threads = if collapsed.with(Vec::is_empty) { None } else { Some(layout.with(Layout::threads)) };
             Some(RequestBody::TraceSpans { file_id, query: LodQuery { start_ps, end_ps, width_px, threads } })
         },
+        // The spans come packed beside the reply: copied into wasm memory and read as columns.
         |body| match body {
-            ResponseBody::TraceSpans { spans } => Some(Arc::<LodReply>::from(spans)),
+            ResponseBody::TraceSpans { .. } => {
+                let buffer = engine_client::reply_bytes()?;
+                let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+                LodReply::from_bytes(&bytes).map(Arc::new).map_err(|e| web_sys::console::error_1(&e.to_string().into())).ok()
+            }
             _ => None,
         },
     );
@@ -178,8 +239,12 @@ pub(super) fn Tracks(
         }
     });
 
-    // Draw the tracks whenever anything shown changes (the theme too: colours come from CSS).
+    // Whenever anything shown changes (the theme too: colours come from CSS), what the canvases show
+    // is read here and drawn in the next animation frame: the task of a reply or a key ends once it
+    // has read it, and whatever changes within one frame (spans, counters, flows) is drawn once.
     let names = outline.clone();
+    let next_tracks = Rc::new(RefCell::new(None::<TracksDrawing>));
+    let widths = Rc::new(RefCell::new(TextWidths::default()));
     Effect::new(move |_| {
         let _theme = state.theme.get();
         let f = frame();
@@ -187,40 +252,31 @@ pub(super) fn Tracks(
         if f.w <= 0.0 {
             return;
         }
-        let Some((ctx, _, _)) = prepare_fit(&canvas) else { return };
-        let palette = Palette::read();
-        let reply = shown.get();
-        let n = layout.with(|l| {
-            let scene = Scene {
-                selected_event: selected_event.get(),
-                range_ps: state.trace_range.get(),
-                drag_px: drag_px.get(),
-                ..scene(l, &reply, &names.names, scroll_top.get())
-            };
-            let n = trace::draw(&ctx, &f, &scene, &palette);
-            let counters = CounterScene {
-                tracks: &tracks_info.with(|t| t.tracks.clone()),
-                windows: &counter_windows.get(),
-                hover_ps: hover.get().map(|(_, t, _, _)| t),
-            };
-            overlays::draw_counters(&ctx, &f, l, scroll_top.get(), &counters, &palette);
-            let all = if show_flows.get() { window_flows.reply.get().ready().map(|r| r.arrows.clone()) } else { None };
-            let selected = selected_event.get().and(selected_flows.reply.get().ready().map(|r| r.arrows.clone()));
-            let flows = overlays::draw_flows(
-                &ctx,
-                &f,
-                l,
-                scroll_top.get(),
-                all.as_deref().unwrap_or_default(),
-                selected.as_deref().unwrap_or_default(),
-                &palette,
-            );
-            flows_drawn.set(flows);
-            n
+        let drawing = TracksDrawing {
+            canvas,
+            frame: f,
+            layout: layout.get(),
+            spans: shown.get(),
+            selected_event: selected_event.get(),
+            range_ps: state.trace_range.get(),
+            drag_px: drag_px.get(),
+            scroll_top: scroll_top.get(),
+            tracks: tracks_info.get(),
+            windows: counter_windows.get(),
+            hover_ps: hover.get().map(|(_, t, _, _)| t),
+            all_flows: if show_flows.get() { window_flows.reply.get().ready().cloned() } else { None },
+            selected_flows: selected_event.get().and(selected_flows.reply.get().ready().cloned()),
+        };
+        let (names, widths) = (names.clone(), widths.clone());
+        draw_next_frame(&next_tracks, drawing, move |d| {
+            if let Some((spans, flows)) = d.draw(&names.names, &mut widths.borrow_mut()) {
+                drawn.try_set(spans);
+                flows_drawn.try_set(flows);
+            }
         });
-        drawn.set(n);
     });
     // The time axis, in time since the trace's start (so ticks fall on round offsets).
+    let next_axis = Rc::new(RefCell::new(None));
     Effect::new(move |_| {
         let _theme = state.theme.get();
         let f = frame();
@@ -228,15 +284,17 @@ pub(super) fn Tracks(
         if f.w <= 0.0 {
             return;
         }
-        let Some(ctx) = prepare(&canvas, f.w, AXIS_H) else { return };
-        let origin = full.0 as f64;
-        let axis = Frame {
-            v: Viewport::x_range(f.v.x0 - origin, f.v.x1 - origin),
-            h: AXIS_H,
-            m: Margins { left: 0.0, right: 0.0, top: 0.0, bottom: AXIS_H - 6.0 },
-            ..f
-        };
-        x_axis(&ctx, &axis, &Palette::read(), Style::default(), time_label);
+        draw_next_frame(&next_axis, (canvas, f), move |(canvas, f)| {
+            let Some(ctx) = prepare(&canvas, f.w, AXIS_H) else { return };
+            let origin = full.0 as f64;
+            let axis = Frame {
+                v: Viewport::x_range(f.v.x0 - origin, f.v.x1 - origin),
+                h: AXIS_H,
+                m: Margins { left: 0.0, right: 0.0, top: 0.0, bottom: AXIS_H - 6.0 },
+                ..f
+            };
+            x_axis(&ctx, &axis, &Palette::read(), Style::default(), time_label);
+        });
     });
 
     let offset = |e: &web_sys::MouseEvent| (f64::from(e.offset_x()), f64::from(e.offset_y()));
