@@ -18,19 +18,25 @@
 // With TRACE=DIR, each file's run is also recorded as a Chromium performance trace (DIR/FILE.trace.json,
 // which Chromium's DevTools and Perfetto open), every step marked (`performance.mark`), and each task of
 // the page's thread of 50 ms or more is listed with the step it ran in and what took its time (the
-// trace's own events: a message handled, a layout, a paint). Tracing slows the page a little.
+// trace's own events: a message handled, a layout, a paint). Tracing slows the page a little. The
+// trace starts before the page loads (its start-up's tasks count too), and each long task the page
+// itself observed is then found in it (one can span several of the trace's tasks). With PROFILE=1 as
+// well, V8's sampling profiler runs in the trace and each observed long task lists the functions it
+// ran (a build whose wasm keeps its names, as `target/wasm-bindgen/release/` holds before wasm-opt,
+// names the engine's and the page's own); DIR/FILE.trace.json.observed.json keeps the page's figures.
 //
 // usage: node bench/browser_tools.mjs [FILE.xplane.pb[.gz] ...]
 // default files: the CPU fixtures d2_tf_cnn and a2_jax_mlp_train, and the device fixtures (read in place
-// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM, TRACE, DIST (the built
-// page, default dist/).
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM, TRACE, PROFILE, DIST (the
+// built page, default dist/).
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, workerReady } from '../tests/browser/harness.mjs';
 
 const KEYS = Number(process.env.KEYS || 12);
 const TRACE = process.env.TRACE;
+const PROFILE = Boolean(process.env.PROFILE);
 const LONG_TASK_MS = 50;
 const TIMEOUT_MS = 600_000;
 const DEVICE = path.join(ROOT, '../shared/fixtures/device');
@@ -62,8 +68,13 @@ async function wasmBytes(page) {
 
 /** Installed before anything runs: long tasks and frame intervals, read back by `probe()`. */
 const INSTRUMENT = () => {
-  window.__bench = { longtasks: [], frames: [], framing: false };
-  new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__bench.longtasks.push(e.duration); })
+  window.__bench = { longtasks: [], longtaskStarts: [], frames: [], framing: false };
+  new PerformanceObserver((l) => {
+    for (const e of l.getEntries()) {
+      window.__bench.longtasks.push(e.duration);
+      window.__bench.longtaskStarts.push(e.startTime);
+    }
+  })
     .observe({ type: 'longtask', buffered: true });
   let last = performance.now();
   const tick = (t) => {
@@ -126,15 +137,20 @@ async function benchFile(browser, url, file) {
   const page = await newPage(browser);
   page.setDefaultTimeout(TIMEOUT_MS);
   await page.addInitScript(INSTRUMENT);
-  await openApp(page, url);
-  await workerReady(page);
   const name = path.basename(file);
   const rows = [];
+  // The trace starts before the page loads: its start-up's tasks are long tasks too.
   const tracePath = TRACE && path.join(TRACE, `${name}.trace.json`);
   if (tracePath) {
     mkdirSync(TRACE, { recursive: true });
-    await browser.startTracing(page, { path: tracePath, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'] });
+    const categories = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing'];
+    if (PROFILE) categories.push('disabled-by-default-v8.cpu_profiler');
+    await browser.startTracing(page, { path: tracePath, categories });
   }
+  await openApp(page, url);
+  await page.evaluate(() => performance.mark('page loaded'));
+  await workerReady(page);
+  await page.evaluate(() => performance.mark('worker ready'));
   const t0 = await page.evaluate(() => { performance.mark('open'); return performance.now(); });
   await pickFiles(page, [file]);
   await waitForFile(page, name);
@@ -155,27 +171,83 @@ async function benchFile(browser, url, file) {
     frames = await page.evaluate(() => { window.__bench.framing = false; return window.__bench.frames; });
   }
   const longtasks = await page.evaluate(() => window.__bench.longtasks);
+  // The long tasks as the page saw them, and the marks' page times, to find them in the trace.
+  const observed = await page.evaluate(() => ({
+    starts: window.__bench.longtaskStarts,
+    durations: window.__bench.longtasks,
+    marks: performance.getEntriesByType('mark').map((m) => [m.name, m.startTime]),
+  }));
   const peakBytes = await wasmBytes(page);
   if (tracePath) await browser.stopTracing();
   await page.context().close();
-  return { name, rows, keys, frames, longtasks, openedBytes, peakBytes, tracePath };
+  return { name, rows, keys, frames, longtasks, observed, openedBytes, peakBytes, tracePath };
 }
 
 /** The page thread's tasks of LONG_TASK_MS or more in a recorded trace: when, in which step (the last
- *  mark before it), and the trace events under each that took a tenth of it or more. */
-function longTasksOf(tracePath) {
+ *  mark before it), and the trace events under each that took a tenth of it or more. Then each long
+ *  task the page itself observed (`observed`: their page times, found in the trace through the marks),
+ *  which can span several of the trace's tasks, with those tasks; with PROFILE, the functions that
+ *  V8's sampling profiler found running in it (self time, and time under each, of the page's thread). */
+function longTasksOf(tracePath, observed) {
   const events = JSON.parse(readFileSync(tracePath, 'utf8')).traceEvents;
   const main = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain');
   const onMain = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X');
   const marks = events.filter((e) => e.cat === 'blink.user_timing' && e.pid === main.pid).sort((a, b) => a.ts - b.ts);
+  const stepAt = (ts) => marks.filter((m) => m.ts <= ts).pop()?.name ?? 'before opening';
+  const partsOf = (t) => [...new Set(onMain
+    .filter((e) => e !== t && e.ts >= t.ts && e.ts < t.ts + t.dur && e.dur >= t.dur / 10 && e.name !== 'RunTask')
+    .map((e) => `${e.name}${e.args?.data?.type ? `(${e.args.data.type})` : ''} ${f1(e.dur / 1000)}`))].slice(0, 8);
   const tasks = onMain.filter((e) => e.name === 'RunTask' && e.dur >= LONG_TASK_MS * 1000).sort((a, b) => a.ts - b.ts);
-  return tasks.map((t) => {
-    const step = marks.filter((m) => m.ts <= t.ts).pop()?.name ?? 'before opening';
-    const parts = onMain
-      .filter((e) => e !== t && e.ts >= t.ts && e.ts < t.ts + t.dur && e.dur >= t.dur / 10 && e.name !== 'RunTask')
-      .map((e) => `${e.name}${e.args?.data?.type ? `(${e.args.data.type})` : ''} ${f1(e.dur / 1000)}`);
-    return { step, ms: t.dur / 1000, parts: [...new Set(parts)].slice(0, 8) };
+  const traced = tasks.map((t) => ({ step: stepAt(t.ts), ms: t.dur / 1000, parts: partsOf(t) }));
+  // Page time → trace time (µs), from a mark both have.
+  const pageMark = observed.marks.find(([name]) => marks.some((m) => m.name === name));
+  const offsetUs = pageMark ? marks.find((m) => m.name === pageMark[0]).ts - pageMark[1] * 1000 : null;
+  const samples = samplesOf(events, main);
+  const seen = offsetUs === null ? [] : observed.starts.map((start, i) => {
+    const from = offsetUs + start * 1000;
+    const to = from + observed.durations[i] * 1000;
+    const inside = onMain.filter((e) => e.name === 'RunTask' && e.ts < to && e.ts + e.dur > from && e.dur >= 1000);
+    const functions = samples.length ? topFunctions(samples.filter((s) => s.ts >= from && s.ts < to)) : [];
+    return { step: stepAt(from), ms: observed.durations[i], tasks: inside.map((t) => `${f1(t.dur / 1000)} [${partsOf(t).join(', ')}]`), functions };
   });
+  return { traced, seen };
+}
+
+/** The page thread's CPU samples in a trace recorded with V8's profiler: each a time and its stack
+ *  (function names, innermost first). */
+function samplesOf(events, main) {
+  const ids = new Set(events.filter((e) => e.name === 'Profile' && e.pid === main.pid && e.tid === main.tid).map((e) => e.id));
+  const starts = new Map(events.filter((e) => e.name === 'Profile' && ids.has(e.id)).map((e) => [e.id, e.args.data.startTime]));
+  const nodes = new Map();
+  const out = [];
+  const clock = new Map(starts);
+  for (const e of events.filter((e) => e.name === 'ProfileChunk' && ids.has(e.id))) {
+    const cpu = e.args.data.cpuProfile ?? {};
+    for (const n of cpu.nodes ?? []) nodes.set(n.id, { name: n.callFrame.functionName || `(${n.callFrame.url?.split('/').pop() || 'anonymous'})`, parent: n.parent });
+    const deltas = e.args.data.timeDeltas ?? [];
+    (cpu.samples ?? []).forEach((id, i) => {
+      clock.set(e.id, clock.get(e.id) + (deltas[i] ?? 0));
+      out.push({ ts: clock.get(e.id), id });
+    });
+  }
+  return out.map(({ ts, id }) => {
+    const stack = [];
+    for (let n = nodes.get(id); n; n = nodes.get(n.parent)) stack.push(n.name);
+    return { ts, stack };
+  });
+}
+
+/** The functions most often running (self) and most often on the stack (total) in `samples`. */
+function topFunctions(samples) {
+  const self = new Map();
+  const total = new Map();
+  for (const { stack } of samples) {
+    if (stack[0] === '(idle)' || stack[0] === '(program)') continue;
+    self.set(stack[0], (self.get(stack[0]) ?? 0) + 1);
+    for (const f of new Set(stack)) total.set(f, (total.get(f) ?? 0) + 1);
+  }
+  const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([f, c]) => `${f} ${c}`);
+  return [`self: ${top(self, 10).join(', ')}`, `total: ${top(total, 25).join(', ')}`];
 }
 
 const files = process.argv.slice(2).length ? process.argv.slice(2).map((f) => path.resolve(f)) : defaults();
@@ -206,7 +278,14 @@ try {
     console.log(`tool_ms\t${r.name}\tlongest-task\t${f1(longest)}`);
     if (r.tracePath) {
       console.log(`  trace: ${r.tracePath}; tasks of ${LONG_TASK_MS} ms or more on the page's thread:`);
-      for (const t of longTasksOf(r.tracePath)) console.log(`    ${f1(t.ms).padStart(7)} ms in ${t.step}: ${t.parts.join(', ')}`);
+      writeFileSync(`${r.tracePath}.observed.json`, JSON.stringify(r.observed));
+      const { traced, seen } = longTasksOf(r.tracePath, r.observed);
+      for (const t of traced) console.log(`    ${f1(t.ms).padStart(7)} ms in ${t.step}: ${t.parts.join(', ')}`);
+      console.log(`  long tasks the page observed, with the trace's tasks in each${PROFILE ? ' and the functions sampled (counts)' : ''}:`);
+      for (const t of seen) {
+        console.log(`    ${f1(t.ms).padStart(7)} ms in ${t.step}: ${t.tasks.join('; ')}`);
+        for (const line of t.functions) console.log(`        ${line}`);
+      }
     }
   }
 } finally {
