@@ -122,7 +122,7 @@ fn wire_form_is_pinned() {
     assert_eq!(json, serde_json::json!({"type": "input_pipeline", "file_id": 3}));
     let reply = serde_json::to_value(ResponseBody::InputPipeline { view: Box::default() }).unwrap();
     assert_eq!(reply["type"], "input_pipeline");
-    let steps = reply["data"]["view"]["steps"].as_object().unwrap();
+    let steps = reply["view"]["steps"].as_object().unwrap();
     let mut keys: Vec<&str> = steps.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(keys, ["begin_ps", "category_ms", "group_ids", "input_percent", "names", "step_time_ms"]);

@@ -54,7 +54,7 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     assert_eq!(spans.visible_events, outline.event_count);
     let counted: u64 = spans.threads.iter().flat_map(|t| &t.count).map(|&c| u64::from(c)).sum();
     assert_eq!(counted, outline.event_count);
-    let first = &wire["body"]["data"]["spans"]["threads"][0];
+    let first = &wire["body"]["spans"]["threads"][0];
     for column in ["start_ps", "duration_ps", "name", "depth", "count", "event"] {
         assert!(first[column].is_array(), "{column} is a column: {first}");
     }

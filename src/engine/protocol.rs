@@ -28,7 +28,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 8;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -250,12 +250,8 @@ pub struct Response {
     pub body: ResponseBody,
 }
 
-/// Tagged beside its content (`{"type": "opened", "data": {...}}`), not inside it: serde reads an
-/// internally tagged enum by first copying the whole body into a buffer of its own and then reading
-/// that, which made the parsing of a large reply (the Overview of a 3,950-step trace) most of the
-/// page's time on it; with the tag first, the content is read once, straight into its type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum ResponseBody {
     Progress {
         done: u64,
