@@ -18,18 +18,21 @@
 // With TRACE=DIR, each file's run is also recorded as a Chromium performance trace (DIR/FILE.trace.json,
 // which Chromium's DevTools and Perfetto open), every step marked (`performance.mark`), and each task of
 // the page's thread of 50 ms or more is listed with the step it ran in and what took its time (the
-// trace's own events: a message handled, a layout, a paint). Tracing slows the page a little.
-// With PROFILE=1 as well, V8's sampling profiler runs in the trace and each long task also lists the
-// functions its samples were in (self time; a wasm build that keeps its function names names them).
+// trace's own events: a message handled, a layout, a paint). Tracing slows the page a little. The
+// trace starts before the page loads (its start-up's tasks count too), and each long task the page
+// itself observed is then found in it (one can span several of the trace's tasks). With PROFILE=1 as
+// well, V8's sampling profiler runs in the trace and each observed long task lists the functions it
+// ran (a build whose wasm keeps its names, as `target/wasm-bindgen/release/` holds before wasm-opt,
+// names the engine's and the page's own); DIR/FILE.trace.json.observed.json keeps the page's figures.
 // TOOLS=slug,slug times only those tools (the Trace Viewer's pan/zoom runs when it is among them);
 // SEARCH=TEXT then also times a Trace Viewer search for TEXT, to its match count shown.
 //
 // usage: node bench/browser_tools.mjs [FILE.xplane.pb[.gz] ...]
 //        node bench/browser_tools.mjs --tasks DIR/FILE.trace.json   (the long tasks of a recorded run)
 // default files: the CPU fixtures d2_tf_cnn and a2_jax_mlp_train, and the device fixtures (read in place
-// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM, TRACE, DIST (the built
-// page, default dist/).
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+// from ../shared/fixtures/device/ where present). Env: KEYS (default 12), CHROMIUM, TRACE, PROFILE, DIST (the
+// built page, default dist/).
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, workerReady } from '../tests/browser/harness.mjs';
@@ -74,7 +77,7 @@ const INSTRUMENT = () => {
   new PerformanceObserver((l) => {
     for (const e of l.getEntries()) {
       window.__bench.longtasks.push(e.duration);
-      window.__bench.longtaskStarts.push([e.duration, e.startTime]);
+      window.__bench.longtaskStarts.push(e.startTime);
     }
   })
     .observe({ type: 'longtask', buffered: true });
@@ -149,10 +152,9 @@ async function benchFile(browser, url, file) {
   const page = await newPage(browser);
   page.setDefaultTimeout(TIMEOUT_MS);
   await page.addInitScript(INSTRUMENT);
-  await openApp(page, url);
-  await workerReady(page);
   const name = path.basename(file);
   const rows = [];
+  // The trace starts before the page loads: its start-up's tasks are long tasks too.
   const tracePath = TRACE && path.join(TRACE, `${name}.trace.json`);
   if (tracePath) {
     mkdirSync(TRACE, { recursive: true });
@@ -160,6 +162,10 @@ async function benchFile(browser, url, file) {
     if (PROFILE) categories.push('disabled-by-default-v8.cpu_profiler');
     await browser.startTracing(page, { path: tracePath, categories });
   }
+  await openApp(page, url);
+  await page.evaluate(() => performance.mark('page loaded'));
+  await workerReady(page);
+  await page.evaluate(() => performance.mark('worker ready'));
   const t0 = await page.evaluate(() => { performance.mark('open'); return performance.now(); });
   await pickFiles(page, [file]);
   await waitForFile(page, name);
@@ -181,84 +187,98 @@ async function benchFile(browser, url, file) {
     if (SEARCH) rows.push(['search', await timeSearch(page, SEARCH)]);
   }
   const longtasks = await page.evaluate(() => window.__bench.longtasks);
-  // Each long task with the step it ran in (the last mark before it), as the observer saw it.
-  const longtaskSteps = await page.evaluate(() => window.__bench.longtaskStarts.map(([ms, at]) => {
-    const step = performance.getEntriesByType('mark').filter((m) => m.startTime <= at).pop()?.name ?? 'before opening';
-    return `${ms.toFixed(0)} ms in ${step}`;
+  // The long tasks as the page saw them, and the marks' page times, to find them in the trace.
+  const observed = await page.evaluate(() => ({
+    starts: window.__bench.longtaskStarts,
+    durations: window.__bench.longtasks,
+    marks: performance.getEntriesByType('mark').map((m) => [m.name, m.startTime]),
   }));
   const peakBytes = await wasmBytes(page);
   if (tracePath) await browser.stopTracing();
   await page.context().close();
-  return { name, rows, keys, frames, longtasks, longtaskSteps, openedBytes, peakBytes, tracePath };
+  // Each long task with the step it ran in (the last mark before it).
+  const longtaskSteps = observed.starts.map((at, i) => {
+    const step = observed.marks.filter(([, t]) => t <= at).pop()?.[0] ?? 'before opening';
+    return `${observed.durations[i].toFixed(0)} ms in ${step}`;
+  });
+  return { name, rows, keys, frames, longtasks, longtaskSteps, observed, openedBytes, peakBytes, tracePath };
 }
 
 /** The page thread's tasks of LONG_TASK_MS or more in a recorded trace: when, in which step (the last
- *  mark before it), and the trace events under each that took a tenth of it or more. */
-function longTasksOf(tracePath) {
+ *  mark before it), and the trace events under each that took a tenth of it or more. Then each long
+ *  task the page itself observed (`observed`: their page times, found in the trace through the marks),
+ *  which can span several of the trace's tasks, with those tasks; with PROFILE, the functions that
+ *  V8's sampling profiler found running in it (self time, and time under each, of the page's thread). */
+function longTasksOf(tracePath, observed) {
   const events = JSON.parse(readFileSync(tracePath, 'utf8')).traceEvents;
   const main = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain');
   const onMain = events.filter((e) => e.pid === main.pid && e.tid === main.tid && e.ph === 'X');
   const marks = events.filter((e) => e.cat === 'blink.user_timing' && e.pid === main.pid).sort((a, b) => a.ts - b.ts);
+  const stepAt = (ts) => marks.filter((m) => m.ts <= ts).pop()?.name ?? 'before opening';
+  const partsOf = (t) => [...new Set(onMain
+    .filter((e) => e !== t && e.ts >= t.ts && e.ts < t.ts + t.dur && e.dur >= t.dur / 10 && e.name !== 'RunTask')
+    .map((e) => `${e.name}${e.args?.data?.type ? `(${e.args.data.type})` : ''} ${f1(e.dur / 1000)}`))].slice(0, 8);
   const tasks = onMain.filter((e) => e.name === 'RunTask' && e.dur >= LONG_TASK_MS * 1000).sort((a, b) => a.ts - b.ts);
-  const samples = cpuSamples(events, main.pid, main.tid);
-  return tasks.map((t) => {
-    const step = marks.filter((m) => m.ts <= t.ts).pop()?.name ?? 'before opening';
-    const parts = onMain
-      .filter((e) => e !== t && e.ts >= t.ts && e.ts < t.ts + t.dur && e.dur >= t.dur / 10 && e.name !== 'RunTask')
-      .map((e) => `${e.name}${e.args?.data?.type ? `(${e.args.data.type})` : ''} ${f1(e.dur / 1000)}`);
-    return { step, ms: t.dur / 1000, parts: [...new Set(parts)].slice(0, 8), functions: selfTimes(samples, t.ts, t.ts + t.dur) };
+  const traced = tasks.map((t) => ({ step: stepAt(t.ts), ms: t.dur / 1000, parts: partsOf(t) }));
+  // Page time → trace time (µs), from a mark both have.
+  const pageMark = observed.marks.find(([name]) => marks.some((m) => m.name === name));
+  const offsetUs = pageMark ? marks.find((m) => m.name === pageMark[0]).ts - pageMark[1] * 1000 : null;
+  const samples = samplesOf(events, main);
+  const seen = offsetUs === null ? [] : observed.starts.map((start, i) => {
+    const from = offsetUs + start * 1000;
+    const to = from + observed.durations[i] * 1000;
+    const inside = onMain.filter((e) => e.name === 'RunTask' && e.ts < to && e.ts + e.dur > from && e.dur >= 1000);
+    const functions = samples.length ? topFunctions(samples.filter((s) => s.ts >= from && s.ts < to)) : [];
+    return { step: stepAt(from), ms: observed.durations[i], tasks: inside.map((t) => `${f1(t.dur / 1000)} [${partsOf(t).join(', ')}]`), functions };
+  });
+  return { traced, seen };
+}
+
+/** The page thread's CPU samples in a trace recorded with V8's profiler: each a time and its stack
+ *  (function names, innermost first). */
+function samplesOf(events, main) {
+  const ids = new Set(events.filter((e) => e.name === 'Profile' && e.pid === main.pid && e.tid === main.tid).map((e) => e.id));
+  const starts = new Map(events.filter((e) => e.name === 'Profile' && ids.has(e.id)).map((e) => [e.id, e.args.data.startTime]));
+  const nodes = new Map();
+  const out = [];
+  const clock = new Map(starts);
+  for (const e of events.filter((e) => e.name === 'ProfileChunk' && ids.has(e.id))) {
+    const cpu = e.args.data.cpuProfile ?? {};
+    for (const n of cpu.nodes ?? []) nodes.set(n.id, { name: n.callFrame.functionName || `(${n.callFrame.url?.split('/').pop() || 'anonymous'})`, parent: n.parent });
+    const deltas = e.args.data.timeDeltas ?? [];
+    (cpu.samples ?? []).forEach((id, i) => {
+      clock.set(e.id, clock.get(e.id) + (deltas[i] ?? 0));
+      out.push({ ts: clock.get(e.id), id });
+    });
+  }
+  return out.map(({ ts, id }) => {
+    const stack = [];
+    for (let n = nodes.get(id); n; n = nodes.get(n.parent)) stack.push(n.name);
+    return { ts, stack };
   });
 }
 
-/** The page thread's CPU samples in a recorded trace (PROFILE=1): [time µs, leaf function, stack]. */
-function cpuSamples(events, pid, tid) {
-  const profiles = new Map();
-  for (const e of events) {
-    if (e.name === 'Profile' && e.pid === pid && e.tid === tid) profiles.set(e.id, { t: e.args.data.startTime, nodes: new Map(), samples: [] });
-  }
-  for (const e of events.filter((e) => e.name === 'ProfileChunk' && profiles.has(e.id)).sort((a, b) => a.ts - b.ts)) {
-    const p = profiles.get(e.id);
-    const d = e.args.data;
-    for (const n of d.cpuProfile?.nodes ?? []) p.nodes.set(n.id, n);
-    const ids = d.cpuProfile?.samples ?? [];
-    const deltas = d.timeDeltas ?? [];
-    for (let i = 0; i < ids.length; i++) {
-      p.t += deltas[i] ?? 0;
-      p.samples.push([p.t, ids[i]]);
-    }
-  }
-  const out = [];
-  for (const p of profiles.values()) {
-    const name = (n) => n.callFrame.functionName || `(${(n.callFrame.url ?? '').split('/').pop() || 'anonymous'})`;
-    for (const [t, id] of p.samples) {
-      const stack = [];
-      for (let n = p.nodes.get(id); n; n = p.nodes.get(n.parent)) stack.push(name(n));
-      out.push([t, stack[0] ?? '?', stack]);
-    }
-  }
-  return out;
-}
-
-/** The functions the samples in [from, to) µs were in, by self share (≥ 5%), then the engine's and
- *  page's own (`tidemark::`) functions on the stack by inclusive share (≥ 10%). */
-function selfTimes(samples, from, to) {
-  const within = samples.filter(([t]) => t >= from && t < to);
-  if (!within.length) return [];
+/** The functions most often running (self) and most often on the stack (total) in `samples`. */
+function topFunctions(samples) {
   const self = new Map();
-  const incl = new Map();
-  for (const [, leaf, stack] of within) {
-    self.set(leaf, (self.get(leaf) ?? 0) + 1);
-    for (const f of new Set(stack.filter((f) => f.startsWith('tidemark::')))) incl.set(f, (incl.get(f) ?? 0) + 1);
+  const total = new Map();
+  for (const { stack } of samples) {
+    if (stack[0] === '(idle)' || stack[0] === '(program)') continue;
+    self.set(stack[0], (self.get(stack[0]) ?? 0) + 1);
+    for (const f of new Set(stack)) total.set(f, (total.get(f) ?? 0) + 1);
   }
-  const pct = (m, min) => [...m].sort((a, b) => b[1] - a[1]).filter(([, n]) => n / within.length >= min)
-    .map(([f, n]) => `${(100 * n / within.length).toFixed(0)}% ${f.replace(/::h[0-9a-f]{16}$/, '').slice(0, 100)}`);
-  return [`self: ${pct(self, 0.05).join('; ')}`, `incl: ${pct(incl, 0.1).slice(0, 12).join('; ')}`];
+  const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([f, c]) => `${f} ${c}`);
+  return [`self: ${top(self, 10).join(', ')}`, `total: ${top(total, 25).join(', ')}`];
 }
 
-/** Prints the long tasks of a recorded trace (`--tasks FILE.trace.json`), without running anything. */
-function printLongTasks(tracePath) {
-  for (const t of longTasksOf(tracePath)) {
-    console.log(`    ${f1(t.ms).padStart(7)} ms in ${t.step}: ${t.parts.join(', ')}`);
+/** Prints the long tasks of a recorded trace: the trace's own, then those the page observed (read from
+ *  `FILE.trace.json.observed.json` when not given, as `--tasks FILE.trace.json` does). */
+function printLongTasks(tracePath, observed = JSON.parse(readFileSync(`${tracePath}.observed.json`, 'utf8'))) {
+  const { traced, seen } = longTasksOf(tracePath, observed);
+  for (const t of traced) console.log(`    ${f1(t.ms).padStart(7)} ms in ${t.step}: ${t.parts.join(', ')}`);
+  console.log(`  long tasks the page observed, with the trace's tasks in each${PROFILE ? ' and the functions sampled (counts)' : ''}:`);
+  for (const t of seen) {
+    console.log(`    ${f1(t.ms).padStart(7)} ms in ${t.step}: ${t.tasks.join('; ')}`);
     for (const line of t.functions) console.log(`        ${line}`);
   }
 }
@@ -295,7 +315,8 @@ try {
     console.log(`tool_ms\t${r.name}\tlongest-task\t${f1(longest)}`);
     if (r.tracePath) {
       console.log(`  trace: ${r.tracePath}; tasks of ${LONG_TASK_MS} ms or more on the page's thread:`);
-      printLongTasks(r.tracePath);
+      writeFileSync(`${r.tracePath}.observed.json`, JSON.stringify(r.observed));
+      printLongTasks(r.tracePath, r.observed);
     }
   }
 } finally {

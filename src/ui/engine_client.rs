@@ -108,10 +108,19 @@ fn on_message(generation: u64, ev: MessageEvent) {
             return;
         }
     };
+    // The reply is read in this task and handed to its handler (which builds the view) in a task of
+    // its own: a large reply's parsing and the view it builds would otherwise block the page's thread
+    // as one task. Timers of equal delay run in the order they were set, so replies keep their order.
+    set_timeout(move || deliver(resp, bytes), std::time::Duration::ZERO);
+}
+
+/// Hands `resp` (and the bytes that came beside it) to the handler of its request; progress keeps the
+/// handler for the replies that follow.
+fn deliver(resp: Response, bytes: Option<js_sys::ArrayBuffer>) {
     let final_reply = !matches!(resp.body, ResponseBody::Progress { .. } | ResponseBody::Read { .. });
     // Take the handler out while it runs: it may send new requests.
     let Some((label, mut handler)) = CLIENT.with(|c| c.borrow_mut().as_mut().and_then(|c| c.handlers.remove(&resp.seq))) else {
-        return; // a reply nobody waits for any more
+        return; // a reply nobody waits for any more (or its worker stopped meanwhile and failed it)
     };
     REPLY_BYTES.with(|b| *b.borrow_mut() = bytes);
     handler(resp.body);

@@ -22,7 +22,9 @@ pub fn start() {
         return;
     }
     std::panic::set_hook(Box::new(on_page_panic));
-    leptos::mount::mount_to_body(App);
+    // The page is built in a task of its own: the one that runs this is also the one that finished
+    // compiling and started the wasm, and both at once blocked the page's thread for 100 ms.
+    set_timeout(|| leptos::mount::mount_to_body(App), std::time::Duration::ZERO);
 }
 
 /// A panic in the page's own code leaves the app unusable (the wasm instance traps after the hook),

@@ -13,10 +13,22 @@ use leptos::prelude::*;
 use std::fmt::Write;
 use std::rc::Rc;
 
-/// Figures written per `insertAdjacentHTML` call.
-const SLICE: usize = 256;
-/// Time spent writing per frame, in ms: half of a 60 Hz frame, the rest left to style and paint.
-const BUDGET_MS: f64 = 8.0;
+/// Figures written per `insertAdjacentHTML` call: small enough that the budget is kept to within a
+/// slice's time (256 took 10 ms on a loaded machine).
+const SLICE: usize = 64;
+/// Time spent writing per frame, in ms, shared by every list of the page (the Input Pipeline's charts
+/// write theirs in the same frames): the frame then styles and lays out what was added, which took
+/// about twice as long again (8 ms of writing made frames of 50-65 ms on a loaded machine).
+const BUDGET_MS: f64 = 4.0;
+/// A budget that ended this long ago (ms) belongs to an earlier frame: the writes of one frame run
+/// close together (a chart's draw between them at most), the next frame's start at least half a
+/// 60 Hz frame later. Taking the next frame for the same one only delays the writing by a frame.
+const NEW_FRAME_MS: f64 = 8.0;
+
+thread_local! {
+    /// When the current frame's writing budget ends (page time, ms).
+    static BUDGET_END_MS: std::cell::Cell<f64> = const { std::cell::Cell::new(f64::NEG_INFINITY) };
+}
 
 /// One figure of the list.
 pub struct Figure<'a> {
@@ -50,16 +62,23 @@ pub fn figure_list(count: usize, each: EachFigure) -> impl IntoView {
     view! { <ul node_ref=list data-figures=count.to_string()></ul> }
 }
 
-/// Writes figures `from..` of `count` into `ul` for [`BUDGET_MS`], then again in the next animation
-/// frame until all are there; stops if the list has left the page.
+/// Writes figures `from..` of `count` into `ul` while the frame's [`BUDGET_MS`] (what other lists
+/// wrote in this frame included) lasts, then again in the next animation frame until all are there;
+/// stops if the list has left the page.
 fn write_from(ul: web_sys::HtmlElement, from: usize, count: usize, each: EachFigure) {
     if !ul.is_connected() {
         return;
     }
     let start_ms = now_ms();
+    let budget_end_ms = BUDGET_END_MS.with(|end| {
+        if start_ms > end.get() + NEW_FRAME_MS {
+            end.set(start_ms + BUDGET_MS);
+        }
+        end.get()
+    });
     let mut next = from;
     let mut html = String::new();
-    while next < count && now_ms() - start_ms < BUDGET_MS {
+    while next < count && now_ms() < budget_end_ms {
         html.clear();
         for i in next..(next + SLICE).min(count) {
             each(i, &mut |f| f.write(&mut html));
