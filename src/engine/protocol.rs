@@ -28,7 +28,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -224,7 +224,7 @@ pub enum RequestBody {
         file_id: u32,
         query: FlowQuery,
     },
-    /// The memory counter tracks (one per allocator) and the Memory Profile's clock in the trace.
+    /// The memory counter tracks (one per allocator).
     TraceCounterTracks {
         file_id: u32,
     },
