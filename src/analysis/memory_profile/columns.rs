@@ -556,7 +556,7 @@ mod tests {
         let order: Vec<u32> = (0..300).rev().collect();
         s.permute(&order);
         assert_eq!(s.iter().collect::<Vec<_>>(), rows.iter().rev().copied().collect::<Vec<_>>());
-        assert_eq!((s.line_start_index(0), s.line_start_index(100), s.line_start_index(299)), (3, 3, 0));
+        assert_eq!((s.line_start_index(0), s.line_start_index(99), s.line_start_index(100)), (3, 3, 0));
         s.set_string_ids(0, [7, 8, 9, 10]);
         assert_eq!(s.string_ids(0), [7, 8, 9, 10]);
         s.set_step_ids((0..300).collect());
