@@ -184,8 +184,8 @@ pub struct Snapshots {
     /// Op, region, dtype and shape.
     strings: [NarrowInts; 4],
     /// Where the event's line starts in the trace, as an index into its profile's table of line starts
-    /// ([`AllocatorProfile::line_starts_ps`](super::AllocatorProfile)): the times above leave it out,
-    /// as XProf's do. Nothing is stored while every event's line starts at the same time.
+    /// ([`super::line_starts`]): the times above leave it out, as XProf's do. Nothing is stored while
+    /// every event's line starts at the same time.
     line_start: NarrowInts,
 }
 

@@ -27,7 +27,7 @@
 //! ([`interner`]), kept as columns ([`columns`]), [`summary`] folds XProf's peak summary, [`pending`] puts each memory ID's events in
 //! time order ([`time_order`]) while [`matcher`] matches deallocations to allocations and records
 //! where each allocation ends, then gives the events their steps; [`breakdown`], [`leaks`] and
-//! [`lifetimes`] read the result.
+//! [`lifetimes`] read the result; [`line_starts`] keeps where each event's line starts in the trace.
 
 mod breakdown;
 mod collector;
@@ -37,6 +37,7 @@ mod hlo_modules;
 mod interner;
 mod leaks;
 mod lifetimes;
+mod line_starts;
 mod matcher;
 mod pending;
 pub mod sampling;
@@ -235,14 +236,10 @@ pub struct AllocatorProfile {
     /// Where each allocation ends, as the matcher found it ([`AllocatorProfile::lifetime`]).
     #[serde(skip)]
     ends: matcher::Ends,
-    /// The distinct starts (ps) of the lines holding the allocator's events, which each snapshot
-    /// indexes ([`Snapshots::line_start_index`]).
+    /// Where the lines holding the allocator's events start in the trace, which each snapshot
+    /// indexes ([`Snapshots::line_start_index`]), and the peak event's.
     #[serde(skip)]
-    line_starts_ps: Vec<i64>,
-    /// The line start of the event the summary's peak is (`None` when no event is: every one's heap +
-    /// stack was below zero).
-    #[serde(skip)]
-    peak_line_start: Option<usize>,
+    line_starts: line_starts::LineStarts,
 }
 
 /// The Memory Profile of one file: one entry per memory ID, sorted by memory ID (XProf's `memoryIds`).
@@ -381,12 +378,12 @@ impl AllocatorProfile {
     /// Viewer places the same event at.
     pub fn trace_time_ps(&self, i: usize) -> Option<i64> {
         let offset_ps = *self.snapshots.times().get(i)?;
-        Some(self.line_starts_ps[self.snapshots.line_start_index(i)].saturating_add(offset_ps))
+        Some(self.line_starts.trace_time_ps(self.snapshots.line_start_index(i), offset_ps))
     }
 
     /// The time in the trace of the summary's peak event; `None` when no event is the peak.
     pub fn peak_trace_time_ps(&self) -> Option<i64> {
-        self.peak_line_start.map(|k| self.line_starts_ps[k].saturating_add(self.summary.peak_stats_time_ps))
+        self.line_starts.peak_trace_time_ps(self.summary.peak_stats_time_ps)
     }
 
     fn point(&self, i: usize) -> Option<TimelinePoint> {

@@ -5,6 +5,7 @@
 use super::collector::{Collected, Collector};
 use super::columns::NarrowInts;
 use super::interner::Interner;
+use super::line_starts::LineStarts;
 use super::matcher::{DeallocationMatcher, Ends};
 use super::summary::add_to_summary;
 use super::time_order::{merge_in_time_order, Run};
@@ -52,8 +53,7 @@ pub(super) struct Pending {
     counts: leaks::EventCounts,
     matched: leaks::Matched,
     ends: Ends,
-    line_starts_ps: Vec<i64>,
-    peak_line_start: Option<usize>,
+    line_starts: LineStarts,
 }
 
 impl Pending {
@@ -98,17 +98,12 @@ impl Pending {
         let mut strings = Interner::default();
         let mut runs = Vec::with_capacity(lines.len());
         let mut summary = Summary::default();
-        // The distinct starts of the lines, in order of first use (one, where the lines start together).
-        let mut line_starts_ps: Vec<i64> = Vec::new();
-        let mut peak_line_start = None;
+        let mut line_starts = LineStarts::default();
         for LineRun { start, line_start_ps, collected: c } in lines {
-            let line_start = line_starts_ps.iter().position(|&s| s == line_start_ps).unwrap_or_else(|| {
-                line_starts_ps.push(line_start_ps);
-                line_starts_ps.len() - 1
-            });
+            let line_start = line_starts.index_of(line_start_ps);
             if let Some(peak) = c.peak.and_then(|i| c.snapshots.get(i)) {
                 if add_to_summary(&mut summary, &peak) {
-                    peak_line_start = Some(line_start);
+                    line_starts.set_peak(line_start);
                 }
             }
             if let Some(last) = c.snapshots.last() {
@@ -124,34 +119,12 @@ impl Pending {
         let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots.in_use_bytes(i));
         let (matched, ends) = matcher.finish();
         let counts = leaks::counts(&snapshots, &sampled_indices, matched.allocations);
-        Pending {
-            memory_id,
-            snapshots,
-            strings: strings.strings,
-            summary,
-            sampled_indices,
-            counts,
-            matched,
-            ends,
-            line_starts_ps,
-            peak_line_start,
-        }
+        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, matched, ends, line_starts }
     }
 
     /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
     pub(super) fn finish(self, groups: Option<&Steps>) -> AllocatorProfile {
-        let Pending {
-            memory_id,
-            mut snapshots,
-            strings,
-            mut summary,
-            sampled_indices,
-            counts,
-            matched,
-            ends,
-            line_starts_ps,
-            peak_line_start,
-        } = self;
+        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, matched, ends, line_starts } = self;
         // One pass: each event's step (its group, else XProf's `UpdateStepId`: the last valid step
         // + 1, 0 before any), the peak's step (that of the last event at the peak height), and
         // the steps' floors.
@@ -190,8 +163,7 @@ impl Pending {
             counts,
             leaks,
             ends,
-            line_starts_ps,
-            peak_line_start,
+            line_starts,
         }
     }
 }
