@@ -212,8 +212,9 @@ test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Vie
   const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
   const events = eventsOf(cliTrace(D2));
   const page = await openTool(D2, 'memory-profile', '[data-testid="peak-trace-link"]');
-  // The Memory Profile's times leave out the host lines' start; the link adds it (the engine's tests
-  // prove the offset against every allocator event's time in the trace).
+  // The Memory Profile's times leave out the host lines' start; the link carries the peak event's own
+  // time in the trace (tests/memory_profile_trace_links.rs checks it against the event's, and the MI300X
+  // test below against the counter track's step).
   await page.waitForSelector('[data-testid="peak-trace-link"][data-trace-ps]', { timeout: 60_000 });
   const peakMemory = Number(await one(page, 'peak_time_ps'));
   const peak = Number(await page.$eval('[data-testid="peak-trace-link"]', (a) => a.dataset.tracePs));
