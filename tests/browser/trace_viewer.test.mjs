@@ -244,10 +244,10 @@ test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Vie
 async function counterStepAt(page, memoryId, t, traceStart) {
   const [a, b] = [t - 1000, t + 1000];
   await page.evaluate((w) => { location.hash = location.hash.replace(/window=[^&]*/, `window=${w}`); }, `${a}_${b}`);
-  await page.waitForFunction((a, b) => {
+  await page.waitForFunction(([a, b]) => {
     const el = document.querySelector('[data-testid="trace-canvas"]');
     return el && el.dataset.loading === 'false' && el.dataset.windowStartPs === String(a) && el.dataset.windowEndPs === String(b);
-  }, { timeout: 30_000 }, a, b);
+  }, [a, b], { timeout: 30_000 });
   const k = await page.$eval(`[data-testid="trace-counter"][data-memory-id="${memoryId}"]`, (e) => ({ top: parseFloat(e.style.top), height: parseFloat(e.style.height) }));
   await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = Math.max(0, top - 100); }, k.top);
   await page.waitForTimeout(300);
