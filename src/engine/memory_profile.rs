@@ -11,7 +11,6 @@ use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
     self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
 };
-use crate::analysis::trace_viewer::counters::MemoryClock;
 use crate::decode::Profile;
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +19,7 @@ pub const MAX_WINDOW_POINTS: usize = 8192;
 
 /// One point of the timeline with the event that produced it, for hover details.
 ///
-/// It crosses to the page as a JSON array, not an object ([`TimelineEventRow`]): a reply carries a
+/// It crosses to the page as JSON arrays, not an object ([`TimelineEventRow`]): a reply carries a
 /// thousand of them (up to [`MAX_WINDOW_POINTS`] when zooming), and as objects their field names made
 /// up most of the reply (the view of `d1_tf_keras_bfc`: 424 KB of timeline, 22 ms to write in the
 /// worker and 36 ms to parse in the page).
@@ -30,10 +29,12 @@ pub struct TimelineEvent {
     pub activity: ActivityMetadata,
 }
 
-/// [`TimelineEvent`] on the wire: the point (snapshot index, time, stack, heap, free, fragmentation,
-/// peak), then the event (activity, requested and allocated bytes, address, op, step, region, dtype,
-/// shape).
-type TimelineEventRow = (usize, i64, i64, i64, i64, f64, i64, Activity, i64, i64, u64, String, i64, String, String, String);
+/// [`TimelineEvent`] on the wire: the point (snapshot index, time, time in the trace), its stats
+/// (stack, heap, free, fragmentation, peak), then the event (activity, requested and allocated bytes,
+/// address, op, step, region, dtype, shape).
+type TimelineEventRow = (usize, i64, i64, StatsRow, ActivityRow);
+type StatsRow = (i64, i64, i64, f64, i64);
+type ActivityRow = (Activity, i64, i64, u64, String, i64, String, String, String);
 
 impl Serialize for TimelineEvent {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -41,20 +42,19 @@ impl Serialize for TimelineEvent {
         (
             p.snapshot_index,
             p.time_offset_ps,
-            s.stack_reserved_bytes,
-            s.heap_allocated_bytes,
-            s.free_memory_bytes,
-            s.fragmentation,
-            s.peak_bytes_in_use,
-            a.activity,
-            a.requested_bytes,
-            a.allocation_bytes,
-            a.address,
-            &a.tf_op_name,
-            a.step_id,
-            &a.region_type,
-            &a.data_type,
-            &a.tensor_shape,
+            p.trace_time_ps,
+            (s.stack_reserved_bytes, s.heap_allocated_bytes, s.free_memory_bytes, s.fragmentation, s.peak_bytes_in_use),
+            (
+                a.activity,
+                a.requested_bytes,
+                a.allocation_bytes,
+                a.address,
+                &a.tf_op_name,
+                a.step_id,
+                &a.region_type,
+                &a.data_type,
+                &a.tensor_shape,
+            ),
         )
             .serialize(serializer)
     }
@@ -65,24 +65,13 @@ impl<'de> Deserialize<'de> for TimelineEvent {
         let (
             snapshot_index,
             time_offset_ps,
-            stack_reserved_bytes,
-            heap_allocated_bytes,
-            free_memory_bytes,
-            fragmentation,
-            peak_bytes_in_use,
-            activity,
-            requested_bytes,
-            allocation_bytes,
-            address,
-            tf_op_name,
-            step_id,
-            region_type,
-            data_type,
-            tensor_shape,
+            trace_time_ps,
+            (stack_reserved_bytes, heap_allocated_bytes, free_memory_bytes, fragmentation, peak_bytes_in_use),
+            (activity, requested_bytes, allocation_bytes, address, tf_op_name, step_id, region_type, data_type, tensor_shape),
         ): TimelineEventRow = Deserialize::deserialize(deserializer)?;
         let stats = AggregationStats { stack_reserved_bytes, heap_allocated_bytes, free_memory_bytes, fragmentation, peak_bytes_in_use };
         Ok(TimelineEvent {
-            point: TimelinePoint { snapshot_index, time_offset_ps, stats },
+            point: TimelinePoint { snapshot_index, time_offset_ps, trace_time_ps, stats },
             activity: ActivityMetadata {
                 activity,
                 requested_bytes,
@@ -121,6 +110,10 @@ pub struct AllocatorView {
     /// Time of the first and last event: the timeline's full extent.
     pub first_time_ps: i64,
     pub last_time_ps: i64,
+    /// The peak's event's time in the trace (`None` when no event is the peak).
+    pub peak_trace_time_ps: Option<i64>,
+    /// The latest of the events' times in the trace: where a lifetime not seen to end is followed to.
+    pub end_trace_time_ps: i64,
     /// Every event reports zero bytes (TensorFlow's CPU allocator without BFC records stats but no
     /// sizes): there is nothing to draw, only counts.
     pub zero_bytes: bool,
@@ -135,11 +128,10 @@ pub struct MemoryProfileView {
     pub file_id: u32,
     /// Sorted, as XProf lists them. Empty when the file has no allocator events.
     pub memory_ids: Vec<String>,
-    /// The requested memory ID, or the first one; `None` only when there are none.
+    /// The requested memory ID, or the first one; `None` only when there are none. Its peak, points
+    /// and lifetimes carry their events' times in the trace, so its links into the Trace Viewer cost
+    /// no second request.
     pub allocator: Option<AllocatorView>,
-    /// How the profile's times map to the trace's: comes with the profile so that its links into the
-    /// Trace Viewer cost no second request.
-    pub trace_clock: MemoryClock,
 }
 
 /// A stretch of the full-resolution timeline (zooming in).
@@ -198,7 +190,7 @@ impl Session {
             None => profile.allocators.first(),
         };
         let (memory_ids, allocator) = (profile.memory_ids().map(str::to_string).collect(), chosen.map(allocator_view));
-        Ok(MemoryProfileView { file_id, memory_ids, allocator, trace_clock: self.trace_memory_clock(file_id)? })
+        Ok(MemoryProfileView { file_id, memory_ids, allocator })
     }
 
     /// The events of `memory_id` between `start_ps` and `end_ps` (inclusive), at most `max_points` of
@@ -257,6 +249,8 @@ fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
         snapshot_count: a.snapshots.len(),
         first_time_ps: a.snapshots.first().map_or(0, |s| s.time_offset_ps),
         last_time_ps: a.snapshots.last().map_or(0, |s| s.time_offset_ps),
+        peak_trace_time_ps: a.peak_trace_time_ps(),
+        end_trace_time_ps: (0..a.snapshots.len()).filter_map(|i| a.trace_time_ps(i)).max().unwrap_or(0),
         zero_bytes,
         timeline: events(a, a.sampled_timeline()),
         breakdown: a
@@ -279,13 +273,14 @@ fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
 mod tests {
     use super::*;
 
-    /// A timeline event is one flat JSON array on the wire (no field names), and reads back equal.
+    /// A timeline event is a JSON array on the wire (no field names; its stats and event as arrays within), and reads back equal.
     #[test]
     fn timeline_events_travel_as_arrays() {
         let event = TimelineEvent {
             point: TimelinePoint {
                 snapshot_index: 7,
                 time_offset_ps: -3,
+                trace_time_ps: 1_000_000_000_000_000,
                 stats: AggregationStats {
                     stack_reserved_bytes: 1,
                     heap_allocated_bytes: 2,
@@ -307,7 +302,10 @@ mod tests {
             },
         };
         let json = serde_json::to_string(&event).unwrap();
-        assert_eq!(json, r#"[7,-3,1,2,3,0.25,4,"Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"]"#);
+        assert_eq!(
+            json,
+            r#"[7,-3,1000000000000000,[1,2,3,0.25,4],["Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"]]"#
+        );
         assert_eq!(serde_json::from_str::<TimelineEvent>(&json).unwrap(), event);
     }
 }

@@ -65,7 +65,7 @@ pub struct Session {
     /// Whether [`Session::open`] leaves a trace's Memory Profile until it is asked for
     /// ([`Session::deferring_memory_profiles`]).
     defer_memory_profiles: bool,
-    /// The Trace Viewer's flow links and memory clock found so far, by file id.
+    /// The Trace Viewer's flow links and memory counter series found so far, by file id.
     trace_extras: HashMap<u32, trace_viewer::TraceExtras>,
     /// Which files' bytes are held ([`Session::holding_one_trace`]).
     residency: residency::Residency,

@@ -237,7 +237,7 @@ pub enum RequestBody {
         file_id: u32,
         query: FlowQuery,
     },
-    /// The memory counter tracks (one per allocator) and the Memory Profile's clock in the trace.
+    /// The memory counter tracks (one per allocator).
     TraceCounterTracks {
         file_id: u32,
     },

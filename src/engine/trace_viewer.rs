@@ -4,7 +4,7 @@
 //! the file's bytes, which the session keeps anyway.
 
 use super::{EngineError, Session};
-use crate::analysis::trace_viewer::counters::{self, CounterQuery, CounterSeries, CounterTracks, CounterWindow, MemoryClock};
+use crate::analysis::trace_viewer::counters::{self, CounterQuery, CounterSeries, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::{self, EventDetails};
 use crate::analysis::trace_viewer::export;
 use crate::analysis::trace_viewer::flows::{FlowIndex, FlowReply};
@@ -25,7 +25,6 @@ pub const MAX_FLOW_ARROWS: usize = 20_000;
 #[derive(Debug, Default)]
 pub struct TraceExtras {
     flows: Option<FlowIndex>,
-    memory_clock: Option<MemoryClock>,
     counters: Option<CounterSeries>,
     /// The last search's text and matches ([`Session::trace_search_match`]).
     search: Option<(String, SearchResult)>,
@@ -162,16 +161,6 @@ impl Session {
             Some(event) => index.of_event(store, event, limit),
             None => index.window(store, q.start_ps, q.end_ps, q.threads.as_deref(), limit),
         })
-    }
-
-    /// How the Memory Profile's times of file `file_id` map to its trace's.
-    pub fn trace_memory_clock(&mut self, file_id: u32) -> Result<MemoryClock, EngineError> {
-        if let Some(clock) = self.trace_extras.get(&file_id).and_then(|x| x.memory_clock) {
-            return Ok(clock);
-        }
-        let clock = counters::memory_clock(self.trace_space(file_id)?).map_err(|e| self.file_error(file_id, e.to_string()))?;
-        self.trace_extras.entry(file_id).or_default().memory_clock = Some(clock);
-        Ok(clock)
     }
 
     /// Every allocator's memory events of file `file_id` in trace time, read on first use.

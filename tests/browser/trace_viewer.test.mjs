@@ -7,12 +7,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import {
   ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture,
 } from './harness.mjs';
 
 const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
+// Read in place from the device fixtures; its test is skipped with a note when they are absent.
+const MI300X = path.resolve(ROOT, '../shared/fixtures/device/jax_mi300x_conv/mi300x_conv.xplane.pb');
+const mi300xAbsent = existsSync(MI300X) ? false : `device fixture ${path.relative(ROOT, MI300X)} is absent`;
+if (mi300xAbsent) console.log(`# trace_viewer: ${mi300xAbsent}; the MI300X Memory Profile link test is skipped`);
 
 let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
@@ -208,8 +212,9 @@ test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Vie
   const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
   const events = eventsOf(cliTrace(D2));
   const page = await openTool(D2, 'memory-profile', '[data-testid="peak-trace-link"]');
-  // The Memory Profile's times leave out the host lines' start; the link adds it (the engine's tests
-  // prove the offset against every allocator event's time in the trace).
+  // The Memory Profile's times leave out the host lines' start; the link carries the peak event's own
+  // time in the trace (tests/memory_profile_trace_links.rs checks it against the event's, and the MI300X
+  // test below against the counter track's step).
   await page.waitForSelector('[data-testid="peak-trace-link"][data-trace-ps]', { timeout: 60_000 });
   const peakMemory = Number(await one(page, 'peak_time_ps'));
   const peak = Number(await page.$eval('[data-testid="peak-trace-link"]', (a) => a.dataset.tracePs));
@@ -227,6 +232,101 @@ test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Vie
   const overlap = events.filter((e) => e.ts <= c.end / 1e6 && e.ts + (e.dur ?? 0) >= c.start / 1e6).length;
   assert.ok(Math.abs(c.visible - overlap) <= overlap * 0.001 + 2, `${c.visible} events drawn, XProf's JSON has ${overlap} overlapping`);
   await shot(page, 'trace-viewer-peak-link');
+  assert.deepEqual(page.errors, []);
+});
+
+/**
+ * The step of allocator `memoryId`'s counter track in effect just after `t` (ps in the trace): the
+ * window is set to the 2 ns around `t` through the URL and the track hovered a pixel right of its
+ * middle. Returns the step's time in the trace (`traceStart` + the tooltip's time, which counts from
+ * the trace's start), heap, stack and whether it merges several events.
+ */
+async function counterStepAt(page, memoryId, t, traceStart) {
+  const [a, b] = [t - 1000, t + 1000];
+  await page.evaluate((w) => { location.hash = location.hash.replace(/window=[^&]*/, `window=${w}`); }, `${a}_${b}`);
+  await page.waitForFunction(([a, b]) => {
+    const el = document.querySelector('[data-testid="trace-canvas"]');
+    return el && el.dataset.loading === 'false' && el.dataset.windowStartPs === String(a) && el.dataset.windowEndPs === String(b);
+  }, [a, b], { timeout: 30_000 });
+  const k = await page.$eval(`[data-testid="trace-counter"][data-memory-id="${memoryId}"]`, (e) => ({ top: parseFloat(e.style.top), height: parseFloat(e.style.height) }));
+  await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = Math.max(0, top - 100); }, k.top);
+  await page.waitForTimeout(300);
+  const c = await canvas(page);
+  await page.mouse.move(c.x + c.w / 2 + 1.5, c.y + k.top - c.scrollTop + k.height / 2);
+  await page.waitForSelector('[data-testid="counter-tooltip"] [data-metric="counter_hover_time_ps"]', { timeout: 10_000 });
+  const step = {
+    time: traceStart + Number(await one(page, 'counter_hover_time_ps')),
+    heap: Number(await one(page, 'counter_heap_bytes')),
+    stack: Number(await one(page, 'counter_stack_bytes')),
+    merged: (await metric(page, 'counter_merged_events')).length > 0,
+  };
+  await page.mouse.move(c.x - 50, c.y - 50);
+  return step;
+}
+
+test('MI300X: the Memory Profile links land on their events\' own times in the trace, though the host lines start apart', { skip: mi300xAbsent }, async () => {
+  const page = await openTool(MI300X, 'trace-viewer', '[data-testid="trace-viewer"]');
+  const full = await settled(page);
+  await page.waitForSelector('[data-testid="trace-counter"]', { timeout: 60_000 });
+  const openMemoryProfile = async () => {
+    await page.click('.tab[data-tool="memory-profile"]');
+    await page.waitForSelector('[data-testid="peak-trace-link"][data-trace-ps]', { timeout: 60_000 });
+    return page.$eval('[data-testid="memory-id-select"]', (el) => el.value);
+  };
+  // Lands on `t`: the window is centred on it (where the trace leaves room on both sides).
+  const landedOn = async (t) => {
+    await page.waitForSelector('[data-testid="trace-viewer"]', { timeout: 60_000 });
+    const c = await settled(page);
+    assert.ok(c.start <= t && t <= c.end, `${t} in the window ${c.start}–${c.end}`);
+    if (c.start > full.start && c.end < full.end) assert.equal(c.start + c.end, 2 * t, `the window ${c.start}–${c.end} is centred on ${t}`);
+  };
+
+  // The peak: its link's time is the time of the counter step holding the peak's heap and stack.
+  let memoryId = await openMemoryProfile();
+  const peak = Number(await page.$eval('[data-testid="peak-trace-link"]', (a) => a.dataset.tracePs));
+  const [peakHeap, peakStack] = [Number(await one(page, 'peak_heap_bytes')), Number(await one(page, 'peak_stack_bytes'))];
+  await page.click('[data-testid="peak-trace-link"]');
+  await landedOn(peak);
+  let step = await counterStepAt(page, memoryId, peak, full.start);
+  assert.equal(step.time, peak, 'the peak link lands on its event');
+  if (!step.merged) assert.deepEqual([step.heap, step.stack], [peakHeap, peakStack]);
+  await shot(page, 'trace-viewer-mi300x-peak-event');
+
+  // A clicked point of the timeline: its event's heap and stack, read from the hover, at its time.
+  memoryId = await openMemoryProfile();
+  const tl = await page.$eval('[data-testid="timeline-canvas"]', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, h: r.height, left: Number(el.dataset.plotLeft), right: Number(el.dataset.plotRight) };
+  });
+  let hovered = false;
+  for (let i = 1; i < 20 && !hovered; i++) {
+    await page.mouse.move(tl.x + tl.left + ((tl.right - tl.left) * i) / 20, tl.y + tl.h / 2);
+    hovered = await page.waitForSelector('[data-testid="timeline-tooltip"]', { timeout: 1000 }).then(() => true, () => false);
+  }
+  assert.ok(hovered, 'a timeline point is hovered');
+  const [pointHeap, pointStack] = [Number(await one(page, 'hover_heap_bytes')), Number(await one(page, 'hover_stack_bytes'))];
+  await page.mouse.down();
+  await page.mouse.up();
+  await page.waitForSelector('[data-testid="point-trace-link"]', { timeout: 10_000 });
+  const [pointOffset, point] = await page.$eval('[data-testid="point-trace-link"]', (a) => [Number(a.dataset.timePs), Number(a.dataset.tracePs)]);
+  assert.ok(point >= pointOffset, `the point at ${pointOffset} in the Memory Profile is at ${point} in the trace`);
+  await page.click('[data-testid="point-trace-link"]');
+  await landedOn(point);
+  step = await counterStepAt(page, memoryId, point, full.start);
+  assert.equal(step.time, point, 'the point link lands on its event');
+  if (!step.merged) assert.deepEqual([step.heap, step.stack], [pointHeap, pointStack]);
+
+  // A breakdown row's lifetime: the range selected runs from its allocation's event to its end.
+  memoryId = await openMemoryProfile();
+  await page.waitForSelector('[data-testid="breakdown"] tr.selectable', { timeout: 60_000 });
+  await page.click('[data-testid="breakdown"] tr.selectable');
+  await page.waitForSelector('[data-testid="lifetime-trace-link"]', { timeout: 10_000 });
+  const [from, to] = await page.$eval('[data-testid="lifetime-trace-link"]', (a) => [Number(a.dataset.traceFromPs), Number(a.dataset.traceToPs)]);
+  await page.click('[data-testid="lifetime-trace-link"]');
+  await page.waitForSelector('[data-testid="range-summary"]', { timeout: 60_000 });
+  assert.equal(Number(await one(page, 'range_to_ps')) - Number(await one(page, 'range_from_ps')), to - from);
+  step = await counterStepAt(page, memoryId, from, full.start);
+  assert.equal(step.time, from, 'the lifetime starts at its allocation\'s event');
   assert.deepEqual(page.errors, []);
 });
 

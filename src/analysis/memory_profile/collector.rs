@@ -4,6 +4,7 @@
 use super::interner::{same_bytes, Interner};
 use super::{AggregationStats, Snapshot, SnapshotActivity, Snapshots};
 use crate::analysis::memory_events::MemoryEvent;
+use crate::decode::xplane::Line;
 use crate::fast_hash::FastMap;
 use std::borrow::Cow;
 
@@ -21,15 +22,23 @@ pub(super) struct Collector<'a> {
     /// How many memory events are coming, where known: the room the first memory ID's snapshots get
     /// up front (see [`Collector::expecting`]).
     expected: usize,
+    /// Where the line starts in the trace (ps): an event's time in the trace is this plus its offset,
+    /// as the trace's readers place it.
+    pub(super) line_start_ps: i64,
 }
 
 impl<'a> Collector<'a> {
-    /// A collector for at most `n` memory events, known before reading them. Their times get their
-    /// room at once rather than by doubling (the other columns' widths are not known yet). Room
+    /// A collector for the memory events of `line`.
+    pub(super) fn on_line(line: &Line) -> Self {
+        Collector { line_start_ps: line.header.timestamp_ns.saturating_mul(1000), ..Collector::default() }
+    }
+
+    /// A collector for at most `n` memory events of `line`, known before reading them. Their times get
+    /// their room at once rather than by doubling (the other columns' widths are not known yet). Room
     /// beyond what is used is never written, so it costs no memory until it is given back
     /// ([`Collector::shrink_to_fit`]).
-    pub(super) fn expecting(n: usize) -> Self {
-        Collector { expected: n, ..Collector::default() }
+    pub(super) fn expecting(line: &Line, n: usize) -> Self {
+        Collector { expected: n, ..Collector::on_line(line) }
     }
 
     /// Gives back the room no event took.

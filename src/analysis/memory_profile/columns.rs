@@ -183,6 +183,10 @@ pub struct Snapshots {
     step_id: NarrowInts,
     /// Op, region, dtype and shape.
     strings: [NarrowInts; 4],
+    /// Where the event's line starts in the trace, as an index into its profile's table of line starts
+    /// ([`super::line_starts`]): the times above leave it out, as XProf's do. Nothing is stored while
+    /// every event's line starts at the same time.
+    line_start: NarrowInts,
 }
 
 impl Snapshots {
@@ -215,6 +219,8 @@ impl Snapshots {
         for (c, id) in self.strings.iter_mut().zip(a.string_ids()) {
             c.push(i64::from(id));
         }
+        // A line's own events: their line is the first of its table ([`Snapshots::append_mapped`]).
+        self.line_start.push(0);
     }
 
     /// The event at `i`, if there is one.
@@ -288,6 +294,12 @@ impl Snapshots {
         self.step_id.get(i)
     }
 
+    /// Which of its profile's line starts event `i`'s line has.
+    #[inline]
+    pub fn line_start_index(&self, i: usize) -> usize {
+        self.line_start.get(i) as usize
+    }
+
     /// Op, region, dtype and shape of event `i`.
     #[inline]
     pub fn string_ids(&self, i: usize) -> [StrId; 4] {
@@ -324,7 +336,7 @@ impl Snapshots {
     }
 
     /// Every integer column, the strings' included.
-    fn int_columns(&mut self) -> [&mut NarrowInts; 12] {
+    fn int_columns(&mut self) -> [&mut NarrowInts; 13] {
         let [op, region, dtype, shape] = &mut self.strings;
         [
             &mut self.stack_reserved_bytes,
@@ -339,12 +351,20 @@ impl Snapshots {
             region,
             dtype,
             shape,
+            &mut self.line_start,
         ]
     }
 
-    /// Appends `other`'s events, each string id mapped by `string` and step id by `step`, dropping
-    /// `other` column by column.
-    pub(super) fn append_mapped(&mut self, other: Snapshots, string: impl Fn(StrId) -> StrId, step: impl Fn(i64) -> i64) {
+    /// Appends `other`'s events (one line's), each string id mapped by `string` and step id by `step`,
+    /// their line's start being entry `line_start` of the profile's table, dropping `other` column by
+    /// column.
+    pub(super) fn append_mapped(
+        &mut self,
+        other: Snapshots,
+        string: impl Fn(StrId) -> StrId,
+        step: impl Fn(i64) -> i64,
+        line_start: usize,
+    ) {
         fn ints(c: &mut NarrowInts, other: NarrowInts, f: impl Fn(i64) -> i64) {
             (0..other.len()).for_each(|i| c.push(f(other.get(i))));
         }
@@ -369,6 +389,7 @@ impl Snapshots {
             address,
             step_id,
             strings,
+            line_start: _,
         } = other;
         self.time_offset_ps.extend(time_offset_ps);
         self.fragmentation.extend(fragmentation);
@@ -384,6 +405,8 @@ impl Snapshots {
         for (c, o) in self.strings.iter_mut().zip(strings) {
             ints(c, o, |id| i64::from(string(id as StrId)));
         }
+        let n = self.time_offset_ps.len() - self.line_start.len();
+        (0..n).for_each(|_| self.line_start.push(line_start as i64));
     }
 
     /// Gives back the room no event took.
@@ -513,10 +536,12 @@ mod tests {
             };
             Snapshot { activity, ..*r }
         };
-        s.append_mapped(rows[200..].iter().map(shifted).collect(), |id| id ^ 1, |step| step + 9);
+        s.append_mapped(rows[200..].iter().map(shifted).collect(), |id| id ^ 1, |step| step + 9, 3);
         assert_eq!(s.iter().collect::<Vec<_>>(), rows);
         assert_eq!((s.len(), s.first(), s.last(), s.get(300)), (300, Some(rows[0]), Some(rows[299]), None));
         assert_eq!(s.iter().next_back(), Some(rows[299]));
+        // The first 200 events were pushed, so on their line's own start; the rest on start 3.
+        assert_eq!((s.line_start_index(199), s.line_start_index(200), s.line_start_index(299)), (0, 3, 3));
         assert_eq!(s.rows(298..400).collect::<Vec<_>>(), rows[298..]);
         assert_eq!(s.partition_point(|r| r.time_offset_ps < 5_500_000), 6);
         assert_eq!(
@@ -525,12 +550,13 @@ mod tests {
         );
         assert_eq!(serde_json::to_value(&s).unwrap(), serde_json::to_value(&rows).unwrap());
         let mut empty = Snapshots::default();
-        empty.append_mapped(rows.iter().copied().collect(), |id| id, |step| step);
+        empty.append_mapped(rows.iter().copied().collect(), |id| id, |step| step, 0);
         assert_eq!(empty.iter().collect::<Vec<_>>(), rows);
 
         let order: Vec<u32> = (0..300).rev().collect();
         s.permute(&order);
         assert_eq!(s.iter().collect::<Vec<_>>(), rows.iter().rev().copied().collect::<Vec<_>>());
+        assert_eq!((s.line_start_index(0), s.line_start_index(99), s.line_start_index(100)), (3, 3, 0));
         s.set_string_ids(0, [7, 8, 9, 10]);
         assert_eq!(s.string_ids(0), [7, 8, 9, 10]);
         s.set_step_ids((0..300).collect());

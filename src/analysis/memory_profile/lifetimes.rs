@@ -24,6 +24,8 @@ impl AllocatorProfile {
             allocated_at_ps: alloc.time_offset_ps,
             deallocation_index: end,
             deallocated_at_ps: end.map(|k| self.snapshots.times()[k]),
+            allocated_trace_ps: self.trace_time_ps(allocation_index)?,
+            deallocated_trace_ps: end.and_then(|k| self.trace_time_ps(k)),
         })
     }
 }

@@ -14,8 +14,11 @@
 //! 4. The peak step and the breakdown at the peak ([`BreakdownRow`]).
 //!
 //! Times are XProf's `time_offset_ps`: the event's raw `offset_ps`, not adding its line's `timestamp_ns`.
-//! That is what XProf sorts, samples and reports, so the UI and the JSON use the same clock. (It is only
-//! wrong for traces whose `/host:CPU` lines have different `timestamp_ns`; profilers write 0 there.)
+//! That is what XProf sorts, samples and reports, so the UI and the JSON use the same clock. The
+//! `/host:CPU` lines need not start together (on the AMD MI300X traces they do not), so no one offset
+//! turns these times into the trace's: each event keeps its line's start, as an index into a table of
+//! the allocator's distinct line starts ([`AllocatorProfile::trace_time_ps`]), for the links into the
+//! Trace Viewer.
 //!
 //! Beside the allocators, XProf lists the TPU's XLA programs ([`hlo_modules`]).
 //!
@@ -24,7 +27,7 @@
 //! ([`interner`]), kept as columns ([`columns`]), [`summary`] folds XProf's peak summary, [`pending`] puts each memory ID's events in
 //! time order ([`time_order`]) while [`matcher`] matches deallocations to allocations and records
 //! where each allocation ends, then gives the events their steps; [`breakdown`], [`leaks`] and
-//! [`lifetimes`] read the result.
+//! [`lifetimes`] read the result; [`line_starts`] keeps where each event's line starts in the trace.
 
 mod breakdown;
 mod collector;
@@ -34,6 +37,7 @@ mod hlo_modules;
 mod interner;
 mod leaks;
 mod lifetimes;
+mod line_starts;
 mod matcher;
 mod pending;
 pub mod sampling;
@@ -232,6 +236,10 @@ pub struct AllocatorProfile {
     /// Where each allocation ends, as the matcher found it ([`AllocatorProfile::lifetime`]).
     #[serde(skip)]
     ends: matcher::Ends,
+    /// Where the lines holding the allocator's events start in the trace, which each snapshot
+    /// indexes ([`Snapshots::line_start_index`]), and the peak event's.
+    #[serde(skip)]
+    line_starts: line_starts::LineStarts,
 }
 
 /// The Memory Profile of one file: one entry per memory ID, sorted by memory ID (XProf's `memoryIds`).
@@ -247,10 +255,12 @@ pub struct MemoryProfile {
 pub struct TimelinePoint {
     pub snapshot_index: usize,
     pub time_offset_ps: i64,
+    /// The same event's time in the trace ([`AllocatorProfile::trace_time_ps`]).
+    pub trace_time_ps: i64,
     pub stats: AggregationStats,
 }
 
-/// When one allocation was made and, if seen, freed.
+/// When one allocation was made and, if seen, freed: in the Memory Profile's times and in the trace's.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Lifetime {
     pub allocation_index: usize,
@@ -259,6 +269,9 @@ pub struct Lifetime {
     /// another allocation without a deallocation in between, so the end is unknown).
     pub deallocation_index: Option<usize>,
     pub deallocated_at_ps: Option<i64>,
+    /// The allocation's and deallocation's own times in the trace ([`AllocatorProfile::trace_time_ps`]).
+    pub allocated_trace_ps: i64,
+    pub deallocated_trace_ps: Option<i64>,
 }
 
 /// Computes the Memory Profile of `space`. A file without memory events gives an empty profile.
@@ -361,7 +374,20 @@ impl AllocatorProfile {
         }
     }
 
+    /// The time in the trace of snapshot `i`: its line's start plus its offset, the time the Trace
+    /// Viewer places the same event at.
+    pub fn trace_time_ps(&self, i: usize) -> Option<i64> {
+        let offset_ps = *self.snapshots.times().get(i)?;
+        Some(self.line_starts.trace_time_ps(self.snapshots.line_start_index(i), offset_ps))
+    }
+
+    /// The time in the trace of the summary's peak event; `None` when no event is the peak.
+    pub fn peak_trace_time_ps(&self) -> Option<i64> {
+        self.line_starts.peak_trace_time_ps(self.summary.peak_stats_time_ps)
+    }
+
     fn point(&self, i: usize) -> Option<TimelinePoint> {
-        self.snapshots.get(i).map(|s| TimelinePoint { snapshot_index: i, time_offset_ps: s.time_offset_ps, stats: s.stats })
+        let (s, trace_time_ps) = (self.snapshots.get(i)?, self.trace_time_ps(i)?);
+        Some(TimelinePoint { snapshot_index: i, time_offset_ps: s.time_offset_ps, trace_time_ps, stats: s.stats })
     }
 }

@@ -5,6 +5,7 @@
 use super::collector::{Collected, Collector};
 use super::columns::NarrowInts;
 use super::interner::Interner;
+use super::line_starts::LineStarts;
 use super::matcher::{DeallocationMatcher, Ends};
 use super::summary::add_to_summary;
 use super::time_order::{merge_in_time_order, Run};
@@ -31,6 +32,15 @@ impl Steps {
     }
 }
 
+/// One line's events of one memory ID, as the scan collected them.
+struct LineRun<'a> {
+    /// Where the line's ranks start among the plane's memory events.
+    start: i64,
+    /// Where the line starts in the trace.
+    line_start_ps: i64,
+    collected: Collected<'a>,
+}
+
 /// One memory ID's profile as far as it goes without the steps: summary, time order, deallocation
 /// metadata, sampled timeline, counts.
 pub(super) struct Pending {
@@ -43,6 +53,7 @@ pub(super) struct Pending {
     counts: leaks::EventCounts,
     matched: leaks::Matched,
     ends: Ends,
+    line_starts: LineStarts,
 }
 
 impl Pending {
@@ -59,14 +70,15 @@ impl Pending {
             })
             .collect();
         let mut order: Vec<String> = Vec::new();
-        let mut runs: FastMap<String, Vec<(i64, Collected)>> = FastMap::default();
+        let mut runs: FastMap<String, Vec<LineRun>> = FastMap::default();
         for (c, start) in lines.into_iter().zip(starts) {
+            let line_start_ps = c.line_start_ps;
             for (id, collected) in c.ids {
                 let id = id.into_owned();
                 if !runs.contains_key(&id) {
                     order.push(id.clone());
                 }
-                runs.entry(id).or_default().push((start, collected));
+                runs.entry(id).or_default().push(LineRun { start, line_start_ps, collected });
             }
         }
         order
@@ -78,23 +90,27 @@ impl Pending {
             .collect()
     }
 
-    /// One memory ID's events, line by line in order, each line's with where its ranks start.
-    fn new(memory_id: String, lines: Vec<(i64, Collected)>) -> Self {
+    /// One memory ID's events, line by line in order.
+    fn new(memory_id: String, lines: Vec<LineRun>) -> Self {
         // One string table in order of first use, as one pass over the lines would make it; each
         // line's events then index it as they are put in time order, and carry their rank among the
-        // plane's memory events. The lines' summaries fold in file order.
+        // plane's memory events and their line's start. The lines' summaries fold in file order.
         let mut strings = Interner::default();
         let mut runs = Vec::with_capacity(lines.len());
         let mut summary = Summary::default();
-        for (start, c) in lines {
+        let mut line_starts = LineStarts::default();
+        for LineRun { start, line_start_ps, collected: c } in lines {
+            let line_start = line_starts.index_of(line_start_ps);
             if let Some(peak) = c.peak.and_then(|i| c.snapshots.get(i)) {
-                add_to_summary(&mut summary, &peak);
+                if add_to_summary(&mut summary, &peak) {
+                    line_starts.set_peak(line_start);
+                }
             }
             if let Some(last) = c.snapshots.last() {
                 summary.peak_bytes_usage_lifetime = last.stats.peak_bytes_in_use;
             }
             let ids = strings.merge(c.strings);
-            runs.push(Run { snapshots: c.snapshots, ids, start });
+            runs.push(Run { snapshots: c.snapshots, ids, start, line_start });
         }
         // As each event takes its place in time order: its deallocation metadata.
         let n = runs.iter().map(|r| r.snapshots.len()).sum();
@@ -103,12 +119,12 @@ impl Pending {
         let sampled_indices = sampling::max_filter(snapshots.len(), MAX_TIMELINE_POINTS, |i| snapshots.in_use_bytes(i));
         let (matched, ends) = matcher.finish();
         let counts = leaks::counts(&snapshots, &sampled_indices, matched.allocations);
-        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, matched, ends }
+        Pending { memory_id, snapshots, strings: strings.strings, summary, sampled_indices, counts, matched, ends, line_starts }
     }
 
     /// The rest of the pipeline, once each memory event's step (group id) is known by its rank.
     pub(super) fn finish(self, groups: Option<&Steps>) -> AllocatorProfile {
-        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, matched, ends } = self;
+        let Pending { memory_id, mut snapshots, strings, mut summary, sampled_indices, counts, matched, ends, line_starts } = self;
         // One pass: each event's step (its group, else XProf's `UpdateStepId`: the last valid step
         // + 1, 0 before any), the peak's step (that of the last event at the peak height), and
         // the steps' floors.
@@ -136,7 +152,19 @@ impl Pending {
         snapshots.set_step_ids(steps);
         let (breakdown, special_allocations) = breakdown::at_peak(&snapshots, &strings, &summary, &ends);
         let leaks = leaks::hints(&snapshots, &strings, matched, floors);
-        AllocatorProfile { memory_id, summary, strings, snapshots, sampled_indices, breakdown, special_allocations, counts, leaks, ends }
+        AllocatorProfile {
+            memory_id,
+            summary,
+            strings,
+            snapshots,
+            sampled_indices,
+            breakdown,
+            special_allocations,
+            counts,
+            leaks,
+            ends,
+            line_starts,
+        }
     }
 }
 

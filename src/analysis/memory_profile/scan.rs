@@ -21,7 +21,7 @@ pub(super) fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory
     let stats = plane.stat_selection(&step_groups::STATS);
     for (line_index, line) in plane.lines.iter().enumerate() {
         grouper.start_line(line);
-        let mut collector = Collector::default();
+        let mut collector = Collector::on_line(line);
         space.for_each_raw_event(
             line,
             &stats,
@@ -49,7 +49,7 @@ pub(super) fn scan_recorded<'a>(space: &'a XSpace, plane: &'a Plane, reader: &me
     let (mut lines, mut steps) = (Vec::with_capacity(plane.lines.len()), Vec::new());
     let mut event = MemoryEvent::default();
     for (line_index, line) in plane.lines.iter().enumerate() {
-        let mut collector = Collector::default();
+        let mut collector = Collector::on_line(line);
         space.for_each_raw_event(
             line,
             &stats,
@@ -97,7 +97,7 @@ pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: 
         let mut read = Vec::new();
         while let Some(&line_index) = by_size.get(next.fetch_add(1, Ordering::Relaxed)) {
             let line = &plane.lines[line_index];
-            let mut collector = Collector::expecting(line.event_count);
+            let mut collector = Collector::expecting(line, line.event_count);
             let mut event = MemoryEvent::default();
             space.for_each_raw_event(
                 line,

@@ -9,11 +9,13 @@ pub(super) struct Run {
     pub(super) ids: Vec<StrId>,
     /// Where the line's ranks start among the plane's memory events.
     pub(super) start: i64,
+    /// The line's start in the trace, as an index into the profile's table of line starts.
+    pub(super) line_start: usize,
 }
 
 /// The `n` events of `runs` (each line's) in one list by time, stably: events at the same time in the
 /// order of the runs, then of each run, each with the profile's string ids and its rank among the
-/// plane's memory events as its step. Each event is then shown to `place` with its index, in order.
+/// plane's memory events as its step and its line's start. Each event is then shown to `place` with its index, in order.
 ///
 /// The runs are appended in order, each dropped once copied, so the events are held about once; when
 /// they are not in time order already, the order is sorted as indices (4 bytes an event, where moving
@@ -23,8 +25,8 @@ pub(super) fn merge_in_time_order(runs: Vec<Run>, n: usize, mut place: impl FnMu
     let mut all = Snapshots::default();
     let _ = all.try_reserve_exact(n);
     for run in runs {
-        let Run { snapshots, ids, start } = run;
-        all.append_mapped(snapshots, |id| ids[id as usize], |rank| rank + start);
+        let Run { snapshots, ids, start, line_start } = run;
+        all.append_mapped(snapshots, |id| ids[id as usize], |rank| rank + start, line_start);
     }
     let times = all.times();
     if !times.is_sorted() {
@@ -64,13 +66,16 @@ mod tests {
     }
 
     /// Several runs, out of order and with ties, come out by time, ties in run then file order, each
-    /// placed after exactly the events before it, with its rank offset by its run's start.
+    /// placed after exactly the events before it, with its rank offset by its run's start and its
+    /// run's line start.
     #[test]
     fn runs_merge_stably_in_place() {
+        // Each run's line start is its position in the list (0, 1, 2).
         let run = |start: i64, times: &[i64]| Run {
             snapshots: times.iter().enumerate().map(|(i, &t)| at(t, i as i64)).collect(),
             ids: vec![0],
             start,
+            line_start: [0, 2, 6].iter().position(|&s| s == start).unwrap(),
         };
         let runs = vec![run(0, &[30, 10]), run(2, &[20, 10, 10, 40]), run(6, &[5, 30, 30])];
         let mut seen = Vec::new();
@@ -78,6 +83,8 @@ mod tests {
         let got: Vec<(i64, i64)> = all.iter().map(|s| (s.time_offset_ps, s.activity.step_id)).collect();
         assert_eq!(got, [(5, 6), (10, 1), (10, 3), (10, 4), (20, 2), (30, 0), (30, 7), (30, 8), (40, 5)]);
         assert_eq!(seen, got.iter().enumerate().map(|(i, &(_, rank))| (i, rank)).collect::<Vec<_>>());
+        let lines: Vec<usize> = (0..9).map(|i| all.line_start_index(i)).collect();
+        assert_eq!(lines, [2, 0, 1, 1, 1, 0, 2, 2, 1]);
         // A single run out of time order is sorted too.
         let all = merge_in_time_order(vec![run(0, &[3, 1, 2, 1])], 4, |_, _| {});
         let got: Vec<(i64, i64)> = all.iter().map(|s| (s.time_offset_ps, s.activity.step_id)).collect();

@@ -6,61 +6,19 @@
 //! values as the Memory Profile's snapshots, which XProf places by the event's raw offset alone. The
 //! two clocks differ by the line's start, and where a trace's lines holding memory events start at
 //! different times (the AMD MI300X traces) no one offset maps the Memory Profile's times to the
-//! trace's: so the tracks read the events' own times ([`CounterSeries::of`]), and [`MemoryClock`] is
-//! only for links from the Memory Profile into the trace.
+//! trace's: so the tracks read the events' own times ([`CounterSeries::of`]), and the Memory Profile
+//! keeps each event's line start for its links into the trace
+//! ([`AllocatorProfile::trace_time_ps`](crate::analysis::memory_profile::AllocatorProfile::trace_time_ps)).
 
-use crate::analysis::memory_events::{self, Reader};
+use crate::analysis::memory_events;
 use crate::analysis::memory_profile::HOST_PLANE;
-use crate::decode::xplane::{IdTable, Want, XSpace};
+use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
-
-/// How the Memory Profile's times map to the trace's (for links from the Memory Profile).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryClock {
-    /// Add to a Memory Profile time to get the trace's time (ps).
-    pub offset_ps: i64,
-    /// `false` when the host lines with memory events start at different times, so one offset is
-    /// right for some of them only.
-    pub exact: bool,
-}
-
-impl MemoryClock {
-    pub fn to_trace_ps(&self, memory_ps: i64) -> i64 {
-        memory_ps.saturating_add(self.offset_ps)
-    }
-}
 
 /// The host plane of `space`, where the Memory Profile reads its events.
 fn host_plane(space: &XSpace) -> Option<usize> {
     space.planes.iter().position(|p| p.name() == HOST_PLANE)
-}
-
-/// The clock of the Memory Profile of `space`: the start of the host plane's lines that hold memory
-/// events (an offset of 0 when there are none; the first such line's where they differ).
-pub fn memory_clock(space: &XSpace) -> Result<MemoryClock, DecodeError> {
-    let Some(index) = host_plane(space) else { return Ok(MemoryClock { offset_ps: 0, exact: true }) };
-    let plane = &space.planes[index];
-    let Some(reader) = Reader::new(index, plane) else { return Ok(MemoryClock { offset_ps: 0, exact: true }) };
-    let mut starts: Vec<i64> = Vec::new();
-    for line in &plane.lines {
-        // Once one is found, the rest of the line is passed over unread.
-        let any = std::cell::Cell::new(false);
-        space.for_each_raw_event(
-            line,
-            &IdTable::new([]),
-            |m| if !any.get() && reader.wants(m) { Want::Header } else { Want::Nothing },
-            |_, _| {
-                any.set(true);
-                Ok(())
-            },
-        )?;
-        if any.get() {
-            starts.push(line.header.timestamp_ns.saturating_mul(1000));
-        }
-    }
-    let offset_ps = starts.first().copied().unwrap_or(0);
-    Ok(MemoryClock { offset_ps, exact: starts.iter().all(|&s| s == offset_ps) })
 }
 
 /// One allocator's memory events in trace time, in columns: sorted by time, events at one time in

@@ -79,7 +79,7 @@ pub fn MemoryProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
                 Reply::Ready(v) => match v.allocator.clone() {
                     None => view! { <NoEvents hlo_modules /> }.into_any(),
                     Some(a) => view! {
-                        <AllocatorPanel file_id name=name.clone() memory_ids=v.memory_ids.clone() a=Arc::new(a) memory_id elapsed_ms clock=v.trace_clock />
+                        <AllocatorPanel file_id name=name.clone() memory_ids=v.memory_ids.clone() a=Arc::new(a) memory_id elapsed_ms />
                     }.into_any(),
                 },
             }}

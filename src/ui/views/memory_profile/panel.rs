@@ -5,7 +5,6 @@ use super::breakdown::Breakdown;
 use super::leaks::LeakHintsSection;
 use super::timeline_chart::TimelineChart;
 use super::*;
-use crate::analysis::trace_viewer::counters::MemoryClock;
 use crate::ui::views::trace_viewer::show_in_trace;
 
 #[component]
@@ -16,17 +15,16 @@ pub(super) fn AllocatorPanel(
     a: Arc<AllocatorView>,
     memory_id: RwSignal<Option<String>>,
     elapsed_ms: ReadSignal<Option<f64>>,
-    /// How the profile's times map to the trace's (it came with the profile).
-    clock: MemoryClock,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
     let selected_row = state.breakdown_row;
     let current = a.memory_id.clone();
     let s = &a.summary;
     let c = a.counts;
-    let peak_time_ps = s.peak_stats_time_ps;
-    // The peak on the trace's clock (the Memory Profile's times leave out the lines' start).
-    let peak_trace_ps = clock.to_trace_ps(peak_time_ps);
+    // The peak's event in the trace (the Memory Profile's times leave out its line's start).
+    let peak_trace_link = a.peak_trace_time_ps.map(|t| view! {
+        <div class="sub"><a href="#" data-testid="peak-trace-link" data-trace-ps=t.to_string() title="The events around the peak, in the Trace Viewer" on:click=move |ev| { ev.prevent_default(); show_in_trace(state, t); }>"in the trace →"</a></div>
+    });
 
     view! {
         <header class="mp-head">
@@ -62,7 +60,7 @@ pub(super) fn AllocatorPanel(
                 <div class="card"><div class="label">"Peak heap"</div><div class="value"><Bytes metric="peak_heap_bytes" value=s.peak_stats.heap_allocated_bytes /></div></div>
                 <div class="card"><div class="label">"Peak stack"</div><div class="value"><Bytes metric="peak_stack_bytes" value=s.peak_stats.stack_reserved_bytes /></div></div>
                 <div class="card"><div class="label">"Peak time"</div><div class="value"><Text metric="peak_time_ps" value=s.peak_stats_time_ps.to_string() shown=ms(s.peak_stats_time_ps) /></div>
-                    <div class="sub"><a href="#" data-testid="peak-trace-link" data-trace-ps=peak_trace_ps.to_string() title="The events around the peak, in the Trace Viewer" on:click=move |ev| { ev.prevent_default(); show_in_trace(state, peak_trace_ps); }>"in the trace →"</a></div></div>
+                    {peak_trace_link}</div>
                 <div class="card"><div class="label">"Capacity"</div><div class="value"><Bytes metric="memory_capacity_bytes" value=s.memory_capacity_bytes /></div></div>
                 <div class="card"><div class="label">"Peak fragmentation"</div><div class="value"><Text metric="fragmentation_at_peak" value=s.peak_stats.fragmentation.to_string() shown=percent(s.peak_stats.fragmentation) /></div></div>
                 <div class="card"><div class="label">"Lifetime peak"</div><div class="value"><Bytes metric="peak_bytes_usage_lifetime" value=s.peak_bytes_usage_lifetime /></div></div>
@@ -73,7 +71,7 @@ pub(super) fn AllocatorPanel(
             view! { <ZeroBytes a=a.clone() /> }.into_any()
         } else {
             view! {
-                <TimelineChart file_id a=a.clone() selected_row clock />
+                <TimelineChart file_id a=a.clone() selected_row />
                 <Breakdown name a=a.clone() selected_row />
                 <LeakHintsSection a=a.clone() />
             }.into_any()

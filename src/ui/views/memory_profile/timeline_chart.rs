@@ -2,7 +2,6 @@
 //! the engine, with hover details and the selected breakdown row's lifetimes.
 
 use super::*;
-use crate::analysis::trace_viewer::counters::MemoryClock;
 use crate::ui::state::StepPick;
 use crate::ui::views::trace_viewer::{show_in_trace, show_span_in_trace};
 
@@ -15,12 +14,7 @@ pub(super) fn zoomed(full: (i64, i64), v: Viewport) -> Option<(i64, i64)> {
 }
 
 #[component]
-pub(super) fn TimelineChart(
-    file_id: u32,
-    a: Arc<AllocatorView>,
-    selected_row: RwSignal<Option<usize>>,
-    clock: MemoryClock,
-) -> impl IntoView {
+pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: RwSignal<Option<usize>>) -> impl IntoView {
     let state = expect_context::<AppState>();
     let full = (a.first_time_ps, a.last_time_ps.max(a.first_time_ps + MIN_SPAN_PS));
     // The step selected in the Overview: the chart opens zoomed to its span, follows a new pick and
@@ -35,8 +29,9 @@ pub(super) fn TimelineChart(
         picked
     });
     let hover = RwSignal::new(None::<usize>);
-    // A click (no drag) pins the hovered event's time, which the bar then links into the trace.
-    let pinned_ps = RwSignal::new(None::<i64>);
+    // A click (no drag) pins the hovered event's time, and its time in the trace, which the bar then
+    // links to.
+    let pinned_ps = RwSignal::new(None::<(i64, i64)>);
     let pointer = RwSignal::new((0.0f64, 0.0f64));
     let drag = RwSignal::new(None::<(f64, f64)>);
     let show_free = RwSignal::new(false);
@@ -135,7 +130,7 @@ pub(super) fn TimelineChart(
             if (x1 - x0).abs() < 5.0 {
                 let mut time = None;
                 if let Some(i) = hover.get_untracked() {
-                    with_events(&mut |events| time = events.get(i).map(|e| e.point.time_offset_ps));
+                    with_events(&mut |events| time = events.get(i).map(|e| (e.point.time_offset_ps, e.point.trace_time_ps)));
                 }
                 pinned_ps.set(time);
             } else {
@@ -238,19 +233,17 @@ pub(super) fn TimelineChart(
                 </span>
                 <span class="spacer"></span>
                 {move || {
-                    let c = clock;
-                    let t = pinned_ps.get()?;
+                    let (t, trace_ps) = pinned_ps.get()?;
                     Some(view! {
-                        <a href="#" data-testid="point-trace-link" data-trace-ps=c.to_trace_ps(t).to_string() title="The events at the clicked point, in the Trace Viewer"
-                            on:click=move |ev| { ev.prevent_default(); show_in_trace(state, c.to_trace_ps(t)); }>
+                        <a href="#" data-testid="point-trace-link" data-time-ps=t.to_string() data-trace-ps=trace_ps.to_string() title="The events at the clicked point, in the Trace Viewer"
+                            on:click=move |ev| { ev.prevent_default(); show_in_trace(state, trace_ps); }>
                             {format!("{} in the trace →", ms(t))}
                         </a>
                     })
                 }}
                 {move || {
-                    let c = clock;
                     let life = selected_row.get().and_then(|i| a_life.breakdown.get(i)).and_then(|r| r.lifetimes.first().copied())?;
-                    let (from, to) = (c.to_trace_ps(life.allocated_at_ps), c.to_trace_ps(life.deallocated_at_ps.unwrap_or(a_life.last_time_ps)));
+                    let (from, to) = (life.allocated_trace_ps, life.deallocated_trace_ps.unwrap_or(a_life.end_trace_time_ps));
                     Some(view! {
                         <a href="#" data-testid="lifetime-trace-link" data-trace-from-ps=from.to_string() data-trace-to-ps=to.to_string()
                             title="What ran while the selected row's (first) allocation was live, in the Trace Viewer"
