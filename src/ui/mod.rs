@@ -119,11 +119,11 @@ pub fn App(
         None => apply_hash(state, view),
     }
 
-    // The hash follows the view (replaceState: no history entry per click) once there is a view to
-    // share: the landing page writes none (and so start-up pays no replaceState).
+    // The hash follows the view (replaceState: no history entry per click). A landing page opened
+    // without a hash keeps none, so start-up pays no replaceState.
     let has_view = Memo::new(move |_| !state.files.with(Vec::is_empty) || state.demo.get());
     Effect::new(move |_| {
-        if !has_view.get() {
+        if !has_view.get() && current_hash().is_empty() {
             return;
         }
         let hash = HashView {
