@@ -24,7 +24,7 @@ pub fn start() {
     std::panic::set_hook(Box::new(on_page_panic));
     // The page is built in tasks of its own, each well under 50 ms: the one that runs this also
     // finished compiling and started the wasm; the page's first localStorage read opens the storage
-    // (about 10 ms), so it gets a task before the mount; and the main area is drawn a task after the
+    // (2–10 ms), so it gets a task before the mount; and the main area is drawn a task after the
     // shell (see `App`).
     set_timeout(
         || {
@@ -175,12 +175,12 @@ pub fn App(
     on_hash.forget();
 
     // The theme is stored when the user changes it, not on the first run (it was just read).
-    Effect::new(move |first: Option<()>| {
+    Effect::new(move |prev_run: Option<()>| {
         let theme = if state.theme.get() == Theme::Dark { "dark" } else { "light" };
         if let Some(doc) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
             let _ = doc.set_attribute("data-theme", theme);
         }
-        if first.is_some() {
+        if prev_run.is_some() {
             if let Some(s) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
                 let _ = s.set_item("tidemark.theme", theme);
             }
