@@ -22,9 +22,17 @@ pub fn start() {
         return;
     }
     std::panic::set_hook(Box::new(on_page_panic));
-    // The page is built in a task of its own: the one that runs this is also the one that finished
-    // compiling and started the wasm, and both at once blocked the page's thread for 100 ms.
-    set_timeout(|| leptos::mount::mount_to_body(App), std::time::Duration::ZERO);
+    // The page is built in tasks of its own, each well under 50 ms: the one that runs this also
+    // finished compiling and started the wasm; the page's first localStorage read opens the storage
+    // (2–10 ms), so it gets a task before the mount; and the main area is drawn a task after the
+    // shell (see `App`).
+    set_timeout(
+        || {
+            let theme = stored_theme();
+            set_timeout(move || leptos::mount::mount_to_body(move || view! { <App theme /> }), std::time::Duration::ZERO);
+        },
+        std::time::Duration::ZERO,
+    );
 }
 
 /// A panic in the page's own code leaves the app unusable (the wasm instance traps after the hook),
@@ -93,9 +101,12 @@ fn apply_hash(state: AppState, view: HashView) {
 }
 
 #[component]
-pub fn App() -> impl IntoView {
+pub fn App(
+    /// The theme stored or preferred, read before the mount.
+    theme: Theme,
+) -> impl IntoView {
     let state = AppState::new();
-    state.theme.set(stored_theme());
+    state.theme.set(theme);
     provide_context(state);
     engine_client::init(state);
     let view = HashView::parse(&current_hash());
@@ -108,8 +119,13 @@ pub fn App() -> impl IntoView {
         None => apply_hash(state, view),
     }
 
-    // The hash follows the view (replaceState: no history entry per click) ...
+    // The hash follows the view (replaceState: no history entry per click). A landing page opened
+    // without a hash keeps none, so start-up pays no replaceState.
+    let has_view = Memo::new(move |_| !state.files.with(Vec::is_empty) || state.demo.get());
     Effect::new(move |_| {
+        if !has_view.get() && current_hash().is_empty() {
+            return;
+        }
         let hash = HashView {
             tool: Some(state.tool.get()),
             file: state.selected.get(),
@@ -158,13 +174,16 @@ pub fn App() -> impl IntoView {
     }
     on_hash.forget();
 
-    Effect::new(move |_| {
+    // The theme is stored when the user changes it, not on the first run (it was just read).
+    Effect::new(move |prev_run: Option<()>| {
         let theme = if state.theme.get() == Theme::Dark { "dark" } else { "light" };
         if let Some(doc) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
             let _ = doc.set_attribute("data-theme", theme);
         }
-        if let Some(s) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
-            let _ = s.set_item("tidemark.theme", theme);
+        if prev_run.is_some() {
+            if let Some(s) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+                let _ = s.set_item("tidemark.theme", theme);
+            }
         }
     });
 
@@ -199,6 +218,9 @@ pub fn App() -> impl IntoView {
     // What the main area shows, as a memo: the tool view is built again only when the tool or the
     // selected file's state changes, not on every progress tick of a file loading beside it.
     let shown = Memo::new(move |_| state.shown());
+    // The main area is drawn in the task after the shell's, so that neither blocks the page for long.
+    let main_ready = RwSignal::new(false);
+    set_timeout(move || main_ready.set(true), std::time::Duration::ZERO);
     let dragging = RwSignal::new(0i32);
     let on_drag_enter = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
@@ -229,7 +251,7 @@ pub fn App() -> impl IntoView {
                 <main class="main">
                     <views::files::ErrorBanners />
                     {move || components::truncated_banner::truncated_banner(&shown.get())}
-                    {move || main_view(state.tool.get(), shown.get())}
+                    {move || main_ready.get().then(|| main_view(state.tool.get(), shown.get()))}
                 </main>
             </div>
             <div class="drop-overlay" aria-hidden="true"><div>"Drop to open — files stay on this machine"</div></div>
