@@ -9,7 +9,7 @@ mod viewport;
 mod window;
 
 use viewport::{key_nav, Frame, KeyNav, Margins, Viewport};
-use window::{rows_in_dom, ROW_H_PX};
+use window::{rows_in_dom, rows_on_first_paint, ROW_H_PX};
 
 const M: Margins = Margins { left: 72.0, right: 12.0, top: 8.0, bottom: 20.0 };
 
@@ -106,4 +106,17 @@ fn the_dom_holds_the_visible_rows_and_a_margin_in_whole_blocks() {
     assert_eq!(rows_in_dom(n, (n * 24) as f64, view_px).end, n);
     // Scrolling within a block leaves the window as it is (no DOM change).
     assert_eq!(rows_in_dom(n, 5_000.0 * ROW_H_PX, view_px), rows_in_dom(n, 5_000.0 * ROW_H_PX + 3.0, view_px));
+}
+
+#[test]
+fn a_new_table_first_draws_only_its_visible_rows_then_the_margin() {
+    let view_px = 560.0;
+    let visible = (view_px / ROW_H_PX).ceil() as usize;
+    assert_eq!(rows_on_first_paint(12_000, view_px), 0..visible);
+    assert_eq!(rows_on_first_paint(10, view_px), 0..10);
+    assert_eq!(rows_on_first_paint(0, view_px), 0..0);
+    // The window that follows holds every row drawn first, so nothing drawn is taken away.
+    let first = rows_on_first_paint(12_000, view_px);
+    let then = rows_in_dom(12_000, 0.0, view_px);
+    assert!(then.start <= first.start && then.end > first.end, "{first:?} then {then:?}");
 }

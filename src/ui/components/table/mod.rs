@@ -5,13 +5,15 @@
 //! text box, exports the filtered rows as CSV, and keeps only the rows on screen plus a margin in the
 //! DOM ([`window`]): every row is [`ROW_H_PX`] tall, spacers stand for the rest, so 10,000 rows scroll
 //! as smoothly as 10 and the scroll bar never jumps. The header sticks to the top of the scroll box.
+//! A new table builds only its visible rows at first and the margin in a task after the first frame,
+//! so that laying out and painting a tool's reply stay short tasks.
 
 pub mod columnar;
 mod csv;
 mod window;
 
 pub use csv::{download, download_part};
-pub use window::{rows_in_dom, ROW_H_PX};
+pub use window::{rows_in_dom, rows_on_first_paint, ROW_H_PX};
 
 use crate::ui::components::metric::Count;
 use leptos::attr::any_attribute::{AnyAttribute, IntoAnyAttribute};
@@ -307,7 +309,21 @@ pub fn Table<R: Send + Sync + 'static>(
     };
     let scroll_top = RwSignal::new(0.0f64);
     let max_h = spec.max_height_px;
-    let in_dom = Memo::new(move |_| rows_in_dom(shown.with(Vec::len), scroll_top.get(), max_h));
+    // The first task draws only the rows on screen, and the first frame lays out only them; the
+    // margin comes in a task of its own after that frame is painted.
+    let settled = ArcRwSignal::new(false);
+    request_animation_frame({
+        let settled = settled.clone();
+        move || set_timeout(move || settled.set(true), std::time::Duration::ZERO)
+    });
+    let in_dom = Memo::new(move |_| {
+        let n = shown.with(Vec::len);
+        if settled.get() {
+            rows_in_dom(n, scroll_top.get(), max_h)
+        } else {
+            rows_on_first_paint(n, max_h)
+        }
+    });
     let scroller = NodeRef::<leptos::html::Div>::new();
 
     let header = spec
