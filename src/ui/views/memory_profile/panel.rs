@@ -26,6 +26,19 @@ pub(super) fn AllocatorPanel(
         <div class="sub"><a href="#" data-testid="peak-trace-link" data-trace-ps=t.to_string() title="The events around the peak, in the Trace Viewer" on:click=move |ev| { ev.prevent_default(); show_in_trace(state, t); }>"in the trace →"</a></div>
     });
 
+    // The breakdown and the leak hints, below the fold, are built in a task of their own after the
+    // next frame, which lays out and shows the summary and the timeline: the reply is then not one
+    // long task of building and laying out every section.
+    let below_fold = RwSignal::new(false);
+    request_animation_frame(move || {
+        set_timeout(
+            move || {
+                below_fold.try_set(true);
+            },
+            std::time::Duration::ZERO,
+        )
+    });
+
     view! {
         <header class="mp-head">
             <label class="field">
@@ -72,8 +85,10 @@ pub(super) fn AllocatorPanel(
         } else {
             view! {
                 <TimelineChart file_id a=a.clone() selected_row />
-                <Breakdown name a=a.clone() selected_row />
-                <LeakHintsSection a=a.clone() />
+                {move || below_fold.get().then(|| view! {
+                    <Breakdown name=name.clone() a=a.clone() selected_row />
+                    <LeakHintsSection a=a.clone() />
+                })}
             }.into_any()
         }}
     }
