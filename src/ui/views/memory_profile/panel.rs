@@ -27,16 +27,20 @@ pub(super) fn AllocatorPanel(
     });
 
     // The breakdown and the leak hints, below the fold, are built in a task of their own after the
-    // next frame, which lays out and shows the summary and the timeline: the reply is then not one
-    // long task of building and laying out every section.
+    // second frame: the first lays out the summary and the timeline (whose width arrives then), the
+    // second draws the timeline (see `TimelineChart`), the task after it builds the tables and the
+    // third frame lays them out. The reply is then not one long task of building, laying out and
+    // drawing every section.
     let below_fold = RwSignal::new(false);
     request_animation_frame(move || {
-        set_timeout(
-            move || {
-                below_fold.try_set(true);
-            },
-            std::time::Duration::ZERO,
-        )
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    below_fold.try_set(true);
+                },
+                std::time::Duration::ZERO,
+            )
+        })
     });
 
     view! {
