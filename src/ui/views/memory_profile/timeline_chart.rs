@@ -92,6 +92,10 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
         let shown = (canvas, f, state.unit.get(), selected_row.get(), hover.get(), drag.get(), show_free.get());
         let a3 = a3.clone();
         draw_next_frame(&next_draw, shown, move |(canvas, f, unit, selected, hover, drag, show_free)| {
+            // The chart may have left the page (its signals disposed) since the frame was asked for.
+            if zoom.try_get_untracked().is_none() || !canvas.is_connected() {
+                return;
+            }
             let Some(ctx) = prepare(&canvas, f.w, f.h) else { return };
             let lifetimes = selected.and_then(|i| a3.breakdown.get(i)).map(|r| r.lifetimes.as_slice()).unwrap_or(&[]);
             let palette = Palette::read();
