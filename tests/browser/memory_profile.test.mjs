@@ -63,6 +63,8 @@ test('d2_tf_cnn: summary, breakdown, hover, sort, filter, export, select and zoo
   const page = await newPage(browser);
   await openApp(page, server.url);
   const ms = await openMemoryProfile(page, D2, '[data-testid="memory-summary"]');
+  // The breakdown and the leak hints are built a frame after the summary and the timeline.
+  await page.waitForSelector('[data-testid="leak-hints"]');
   console.log(`# in-browser: Memory Profile of d2_tf_cnn (request → worker analysis → reply → rendered) ${ms.toFixed(0)} ms; ` +
     `engine reply ${await one(page, 'memory_profile_reply_ms')} ms`);
 

@@ -104,6 +104,20 @@ pub fn frame_of(canvas: &HtmlCanvasElement, v: viewport::Viewport, m: viewport::
     viewport::Frame { v, w: f64::from(canvas.client_width()), h: f64::from(canvas.client_height()), m }
 }
 
+/// Keeps `value` as what the next animation frame draws with `draw`, and asks for that frame unless
+/// it is asked for already: a later value replaces an earlier one, so each frame draws once, with
+/// the latest.
+pub fn draw_next_frame<T: 'static>(next: &std::rc::Rc<std::cell::RefCell<Option<T>>>, value: T, draw: impl FnOnce(T) + 'static) {
+    if next.borrow_mut().replace(value).is_none() {
+        let next = next.clone();
+        leptos::prelude::request_animation_frame(move || {
+            if let Some(value) = next.borrow_mut().take() {
+                draw(value);
+            }
+        });
+    }
+}
+
 /// Milliseconds since the page started, for load and frame timings.
 pub fn now_ms() -> f64 {
     web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())

@@ -17,7 +17,7 @@ use crate::engine::EngineError;
 use crate::engine::FileOverview;
 use crate::ui::charts::timeline::{self, Scene};
 use crate::ui::charts::viewport::{key_nav, Viewport};
-use crate::ui::charts::{observe_width, prepare, Palette};
+use crate::ui::charts::{draw_next_frame, observe_width, prepare, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::components::table::{Column, Table, TableSpec};
 use crate::ui::state::AppState;

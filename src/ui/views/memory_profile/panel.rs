@@ -26,6 +26,23 @@ pub(super) fn AllocatorPanel(
         <div class="sub"><a href="#" data-testid="peak-trace-link" data-trace-ps=t.to_string() title="The events around the peak, in the Trace Viewer" on:click=move |ev| { ev.prevent_default(); show_in_trace(state, t); }>"in the trace →"</a></div>
     });
 
+    // The breakdown and the leak hints, below the fold, are built in a task of their own after the
+    // second frame: the first lays out the summary and the timeline (whose width arrives then), the
+    // second draws the timeline (see `TimelineChart`), the task after it builds the tables and the
+    // third frame lays them out. The reply is then not one long task of building, laying out and
+    // drawing every section.
+    let below_fold = RwSignal::new(false);
+    request_animation_frame(move || {
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    below_fold.try_set(true);
+                },
+                std::time::Duration::ZERO,
+            )
+        })
+    });
+
     view! {
         <header class="mp-head">
             <label class="field">
@@ -72,8 +89,10 @@ pub(super) fn AllocatorPanel(
         } else {
             view! {
                 <TimelineChart file_id a=a.clone() selected_row />
-                <Breakdown name a=a.clone() selected_row />
-                <LeakHintsSection a=a.clone() />
+                {move || below_fold.get().then(|| view! {
+                    <Breakdown name=name.clone() a=a.clone() selected_row />
+                    <LeakHintsSection a=a.clone() />
+                })}
             }.into_any()
         }}
     }

@@ -74,32 +74,44 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
         }
     });
 
-    // Draw whenever anything shown changes (theme included: colours come from CSS).
+    // Draw whenever anything shown changes (theme included: colours come from CSS), in the next
+    // animation frame: the first draw then is not part of the frame that lays out the new view (its
+    // width arrives from the resize observer, during that frame's layout), and hovering draws once
+    // per frame.
     let a3 = a.clone();
+    let next_draw = std::rc::Rc::new(std::cell::RefCell::new(None));
     Effect::new(move |_| {
         let _theme = state.theme.get();
-        let unit = state.unit.get();
         let f = frame();
         let Some(canvas) = canvas_ref.get() else { return };
         if f.w <= 0.0 {
             return;
         }
-        let Some(ctx) = prepare(&canvas, f.w, f.h) else { return };
-        let lifetimes = selected_row.get().and_then(|i| a3.breakdown.get(i)).map(|r| r.lifetimes.as_slice()).unwrap_or(&[]);
-        let palette = Palette::read();
-        let (hover, drag, show_free) = (hover.get(), drag.get(), show_free.get());
-        with_events(&mut |events| {
-            let scene = Scene {
-                events,
-                peak_time_ps: a3.summary.peak_stats_time_ps,
-                peak_bytes: a3.summary.peak_stats.peak_bytes_in_use,
-                lifetimes,
-                hover,
-                drag,
-                show_free,
-                unit,
-            };
-            timeline::draw(&ctx, &f, &scene, &palette);
+        // What the frame draws with; the events are read then, so track them here.
+        with_events(&mut |_| ());
+        let shown = (canvas, f, state.unit.get(), selected_row.get(), hover.get(), drag.get(), show_free.get());
+        let a3 = a3.clone();
+        draw_next_frame(&next_draw, shown, move |(canvas, f, unit, selected, hover, drag, show_free)| {
+            // The chart may have left the page (its signals disposed) since the frame was asked for.
+            if zoom.try_get_untracked().is_none() || !canvas.is_connected() {
+                return;
+            }
+            let Some(ctx) = prepare(&canvas, f.w, f.h) else { return };
+            let lifetimes = selected.and_then(|i| a3.breakdown.get(i)).map(|r| r.lifetimes.as_slice()).unwrap_or(&[]);
+            let palette = Palette::read();
+            with_events(&mut |events| {
+                let scene = Scene {
+                    events,
+                    peak_time_ps: a3.summary.peak_stats_time_ps,
+                    peak_bytes: a3.summary.peak_stats.peak_bytes_in_use,
+                    lifetimes,
+                    hover,
+                    drag,
+                    show_free,
+                    unit,
+                };
+                timeline::draw(&ctx, &f, &scene, &palette);
+            });
         });
     });
 

@@ -17,7 +17,7 @@ use crate::engine::trace_viewer::{FlowQuery, MAX_FLOW_ARROWS};
 use crate::ui::charts::axis::{x_axis, Style};
 use crate::ui::charts::trace::{self, Scene, TextWidths};
 use crate::ui::charts::viewport::{key_nav, Frame, KeyNav, Margins, Viewport};
-use crate::ui::charts::{observe_width, prepare, prepare_fit, Palette};
+use crate::ui::charts::{draw_next_frame, observe_width, prepare, prepare_fit, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::engine_client;
 use crate::ui::state::AppState;
@@ -51,20 +51,6 @@ struct Press {
 /// What the canvas shows of `spans` with `layout`, scrolled `scroll_top` down, with nothing selected.
 fn scene<'a>(layout: &'a Layout, spans: &'a LodReply, names: &'a [String], scroll_top: f64) -> Scene<'a> {
     Scene { lanes: &layout.lanes, lane_of: &layout.lane_of, spans, names, scroll_top, selected_event: None, range_ps: None, drag_px: None }
-}
-
-/// Keeps `value` as what the next animation frame draws with `draw`, and asks for that frame unless
-/// it is asked for already: a later value replaces an earlier one, so each frame draws once, with
-/// the latest.
-fn draw_next_frame<T: 'static>(next: &Rc<RefCell<Option<T>>>, value: T, draw: impl FnOnce(T) + 'static) {
-    if next.borrow_mut().replace(value).is_none() {
-        let next = next.clone();
-        request_animation_frame(move || {
-            if let Some(value) = next.borrow_mut().take() {
-                draw(value);
-            }
-        });
-    }
 }
 
 /// One frame of the tracks' canvas: everything it shows, as the view's signals had it.
