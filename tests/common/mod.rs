@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod memory_profile;
+pub mod memory_viewer;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -57,15 +58,16 @@ pub fn tidemark(args: &[&str]) -> (i32, String, String) {
 
 /// A real GPU/TPU profile recorded by others, read in place from `../shared/fixtures/device/` beside the
 /// checkout (CI has it; it is other people's data and is never copied into the repository). `None`, with a
-/// note on stderr, where that folder is absent, so the test passes as skipped.
+/// note on stderr, where that folder is absent, so the test passes as skipped; a panic instead under
+/// `CI=true`, where a missing folder would silently skip every device check.
 pub fn device_fixture(rel: &str) -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/device").join(rel);
     if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipped: device fixture {} is absent (it lives beside the checkout, not in it)", p.display());
-        None
+        return Some(p);
     }
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "device fixture {} is absent and CI=true: CI must have it", p.display());
+    eprintln!("skipped: device fixture {} is absent (it lives beside the checkout, not in it)", p.display());
+    None
 }
 
 /// A JSON file at `path`, gunzipped if it ends in `.gz`.

@@ -10,8 +10,10 @@
 use crate::analysis::op_metrics::PerfEnv;
 use crate::decode::xplane::{Plane, StatValue};
 
-const AMD: &str = "AMD";
-const NVIDIA: &str = "Nvidia";
+/// The `device_vendor` an AMD GPU's plane records.
+pub const AMD: &str = "AMD";
+/// The `device_vendor` an NVIDIA GPU's plane records.
+pub const NVIDIA: &str = "Nvidia";
 
 /// What a GPU plane says about its device.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -14,6 +14,7 @@ pub mod launch;
 pub mod table;
 pub mod tensor_core;
 
+use crate::analysis::device_ops::gpu_perf::GpuCapabilities;
 use crate::analysis::device_planes::device_planes;
 use crate::analysis::gpu_events::{self, GpuEventStats};
 use crate::analysis::op_metrics::{parse_tf_op_fullname, TimeWindow};
@@ -117,20 +118,22 @@ fn for_each_kernel(
     window: Option<TimeWindow>,
     mut visit: impl FnMut(KernelKey, LaunchParams, u64),
 ) -> Result<(), DecodeError> {
+    let vendor = GpuCapabilities::of(plane).vendor;
     gpu_events::for_each_event(space, plane, window, |event, stats| {
         let duration_ns = u64::try_from(event.header.duration_ps / 1000).unwrap_or(0);
         if duration_ns == 0 || !stats.is_kernel() {
             return;
         }
         let params = launch::parse(&stats.kernel_details);
-        visit(key(&stats, plane.event_name(event.header.metadata_id), &params, modules), params, duration_ns);
+        let name = plane.event_name(event.header.metadata_id);
+        visit(key(&stats, name, &vendor, &params, modules), params, duration_ns);
     })
 }
 
-/// The row key of a kernel: the op and its Tensor Core eligibility from the `tf_op` stat first, then
-/// from the HLO instruction, which wins where the trace's modules have it.
-fn key(stats: &GpuEventStats, name: &str, params: &LaunchParams, modules: &XlaModules) -> KernelKey {
-    let uses_tensor_core = tensor_core::is_kernel_using_tensor_core(name);
+/// The row key of a kernel of a device of `vendor`: the op and its Tensor Core eligibility from the
+/// `tf_op` stat first, then from the HLO instruction, which wins where the trace's modules have it.
+fn key(stats: &GpuEventStats, name: &str, vendor: &str, params: &LaunchParams, modules: &XlaModules) -> KernelKey {
+    let uses_tensor_core = tensor_core::is_kernel_using_tensor_core(vendor, name);
     let (mut op_name, mut eligible) = (String::new(), false);
     if !stats.tf_op.is_empty() {
         op_name = parse_tf_op_fullname(&stats.tf_op).name.to_string();
