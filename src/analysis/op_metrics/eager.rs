@@ -109,6 +109,14 @@ struct Node {
     eager_execute: Option<bool>,
 }
 
+/// An event enclosing the one read: its span, and the nearest node at or above it with that node's
+/// nesting depth.
+struct Enclosing {
+    begin: i64,
+    end: i64,
+    nearest: Option<(u32, u32)>,
+}
+
 /// The eager ops of `plane` (the host plane of `space`), as XProf's grouping marks them.
 pub fn eager_ops(space: &XSpace, plane: &Plane) -> Result<EagerOps, DecodeError> {
     let kinds = IdTable::new(plane.meta.event_metadata.iter().filter_map(|(&id, m)| {
@@ -138,8 +146,7 @@ pub fn eager_ops(space: &XSpace, plane: &Plane) -> Result<EagerOps, DecodeError>
     let mut ops: Vec<Vec<(u32, u32, u32)>> = Vec::with_capacity(plane.lines.len());
     for line in &plane.lines {
         let line_start_ps = line.header.timestamp_ns.wrapping_mul(1000);
-        // Enclosing events: (begin, end, the nearest node at or above it and that node's depth).
-        let mut stack: Vec<(i64, i64, Option<(u32, u32)>)> = Vec::new();
+        let mut stack: Vec<Enclosing> = Vec::new();
         let mut line_ops = Vec::new();
         space.for_each_raw_event(
             line,
@@ -153,12 +160,12 @@ pub fn eager_ops(space: &XSpace, plane: &Plane) -> Result<EagerOps, DecodeError>
                 let depth = if s.is_async {
                     None
                 } else {
-                    while stack.last().is_some_and(|&(b, en, _)| !(b <= begin && end <= en)) {
+                    while stack.last().is_some_and(|o| !(o.begin <= begin && end <= o.end)) {
                         stack.pop();
                     }
                     Some(stack.len() as u32)
                 };
-                let enclosing = depth.and_then(|d| stack.last().and_then(|&(_, _, n)| n).map(|(node, nd)| (node, d - nd)));
+                let enclosing = depth.and_then(|d| stack.last().and_then(|o| o.nearest).map(|(node, nd)| (node, d - nd)));
                 let producer = match s.producer {
                     (Some(t), Some(id)) => Some((t, id)),
                     _ => None,
@@ -198,7 +205,7 @@ pub fn eager_ops(space: &XSpace, plane: &Plane) -> Result<EagerOps, DecodeError>
                     }
                 }
                 if let Some(d) = depth {
-                    stack.push((begin, end, nearest.map(|(node, steps)| (node, d - steps))));
+                    stack.push(Enclosing { begin, end, nearest: nearest.map(|(node, steps)| (node, d - steps)) });
                 }
                 Ok(())
             },
