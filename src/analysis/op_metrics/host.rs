@@ -15,11 +15,13 @@
 //!    occurrences for 60 runs. The row keeps XProf's count and notes how many came from allocator events
 //!    ([`super::OpMetrics::memory_event_occurrences`]).
 //!
-//!    The first pair is eager as XProf's step grouping marks it ([`super::eager`]): a TensorFlow op is
-//!    eager when the `EagerExecute` nearest to it in the event graph (its thread's nesting, the
-//!    contexts between threads) runs an op eagerly, whatever the event's own `is_eager` stat says;
-//!    other ops, and every op of a trace XProf does not group
-//!    ([`crate::analysis::step_groups::is_grouped`]), keep their `is_eager` stat.
+//!    The first pair is eager as XProf's step grouping marks it: a TensorFlow op is eager when the
+//!    innermost `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has
+//!    an `is_func` stat of 0 (an op run eagerly, not a compiled function), whatever the event's own
+//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group
+//!    ([`crate::analysis::step_groups::is_grouped`]), keep their `is_eager` stat. Difference: XProf
+//!    searches the whole event graph breadth first, cross-thread context links included; only the
+//!    thread's own nesting is followed here (equal on every fixture).
 //! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
 //!    pops until it finds its begin (what it pops on the way is lost; without one it is ignored). A
 //!    matched op adds one occurrence, its duration, and its duration less its children's as self time;
@@ -33,7 +35,6 @@
 //! Limited to a [`TimeWindow`] (Tidemark's own), step 2 keeps only the pairs of events that start inside
 //! it (eager marking still sees every enclosing event), so steps 3–4 replay those alone.
 
-use super::eager::{eager_ops, EagerOps};
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use super::window::{starts_in, TimeWindow};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
@@ -59,15 +60,14 @@ pub fn host_op_metrics_db_in(space: &XSpace, window: Option<TimeWindow>) -> Resu
     let stats = Stats::new(plane);
     let ops = op_table(space, plane, &stats)?;
     let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
-    let eager = if is_grouped(space) { Some(eager_ops(space, plane)?) } else { None };
-    let info = PlaneInfo { space, plane, stats, ops, memory_ids, eager, window };
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane), window };
     let mut db = OpMetricsDbBuilder::new();
-    for (index, line) in plane.lines.iter().enumerate() {
+    for line in &plane.lines {
         if is_derived_line(line.header.id) {
             continue;
         }
         let mut thread = Thread::default();
-        collect_activities(&info, index, line, &mut thread)?;
+        collect_activities(&info, line, &mut thread)?;
         db.combine(&replay(&mut thread), false);
     }
     Ok(db.finish())
@@ -104,15 +104,16 @@ struct Stats {
     tf_op: Option<i64>,
     stage_id: Option<i64>,
     stage_category: Option<i64>,
+    is_func: Option<i64>,
     selection: IdTable<bool>,
 }
 
 impl Stats {
     fn new(plane: &Plane) -> Self {
-        const NAMES: [&str; 4] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category"];
-        let [is_eager, tf_op, stage_id, stage_category] = NAMES.map(|n| plane.stat_id(n));
-        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category].into_iter().flatten().map(|id| (id, true)));
-        Stats { is_eager, tf_op, stage_id, stage_category, selection }
+        const NAMES: [&str; 5] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
+        let [is_eager, tf_op, stage_id, stage_category, is_func] = NAMES.map(|n| plane.stat_id(n));
+        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category, is_func].into_iter().flatten().map(|id| (id, true)));
+        Stats { is_eager, tf_op, stage_id, stage_category, is_func, selection }
     }
 }
 
@@ -191,6 +192,42 @@ fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<Fa
     Ok(ops)
 }
 
+/// The events eager marking looks at ([`collect_activities`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum EventKind {
+    #[default]
+    Other,
+    /// A TensorFlow op (XProf's `TfOpRun` event type: a name that parses as a TensorFlow op).
+    TfOpRun,
+    EagerKernelExecute,
+}
+
+/// Each event metadata id's [`EventKind`], and whether XProf's grouping (which marks eager ops) runs.
+struct EventKinds {
+    kinds: IdTable<EventKind>,
+    grouped: bool,
+}
+
+impl EventKinds {
+    fn new(space: &XSpace, plane: &Plane) -> Self {
+        let kinds = IdTable::new(plane.meta.event_metadata.iter().filter_map(|(&id, m)| {
+            let kind = if m.name == "EagerExecute" {
+                EventKind::EagerKernelExecute
+            } else if parse_tf_op_fullname(&m.name).category == TfOpCategory::TensorFlow {
+                EventKind::TfOpRun
+            } else {
+                return None;
+            };
+            Some((id, kind))
+        }));
+        EventKinds { kinds, grouped: is_grouped(space) }
+    }
+
+    fn get(&self, metadata_id: i64) -> EventKind {
+        self.kinds.get(metadata_id)
+    }
+}
+
 /// One end of an op occurrence on a thread; `pair` (numbered from 0 per thread, in event order) pairs
 /// a begin with its end and indexes the occurrence's [`Occurrence`].
 #[derive(Debug, Clone, Copy)]
@@ -224,24 +261,41 @@ struct PlaneInfo<'a> {
     ops: FastMap<i64, HostOp<'a>>,
     /// Event metadata ids of allocator events.
     memory_ids: Vec<i64>,
-    /// The TensorFlow ops XProf's grouping marks eager (`None` where it does not group the trace).
-    eager: Option<EagerOps>,
+    kinds: EventKinds,
     /// Only events starting inside it enter the replay.
     window: Option<TimeWindow>,
 }
 
-/// Step 2 of the module doc, for line `index` of the plane.
-fn collect_activities<'a>(p: &PlaneInfo<'a>, index: usize, line: &Line, thread: &mut Thread<'a>) -> Result<(), DecodeError> {
+/// Step 2 of the module doc, for one line.
+fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a>) -> Result<(), DecodeError> {
     let (plane, stats) = (p.plane, &p.stats);
     let line_start_ps = line.header.timestamp_ns.wrapping_mul(1000);
     thread.activities.reserve(line.event_count * 2);
+    // The events enclosing the current one: (begin, end, for an `EagerExecute`: whether it runs
+    // an op eagerly).
+    let mut enclosing: Vec<(u64, u64, Option<bool>)> = Vec::new();
     p.space.for_each_raw_event(
         line,
         &stats.selection,
         |_| true,
-        |ordinal, e| {
+        |_, e| {
             let begin_ps = line_start_ps.wrapping_add(e.header.offset_ps) as u64;
             let end_ps = begin_ps.wrapping_add(e.header.duration_ps as u64);
+            let mut marked_eager = None;
+            if p.kinds.grouped {
+                let kind = p.kinds.get(e.header.metadata_id);
+                while enclosing.last().is_some_and(|&(b, end, _)| !(b <= begin_ps && end_ps <= end)) {
+                    enclosing.pop();
+                }
+                if kind == EventKind::TfOpRun {
+                    marked_eager = Some(enclosing.iter().rev().find_map(|&(_, _, eager)| eager).unwrap_or(false));
+                }
+                let eager_execute = match kind {
+                    EventKind::EagerKernelExecute => Some(first_stat(plane, e.stats, stats.is_func)?.is_some_and(|v| int_value(&v) == 0)),
+                    _ => None,
+                };
+                enclosing.push((begin_ps, end_ps, eager_execute));
+            }
             if !starts_in(p.window, begin_ps as i64) {
                 return Ok(());
             }
@@ -256,7 +310,7 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, index: usize, line: &Line, thread: 
                 None => e.header.metadata_id,
             };
             if let Some(op) = p.ops.get(&key) {
-                let is_eager = match p.eager.as_ref().and_then(|m| m.marked(index, ordinal, e.header.metadata_id)) {
+                let is_eager = match marked_eager {
                     Some(eager) => eager,
                     None => first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0),
                 };
@@ -501,48 +555,6 @@ mod tests {
         assert!(db.metrics[0].is_eager);
         // A window over every event is the whole trace.
         assert_eq!(host_op_metrics_db_in(&trace, Some(TimeWindow::new(0, 311).unwrap())).unwrap(), host_op_metrics_db(&trace).unwrap());
-    }
-
-    #[test]
-    fn eager_marking_follows_contexts_to_other_threads() {
-        let eager_execute = |is_func: i64, context: i64| {
-            vec![("is_func", V::Int64Value(is_func)), ("_pt", V::Int64Value(1)), ("_p", V::Int64Value(context))]
-        };
-        let executor = |context: i64| vec![("_ct", V::Int64Value(1)), ("_c", V::Int64Value(context))];
-        let db = host_op_metrics_db(&space(vec![
-            // An op run eagerly, and a compiled function, each handing its work to an executor thread.
-            (1, vec![("EagerExecute", 0, 1000, eager_execute(0, 42)), ("EagerExecute", 2000, 1000, eager_execute(1, 43))]),
-            (
-                2,
-                vec![
-                    ("ExecutorState::Process", 100, 500, executor(42)),
-                    ("e/Eager:MatMul", 150, 50, vec![]),
-                    ("ExecutorState::Process", 2100, 500, executor(43)),
-                    ("f/Func:Add", 2150, 50, vec![("is_eager", V::Int64Value(1))]),
-                ],
-            ),
-            // The nearest `EagerExecute` decides: the enclosing function is 2 steps up (through the
-            // executor) as is the eager producer, and the thread's nesting comes first; one level more
-            // between the executor and the function and the producer is nearer.
-            (
-                3,
-                vec![
-                    ("EagerExecute", 5000, 1000, vec![("is_func", V::Int64Value(1))]),
-                    ("ExecutorState::Process", 5100, 500, executor(42)),
-                    ("t/Tie:Mul", 5150, 50, vec![]),
-                    ("EagerExecute", 7000, 1000, vec![("is_func", V::Int64Value(1))]),
-                    ("FunctionRun", 7050, 900, vec![]),
-                    ("ExecutorState::Process", 7100, 500, executor(42)),
-                    ("n/Near:Sub", 7150, 50, vec![]),
-                ],
-            ),
-        ]))
-        .unwrap();
-        let eager_of = |name: &str| db.metrics.iter().find(|m| m.name == name).unwrap().is_eager;
-        assert!(eager_of("e/Eager"), "run by an executor whose context an eager EagerExecute produced");
-        assert!(!eager_of("f/Func"), "a compiled function's op, whatever its own stat says");
-        assert!(!eager_of("t/Tie"));
-        assert!(eager_of("n/Near"));
     }
 
     #[test]
