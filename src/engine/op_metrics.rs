@@ -27,8 +27,10 @@ pub struct FileOpMetrics {
     pub host: OpMetricsDb,
     /// The trace's HLO modules, by program id.
     pub modules: XlaModules,
-    /// HLO ops timed on the devices (GPU kernels, TPU `XLA Ops`), or why Tidemark cannot build them for
-    /// this trace (then the device-side tables answer that reason and framework op stats stay host-only).
+    /// HLO ops timed on the devices (GPU kernels, TPU `XLA Ops`), or why Tidemark cannot read them (then
+    /// the device-side tables answer that reason and framework op stats stay host-only). A db with an
+    /// op Tidemark cannot cost ([`DeviceOps::uncosted`]) still gives framework op stats their device
+    /// rows; the tables built on FLOPs and bytes refuse it.
     pub device: Result<Arc<DeviceOps>, DeviceOpsError>,
     /// The device db regrouped by framework op (XProf's `CreateTfMetricsDbFromDeviceOpMetricsDb`), with
     /// its `IDLE` row; empty where there is no device db.
@@ -118,8 +120,8 @@ impl Session {
     }
 
     /// The device op db of the run `file_ids` (one file, or several hosts combined) for `tool`, or why
-    /// there is none: a trace Tidemark cannot read the device side of yet
-    /// ([`EngineError::Unsupported`]), or a malformed one (the error names the run's first file).
+    /// there is none: a trace with an op Tidemark cannot cost yet ([`EngineError::Unsupported`]), or a
+    /// malformed one (the error names the run's first file).
     pub(super) fn device_ops_for(&mut self, file_ids: &[u32], tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
         self.device_ops_in(file_ids, None, tool)
     }
@@ -133,9 +135,11 @@ impl Session {
     ) -> Result<Arc<DeviceOps>, EngineError> {
         let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
         match &self.run_op_metrics_in(file_ids, window)?.device {
-            Ok(ops) => Ok(ops.clone()),
-            Err(e @ DeviceOpsError::GpuCost { .. }) => Err(self.unsupported(first, tool, e.to_string())),
-            Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
+            Ok(ops) => match &ops.uncosted {
+                None => Ok(ops.clone()),
+                Some(u) => Err(self.unsupported(first, tool, u.to_string())),
+            },
+            Err(e) => Err(self.analysis_error(first, tool, e.to_string())),
         }
     }
 

@@ -108,5 +108,6 @@ fn combine_device<'a>(parts: impl Iterator<Item = &'a Arc<DeviceOps>>) -> Device
         has_steps: parts.iter().any(|d| d.has_steps),
         perf_env: combine_perf_env(with_device.map(|d| &d.perf_env)),
         db: db.finish(),
+        uncosted: parts.iter().find_map(|d| d.uncosted.clone()),
     }
 }

@@ -4,8 +4,10 @@
 //!
 //! Built from TPU planes (the ops of their `XLA Ops` lines, described by their event metadata) and
 //! from GPU planes (kernels of XLA ops, costed by XLA's GPU cost analysis, and kernels of framework
-//! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does gives
-//! [`DeviceOpsError::GpuCost`], never a table that would differ from XProf's.
+//! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does is still timed
+//! (its op's time and occurrences are XProf's, which framework op stats and the overview's op shares
+//! read), and the db names it in [`DeviceOps::uncosted`]: the tables built on its FLOPs and bytes
+//! (HLO op stats, Op Profile, the roofline) refuse it, never a table that would differ from XProf's.
 
 pub mod duty_cycle;
 pub mod gpu;
@@ -22,10 +24,17 @@ use crate::decode::DecodeError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DeviceOpsError {
-    #[error("the cost of HLO op `{instruction}` (program {program_id}) on the GPU: {error}")]
-    GpuCost { program_id: u64, instruction: String, error: crate::analysis::gpu_cost::CostError },
     #[error(transparent)]
     Decode(#[from] DecodeError),
+}
+
+/// A GPU kernel's HLO op whose cost Tidemark cannot compute as XProf does.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the cost of HLO op `{instruction}` (program {program_id}) on the GPU: {error}")]
+pub struct Uncosted {
+    pub program_id: u64,
+    pub instruction: String,
+    pub error: crate::analysis::gpu_cost::CostError,
 }
 
 /// The device op db of a trace and what it ran on.
@@ -43,6 +52,10 @@ pub struct DeviceOps {
     pub perf_env: PerfEnv,
     /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
     pub db: OpMetricsDb,
+    /// The first op (in plane and line order) whose kernels ran without the FLOPs and bytes XProf
+    /// gives them, because Tidemark cannot cost its instruction: `db`'s times and occurrences are
+    /// XProf's, its FLOPs and bytes are not. `None` where every op is costed (and on TPUs).
+    pub uncosted: Option<Uncosted>,
 }
 
 pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, DeviceOpsError> {
@@ -57,8 +70,9 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
     };
     let mut combined = OpMetricsDbBuilder::new();
     if kind == DeviceKind::Gpu {
+        let mut uncosted = None;
         for plane in &planes {
-            combined.combine(&gpu::device_op_metrics_db(space, plane, modules, window)?, true);
+            combined.combine(&gpu::device_op_metrics_db(space, plane, modules, window, &mut uncosted)?, true);
         }
         let capabilities = gpu_perf::GpuCapabilities::of(planes[0]);
         let db = combined.finish();
@@ -69,6 +83,7 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
             has_steps: false,
             perf_env: capabilities.perf_env(planes[0]),
             db,
+            uncosted,
         });
     }
     for plane in &planes {
@@ -85,6 +100,7 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
         has_steps,
         perf_env: tpu_perf_env(planes[0]),
         db: OpMetricsDb { busy_time_ps: duty.busy_ps, idle_time_ps: duty.idle_ps, ..combined.finish() },
+        uncosted: None,
     })
 }
 
