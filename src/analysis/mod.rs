@@ -1,5 +1,6 @@
 //! Analyses: one module per tool, each turning decoded files into plain output structs.
 
+pub mod allocation_names;
 pub mod data_table;
 pub mod device_memory;
 pub mod device_ops;

@@ -7,6 +7,7 @@
 //! lifetimes resolved — never the full snapshot list, which can be millions of events.
 
 use super::{EngineError, Session};
+use crate::analysis::allocation_names::{self, AllocationNames};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
     self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
@@ -163,6 +164,26 @@ impl Session {
             Profile::XSpace(space) => {
                 memory_profile::analyze(space).map_err(|e| EngineError::Analysis { file, tool: TOOL.into(), message: e.to_string() })
             }
+            other => Err(EngineError::WrongFormat {
+                file,
+                tool: TOOL.into(),
+                found: other.format(),
+                needs: "an XProf trace (*.xplane.pb) with allocator events".into(),
+            }),
+        }
+    }
+
+    /// Every allocator event of file `file_id` named by the module run, compile or transfer it belongs
+    /// to and the buffer-assignment allocation it is, given the file's Memory Profile `profile`.
+    pub fn allocation_names(&self, file_id: u32, profile: &MemoryProfile) -> Result<AllocationNames, EngineError> {
+        let f = self.file(file_id)?;
+        let file = f.file.name.clone();
+        match &f.file.profile {
+            Profile::XSpace(space) => allocation_names::analyze(space, profile).map_err(|e| EngineError::Analysis {
+                file,
+                tool: TOOL.into(),
+                message: e.to_string(),
+            }),
             other => Err(EngineError::WrongFormat {
                 file,
                 tool: TOOL.into(),

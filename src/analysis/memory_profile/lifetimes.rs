@@ -11,6 +11,12 @@ impl AllocatorProfile {
         self.breakdown.iter().map(|row| row.snapshot_indices.iter().filter_map(|&i| self.lifetime(i)).collect()).collect()
     }
 
+    /// The index of the deallocation that frees the allocation at `allocation_index`, where the window
+    /// holds it.
+    pub fn freed_by(&self, allocation_index: usize) -> Option<usize> {
+        self.ends.freed_by(allocation_index)
+    }
+
     /// The lifetime of the allocation at `snapshots[allocation_index]`: it ends at the next event at
     /// the same address if that is a deallocation. `None` if the index is not an allocation.
     pub fn lifetime(&self, allocation_index: usize) -> Option<Lifetime> {

@@ -8,6 +8,7 @@
 //! general string escaper (keys included), three times slower; `tidemark` goes through serde.
 
 use super::{ActivityRef, AggregationStats, AllocatorProfile, EventCounts, LeakHints, MemoryProfile, Snapshot};
+use crate::analysis::allocation_names::{AllocationName, AllocationNames};
 use crate::analysis::memory_events::Activity;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -23,6 +24,112 @@ macro_rules! key {
 #[derive(Serialize)]
 pub struct Tidemark<'a> {
     pub allocators: BTreeMap<&'a str, TidemarkAllocator<'a>>,
+    /// Every allocation named by module run / compile / transfer and buffer
+    /// ([`crate::analysis::allocation_names`]),
+    /// where they were computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocation_names: Option<NamesJson<'a>>,
+}
+
+/// [`AllocationNames`] as the JSON carries it: the reasons, the module runs, and per memory ID what
+/// was live at the peak by name, and the name of each `activeAllocations` row.
+#[derive(Serialize)]
+pub struct NamesJson<'a> {
+    pub reasons: &'a [String],
+    pub runs: Vec<RunJson<'a>>,
+    pub allocators: BTreeMap<&'a str, AllocatorNamesJson<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct RunJson<'a> {
+    pub module_name: Option<&'a str>,
+    /// XProf's name of the module that made it, when one did; the candidates otherwise.
+    pub module: Option<&'a str>,
+    pub candidates: Vec<&'a str>,
+    pub memory_id: &'a str,
+    pub start_trace_ps: i64,
+    pub allocations: u64,
+    pub allocated_bytes: i64,
+    pub temporary_bytes: i64,
+}
+
+#[derive(Serialize)]
+pub struct AllocatorNamesJson<'a> {
+    /// Why the events could not be named, if they could not.
+    pub unaligned: Option<&'a str>,
+    /// Per `activeAllocations` row: the name of its first allocation ("" for a computed row).
+    pub breakdown_names: Vec<&'a str>,
+    pub peak: PeakJson<'a>,
+}
+
+#[derive(Serialize)]
+pub struct PeakJson<'a> {
+    pub peak_bytes: i64,
+    pub before_trace_bytes: i64,
+    pub stack_bytes: i64,
+    pub rows: Vec<PeakRowJson<'a>>,
+    pub by_kind: Vec<(&'static str, i64)>,
+    pub by_module: &'a [(String, i64)],
+}
+
+#[derive(Serialize)]
+pub struct PeakRowJson<'a> {
+    pub name: &'a AllocationName,
+    pub allocations: u64,
+    pub allocation_bytes: i64,
+    pub requested_bytes: i64,
+}
+
+fn names_json<'a>(profile: &'a MemoryProfile, names: &'a AllocationNames) -> NamesJson<'a> {
+    let runs = names
+        .runs
+        .iter()
+        .map(|r| RunJson {
+            module_name: r.module_name.as_deref(),
+            module: r.module.and_then(|m| names.modules.get(m)).map(|m| m.xprof_name.as_str()),
+            candidates: r.candidates.iter().filter_map(|&m| names.modules.get(m)).map(|m| m.xprof_name.as_str()).collect(),
+            memory_id: &r.memory_id,
+            start_trace_ps: r.start_trace_ps,
+            allocations: r.allocations,
+            allocated_bytes: r.allocated_bytes,
+            temporary_bytes: r.temporary_bytes,
+        })
+        .collect();
+    let allocators = profile
+        .allocators
+        .iter()
+        .filter_map(|a| {
+            let n = names.allocator(&a.memory_id)?;
+            let label = |i: usize| n.name(i).map_or("", |x| x.label.as_str());
+            let breakdown_names = a
+                .breakdown
+                .iter()
+                .map(|r| if r.special_index.is_some() { "" } else { r.snapshot_indices.first().map_or("", |&i| label(i)) })
+                .collect();
+            let p = &n.peak;
+            let peak = PeakJson {
+                peak_bytes: p.peak_bytes,
+                before_trace_bytes: p.before_trace_bytes,
+                stack_bytes: p.stack_bytes,
+                rows: p
+                    .rows
+                    .iter()
+                    .filter_map(|r| {
+                        Some(PeakRowJson {
+                            name: n.names.get(r.name as usize)?,
+                            allocations: r.allocations,
+                            allocation_bytes: r.allocation_bytes,
+                            requested_bytes: r.requested_bytes,
+                        })
+                    })
+                    .collect(),
+                by_kind: p.by_kind.iter().map(|&(k, b)| (k.label(), b)).collect(),
+                by_module: &p.by_module,
+            };
+            Some((a.memory_id.as_str(), AllocatorNamesJson { unaligned: n.unaligned.as_deref(), breakdown_names, peak }))
+        })
+        .collect();
+    NamesJson { reasons: &names.reasons, runs, allocators }
 }
 
 #[derive(Serialize)]
@@ -38,6 +145,12 @@ pub struct TidemarkAllocator<'a> {
 
 /// The document as compact JSON text.
 pub fn to_string(profile: &MemoryProfile) -> Result<String, serde_json::Error> {
+    to_string_named(profile, None)
+}
+
+/// [`to_string`] with the allocations' names under the `tidemark` key, where given: XProf's part is
+/// the same either way.
+pub fn to_string_named(profile: &MemoryProfile, names: Option<&AllocationNames>) -> Result<String, serde_json::Error> {
     // Room for it up front (it is a few hundred bytes per timeline point and breakdown row): growing
     // the buffer by doubling would copy it into fresh memory several times over.
     let rows: usize = profile.allocators.iter().map(|a| a.sampled_indices.len() + 2 * a.breakdown.len()).sum();
@@ -87,6 +200,7 @@ pub fn to_string(profile: &MemoryProfile) -> Result<String, serde_json::Error> {
                 (id, t)
             })
             .collect(),
+        allocation_names: names.map(|n| names_json(profile, n)),
     };
     serde_json::to_writer(&mut w.0, &tidemark)?;
     w.raw("}");

@@ -4,6 +4,7 @@
 use crate::args::{open_one, OpenedFile};
 use crate::units::{bytes, count};
 use std::fmt::Write;
+use tidemark::analysis::allocation_names::{AllocationNames, AllocatorNames};
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
 
 const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
@@ -33,8 +34,20 @@ pub fn run(argv: &[String]) -> i32 {
         }
         profile.allocators.retain(|a| a.memory_id == id);
     }
+    // Named where XProf names nothing: a trace whose allocations at the peak carry no op (JAX's).
+    let names = if lacks_ops(&profile) {
+        match session.allocation_names(id, &profile) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                eprintln!("tidemark: {e}");
+                return 1;
+            }
+        }
+    } else {
+        None
+    };
     if args.flag("json") {
-        match xprof_json::to_string(&profile) {
+        match xprof_json::to_string_named(&profile, names.as_ref()) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("tidemark: {name}: cannot write JSON: {e}");
@@ -42,20 +55,71 @@ pub fn run(argv: &[String]) -> i32 {
             }
         }
     } else {
-        print!("{}", text(&name, &profile));
+        print!("{}", text(&name, &profile, names.as_ref()));
     }
     0
 }
 
-fn text(name: &str, p: &MemoryProfile) -> String {
+/// Whether some allocation live at XProf's peak has no op: what the names are for.
+fn lacks_ops(p: &MemoryProfile) -> bool {
+    p.allocators
+        .iter()
+        .any(|a| a.breakdown.iter().any(|r| r.special_index.is_none() && a.row_metadata(r).is_some_and(|m| m.tf_op_name.is_empty())))
+}
+
+fn text(name: &str, p: &MemoryProfile, names: Option<&AllocationNames>) -> String {
     let mut s = format!("{name}\n");
     if p.allocators.is_empty() {
         s.push_str("  no memory allocation events on /host:CPU: nothing to profile (JAX on CPU, and TensorFlow on CPU without a BFC allocator, record none)\n");
     }
+    for reason in names.map_or(&[][..], |n| &n.reasons) {
+        let _ = writeln!(s, "  note: {reason}");
+    }
     for a in &p.allocators {
         allocator_text(&mut s, a);
+        if let Some(n) = names.and_then(|n| n.allocator(&a.memory_id)) {
+            named_text(&mut s, n);
+        }
     }
     s
+}
+
+/// What was live at the peak by name (Tidemark's own): every live allocation, not only the peak
+/// step's as XProf's table.
+fn named_text(s: &mut String, n: &AllocatorNames) {
+    if let Some(why) = &n.unaligned {
+        let _ = writeln!(s, "    named at peak: not available ({why})");
+        return;
+    }
+    let p = &n.peak;
+    let shown = if p.rows.len() > TOP_ROWS { ", largest shown" } else { "" };
+    let _ = writeln!(
+        s,
+        "    named at peak ({} rows{shown}; every allocation live at the peak event, by module run / compile / transfer and buffer):",
+        p.rows.len()
+    );
+    let _ = writeln!(s, "      {:>12} {:>6}  name  [innermost Python frame]", "bytes", "count");
+    for r in p.rows.iter().take(TOP_ROWS) {
+        let Some(name) = n.names.get(r.name as usize) else { continue };
+        let frame = name.python_frame.as_deref().map(|f| format!("  [{f}]")).unwrap_or_default();
+        let _ = writeln!(s, "      {:>12} {:>6}  {}{frame}", bytes(r.allocation_bytes), count(r.allocations), name.label);
+    }
+    if p.before_trace_bytes != 0 {
+        let _ = writeln!(
+            s,
+            "      {:>12} {:>6}  allocated before the trace began (no event of it in the window)",
+            bytes(p.before_trace_bytes),
+            ""
+        );
+    }
+    if p.stack_bytes != 0 {
+        let _ = writeln!(s, "      {:>12} {:>6}  stack", bytes(p.stack_bytes), "");
+    }
+    let kinds: Vec<String> = p.by_kind.iter().map(|(k, b)| format!("{} {}", k.label(), bytes(*b))).collect();
+    let _ = writeln!(s, "      by kind: {}", kinds.join(" · "));
+    let modules: Vec<String> =
+        p.by_module.iter().map(|(m, b)| format!("{} {}", if m.is_empty() { "no module" } else { m }, bytes(*b))).collect();
+    let _ = writeln!(s, "      by module: {}", modules.join(" · "));
 }
 
 fn allocator_text(s: &mut String, a: &AllocatorProfile) {

@@ -1,0 +1,239 @@
+//! Where each allocator event happened: the host events around it on its own thread's line.
+//!
+//! XLA's allocator events carry no op on a JAX trace, but they are recorded on the thread that asked for
+//! the memory, inside the profiler's own host events (TraceMe): `Build buffer allocations` inside a
+//! `…LoadedExecutable::Execute` (a module's run), `BufferFromHostBuffer` under `DevicePut` (an input
+//! copied to the device), `create redzone buffers` or any event on a `tf_pjrt_compile_thread_pool` line
+//! (the compiler autotuning), and the Python tracer's `$file.py:line function` frames above them. A
+//! line's events are written when they end, not in start order, so each line is sorted by start before
+//! the enclosing events of an allocator event are read off a stack.
+
+use crate::analysis::memory_events::{Activity, Reader};
+use crate::decode::xplane::{IdTable, Plane, XSpace};
+use crate::decode::DecodeError;
+use crate::fast_hash::FastMap;
+use std::cmp::Reverse;
+
+/// What the host was doing when an allocator event happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Place {
+    /// Inside a module's run: `run` indexes [`Scanned::runs`]; `building` is whether the event lies in
+    /// the run's `Build buffer allocations`, where the run allocates its buffer assignment.
+    Run { run: usize, building: bool },
+    /// On a compiler thread or inside the compiler's autotuning (`create redzone buffers`).
+    Compile { event: String },
+    /// Copying an input to the device (`BufferFromHostBuffer`, `DevicePut`, `LinearizeHostBufferInto`).
+    Transfer { event: String },
+    /// Inside host events of no kind above: the innermost one that is not a Python frame.
+    Other { event: String },
+    /// Inside no host event at all.
+    Outside,
+}
+
+/// One module run: the `Build buffer allocations` (else the `Execute`) event that encloses its events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct HostRun {
+    /// The module's name where the events around say it (`CommonPjRtLoadedExecutable::Execute
+    /// (jit_train_step)`, else `PjitFunction(train_step)` → `jit_train_step`).
+    pub(super) module_name: Option<String>,
+    /// The enclosing event's start in the trace (its line's start plus its offset), ps.
+    pub(super) start_trace_ps: i64,
+}
+
+/// One allocator event and where it happened, in the file order XProf reads them in.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct HostEvent {
+    pub(super) memory_id: String,
+    pub(super) activity: Activity,
+    pub(super) offset_ps: i64,
+    pub(super) address: u64,
+    pub(super) allocation_bytes: i64,
+    pub(super) requested_bytes: i64,
+    pub(super) place: Place,
+    /// The innermost Python frame around it (`pxla.py:399 __call__`), where the Python tracer ran.
+    pub(super) python_frame: Option<String>,
+}
+
+/// Every allocator event of the host plane with its place, and the module runs found.
+#[derive(Debug, Default)]
+pub(super) struct Scanned {
+    pub(super) events: Vec<HostEvent>,
+    pub(super) runs: Vec<HostRun>,
+    /// Whether any line holds Python tracer frames.
+    pub(super) python_tracer: bool,
+}
+
+/// What an event's name says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Python,
+    Build,
+    Execute,
+    Compile,
+    Transfer,
+    Plain,
+}
+
+fn class_of(name: &str) -> Class {
+    if name.starts_with('$') {
+        Class::Python
+    } else if name == "Build buffer allocations" {
+        Class::Build
+    } else if name.contains("LoadedExecutable::Execute") || name.contains("EnqueueExecution") {
+        Class::Execute
+    } else if name.contains("redzone") || name.contains("utotun") || name.starts_with("Compile") {
+        Class::Compile
+    } else if name.contains("BufferFromHostBuffer") || name.starts_with("DevicePut") || name.contains("LinearizeHostBufferInto") {
+        Class::Transfer
+    } else {
+        Class::Plain
+    }
+}
+
+/// The module a run event's name gives: `CommonPjRtLoadedExecutable::Execute (jit_f)` → `jit_f`,
+/// `PjitFunction(f)` → `jit_f` (JAX names a jitted function's module so).
+fn module_named_by(name: &str) -> Option<String> {
+    if let Some(rest) = name.strip_prefix("CommonPjRtLoadedExecutable::Execute (") {
+        return rest.strip_suffix(')').map(str::to_string);
+    }
+    name.strip_prefix("PjitFunction(").and_then(|r| r.strip_suffix(')')).map(|f| format!("jit_{f}"))
+}
+
+/// A line whose every event is the compiler's (its autotuning runs candidate kernels there).
+fn is_compile_line(name: &str) -> bool {
+    name.contains("compile")
+}
+
+/// An interval of a line: start, end (ps, the line's offsets) and metadata id.
+type Interval = (i64, i64, i64);
+
+/// Reads every allocator event of plane `plane_index` (the host plane) with its place.
+pub(super) fn scan(space: &XSpace, plane_index: usize, plane: &Plane) -> Result<Scanned, DecodeError> {
+    let mut out = Scanned::default();
+    let Some(reader) = Reader::new(plane_index, plane) else { return Ok(out) };
+    let mut classes: FastMap<i64, Class> = FastMap::default();
+    let mut run_ids: FastMap<(usize, i64), usize> = FastMap::default();
+    let no_stats = IdTable::new(std::iter::empty());
+    for (line_index, line) in plane.lines.iter().enumerate() {
+        let mut intervals: Vec<Interval> = Vec::new();
+        let mut mems = Vec::new();
+        space.for_each_raw_event(
+            line,
+            &no_stats,
+            |_| true,
+            |event_index, ev| {
+                if let Some(e) = reader.read(line, line_index, event_index, ev)? {
+                    mems.push(e);
+                } else if ev.header.duration_ps > 0 {
+                    let h = ev.header;
+                    intervals.push((h.offset_ps, h.offset_ps.saturating_add(h.duration_ps), h.metadata_id));
+                }
+                Ok(())
+            },
+        )?;
+        let mut class = |id: i64| *classes.entry(id).or_insert_with(|| class_of(plane.event_name(id)));
+        out.python_tracer |= intervals.iter().any(|&(_, _, id)| class(id) == Class::Python);
+        if mems.is_empty() {
+            continue;
+        }
+        intervals.sort_by_key(|&(start, end, _)| (start, Reverse(end)));
+        let mut order: Vec<usize> = (0..mems.len()).collect();
+        order.sort_by_key(|&i| mems[i].offset_ps);
+        let compile_line = is_compile_line(&line.header.name);
+        let line_start_ps = line.header.timestamp_ns.saturating_mul(1000);
+        let mut places = vec![(Place::Outside, None); mems.len()];
+        let mut stack: Vec<Interval> = Vec::new();
+        let mut next = 0;
+        for i in order {
+            let t = mems[i].offset_ps;
+            while next < intervals.len() && intervals[next].0 <= t {
+                let iv = intervals[next];
+                while stack.last().is_some_and(|top| top.1 < iv.0) {
+                    stack.pop();
+                }
+                stack.push(iv);
+                next += 1;
+            }
+            while stack.last().is_some_and(|top| top.1 < t) {
+                stack.pop();
+            }
+            // Innermost first; an interval that a longer child outlived is skipped, not trusted.
+            let around: Vec<Interval> = stack.iter().rev().filter(|iv| iv.1 >= t).copied().collect();
+            places[i] = place_of(&around, plane, &mut class, compile_line, line_index, line_start_ps, &mut run_ids, &mut out.runs);
+        }
+        for (e, (place, python_frame)) in mems.into_iter().zip(places) {
+            out.events.push(HostEvent {
+                memory_id: e.memory_id.into_owned(),
+                activity: e.activity,
+                offset_ps: e.offset_ps,
+                address: e.address,
+                allocation_bytes: e.allocation_bytes,
+                requested_bytes: e.requested_bytes,
+                place,
+                python_frame,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The place of an event inside `around` (innermost first), and its innermost Python frame.
+#[allow(clippy::too_many_arguments)]
+fn place_of(
+    around: &[Interval],
+    plane: &Plane,
+    class: &mut impl FnMut(i64) -> Class,
+    compile_line: bool,
+    line_index: usize,
+    line_start_ps: i64,
+    run_ids: &mut FastMap<(usize, i64), usize>,
+    runs: &mut Vec<HostRun>,
+) -> (Place, Option<String>) {
+    let around: Vec<(Interval, Class)> = around.iter().map(|&iv| (iv, class(iv.2))).collect();
+    let name = |iv: &(Interval, Class)| plane.event_name(iv.0 .2).to_string();
+    let first = |c: Class| around.iter().find(|iv| iv.1 == c);
+    let python_frame = first(Class::Python).map(|iv| name(iv).trim_start_matches('$').to_string());
+    let innermost_plain = around.iter().find(|iv| iv.1 != Class::Python).map(name);
+    if compile_line || first(Class::Compile).is_some() {
+        let event = first(Class::Compile).map(name).or(innermost_plain).unwrap_or_default();
+        return (Place::Compile { event }, python_frame);
+    }
+    let build = first(Class::Build);
+    if let Some(anchor) = build.or(first(Class::Execute)) {
+        let key = (line_index, anchor.0 .0);
+        let run = *run_ids.entry(key).or_insert_with(|| {
+            let module_name = around.iter().find_map(|iv| module_named_by(plane.event_name(iv.0 .2)));
+            runs.push(HostRun { module_name, start_trace_ps: line_start_ps.saturating_add(anchor.0 .0) });
+            runs.len() - 1
+        });
+        return (Place::Run { run, building: build.is_some() }, python_frame);
+    }
+    if let Some(iv) = first(Class::Transfer) {
+        return (Place::Transfer { event: name(iv) }, python_frame);
+    }
+    match innermost_plain {
+        Some(event) => (Place::Other { event }, python_frame),
+        None if python_frame.is_some() => (Place::Other { event: String::new() }, python_frame),
+        None => (Place::Outside, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_say_what_events_are() {
+        assert_eq!(class_of("$pxla.py:399 __call__"), Class::Python);
+        assert_eq!(class_of("Build buffer allocations"), Class::Build);
+        assert_eq!(class_of("[0] PjRtStreamExecutorRawLoadedExecutable::Execute"), Class::Execute);
+        assert_eq!(class_of("PjRtStreamExecutorLoadedExecutable::EnqueueExecution"), Class::Execute);
+        assert_eq!(class_of("create redzone buffers"), Class::Compile);
+        assert_eq!(class_of("PjRtCApiCompiler::BufferFromHostBuffer(s32[])"), Class::Transfer);
+        assert_eq!(class_of("DevicePutWithSharding"), Class::Transfer);
+        assert_eq!(class_of("train"), Class::Plain);
+        assert_eq!(module_named_by("CommonPjRtLoadedExecutable::Execute (jit_train_step)").as_deref(), Some("jit_train_step"));
+        assert_eq!(module_named_by("PjitFunction(matmul)").as_deref(), Some("jit_matmul"));
+        assert_eq!(module_named_by("ExecuteReplicated.__call__"), None);
+    }
+}

@@ -1,0 +1,516 @@
+//! Every allocator event named by what asked for the memory (Tidemark's own; no profiler joins these).
+//!
+//! A JAX trace's allocator events carry no `tf_op`, so XProf's Memory Profile lists every allocation
+//! as `(no op)`. The trace says more: each event lies inside host events on its thread's line
+//! ([`host_context`]): a module's run (`Build buffer allocations` in `…LoadedExecutable::Execute`),
+//! the compiler's autotuning, a host→device copy, with the Python tracer's frames above. And a run
+//! allocates exactly its module's buffer-assignment allocations ([`buffers`]): its outputs and its
+//! temporary, each of a size the HLO states. So an allocation in a run is matched to the allocation of
+//! its size; where several are of one size (six outputs `f32[2048,2048]`), every candidate is listed
+//! and only what they share (kind, shape) is said — never one of them guessed.
+//!
+//! Where the trace cannot say (no HLO modules, no allocator events, no Python tracer, allocations
+//! outside any host event), [`AllocationNames::reasons`] says what is missing and what to record.
+
+pub mod buffers;
+mod host_context;
+
+use crate::analysis::memory_events::Activity;
+use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile, HOST_PLANE};
+use crate::analysis::xla_modules::decoded_modules;
+use crate::decode::xplane::XSpace;
+use crate::decode::DecodeError;
+use buffers::{BufferKind, ModuleAllocations, RunAllocation};
+use host_context::{HostEvent, HostRun, Place, Scanned};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What asked for an allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NameKind {
+    /// A module run's output.
+    Output,
+    /// A module run's temporary (scratch) allocation.
+    Temporary,
+    /// In a module run, but not one of its module's buffer-assignment allocations (or the module's
+    /// allocations of that size are of different kinds).
+    RunOther,
+    /// The compiler (autotuning candidate kernels).
+    Compile,
+    /// An input copied from the host.
+    Transfer,
+    /// Inside other host events.
+    Other,
+    /// Inside no host event.
+    Outside,
+}
+
+impl NameKind {
+    /// The kind as the page's bar and the CLI group it.
+    pub fn label(self) -> &'static str {
+        match self {
+            NameKind::Output => "outputs",
+            NameKind::Temporary => "temporaries",
+            NameKind::RunOther => "module runs, unmatched",
+            NameKind::Compile => "compile-time",
+            NameKind::Transfer => "transfers",
+            NameKind::Other => "other host work",
+            NameKind::Outside => "outside host events",
+        }
+    }
+}
+
+/// The name of one allocation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AllocationName {
+    pub kind: NameKind,
+    /// The module's XProf name (`jit_train_step(5314)`), when one module's run made it.
+    pub module: Option<String>,
+    /// The modules that could have made it, when the run's module cannot be told apart (several
+    /// modules of one name whose allocations all fit); empty otherwise.
+    pub module_candidates: Vec<String>,
+    /// The buffer-assignment allocations (index) it may be: one when matched, several when the module
+    /// has several of its size.
+    pub buffer_candidates: Vec<i64>,
+    /// An output's place in the result, `{3}`; `{0|1|2}` among candidates.
+    pub output_index: Option<String>,
+    /// The shape, where every candidate has the same.
+    pub shape: Option<String>,
+    /// The instruction whose buffer the Memory Viewer highlights (one candidate only).
+    pub instruction: Option<String>,
+    /// The host event that says what it was (compile, transfer, other), or the run's module name as
+    /// the host events give it.
+    pub event: String,
+    /// The innermost Python frame around it (`pxla.py:399 __call__`), where the Python tracer ran.
+    pub python_frame: Option<String>,
+    /// All of it in a few words, what a table row shows.
+    pub label: String,
+}
+
+/// One module run found in the trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModuleRun {
+    /// The module's name as the host events give it (`jit_train_step`).
+    pub module_name: Option<String>,
+    /// The module (index into [`AllocationNames::modules`]) whose buffer assignment explains the run's
+    /// allocations, when exactly one does.
+    pub module: Option<usize>,
+    /// Every module whose buffer assignment explains them, when several do.
+    pub candidates: Vec<usize>,
+    /// Where the run starts in the trace, ps.
+    pub start_trace_ps: i64,
+    pub memory_id: String,
+    /// Allocations the run made while building its buffers, and their requested bytes.
+    pub allocations: u64,
+    pub allocated_bytes: i64,
+    /// Requested bytes of its allocations named temporary.
+    pub temporary_bytes: i64,
+    /// Snapshot indices (of `memory_id`'s profile) of its allocations, in time order.
+    pub snapshot_indices: Vec<usize>,
+}
+
+/// The names of one memory ID's events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocatorNames {
+    pub memory_id: String,
+    /// The distinct names.
+    pub names: Vec<AllocationName>,
+    /// Per snapshot of the profile (time order), the index of its name in `names`: an allocation's
+    /// own, a deallocation its allocation's (its own place where its allocation is not in the window).
+    /// Empty when the events could not be lined up with the profile's (`unaligned` says why).
+    pub name_of: Vec<u32>,
+    pub unaligned: Option<String>,
+    pub peak: PeakNames,
+}
+
+/// What was live at the allocator's peak, by name. The rows, `before_trace_bytes` and `stack_bytes`
+/// add up to `peak_bytes`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PeakNames {
+    /// The peak event's snapshot index; `None` when no event is the peak.
+    pub peak_index: Option<usize>,
+    /// Heap + stack at the peak: XProf's peak.
+    pub peak_bytes: i64,
+    /// Live allocations grouped by name, most bytes first (ties by name index).
+    pub rows: Vec<PeakRow>,
+    /// Heap at the peak held by allocations made before the window (none of its events saw them).
+    pub before_trace_bytes: i64,
+    pub stack_bytes: i64,
+    /// Bytes per kind ([`NameKind::label`]) and per module (`""` for allocations of no one module),
+    /// most first.
+    pub by_kind: Vec<(NameKind, i64)>,
+    pub by_module: Vec<(String, i64)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeakRow {
+    /// Index into [`AllocatorNames::names`].
+    pub name: u32,
+    pub allocations: u64,
+    pub allocation_bytes: i64,
+    pub requested_bytes: i64,
+    /// The allocations' snapshot indices, in time order.
+    pub snapshot_indices: Vec<usize>,
+}
+
+/// Every allocator event of a trace named.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AllocationNames {
+    /// The trace's modules with a buffer assignment, by program id.
+    pub modules: Vec<ModuleAllocations>,
+    pub runs: Vec<ModuleRun>,
+    /// One per allocator of the profile, in its order.
+    pub allocators: Vec<AllocatorNames>,
+    /// What the trace cannot say, one sentence each, with what to record.
+    pub reasons: Vec<String>,
+}
+
+/// Names the allocator events of `space`, whose Memory Profile is `profile`.
+pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationNames, DecodeError> {
+    let mut decoded = decoded_modules(space);
+    decoded.sort_by_key(|(id, _, _)| *id);
+    let modules = buffers::modules(&decoded);
+    drop(decoded);
+    let scanned = match space.planes.iter().position(|p| p.name() == HOST_PLANE) {
+        Some(i) => host_context::scan(space, i, &space.planes[i])?,
+        None => Scanned::default(),
+    };
+    let mut reasons = Vec::new();
+    if profile.allocators.is_empty() {
+        reasons.push(format!("The trace has no allocator events (MemoryAllocation on {HOST_PLANE}), so there is nothing to name: JAX on CPU records none; on a GPU they come with the profile."));
+    }
+    if modules.is_empty() && !profile.allocators.is_empty() {
+        reasons.push("The trace carries no HLO modules with buffer assignment, so a module run's allocations are named by module but not by buffer: record with jax.profiler.ProfileOptions enable_hlo_proto=True (the default).".into());
+    }
+    if !scanned.python_tracer && !profile.allocators.is_empty() {
+        reasons.push("The Python tracer did not run, so no allocation names its Python line: record with jax.profiler.ProfileOptions python_tracer_level=1.".into());
+    }
+    let mut names = Namer { modules: &modules, runs: Vec::new() };
+    let allocators = profile.allocators.iter().map(|a| names.allocator(a, &scanned)).collect();
+    let runs = names.runs;
+    Ok(AllocationNames { modules, runs, allocators, reasons })
+}
+
+impl AllocationNames {
+    /// The names of memory ID `memory_id`.
+    pub fn allocator(&self, memory_id: &str) -> Option<&AllocatorNames> {
+        self.allocators.iter().find(|a| a.memory_id == memory_id)
+    }
+}
+
+impl AllocatorNames {
+    /// The name of snapshot `i`, if named.
+    pub fn name(&self, i: usize) -> Option<&AllocationName> {
+        self.names.get(*self.name_of.get(i)? as usize)
+    }
+}
+
+struct Namer<'m> {
+    modules: &'m [ModuleAllocations],
+    runs: Vec<ModuleRun>,
+}
+
+impl Namer<'_> {
+    fn allocator(&mut self, a: &AllocatorProfile, scanned: &Scanned) -> AllocatorNames {
+        let mut events: Vec<&HostEvent> = scanned.events.iter().filter(|e| e.memory_id == a.memory_id).collect();
+        events.sort_by_key(|e| e.offset_ps);
+        let mut out = AllocatorNames {
+            memory_id: a.memory_id.clone(),
+            names: Vec::new(),
+            name_of: Vec::new(),
+            unaligned: None,
+            peak: PeakNames::default(),
+        };
+        if let Some(why) = misaligned(a, &events) {
+            out.unaligned = Some(why);
+            return out;
+        }
+        let mut table = NameTable::default();
+        let mut name_of = vec![u32::MAX; events.len()];
+        // Runs first: their allocations are matched together.
+        let mut by_run: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, e) in events.iter().enumerate() {
+            if let (Place::Run { run, building: true }, Activity::Allocation) = (&e.place, e.activity) {
+                by_run.entry(*run).or_default().push(i);
+            }
+        }
+        for (run, indices) in by_run {
+            let host = &scanned.runs[run];
+            let sizes: Vec<i64> = indices.iter().map(|&i| events[i].requested_bytes).collect();
+            let fitting = self.fitting_modules(host.module_name.as_deref(), &sizes);
+            let mut temporary_bytes = 0;
+            for (&i, &size) in indices.iter().zip(&sizes) {
+                let name = self.run_name(host.module_name.as_deref(), &fitting, size, events[i].python_frame.clone());
+                if name.kind == NameKind::Temporary {
+                    temporary_bytes += size;
+                }
+                name_of[i] = table.id(name);
+            }
+            self.runs.push(ModuleRun {
+                module_name: host.module_name.clone(),
+                module: (fitting.len() == 1).then(|| fitting[0]),
+                candidates: if fitting.len() > 1 { fitting } else { Vec::new() },
+                start_trace_ps: host.start_trace_ps,
+                memory_id: a.memory_id.clone(),
+                allocations: indices.len() as u64,
+                allocated_bytes: sizes.iter().sum(),
+                temporary_bytes,
+                snapshot_indices: indices,
+            });
+        }
+        let mut allocation_of = vec![None; events.len()];
+        for j in 0..events.len() {
+            if let Some(k) = a.freed_by(j) {
+                allocation_of[k] = Some(j);
+            }
+        }
+        for (i, e) in events.iter().enumerate() {
+            if name_of[i] != u32::MAX {
+                continue;
+            }
+            // A deallocation is its allocation's (which comes first, so is named by now).
+            let named = allocation_of[i].map(|k| name_of[k]);
+            name_of[i] = match named {
+                Some(id) if id != u32::MAX => id,
+                _ => table.id(Self::place_name(e, &scanned.runs)),
+            };
+        }
+        out.peak = peak_names(a, &name_of, &table.names);
+        out.names = table.names;
+        out.name_of = name_of;
+        out
+    }
+
+    /// The modules (indices) that could have made a run of allocations of `sizes`: those named
+    /// `module_name` (every module where the events name none or no module has the name) whose
+    /// allocations hold every size, each a distinct allocation.
+    fn fitting_modules(&self, module_name: Option<&str>, sizes: &[i64]) -> Vec<usize> {
+        let named: Vec<usize> = (0..self.modules.len()).filter(|&m| Some(self.modules[m].name.as_str()) == module_name).collect();
+        let pool = if named.is_empty() { (0..self.modules.len()).collect() } else { named };
+        let mut need: BTreeMap<i64, usize> = BTreeMap::new();
+        for &s in sizes {
+            *need.entry(s).or_default() += 1;
+        }
+        pool.into_iter()
+            .filter(|&m| {
+                let allocations = &self.modules[m].allocations;
+                need.iter().all(|(&s, &n)| allocations.iter().filter(|x| x.size_bytes == s).count() >= n)
+            })
+            .collect()
+    }
+
+    /// The name of a run's allocation of `size` bytes, the run's module among `fitting`.
+    fn run_name(&self, module_name: Option<&str>, fitting: &[usize], size: i64, python_frame: Option<String>) -> AllocationName {
+        let event = module_name.unwrap_or_default().to_string();
+        let candidates: Vec<(usize, &RunAllocation)> = fitting
+            .iter()
+            .flat_map(|&m| self.modules[m].allocations.iter().filter(move |x| x.size_bytes == size).map(move |x| (m, x)))
+            .collect();
+        let kind = common(candidates.iter().map(|(_, x)| x.kind));
+        let module = (fitting.len() == 1).then(|| self.modules[fitting[0]].xprof_name.clone());
+        let module_candidates =
+            if fitting.len() > 1 { fitting.iter().map(|&m| self.modules[m].xprof_name.clone()).collect() } else { Vec::new() };
+        let Some(kind) = kind else {
+            let why = if candidates.is_empty() { "no module's buffer assignment has this size" } else { "its candidates differ in kind" };
+            let who = module.clone().or_else(|| module_name.map(str::to_string)).unwrap_or_else(|| "a module".into());
+            return AllocationName {
+                kind: NameKind::RunOther,
+                module,
+                module_candidates,
+                buffer_candidates: candidates.iter().map(|(_, x)| x.index).collect(),
+                output_index: None,
+                shape: None,
+                instruction: None,
+                event,
+                python_frame,
+                label: format!("{who} run, unmatched ({why})"),
+            };
+        };
+        let shape = common(candidates.iter().map(|(_, x)| x.shape.clone()));
+        let one = (candidates.len() == 1).then(|| candidates[0].1);
+        let output_index = (kind == BufferKind::Output).then(|| {
+            let mut indices: Vec<&Vec<i64>> = candidates.iter().filter_map(|(_, x)| x.output_index.as_ref()).collect();
+            let all = indices.len() == candidates.len();
+            indices.sort();
+            indices.dedup();
+            let text: Vec<String> = indices.iter().map(|i| index_text(i)).collect();
+            (all && !indices.is_empty()).then(|| format!("{{{}}}", text.join("|")))
+        });
+        let output_index = output_index.flatten();
+        let who = match (&module, module_candidates.len()) {
+            (Some(m), _) => m.clone(),
+            (None, n) => format!("one of {n} modules {}", module_name.unwrap_or_default()),
+        };
+        // A tuple-shaped output is the result tuple's index table: its shape is the whole result.
+        let index_table = shape.as_deref().is_some_and(|s| s.starts_with('('));
+        let what = match kind {
+            BufferKind::Output if index_table => "result tuple's index table".to_string(),
+            BufferKind::Output => format!("output{}", output_index.as_deref().map(|i| format!(" {i}")).unwrap_or_default()),
+            BufferKind::Temporary => "temporary".to_string(),
+        };
+        let mut label = format!("{who} {what}");
+        if let Some(s) = shape.as_ref().filter(|_| !index_table) {
+            label.push(' ');
+            label.push_str(s);
+        }
+        if candidates.len() > 1 {
+            label.push_str(&format!(" (one of {} allocations of this size)", candidates.len()));
+        }
+        AllocationName {
+            kind: match kind {
+                BufferKind::Output => NameKind::Output,
+                BufferKind::Temporary => NameKind::Temporary,
+            },
+            module,
+            module_candidates,
+            buffer_candidates: candidates.iter().map(|(_, x)| x.index).collect(),
+            output_index,
+            shape,
+            instruction: one.map(|x| x.instruction.clone()),
+            event,
+            python_frame,
+            label,
+        }
+    }
+
+    /// The name of an event outside a run's buffer building.
+    fn place_name(e: &HostEvent, runs: &[HostRun]) -> AllocationName {
+        let (kind, event, label) = match &e.place {
+            Place::Run { run, .. } => {
+                let module = runs[*run].module_name.clone().unwrap_or_default();
+                let label = format!("{} run, outside its buffer building", if module.is_empty() { "a module" } else { &module });
+                (NameKind::RunOther, module, label)
+            }
+            Place::Compile { event } => (NameKind::Compile, event.clone(), format!("compile: {event}")),
+            Place::Transfer { event } => (NameKind::Transfer, event.clone(), format!("host→device: {event}")),
+            Place::Other { event } if event.is_empty() => (NameKind::Other, String::new(), "Python code, no host event".to_string()),
+            Place::Other { event } => (NameKind::Other, event.clone(), event.clone()),
+            Place::Outside => (NameKind::Outside, String::new(), "outside any host event".to_string()),
+        };
+        AllocationName {
+            kind,
+            module: None,
+            module_candidates: Vec::new(),
+            buffer_candidates: Vec::new(),
+            output_index: None,
+            shape: None,
+            instruction: None,
+            event,
+            python_frame: e.python_frame.clone(),
+            label,
+        }
+    }
+}
+
+/// The value every item shares, if any.
+fn common<T: PartialEq>(mut items: impl Iterator<Item = T>) -> Option<T> {
+    let first = items.next()?;
+    items.all(|x| x == first).then_some(first)
+}
+
+fn index_text(index: &[i64]) -> String {
+    index.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Why the scanned events do not line up one to one with the profile's snapshots, if they do not.
+fn misaligned(a: &AllocatorProfile, events: &[&HostEvent]) -> Option<String> {
+    if events.len() != a.snapshots.len() {
+        return Some(format!("{} events found beside the profile's {}", events.len(), a.snapshots.len()));
+    }
+    let s = &a.snapshots;
+    let bad = (0..events.len()).find(|&i| {
+        let e = events[i];
+        s.times()[i] != e.offset_ps
+            || s.activity(i) != e.activity
+            || s.address(i) != e.address
+            || s.allocation_bytes(i) != e.allocation_bytes
+    })?;
+    Some(format!("event {bad} differs from the profile's"))
+}
+
+/// Distinct names, each given an id once.
+#[derive(Default)]
+struct NameTable {
+    names: Vec<AllocationName>,
+    ids: std::collections::HashMap<AllocationName, u32>,
+}
+
+impl NameTable {
+    fn id(&mut self, name: AllocationName) -> u32 {
+        if let Some(&id) = self.ids.get(&name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.ids.insert(name, id);
+        id
+    }
+}
+
+/// What was live at `a`'s peak, by name: every allocation made at or before the peak event and not
+/// freed by then (not only the peak step's, as XProf's breakdown). `before_trace_bytes` is the heap
+/// those do not explain: negative where the window's events free more than they allocate (frees of
+/// allocations made before it at reused addresses).
+fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -> PeakNames {
+    let sum = &a.summary;
+    let s = &a.snapshots;
+    let at_time = s.times().partition_point(|&t| t < sum.peak_stats_time_ps)..s.times().partition_point(|&t| t <= sum.peak_stats_time_ps);
+    let peak_index = at_time.clone().rev().find(|&i| s.in_use_bytes(i) == sum.peak_stats.peak_bytes_in_use);
+    let mut out = PeakNames {
+        peak_index,
+        peak_bytes: sum.peak_stats.peak_bytes_in_use,
+        stack_bytes: sum.peak_stats.stack_reserved_bytes,
+        ..Default::default()
+    };
+    let Some(p) = peak_index else { return out };
+    // The live set replayed by address, as XProf's breakdown does (an address allocated again holds
+    // the later allocation), but over every event up to the peak, not the peak step's alone.
+    let mut live: BTreeMap<u64, usize> = BTreeMap::new();
+    for i in 0..=p {
+        match s.activity(i) {
+            Activity::Allocation => live.insert(s.address(i), i),
+            Activity::Deallocation => live.remove(&s.address(i)),
+        };
+    }
+    let mut rows: BTreeMap<u32, PeakRow> = BTreeMap::new();
+    let mut live_bytes = 0i64;
+    let mut indices: Vec<usize> = live.into_values().collect();
+    indices.sort_unstable();
+    for i in indices {
+        let Some(snapshot) = s.get(i) else { continue };
+        let id = name_of[i];
+        let row = rows.entry(id).or_insert(PeakRow {
+            name: id,
+            allocations: 0,
+            allocation_bytes: 0,
+            requested_bytes: 0,
+            snapshot_indices: Vec::new(),
+        });
+        row.allocations += 1;
+        row.allocation_bytes += snapshot.activity.allocation_bytes;
+        row.requested_bytes += snapshot.activity.requested_bytes;
+        row.snapshot_indices.push(i);
+        live_bytes += snapshot.activity.allocation_bytes;
+    }
+    out.before_trace_bytes = s.get(p).map_or(0, |x| x.stats.heap_allocated_bytes) - live_bytes;
+    let mut rows: Vec<PeakRow> = rows.into_values().collect();
+    rows.sort_by_key(|r| (std::cmp::Reverse(r.allocation_bytes), r.name));
+    let mut by_kind: BTreeMap<NameKind, i64> = BTreeMap::new();
+    let mut by_module: BTreeMap<String, i64> = BTreeMap::new();
+    for r in &rows {
+        let n = &names[r.name as usize];
+        *by_kind.entry(n.kind).or_default() += r.allocation_bytes;
+        *by_module.entry(n.module.clone().unwrap_or_default()).or_default() += r.allocation_bytes;
+    }
+    out.by_kind = sorted_by_bytes(by_kind);
+    out.by_module = sorted_by_bytes(by_module);
+    out.rows = rows;
+    out
+}
+
+fn sorted_by_bytes<K: Ord>(m: BTreeMap<K, i64>) -> Vec<(K, i64)> {
+    let mut v: Vec<(K, i64)> = m.into_iter().collect();
+    v.sort_by_key(|(_, b)| std::cmp::Reverse(*b));
+    v
+}

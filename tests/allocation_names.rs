@@ -1,0 +1,187 @@
+//! Allocations named by module run, compile, transfer and buffer-assignment allocation
+//! (`analysis::allocation_names`) on the real JAX traces: checked against XProf's own Memory Profile
+//! and Memory Viewer output for the same files.
+
+mod common;
+
+use serde_json::Value;
+use tidemark::analysis::allocation_names::{self, AllocationNames, NameKind};
+use tidemark::analysis::memory_events::Activity;
+use tidemark::analysis::memory_profile::{self, xprof_json, MemoryProfile};
+use tidemark::decode::Profile;
+
+/// The NVIDIA H200 JAX traces (n1 without preallocation, n2 and n3 with it).
+const NVIDIA: [&str; 3] =
+    ["nvidia_h200_jax/n1_mlp_adam/n1_mlp_adam", "nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16", "nvidia_h200_jax/n3_lm_scan/n3_lm_scan"];
+/// The AMD JAX traces.
+const AMD: [&str; 3] =
+    ["jax_mi300x_attention/mi300x_attention", "jax_mi300x_conv/mi300x_conv", "jax_mi355x_te_attention/mi355x_te_attention"];
+
+/// The trace `stem` (`.xplane.pb` or `.xplane.pb.gz`), its Memory Profile and its names; `None` where
+/// the device fixtures are absent.
+fn named(stem: &str) -> Option<(MemoryProfile, AllocationNames)> {
+    let plain = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../shared/fixtures/device/{stem}.xplane.pb"));
+    let path = if plain.exists() { plain } else { common::device_fixture(&format!("{stem}.xplane.pb.gz"))? };
+    let file = common::open_at(&path);
+    let Profile::XSpace(space) = &file.profile else { panic!("{stem} is not a trace") };
+    let profile = memory_profile::analyze(space).unwrap();
+    let names = allocation_names::analyze(space, &profile).unwrap();
+    Some((profile, names))
+}
+
+fn oracle(stem: &str, tool: &str) -> Option<Value> {
+    common::device_fixture(&format!("{stem}.{tool}.json")).map(|p| common::json_at(&p))
+}
+
+fn int(v: &Value) -> i64 {
+    v.as_str().map_or_else(|| v.as_i64().unwrap_or(0), |s| s.parse().unwrap())
+}
+
+/// At each allocator's peak, the named rows, what was allocated before the trace and the stack add up
+/// to XProf's peak; nothing is left over on these traces (each records its allocators from the start).
+#[test]
+fn named_bytes_add_up_to_each_peak() {
+    for stem in NVIDIA.iter().chain(&AMD) {
+        let Some((profile, names)) = named(stem) else { continue };
+        let xprof = oracle(stem, "memory_profile").expect("oracle");
+        assert_eq!(names.allocators.len(), profile.allocators.len(), "{stem}");
+        for (a, n) in profile.allocators.iter().zip(&names.allocators) {
+            let what = format!("{stem} {}", a.memory_id);
+            assert_eq!(n.unaligned, None, "{what}");
+            assert_eq!(n.name_of.len(), a.snapshots.len(), "{what}");
+            let p = &n.peak;
+            let xprof_peak = int(&xprof["memoryProfilePerAllocator"][&a.memory_id]["profileSummary"]["peakStats"]["peakBytesInUse"]);
+            assert_eq!(p.peak_bytes, xprof_peak, "{what}");
+            let rows: i64 = p.rows.iter().map(|r| r.allocation_bytes).sum();
+            assert_eq!(rows + p.before_trace_bytes + p.stack_bytes, xprof_peak, "{what}");
+            if NVIDIA.contains(stem) {
+                // Recorded from the allocator's creation: every live byte is an allocation of the window.
+                assert_eq!(p.before_trace_bytes, 0, "{what}");
+            }
+            let by_kind: i64 = p.by_kind.iter().map(|(_, b)| b).sum();
+            let by_module: i64 = p.by_module.iter().map(|(_, b)| b).sum();
+            assert_eq!((by_kind, by_module), (rows, rows), "{what}");
+        }
+    }
+}
+
+/// On the NVIDIA traces every module run is matched to exactly one module, and the temporary it
+/// allocates equals that module's temporaries in XProf's Memory Viewer to the byte (its total buffer
+/// allocation less what lives for the whole program).
+#[test]
+fn every_run_temporary_equals_the_memory_viewer() {
+    for stem in NVIDIA {
+        let Some((_, names)) = named(stem) else { continue };
+        assert!(!names.runs.is_empty(), "{stem}");
+        for r in &names.runs {
+            let m = &names.modules[r.module.unwrap_or_else(|| panic!("{stem}: run of {:?} unmatched: {:?}", r.module_name, r.candidates))];
+            assert_eq!(r.module_name.as_deref(), Some(m.name.as_str()), "{stem}");
+            let Some(viewer) = oracle(stem, &format!("memory_viewer.{}", m.xprof_name)) else {
+                panic!("{stem}: no Memory Viewer oracle for {}", m.xprof_name)
+            };
+            let mib = |k: &str| viewer[k].as_f64().unwrap_or(0.0);
+            let temporaries = ((mib("totalBufferAllocationMib") - mib("indefiniteBufferAllocationMib")) * 1048576.0).round() as i64;
+            assert_eq!(r.temporary_bytes, temporaries, "{stem} {}", m.xprof_name);
+        }
+    }
+}
+
+/// Every allocation named as a module's output is, in XProf's Memory Viewer of that module, a
+/// may-be-live-out allocation of its requested size and of the named shape; where several are of one
+/// size, every candidate is, and the name lists them all.
+#[test]
+fn outputs_match_their_shapes() {
+    let mut checked = 0;
+    for stem in NVIDIA {
+        let Some((profile, names)) = named(stem) else { continue };
+        for (a, n) in profile.allocators.iter().zip(&names.allocators) {
+            for i in 0..a.snapshots.len() {
+                let s = a.snapshots.get(i).unwrap();
+                let Some(name) = n.name(i).filter(|x| x.kind == NameKind::Output && s.activity.activity == Activity::Allocation) else {
+                    continue;
+                };
+                let module = name.module.as_deref().expect("one module");
+                let viewer = oracle(stem, &format!("memory_viewer.{module}")).expect("oracle");
+                let lifetimes = viewer["indefiniteLifetimes"].as_array().expect("lifetimes");
+                assert!(!name.buffer_candidates.is_empty());
+                for &index in &name.buffer_candidates {
+                    let l =
+                        lifetimes.iter().find(|l| int(&l["id"]) == index).unwrap_or_else(|| panic!("{stem} {module}: allocation {index}"));
+                    assert!(l["attributes"].as_array().unwrap().iter().any(|x| x == "may-be live out"), "{stem} {module} {index}");
+                    let bytes = l["sizeMib"].as_f64().unwrap() * 1048576.0;
+                    assert!((bytes - s.activity.requested_bytes as f64).abs() <= 1e-9 * bytes, "{stem} {module} {index}");
+                    let common_shape = l["commonShape"].as_str().unwrap_or("");
+                    if let (false, Some(shape)) = (common_shape.is_empty(), &name.shape) {
+                        assert_eq!(shape, common_shape, "{stem} {module} {index}");
+                    }
+                }
+                if name.buffer_candidates.len() > 1 {
+                    assert!(name.label.contains(&format!("one of {} allocations", name.buffer_candidates.len())), "{}", name.label);
+                }
+                checked += 1;
+            }
+        }
+    }
+    if common::device_fixture(NVIDIA[0]).is_some() || checked > 0 {
+        assert!(checked > 0);
+    }
+}
+
+/// n1's peak, named: `jit_train_step`'s temporary and its outputs hold it.
+#[test]
+fn n1_peak_is_train_step_outputs_and_temporary() {
+    let Some((_, names)) = named(NVIDIA[0]) else { return };
+    let n = names.allocator("GPU_0_bfc").unwrap();
+    let temporary = n.peak.rows.iter().find(|r| n.names[r.name as usize].kind == NameKind::Temporary).expect("a temporary");
+    let t = &n.names[temporary.name as usize];
+    assert_eq!(t.module.as_deref(), Some("jit_train_step(5314)"));
+    let run = names.runs.iter().find(|r| r.snapshot_indices.contains(&temporary.snapshot_indices[0])).unwrap();
+    assert_eq!(temporary.requested_bytes, run.temporary_bytes);
+    assert_eq!(n.peak.by_module[0].0, "jit_train_step(5314)");
+}
+
+/// Where the trace cannot say, the reasons say what is missing and what to record.
+#[test]
+fn what_the_trace_cannot_say_is_said() {
+    if let Some((_, names)) = named("nvidia_h200_jax/n6_oom_seed/n6_oom_seed") {
+        assert!(names.reasons.iter().any(|r| r.contains("no allocator events")), "{:?}", names.reasons);
+    }
+    if let Some((_, names)) = named("tf_v100_multi_worker/v100_worker") {
+        assert!(names.reasons.iter().any(|r| r.contains("enable_hlo_proto")), "{:?}", names.reasons);
+        assert!(names.reasons.iter().any(|r| r.contains("python_tracer_level")), "{:?}", names.reasons);
+    }
+    if let Some((_, names)) = named(NVIDIA[1]) {
+        assert!(names.reasons.is_empty(), "{:?}", names.reasons);
+    }
+}
+
+/// The names go under the `tidemark` key; XProf's part of the JSON is byte-identical.
+#[test]
+fn json_keeps_xprof_part_byte_identical() {
+    for stem in NVIDIA {
+        let Some((profile, names)) = named(stem) else { continue };
+        let plain = xprof_json::to_string(&profile).unwrap();
+        let with = xprof_json::to_string_named(&profile, Some(&names)).unwrap();
+        let cut = |s: &str| s[..s.find(",\"tidemark\":").expect("tidemark key")].to_string();
+        assert_eq!(cut(&plain), cut(&with), "{stem}");
+        let v: Value = serde_json::from_str(&with).unwrap();
+        let n = &v["tidemark"]["allocation_names"];
+        let rows = n["allocators"]["GPU_0_bfc"]["breakdown_names"].as_array().expect("breakdown names");
+        assert_eq!(rows.len(), v["memoryProfilePerAllocator"]["GPU_0_bfc"]["activeAllocations"].as_array().unwrap().len());
+        assert!(n["allocators"]["GPU_0_bfc"]["peak"]["rows"].as_array().is_some_and(|r| !r.is_empty()));
+    }
+}
+
+/// `tidemark memory-profile` prints the named peak table; `--json` adds the names under `tidemark`.
+#[test]
+fn cli_prints_the_named_peak() {
+    let Some(path) = common::device_fixture(&format!("{}.xplane.pb.gz", NVIDIA[0])) else { return };
+    let path = path.display().to_string();
+    let (code, out, err) = common::tidemark(&["memory-profile", &path]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("named at peak") && out.contains("jit_train_step(5314) temporary"), "{out}");
+    let (code, out, err) = common::tidemark(&["memory-profile", "--json", &path]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["tidemark"]["allocation_names"]["runs"].as_array().is_some_and(|r| !r.is_empty()));
+}
