@@ -118,8 +118,7 @@ impl Session {
     }
 
     /// The device op db of the run `file_ids` (one file, or several hosts combined) for `tool`, or why
-    /// there is none: a trace Tidemark cannot read the device side of yet
-    /// ([`EngineError::Unsupported`]), or a malformed one (the error names the run's first file).
+    /// there is none: a malformed trace (the error names the run's first file).
     pub(super) fn device_ops_for(&mut self, file_ids: &[u32], tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
         self.device_ops_in(file_ids, None, tool)
     }
@@ -134,7 +133,6 @@ impl Session {
         let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
         match &self.run_op_metrics_in(file_ids, window)?.device {
             Ok(ops) => Ok(ops.clone()),
-            Err(e @ DeviceOpsError::GpuCost { .. }) => Err(self.unsupported(first, tool, e.to_string())),
             Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
         }
     }

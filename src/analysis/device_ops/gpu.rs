@@ -2,14 +2,16 @@
 //!
 //! A kernel of an XLA op (an `hlo_op` stat naming an instruction of the trace's module `program_id`)
 //! counts as one occurrence of that HLO op, with the FLOPs and bytes XLA's GPU cost analysis gives the
-//! instruction ([`crate::analysis::gpu_cost`]; where it gives none, those the event carries). A
+//! instruction ([`crate::analysis::gpu_cost`]; where it gives none, those the event carries; where
+//! Tidemark cannot compute XProf's, none either, and the op is listed as [`UncostedOp`]). A
 //! kernel or memcpy launched by a framework op (a `tf_op` stat) counts as one occurrence of the op
 //! `<tf op name>/<event name>`, category its type. The plane's total time spans its events' offsets
 //! (as XProf takes them: within their lines, not absolute). Limited to a [`TimeWindow`], only the
 //! events whose absolute start (line start plus offset) lies inside it are read.
 
-use super::DeviceOpsError;
+use super::UncostedOp;
 use crate::analysis::device_planes::is_derived_line;
+use crate::analysis::gpu_cost::CostError;
 use crate::analysis::gpu_events::{self, GpuEventStats};
 use crate::analysis::op_metrics::builder::add_memory_accessed;
 use crate::analysis::op_metrics::window::starts_in;
@@ -24,10 +26,10 @@ pub fn device_op_metrics_db(
     plane: &Plane,
     modules: &XlaModules,
     window: Option<TimeWindow>,
-) -> Result<OpMetricsDb, DeviceOpsError> {
+    uncosted: &mut Vec<UncostedOp>,
+) -> Result<OpMetricsDb, crate::decode::DecodeError> {
     let mut db = OpMetricsDbBuilder::new();
     let (mut first_ps, mut last_ps) = (i64::MAX, 0i64);
-    let mut failure = None;
     for line in plane.lines.iter().filter(|l| !is_derived_line(l.header.id)) {
         let line_start_ps = line.header.timestamp_ns.saturating_mul(1000);
         gpu_events::for_each_line_event(space, plane, line, |event, stats| {
@@ -41,8 +43,8 @@ pub fn device_op_metrics_db(
             if !stats.hlo_op.is_empty() {
                 let Some(program_id) = stats.program_id else { return };
                 let Some(instruction) = modules.instruction(program_id, &stats.hlo_op) else { return };
-                if let Err(e) = enter_hlo_op(&mut db, program_id, &stats, instruction, time_ps) {
-                    failure.get_or_insert(e);
+                if let Err(reason) = enter_hlo_op(&mut db, program_id, &stats, instruction, time_ps) {
+                    uncosted.push(UncostedOp { program_id, instruction: stats.hlo_op.clone(), reason });
                 }
                 return;
             }
@@ -62,9 +64,6 @@ pub fn device_op_metrics_db(
             db.db_mut().total_op_time_ps = db.db().total_op_time_ps.wrapping_add(time_ps);
         })?;
     }
-    if let Some(e) = failure {
-        return Err(e);
-    }
     let mut db = db.finish();
     db.set_total_time_ps(if last_ps != 0 { last_ps.wrapping_sub(first_ps) as u64 } else { 0 });
     db.add_idle_op();
@@ -81,19 +80,18 @@ fn count(row: &mut OpMetrics, time_ps: u64) {
 
 /// One kernel of HLO op `stats.hlo_op` (XProf's `DeviceOpMetricsDbBuilder::EnterOp` for one
 /// occurrence): the instruction's description on the row's first occurrence, then its time, FLOPs and
-/// bytes added.
+/// bytes added. An instruction whose cost Tidemark cannot compute is entered as one without a cost
+/// (the event's own figures), and the reason given back.
 fn enter_hlo_op(
     db: &mut OpMetricsDbBuilder,
     program_id: u64,
     stats: &GpuEventStats,
     instruction: &XlaInstruction,
     time_ps: u64,
-) -> Result<(), DeviceOpsError> {
-    let cost =
-        instruction.gpu_cost.clone().map_err(|error| DeviceOpsError::GpuCost { program_id, instruction: stats.hlo_op.clone(), error })?;
+) -> Result<(), CostError> {
     let row = db.row(program_id, &stats.hlo_op);
     if row.occurrences == 0 && row.category.is_empty() && row.provenance.is_empty() {
-        row.category = instruction.op_category.clone();
+        row.category = instruction.category.clone();
         // An instruction without framework-op metadata has no provenance (XProf's GPU rows show "").
         row.provenance = if instruction.tf_op_name == ":" { String::new() } else { instruction.tf_op_name.clone() };
         row.is_eager |= stats.is_eager;
@@ -110,7 +108,7 @@ fn enter_hlo_op(
         });
     }
     count(row, time_ps);
-    let cost = cost.unwrap_or_default();
+    let cost = instruction.gpu_cost.clone().unwrap_or_default().unwrap_or_default();
     let positive = |v: i64, fallback: u64| if v > 0 { v as u64 } else { fallback };
     let flops = positive(cost.device_flops, stats.flops);
     let model_flops = positive(cost.model_flops, stats.flops);
@@ -131,5 +129,5 @@ fn enter_hlo_op(
         .collect();
     add_memory_accessed(&breakdown, &mut row.memory_accessed_breakdown);
     db.db_mut().total_op_time_ps = db.db().total_op_time_ps.wrapping_add(time_ps);
-    Ok(())
+    instruction.gpu_cost.clone().map(|_| ())
 }

@@ -4,8 +4,9 @@
 //!
 //! Built from TPU planes (the ops of their `XLA Ops` lines, described by their event metadata) and
 //! from GPU planes (kernels of XLA ops, costed by XLA's GPU cost analysis, and kernels of framework
-//! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does gives
-//! [`DeviceOpsError::GpuCost`], never a table that would differ from XProf's.
+//! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does is counted
+//! without FLOPs and bytes (as XProf counts an op it has no cost for) and listed in
+//! [`DeviceOps::uncosted`], which the op tables say in a note: the trace is never refused for it.
 
 pub mod duty_cycle;
 pub mod gpu;
@@ -15,6 +16,7 @@ pub mod tf_ops;
 pub mod tpu;
 
 use crate::analysis::device_planes::{device_planes, DeviceKind};
+use crate::analysis::gpu_cost::CostError;
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, OpMetricsDbBuilder, PerfEnv, TimeWindow};
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::xplane::{Plane, StatValue, XSpace};
@@ -22,10 +24,16 @@ use crate::decode::DecodeError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DeviceOpsError {
-    #[error("the cost of HLO op `{instruction}` (program {program_id}) on the GPU: {error}")]
-    GpuCost { program_id: u64, instruction: String, error: crate::analysis::gpu_cost::CostError },
     #[error(transparent)]
     Decode(#[from] DecodeError),
+}
+
+/// A GPU op whose FLOPs and bytes Tidemark cannot compute as XProf does (it is counted with none).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UncostedOp {
+    pub program_id: u64,
+    pub instruction: String,
+    pub reason: CostError,
 }
 
 /// The device op db of a trace and what it ran on.
@@ -43,6 +51,24 @@ pub struct DeviceOps {
     pub perf_env: PerfEnv,
     /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
     pub db: OpMetricsDb,
+    /// The GPU ops counted without FLOPs and bytes because Tidemark cannot compute XProf's, each once,
+    /// in order.
+    pub uncosted: Vec<UncostedOp>,
+}
+
+impl DeviceOps {
+    /// What the op tables say of [`DeviceOps::uncosted`]: one line, `None` when every op is costed.
+    pub fn cost_note(&self) -> Option<String> {
+        let first = self.uncosted.first()?;
+        let more = match self.uncosted.len() {
+            1 => String::new(),
+            n => format!(" and {} other op{}", n - 1, if n == 2 { "" } else { "s" }),
+        };
+        Some(format!(
+            "FLOPs and bytes of HLO op `{}`{more} are shown as 0 (as XProf shows an op it cannot cost): {}",
+            first.instruction, first.reason
+        ))
+    }
 }
 
 pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, DeviceOpsError> {
@@ -57,9 +83,12 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
     };
     let mut combined = OpMetricsDbBuilder::new();
     if kind == DeviceKind::Gpu {
+        let mut uncosted = Vec::new();
         for plane in &planes {
-            combined.combine(&gpu::device_op_metrics_db(space, plane, modules, window)?, true);
+            combined.combine(&gpu::device_op_metrics_db(space, plane, modules, window, &mut uncosted)?, true);
         }
+        uncosted.sort();
+        uncosted.dedup();
         let capabilities = gpu_perf::GpuCapabilities::of(planes[0]);
         let db = combined.finish();
         return Ok(DeviceOps {
@@ -69,6 +98,7 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
             has_steps: false,
             perf_env: capabilities.perf_env(planes[0]),
             db,
+            uncosted,
         });
     }
     for plane in &planes {
@@ -85,6 +115,7 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
         has_steps,
         perf_env: tpu_perf_env(planes[0]),
         db: OpMetricsDb { busy_time_ps: duty.busy_ps, idle_time_ps: duty.idle_ps, ..combined.finish() },
+        uncosted: Vec::new(),
     })
 }
 

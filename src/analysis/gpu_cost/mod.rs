@@ -31,7 +31,7 @@ pub struct InstructionCost {
     pub hbm_write_bytes: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, thiserror::Error)]
 pub enum CostError {
     #[error("XProf's GPU cost of HLO opcode `{0}` is not modelled by Tidemark")]
     Unsupported(String),
@@ -249,6 +249,8 @@ impl<'a> Module<'a> {
                 p.flops = dot_flops(self.operand(i, 0)?.shape(), i.shape(), dnums) as f32;
             }
             "convolution" => p.flops = self.convolution_flops(i, i.shape())? as f32,
+            "gather" => self.gather(i, &mut p)?,
+            "scatter" => self.scatter(i, &mut p)?,
             "reduce" => self.reduce(i, &mut p)?,
             "reduce-window" => p.flops = self.reducer_flops(i)? * reduce_window_count(i) as f32,
             "fusion" => self.fusion(i, &mut p)?,
@@ -274,6 +276,41 @@ impl<'a> Module<'a> {
             _ => return unsupported(),
         }
         Ok(p)
+    }
+
+    /// XLA's `HandleGather`: a copy of the output's size plus a read of the indices, no FLOPs; the
+    /// operand is read as much as the output holds.
+    fn gather(&self, i: &pb::HloInstructionProto, p: &mut Props) -> Result<(), CostError> {
+        let (out, indices) = (size_bytes(i.shape())?, size_bytes(self.operand(i, 1)?.shape())?);
+        p.bytes_accessed = (out * 2 + indices) as f32;
+        p.operand_bytes.insert((0, Vec::new()), out as f32);
+        p.operand_bytes.insert((1, Vec::new()), indices as f32);
+        p.output_bytes.insert(Vec::new(), out as f32);
+        let share = (elements(i.shape()) as f64 / elements(self.operand(i, 0)?.shape()) as f64) as f32;
+        match p.operand_utilization.first_mut() {
+            Some(u) => *u = share,
+            None => p.operand_utilization.push(share),
+        }
+        Ok(())
+    }
+
+    /// XLA's `HandleScatter`: the updates' size three times (input, output, updates) plus the
+    /// indices, and the combiner's FLOPs once per element of the (first) updates.
+    fn scatter(&self, i: &pb::HloInstructionProto, p: &mut Props) -> Result<(), CostError> {
+        let n = i.operand_ids.len().saturating_sub(1) / 2;
+        let mut total_update = 0i64;
+        for k in 0..n {
+            let update = size_bytes(self.operand(i, n + 1 + k)?.shape())?;
+            p.operand_bytes.insert((k, Vec::new()), update as f32);
+            p.operand_bytes.insert((n + 1 + k, Vec::new()), update as f32);
+            total_update += update;
+        }
+        let indices = size_bytes(self.operand(i, n)?.shape())?;
+        p.operand_bytes.insert((n, Vec::new()), indices as f32);
+        p.bytes_accessed = (total_update * 3 + indices) as f32;
+        p.output_bytes.insert(Vec::new(), total_update as f32);
+        p.flops = self.reducer_flops(i)? * elements(self.operand(i, n + 1)?.shape()) as f32;
+        Ok(())
     }
 
     /// XLA's `HandleReduce` (FLOPs of the reducer per reduced element) and its GPU override (each
@@ -340,8 +377,15 @@ impl<'a> Module<'a> {
     /// XLA's `HandleFusion` with the GPU analysis's utilisation-weighted FLOPs and reads.
     fn fusion(&self, fusion: &pb::HloInstructionProto, p: &mut Props) -> Result<(), CostError> {
         let computation = self.called(fusion)?;
-        if fusion.fusion_kind == "kCustom" && computation.instructions.iter().any(|x| x.opcode == "gather" || x.opcode == "scatter") {
-            return Err(CostError::Unsupported("custom fusion of gather/scatter".into()));
+        // A custom fusion of a gather or scatter costs as its first such instruction alone.
+        if fusion.fusion_kind == "kCustom" {
+            for x in &computation.instructions {
+                match x.opcode.as_str() {
+                    "gather" => return self.gather(x, p),
+                    "scatter" => return self.scatter(x, p),
+                    _ => {}
+                }
+            }
         }
         let mut nested: HashMap<i64, Props> = HashMap::new();
         for x in &computation.instructions {
@@ -389,7 +433,10 @@ impl<'a> Module<'a> {
             let u: f32 = use_roots[&x.id].iter().map(|r| root_utilization[r]).sum();
             utilization.insert(x.id, u);
             p.flops += u * nested[&x.id].flops;
-            let passes_through = self.is_elementwise(x)? || x.opcode == "tuple" || x.opcode == "get-tuple-element";
+            let passes_through = self.is_elementwise(x)?
+                || x.opcode == "tuple"
+                || x.opcode == "get-tuple-element"
+                || (x.opcode == "bitcast" && same_array_but_type(self.operand(x, 0)?.shape(), x.shape()));
             for n in 0..x.operand_ids.len() {
                 let operand = self.operand(x, n)?;
                 if passes_through {
@@ -398,9 +445,9 @@ impl<'a> Module<'a> {
                 } else {
                     use_roots.entry(operand.id).or_default().insert(operand.id);
                     let mut operand_utilization = u * nested[&x.id].operand_utilization.get(n).copied().unwrap_or(0.0);
-                    let count = elements_recursive(operand.shape());
-                    operand_utilization =
-                        if count == 0 { 0.0 } else { ((operand_utilization as f64 * count as f64).ceil() / count as f64) as f32 };
+                    // Rounded up to whole elements, in single precision as XLA rounds it.
+                    let count = elements_recursive(operand.shape()) as f32;
+                    operand_utilization = if count == 0.0 { 0.0 } else { (operand_utilization * count).ceil() / count };
                     *root_utilization.entry(operand.id).or_default() += operand_utilization;
                 }
             }
@@ -539,6 +586,12 @@ fn reduce_window_count(i: &pb::HloInstructionProto) -> i64 {
         }
     }
     count
+}
+
+/// Whether two shapes differ at most in element type (XLA's `ShapeUtil::EqualIgnoringElementType`): a
+/// bitcast between them reinterprets each element in place, as an elementwise op would.
+fn same_array_but_type(a: &pb::ShapeProto, b: &pb::ShapeProto) -> bool {
+    !is_tuple(a) && !is_tuple(b) && a.dimensions == b.dimensions && a.is_dynamic_dimension == b.is_dynamic_dimension && a.layout == b.layout
 }
 
 /// XLA's `GetDotFlops`: one FMA per output element and contracted element.
