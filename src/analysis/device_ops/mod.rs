@@ -150,3 +150,23 @@ fn tpu_perf_env(plane: &Plane) -> PerfEnv {
         peak_bws_giga_bytes_per_second: bws,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncosted_ops_give_one_note_naming_the_first() {
+        let op = |name: &str| UncostedOp { program_id: 1, instruction: name.into(), reason: CostError::Unsupported("all-reduce".into()) };
+        let mut ops = DeviceOps::default();
+        assert_eq!(ops.cost_note(), None);
+        ops.uncosted = vec![op("all-reduce.1"), op("all-reduce.2")];
+        assert_eq!(
+            ops.cost_note().as_deref(),
+            Some(
+                "FLOPs and bytes of HLO op `all-reduce.1` and 1 other op are shown as 0 (as XProf shows an op it cannot cost): \
+                 XProf's GPU cost of HLO opcode `all-reduce` is not modelled by Tidemark"
+            )
+        );
+    }
+}
