@@ -70,7 +70,7 @@ impl Fixture {
     /// Whether every HLO op the trace's kernels ran is costed as XProf costs it.
     fn fully_costed(&mut self) -> bool {
         let metrics = self.session.op_metrics(self.id).unwrap_or_else(|e| panic!("{}: {e}", self.name));
-        metrics.device.as_ref().map(|d| d.uncosted.is_none()).unwrap_or_else(|e| panic!("{}: {e}", self.name))
+        metrics.device.as_ref().map(|d| d.uncosted.is_empty()).unwrap_or_else(|e| panic!("{}: {e}", self.name))
     }
 }
 

@@ -26,16 +26,14 @@ pub struct XlaInstruction {
     pub source: Option<String>,
     /// Where it came from with its call stack (what XProf's GPU op tables show), when the HLO says.
     pub source_info: Option<SourceInfo>,
-    /// XLA's op category (`HloInstruction::ToCategory`), what XProf shows for a fused instruction.
+    /// XLA's op category (`HloInstruction::ToCategory`): what XProf's GPU op tables give the
+    /// instruction's kernels and show for a fused instruction (`loop fusion`, `data formatting`, ...).
     pub category: String,
     /// For a fusion: the names of the instructions fused into it that XProf lists as its children, in
     /// the fused computation's order (parameters and tuples left out).
     pub fused: Vec<String>,
     /// The name XLA gives the instruction and its duplicates across modules (`OpMetadata`), if any.
     pub deduplicated_name: String,
-    /// The category XProf's GPU op tables give the instruction's kernels: a fusion's kind (`loop
-    /// fusion`, `input fusion`, `output fusion`, `custom fusion`), else the opcode.
-    pub op_category: String,
     /// Its FLOPs and bytes per execution from XLA's GPU cost analysis (the GPU op tables read it):
     /// `Ok(None)` where XProf has none, an error where Tidemark cannot compute XProf's.
     pub gpu_cost: Result<Option<InstructionCost>, CostError>,
@@ -158,23 +156,11 @@ fn index_module(proto: &pb::HloProto) -> XlaModule {
                 category: text.category(instr),
                 fused: text.fused_instructions(instr).into_iter().map(|f| f.name.clone()).collect(),
                 deduplicated_name: meta.map(|m| m.deduplicated_name.clone()).unwrap_or_default(),
-                op_category: op_category(instr),
                 gpu_cost: costs.cost(&instr.name),
             }
         });
     }
     XlaModule { name: module.name.clone(), xprof_name: String::new(), instructions }
-}
-
-/// A kernel's category in XProf's GPU op tables: a fusion by its kind, anything else its opcode.
-fn op_category(instr: &pb::HloInstructionProto) -> String {
-    match (instr.opcode.as_str(), instr.fusion_kind.as_str()) {
-        ("fusion", "kLoop") => "loop fusion".into(),
-        ("fusion", "kInput") => "input fusion".into(),
-        ("fusion", "kOutput") => "output fusion".into(),
-        ("fusion", _) => "custom fusion".into(),
-        (op, _) => op.into(),
-    }
 }
 
 /// The framework op name XProf gives an HLO instruction from its metadata: `name:type` (its Op

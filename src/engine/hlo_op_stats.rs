@@ -63,6 +63,9 @@ pub struct HloOpStatsView {
     /// The category with the most self time and its share of the ops' self time; `None` without ops.
     pub top_category: Option<(String, f64)>,
     pub charts: HloCharts,
+    /// Why some ops show no FLOPs or bytes (Tidemark cannot compute XProf's cost of them); `None` when
+    /// every op is costed.
+    pub cost_note: Option<String>,
 }
 
 /// The self time XProf's HLO Op Stats pie charts show, each grouping the table's rows by one column
@@ -172,6 +175,7 @@ impl HloOpStatsView {
             columns: c,
             total_self_time_us,
             top_category,
+            cost_note: stats.cost_note.clone(),
         }
     }
 }

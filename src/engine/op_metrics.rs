@@ -120,8 +120,7 @@ impl Session {
     }
 
     /// The device op db of the run `file_ids` (one file, or several hosts combined) for `tool`, or why
-    /// there is none: a trace with an op Tidemark cannot cost yet ([`EngineError::Unsupported`]), or a
-    /// malformed one (the error names the run's first file).
+    /// there is none: a malformed trace (the error names the run's first file).
     pub(super) fn device_ops_for(&mut self, file_ids: &[u32], tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
         self.device_ops_in(file_ids, None, tool)
     }
@@ -135,11 +134,8 @@ impl Session {
     ) -> Result<Arc<DeviceOps>, EngineError> {
         let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
         match &self.run_op_metrics_in(file_ids, window)?.device {
-            Ok(ops) => match &ops.uncosted {
-                None => Ok(ops.clone()),
-                Some(u) => Err(self.unsupported(first, tool, u.to_string())),
-            },
-            Err(e) => Err(self.analysis_error(first, tool, e.to_string())),
+            Ok(ops) => Ok(ops.clone()),
+            Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
         }
     }
 

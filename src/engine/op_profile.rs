@@ -33,6 +33,9 @@ pub struct OpProfileView {
     /// Measured over normalized op time (DVFS scaling); 0 when the trace has no ops.
     pub agg_dvfs_time_scale_multiplier: f64,
     pub nodes: OpNodeColumns,
+    /// Why some ops show no FLOPs or bytes (Tidemark cannot compute XProf's cost of them); `None` when
+    /// every op is costed.
+    pub cost_note: Option<String>,
 }
 
 /// The tree's nodes, one entry per node in every column, in pre-order: the root at 0, each node's
@@ -208,6 +211,7 @@ impl Session {
             include_idle,
             agg_dvfs_time_scale_multiplier: profile.agg_dvfs_time_scale_multiplier,
             nodes: OpNodeColumns::of(tree(&profile, grouping, include_idle), &metrics.modules),
+            cost_note: profile.cost_note.clone(),
         })
     }
 }

@@ -34,11 +34,6 @@ impl Session {
         let db = steps::intersection::combine(&dbs);
         let device = m.device.as_ref().ok();
         let mut page = OverviewPage::new(&db, &m.host, device.map(|d| &d.db), m.run_environment.clone());
-        // A trace with an op Tidemark cannot cost yet has its top device ops (their FLOP rates) left
-        // out; the device's share of the ops needs only their occurrences.
-        if device.is_some_and(|d| d.uncosted.is_some()) {
-            page.top_device_ops.clear();
-        }
         page.mark_tensor_cores(&m.kernel_stats);
         Ok(page)
     }
@@ -185,7 +180,7 @@ impl Session {
     pub fn run_overview_page_view(&mut self, file_ids: &[u32]) -> Result<OverviewPageView, EngineError> {
         let top_ops_missing = match &self.run_op_metrics(file_ids)?.device {
             Err(e) => Some(e.to_string()),
-            Ok(d) => d.uncosted.as_ref().map(ToString::to_string),
+            Ok(_) => None,
         };
         let o = self.run_overview_page(file_ids)?;
         let (r, a) = (&o.run_environment, &o.input);

@@ -66,6 +66,9 @@ pub struct RooflineView {
     pub records: RooflineColumns,
     /// XProf's diagnostics (no step marker, ...).
     pub warnings: Vec<String>,
+    /// Why some ops show no FLOPs or bytes (Tidemark cannot compute XProf's cost of them); `None` when
+    /// every op is costed.
+    pub cost_note: Option<String>,
 }
 
 impl RooflineView {
@@ -120,6 +123,7 @@ impl RooflineView {
             include_infeed_outfeed,
             records: c,
             warnings: model.warnings.clone(),
+            cost_note: model.cost_note.clone(),
         }
     }
 }

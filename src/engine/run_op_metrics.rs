@@ -108,6 +108,11 @@ fn combine_device<'a>(parts: impl Iterator<Item = &'a Arc<DeviceOps>>) -> Device
         has_steps: parts.iter().any(|d| d.has_steps),
         perf_env: combine_perf_env(with_device.map(|d| &d.perf_env)),
         db: db.finish(),
-        uncosted: parts.iter().find_map(|d| d.uncosted.clone()),
+        uncosted: {
+            let mut uncosted: Vec<_> = parts.iter().flat_map(|d| d.uncosted.iter().cloned()).collect();
+            uncosted.sort();
+            uncosted.dedup();
+            uncosted
+        },
     }
 }

@@ -2,14 +2,14 @@
 //!
 //! A kernel of an XLA op (an `hlo_op` stat naming an instruction of the trace's module `program_id`)
 //! counts as one occurrence of that HLO op, with the FLOPs and bytes XLA's GPU cost analysis gives the
-//! instruction ([`crate::analysis::gpu_cost`]; where it gives none, or Tidemark cannot compute it,
-//! those the event carries — the latter named in the caller's `uncosted`). A
+//! instruction ([`crate::analysis::gpu_cost`]; where it gives none, those the event carries; where
+//! Tidemark cannot compute XProf's, none either, and the op is listed as [`UncostedOp`]). A
 //! kernel or memcpy launched by a framework op (a `tf_op` stat) counts as one occurrence of the op
 //! `<tf op name>/<event name>`, category its type. The plane's total time spans its events' offsets
 //! (as XProf takes them: within their lines, not absolute). Limited to a [`TimeWindow`], only the
 //! events whose absolute start (line start plus offset) lies inside it are read.
 
-use super::{DeviceOpsError, Uncosted};
+use super::UncostedOp;
 use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::gpu_cost::CostError;
 use crate::analysis::gpu_events::{self, GpuEventStats};
@@ -26,8 +26,8 @@ pub fn device_op_metrics_db(
     plane: &Plane,
     modules: &XlaModules,
     window: Option<TimeWindow>,
-    uncosted: &mut Option<Uncosted>,
-) -> Result<OpMetricsDb, DeviceOpsError> {
+    uncosted: &mut Vec<UncostedOp>,
+) -> Result<OpMetricsDb, crate::decode::DecodeError> {
     let mut db = OpMetricsDbBuilder::new();
     let (mut first_ps, mut last_ps) = (i64::MAX, 0i64);
     for line in plane.lines.iter().filter(|l| !is_derived_line(l.header.id)) {
@@ -43,8 +43,8 @@ pub fn device_op_metrics_db(
             if !stats.hlo_op.is_empty() {
                 let Some(program_id) = stats.program_id else { return };
                 let Some(instruction) = modules.instruction(program_id, &stats.hlo_op) else { return };
-                if let Err(error) = enter_hlo_op(&mut db, program_id, &stats, instruction, time_ps) {
-                    uncosted.get_or_insert_with(|| Uncosted { program_id, instruction: stats.hlo_op.clone(), error });
+                if let Err(reason) = enter_hlo_op(&mut db, program_id, &stats, instruction, time_ps) {
+                    uncosted.push(UncostedOp { program_id, instruction: stats.hlo_op.clone(), reason });
                 }
                 return;
             }
@@ -80,8 +80,8 @@ fn count(row: &mut OpMetrics, time_ps: u64) {
 
 /// One kernel of HLO op `stats.hlo_op` (XProf's `DeviceOpMetricsDbBuilder::EnterOp` for one
 /// occurrence): the instruction's description on the row's first occurrence, then its time, FLOPs and
-/// bytes added. An instruction Tidemark cannot cost is entered with the FLOPs and bytes the event
-/// carries, and its cost error returned.
+/// bytes added. An instruction whose cost Tidemark cannot compute is entered as one without a cost
+/// (the event's own figures), and the reason given back.
 fn enter_hlo_op(
     db: &mut OpMetricsDbBuilder,
     program_id: u64,
@@ -89,13 +89,9 @@ fn enter_hlo_op(
     instruction: &XlaInstruction,
     time_ps: u64,
 ) -> Result<(), CostError> {
-    let (cost, error) = match &instruction.gpu_cost {
-        Ok(cost) => (*cost, None),
-        Err(e) => (None, Some(e.clone())),
-    };
     let row = db.row(program_id, &stats.hlo_op);
     if row.occurrences == 0 && row.category.is_empty() && row.provenance.is_empty() {
-        row.category = instruction.op_category.clone();
+        row.category = instruction.category.clone();
         // An instruction without framework-op metadata has no provenance (XProf's GPU rows show "").
         row.provenance = if instruction.tf_op_name == ":" { String::new() } else { instruction.tf_op_name.clone() };
         row.is_eager |= stats.is_eager;
@@ -112,7 +108,7 @@ fn enter_hlo_op(
         });
     }
     count(row, time_ps);
-    let cost = cost.unwrap_or_default();
+    let cost = instruction.gpu_cost.clone().unwrap_or_default().unwrap_or_default();
     let positive = |v: i64, fallback: u64| if v > 0 { v as u64 } else { fallback };
     let flops = positive(cost.device_flops, stats.flops);
     let model_flops = positive(cost.model_flops, stats.flops);
@@ -133,5 +129,5 @@ fn enter_hlo_op(
         .collect();
     add_memory_accessed(&breakdown, &mut row.memory_accessed_breakdown);
     db.db_mut().total_op_time_ps = db.db().total_op_time_ps.wrapping_add(time_ps);
-    error.map_or(Ok(()), Err)
+    instruction.gpu_cost.clone().map(|_| ())
 }

@@ -4,10 +4,9 @@
 //!
 //! Built from TPU planes (the ops of their `XLA Ops` lines, described by their event metadata) and
 //! from GPU planes (kernels of XLA ops, costed by XLA's GPU cost analysis, and kernels of framework
-//! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does is still timed
-//! (its op's time and occurrences are XProf's, which framework op stats and the overview's op shares
-//! read), and the db names it in [`DeviceOps::uncosted`]: the tables built on its FLOPs and bytes
-//! (HLO op stats, Op Profile, the roofline) refuse it, never a table that would differ from XProf's.
+//! ops). A GPU kernel whose instruction's cost Tidemark cannot compute as XProf does is counted
+//! without FLOPs and bytes (as XProf counts an op it has no cost for) and listed in
+//! [`DeviceOps::uncosted`], which the op tables say in a note: the trace is never refused for it.
 
 pub mod duty_cycle;
 pub mod gpu;
@@ -17,6 +16,7 @@ pub mod tf_ops;
 pub mod tpu;
 
 use crate::analysis::device_planes::{device_planes, DeviceKind};
+use crate::analysis::gpu_cost::CostError;
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDb, OpMetricsDbBuilder, PerfEnv, TimeWindow};
 use crate::analysis::xla_modules::XlaModules;
 use crate::decode::xplane::{Plane, StatValue, XSpace};
@@ -28,13 +28,12 @@ pub enum DeviceOpsError {
     Decode(#[from] DecodeError),
 }
 
-/// A GPU kernel's HLO op whose cost Tidemark cannot compute as XProf does.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("the cost of HLO op `{instruction}` (program {program_id}) on the GPU: {error}")]
-pub struct Uncosted {
+/// A GPU op whose FLOPs and bytes Tidemark cannot compute as XProf does (it is counted with none).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UncostedOp {
     pub program_id: u64,
     pub instruction: String,
-    pub error: crate::analysis::gpu_cost::CostError,
+    pub reason: CostError,
 }
 
 /// The device op db of a trace and what it ran on.
@@ -52,10 +51,24 @@ pub struct DeviceOps {
     pub perf_env: PerfEnv,
     /// The ops of every core combined; empty (no rows, zero totals) on a CPU-only trace.
     pub db: OpMetricsDb,
-    /// The first op (in plane and line order) whose kernels ran without the FLOPs and bytes XProf
-    /// gives them, because Tidemark cannot cost its instruction: `db`'s times and occurrences are
-    /// XProf's, its FLOPs and bytes are not. `None` where every op is costed (and on TPUs).
-    pub uncosted: Option<Uncosted>,
+    /// The GPU ops counted without FLOPs and bytes because Tidemark cannot compute XProf's, each once,
+    /// in order.
+    pub uncosted: Vec<UncostedOp>,
+}
+
+impl DeviceOps {
+    /// What the op tables say of [`DeviceOps::uncosted`]: one line, `None` when every op is costed.
+    pub fn cost_note(&self) -> Option<String> {
+        let first = self.uncosted.first()?;
+        let more = match self.uncosted.len() {
+            1 => String::new(),
+            n => format!(" and {} other op{}", n - 1, if n == 2 { "" } else { "s" }),
+        };
+        Some(format!(
+            "FLOPs and bytes of HLO op `{}`{more} are shown as 0 (as XProf shows an op it cannot cost): {}",
+            first.instruction, first.reason
+        ))
+    }
 }
 
 pub fn analyze(space: &XSpace, modules: &XlaModules) -> Result<DeviceOps, DeviceOpsError> {
@@ -70,10 +83,12 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
     };
     let mut combined = OpMetricsDbBuilder::new();
     if kind == DeviceKind::Gpu {
-        let mut uncosted = None;
+        let mut uncosted = Vec::new();
         for plane in &planes {
             combined.combine(&gpu::device_op_metrics_db(space, plane, modules, window, &mut uncosted)?, true);
         }
+        uncosted.sort();
+        uncosted.dedup();
         let capabilities = gpu_perf::GpuCapabilities::of(planes[0]);
         let db = combined.finish();
         return Ok(DeviceOps {
@@ -100,7 +115,7 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
         has_steps,
         perf_env: tpu_perf_env(planes[0]),
         db: OpMetricsDb { busy_time_ps: duty.busy_ps, idle_time_ps: duty.idle_ps, ..combined.finish() },
-        uncosted: None,
+        uncosted: Vec::new(),
     })
 }
 
@@ -133,5 +148,25 @@ fn tpu_perf_env(plane: &Plane) -> PerfEnv {
         has_merged_vmem: number("has_merged_vmem") != 0.0,
         has_megacore: number("has_megacore") != 0.0,
         peak_bws_giga_bytes_per_second: bws,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncosted_ops_give_one_note_naming_the_first() {
+        let op = |name: &str| UncostedOp { program_id: 1, instruction: name.into(), reason: CostError::Unsupported("all-reduce".into()) };
+        let mut ops = DeviceOps::default();
+        assert_eq!(ops.cost_note(), None);
+        ops.uncosted = vec![op("all-reduce.1"), op("all-reduce.2")];
+        assert_eq!(
+            ops.cost_note().as_deref(),
+            Some(
+                "FLOPs and bytes of HLO op `all-reduce.1` and 1 other op are shown as 0 (as XProf shows an op it cannot cost): \
+                 XProf's GPU cost of HLO opcode `all-reduce` is not modelled by Tidemark"
+            )
+        );
     }
 }

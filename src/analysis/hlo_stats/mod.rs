@@ -64,6 +64,9 @@ pub const SPARSE_CORE: &str = "SparseCore";
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HloStats {
     pub rows: Vec<HloStatsRow>,
+    /// Why some ops show no FLOPs or bytes: Tidemark cannot compute XProf's cost of them (see
+    /// [`crate::analysis::device_ops::DeviceOps::cost_note`]); `None` when every op is costed.
+    pub cost_note: Option<String>,
 }
 
 /// The rows of `ops`: sorted by self time (longest first), then name; XProf breaks remaining ties by
@@ -83,5 +86,5 @@ pub fn analyze(ops: &DeviceOps) -> HloStats {
             roofline: roofline::roofline_metrics(m, &ops.perf_env, ops.hardware, false),
         });
     }
-    HloStats { rows }
+    HloStats { rows, cost_note: ops.cost_note() }
 }

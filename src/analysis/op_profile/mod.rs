@@ -83,6 +83,9 @@ pub struct OpProfile {
     pub by_category_exclude_idle: Node,
     /// Normalized over measured op time (DVFS scaling).
     pub agg_dvfs_time_scale_multiplier: f64,
+    /// Why some ops show no FLOPs or bytes: Tidemark cannot compute XProf's cost of them (see
+    /// [`crate::analysis::device_ops::DeviceOps::cost_note`]); `None` when every op is costed.
+    pub cost_note: Option<String>,
 }
 
 pub fn analyze(ops: &DeviceOps, modules: &XlaModules) -> OpProfile {
@@ -94,6 +97,7 @@ pub fn analyze(ops: &DeviceOps, modules: &XlaModules) -> OpProfile {
         by_category: tree(Grouping::ByCategory, false),
         by_category_exclude_idle: tree(Grouping::ByCategory, true),
         agg_dvfs_time_scale_multiplier: safe_divide(ops.db.normalized_total_op_time_ps as f64, ops.db.total_op_time_ps as f64),
+        cost_note: ops.cost_note(),
     }
 }
 

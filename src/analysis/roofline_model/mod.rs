@@ -100,6 +100,9 @@ pub struct RooflineModel {
     pub time_scale_multiplier: f64,
     pub records: Vec<RooflineRecord>,
     pub warnings: Vec<String>,
+    /// Why some ops show no FLOPs or bytes: Tidemark cannot compute XProf's cost of them (see
+    /// [`crate::analysis::device_ops::DeviceOps::cost_note`]); `None` when every op is costed.
+    pub cost_note: Option<String>,
 }
 
 impl RooflineModel {
@@ -138,6 +141,7 @@ pub fn analyze(ops: &DeviceOps, step_numbers: &[i64]) -> Result<RooflineModel, R
         time_scale_multiplier: safe_divide(ops.db.normalized_total_op_time_ps as f64, ops.db.total_op_time_ps as f64),
         peak_flop_rate: env.peak_tera_flops_per_second * 1e3,
         peak_hbm_bw: giga_to_gibi(env.peak_bw_giga_bytes_per_second(0)),
+        cost_note: ops.cost_note(),
         ..RooflineModel::default()
     };
     model.megacore = env.has_megacore;

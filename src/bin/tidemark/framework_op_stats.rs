@@ -27,13 +27,13 @@ pub fn run(argv: &[String]) -> i32 {
             return 1;
         }
     };
-    // Kept with the table (the same pass): the first HLO op whose GPU cost Tidemark cannot compute.
-    let uncosted = run.session.run_op_metrics_in(&run.ids, step.as_ref().map(|s| s.window)).ok().and_then(|m| match &m.device {
-        Ok(d) => d.uncosted.as_ref().map(ToString::to_string),
+    // Kept with the table (the same pass): the HLO ops whose GPU cost Tidemark cannot compute.
+    let note = run.session.run_op_metrics_in(&run.ids, step.as_ref().map(|s| s.window)).ok().and_then(|m| match &m.device {
+        Ok(d) => d.cost_note(),
         Err(_) => None,
     });
-    if let Some(u) = uncosted {
-        eprintln!("tidemark: note: the device rows' FLOP and bandwidth figures leave out {u}");
+    if let Some(note) = note {
+        eprintln!("tidemark: note: {note}");
     }
     if run.args.flag("json") {
         println!("{}", xprof_json::to_xprof_json(&stats));

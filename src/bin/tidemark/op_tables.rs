@@ -89,6 +89,13 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
     0
 }
 
+/// The note of ops shown without FLOPs or bytes (Tidemark cannot compute XProf's cost of them).
+fn write_cost_note(s: &mut String, note: &Option<String>) {
+    if let Some(note) = note {
+        let _ = writeln!(s, "note: {note}");
+    }
+}
+
 fn shorten(s: &str) -> String {
     shorten_to(s, NAME_WIDTH)
 }
@@ -158,6 +165,7 @@ fn hlo_table(name: &str, stats: &HloStats) -> String {
         return s;
     }
     let _ = writeln!(s, "{name}: {} HLO ops{}", stats.rows.len(), if stats.rows.len() > TOP_HLO_ROWS { ", longest shown" } else { "" });
+    write_cost_note(&mut s, &stats.cost_note);
     let _ = writeln!(
         s,
         "{:>4} {:>8} {:>14} {:>8} {:>8} {:>10} {:>10}  {:<8}  {:<18}  {:<w$}  framework op",
@@ -208,6 +216,7 @@ fn roofline_table(name: &str, model: &RooflineModel) -> String {
         model.peak_hbm_bw,
         model.ridge_point(model.peak_hbm_bw)
     );
+    write_cost_note(&mut s, &model.cost_note);
     for w in &model.warnings {
         let _ = writeln!(s, "note: {w}");
     }
@@ -264,6 +273,7 @@ fn profile_tree(name: &str, profile: &OpProfile) -> String {
         "{name}: {} — time, share of the device's time, FLOPS and HBM utilisation, HLO text; under a fusion, its fused instructions",
         profile.device_type
     );
+    write_cost_note(&mut s, &profile.cost_note);
     fn walk(s: &mut String, n: &Node, depth: usize, total: f64, in_fusion: bool) {
         let m = &n.metrics;
         let expression = n.xla.as_ref().map_or("", |x| x.expression.as_str());

@@ -76,6 +76,7 @@ fn Page(v: Arc<HloOpStatsView>, csv_name: String) -> impl IntoView {
             <span><Percent metric="op_time_fraction" value=v.op_time_fraction /> " of device time (the rest idle)"</span>
             {top}
         </div>
+        {v.cost_note.clone().map(|n| view! { <p class="muted fos-note" data-testid="cost-note">{n}</p> })}
         <charts::HloCharts v=v.clone() />
         <table::HloTable v=v.clone() state=TableState::new() csv_name />
     }

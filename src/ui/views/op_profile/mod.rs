@@ -230,6 +230,7 @@ fn Page(v: Arc<OpProfileView>, display: Display) -> impl IntoView {
             <span>"Memory bandwidth utilization: " {bandwidth}</span>
             <span>"Time " <Duration metric="root_time_us" value_us=v.nodes.raw_time_ps[0] as f64 / 1e6 /></span>
         </div>
+        {v.cost_note.clone().map(|n| view! { <p class="muted fos-note" data-testid="cost-note">{n}</p> })}
         <div class="opp-body">
             <div>
                 <Tree view=v.clone() lines state />

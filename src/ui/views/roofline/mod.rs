@@ -106,6 +106,7 @@ fn Page(v: Arc<RooflineView>, table_state: TableState, csv_name: String) -> impl
             <span><Count metric="records" value=v.records.rank.len() as u64 /> " records (the program and its ops)"</span>
         </div>
         {v.warnings.iter().map(|w| view! { <p class="muted fos-note" data-testid="roofline-warning">{w.clone()}</p> }).collect_view()}
+        {v.cost_note.clone().map(|n| view! { <p class="muted fos-note" data-testid="cost-note">{n}</p> })}
         <div class="roofline-body">
             <chart::RooflineChart v=v.clone() hovered />
             <div class="roofline-table">
