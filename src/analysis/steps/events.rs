@@ -91,7 +91,7 @@ pub fn host_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, S
     let mut source = if step_groups::recorded_grouped(space) {
         Source::Recorded(Recorded::new(plane))
     } else {
-        Source::Grouping(Grouper::new(space, plane, |_| true))
+        Source::Grouping(Box::new(Grouper::new(space, plane, |_| true)))
     };
     let mut seen: Vec<Seen> = Vec::with_capacity(plane.event_count());
     for line in &plane.lines {
@@ -147,7 +147,7 @@ pub fn host_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, S
 /// Where the host events' groups come from.
 enum Source<'a> {
     /// XProf's grouping, run over the plane.
-    Grouping(Grouper<'a>),
+    Grouping(Box<Grouper<'a>>),
     Recorded(Recorded),
 }
 
