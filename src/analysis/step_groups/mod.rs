@@ -73,6 +73,14 @@ impl StepGroups {
         self.groups.get(tracked).filter(|&&g| g != UNGROUPED).map(|&g| i64::from(g))
     }
 
+    /// The groups of a file grouped when it was recorded ([`recorded_grouped`]), as its tracked events
+    /// carry them: each one's `group_id` stat (none, or one below 0 or beyond `u32`: no group), and the
+    /// (rank, `step_name` stat) of those that have one, by rank.
+    pub fn recorded(groups: impl IntoIterator<Item = Option<i64>>, step_names: Vec<(usize, String)>) -> Self {
+        let groups = groups.into_iter().map(|g| g.and_then(|g| u32::try_from(g).ok()).unwrap_or(UNGROUPED)).collect();
+        StepGroups { groups, step_names }
+    }
+
     /// The `step_name` grouping gave the tracked event of this rank, if any.
     pub fn step_name(&self, tracked: usize) -> Option<&str> {
         self.step_names.binary_search_by_key(&tracked, |(t, _)| *t).ok().map(|i| self.step_names[i].1.as_str())
@@ -81,6 +89,8 @@ impl StepGroups {
 
 /// The stat a grouped event carries its group id in.
 pub const GROUP_ID_STAT: &str = "group_id";
+/// The stat grouping gives the root that named a group (`train 7`), which then names the event.
+pub const STEP_NAME_STAT: &str = "step_name";
 
 /// Whether the file was grouped when it was recorded (XProf's `IsXSpaceGrouped`: some plane declares
 /// the `group_id` stat, as TensorFlow's profiler does when it saves a trace). XProf then groups

@@ -8,9 +8,12 @@
 //! groups before saving) carries them as `group_id` stats on its device events and its derived `Steps`
 //! line. A GPU trace saved ungrouped (JAX's) is grouped by XProf across the host and the devices: the
 //! host's events are grouped ([`crate::analysis::step_groups`]), each kernel or copy inherits the group
-//! of the host event that launched it (the one with its correlation id), and each plane's `Steps` line
-//! is derived from them, one span per run of events of one group in time order
-//! (`DeriveStepEventsFromGroups`). A host without step markers gives no group, so no step.
+//! of the host event that launched it (the one with its correlation id), then each event still without
+//! a group takes, in time order, the group of the last grouped event before it
+//! (`ProcessUngroupedEvents`: JAX's copies dispatched from its transfer threads, launched outside any
+//! step, so count in the step before them), and each plane's `Steps` line is derived from them, one
+//! span per run of events of one group in time order (`DeriveStepEventsFromGroups`). A host without
+//! step markers gives no group, so no step.
 
 use super::events::{Span, StepEvents};
 use super::EventType;
@@ -105,6 +108,15 @@ pub fn launch_groups(space: &XSpace) -> Result<Groups, DecodeError> {
     Ok(Groups::Launched { by_correlation })
 }
 
+/// One device event of a launched-groups plane, before the ungrouped ones take a group.
+struct Launch {
+    span: Span,
+    group: Option<i64>,
+    /// What it is, for an event with a correlation id (a kernel or copy; the others only stretch
+    /// the steps).
+    typed: Option<EventType>,
+}
+
 /// One plane's step events: its markers, and its typed events for the steps it has markers of.
 fn plane_step_events(space: &XSpace, plane: &Plane, groups: &Groups) -> Result<BTreeMap<i64, StepEvents>, DecodeError> {
     let names: Vec<&str> = STATS.to_vec();
@@ -112,8 +124,8 @@ fn plane_step_events(space: &XSpace, plane: &Plane, groups: &Groups) -> Result<B
     let ids: Vec<Option<i64>> = STATS.iter().map(|s| plane.stat_id(s)).collect();
     let mut markers: BTreeMap<i64, Vec<Span>> = BTreeMap::new();
     let mut events: BTreeMap<i64, Vec<(EventType, Span)>> = BTreeMap::new();
-    // For launched groups: every grouped event, to derive the markers from.
-    let mut grouped: Vec<(Span, i64)> = Vec::new();
+    // For launched groups: every event of the plane, grouped or not.
+    let mut launches: Vec<Launch> = Vec::new();
     for line in &plane.lines {
         let line_id = line.header.id as i32;
         let is_step_line = matches!(groups, Groups::Recorded) && line_id == STEP_LINE_ID;
@@ -138,28 +150,41 @@ fn plane_step_events(space: &XSpace, plane: &Plane, groups: &Groups) -> Result<B
                         _ => {}
                     }
                 }
-                let group = match groups {
-                    Groups::Recorded => s.group_id,
-                    Groups::Launched { by_correlation } => s.correlation_id.and_then(|c| by_correlation.get(&c).copied()),
-                };
-                let Some(group) = group else { return Ok(()) };
                 let begin_ps = base_ps.saturating_add(ev.header.offset_ps);
                 let span = Span { begin_ps, end_ps: begin_ps.saturating_add(ev.header.duration_ps) };
-                if matches!(groups, Groups::Launched { .. }) {
-                    grouped.push((span, group));
-                }
-                if is_step_line {
-                    markers.entry(group).or_default().push(device_span(span, &s));
-                } else if s.correlation_id.is_some_and(|c| c >= 0) && group >= 0 {
-                    let t = classify(plane.event_name(ev.header.metadata_id), s.half_shapes);
-                    events.entry(group).or_default().push((t, span));
+                let typed =
+                    || s.correlation_id.is_some_and(|c| c >= 0).then(|| classify(plane.event_name(ev.header.metadata_id), s.half_shapes));
+                match (groups, s.group_id) {
+                    (Groups::Launched { by_correlation }, _) => {
+                        let group = s.correlation_id.and_then(|c| by_correlation.get(&c).copied());
+                        launches.push(Launch { span, group, typed: typed() });
+                    }
+                    (Groups::Recorded, Some(group)) if is_step_line => markers.entry(group).or_default().push(device_span(span, &s)),
+                    (Groups::Recorded, Some(group)) if group >= 0 => {
+                        if let Some(t) = typed() {
+                            events.entry(group).or_default().push((t, span));
+                        }
+                    }
+                    (Groups::Recorded, _) => {}
                 }
                 Ok(())
             },
         )?;
     }
-    for (span, group) in derived_step_line(grouped) {
-        markers.entry(group).or_default().push(span);
+    if !launches.is_empty() {
+        // XProf's order of a plane's events (`GetSortedEvents`): by start, the shorter first at one.
+        launches.sort_by_key(|l| (l.span.begin_ps, l.span.duration_ps()));
+        give_ungrouped_the_group_before(&mut launches);
+        for (span, group) in derived_step_line(launches.iter().filter_map(|l| Some((l.span, l.group?)))) {
+            markers.entry(group).or_default().push(span);
+        }
+        for l in launches {
+            if let (Some(group), Some(t)) = (l.group, l.typed) {
+                if group >= 0 {
+                    events.entry(group).or_default().push((t, l.span));
+                }
+            }
+        }
     }
     // XProf keeps a plane's steps that have both events and markers of this plane.
     Ok(events
@@ -168,10 +193,23 @@ fn plane_step_events(space: &XSpace, plane: &Plane, groups: &Groups) -> Result<B
         .collect())
 }
 
-/// The `Steps` line XProf derives from a plane's grouped events: in time order (longer first at one
-/// start), one span per run of events of one group, from its first start to its last end.
-fn derived_step_line(mut grouped: Vec<(Span, i64)>) -> Vec<(Span, i64)> {
-    grouped.sort_by_key(|(s, _)| (s.begin_ps, std::cmp::Reverse(s.end_ps - s.begin_ps)));
+/// XProf's `ProcessUngroupedEvents`, run on each GPU plane after grouping: in time order, an event
+/// without a group takes the group of the last grouped one before it (a copy or a kernel launched
+/// outside any step then counts in the step before it, and stretches it); those before the first
+/// grouped event stay ungrouped.
+fn give_ungrouped_the_group_before(launches: &mut [Launch]) {
+    let mut last = None;
+    for l in launches {
+        match l.group {
+            Some(g) => last = Some(g),
+            None => l.group = last,
+        }
+    }
+}
+
+/// The `Steps` line XProf derives from a plane's grouped events, given in time order: one span per
+/// run of events of one group, from its first start to its last end.
+fn derived_step_line(grouped: impl Iterator<Item = (Span, i64)>) -> Vec<(Span, i64)> {
     let mut line: Vec<(Span, i64)> = Vec::new();
     for (span, group) in grouped {
         match line.last_mut() {
@@ -226,7 +264,8 @@ mod tests {
     }
 
     /// A host with two steps (`train` roots, `_r` 1) each launching a kernel (correlation ids 5, 6),
-    /// and a GPU running those kernels and one launched outside any step (7).
+    /// and a GPU running those kernels and one launched outside any step (7), after a memset with no
+    /// correlation id.
     fn ungrouped_gpu_trace() -> XSpace {
         use crate::analysis::test_xspace::{self as tx, TestLine, TestPlane};
         use crate::proto::xplane as pb;
@@ -254,13 +293,18 @@ mod tests {
         let gpu = TestPlane {
             meta: pb::XPlane {
                 name: "/device:GPU:0".into(),
-                event_metadata: tx::event_metadata(&[(1, "loop_fusion_kernel")]),
+                event_metadata: tx::event_metadata(&[(1, "loop_fusion_kernel"), (2, "Memset")]),
                 stat_metadata: tx::stat_metadata(&[(2, CORRELATION_ID)]),
                 ..Default::default()
             },
             lines: vec![TestLine {
                 header: pb::XLine { id: 16, name: "Stream #16(Kernel)".into(), ..Default::default() },
-                events: vec![tx::event(1, 20, 30, corr(5)), tx::event(1, 220, 40, corr(6)), tx::event(1, 420, 10, corr(7))],
+                events: vec![
+                    tx::event(1, 20, 30, corr(5)),
+                    tx::event(1, 220, 40, corr(6)),
+                    tx::event(2, 300, 20, vec![]),
+                    tx::event(1, 420, 10, corr(7)),
+                ],
             }],
         };
         tx::index(&[host, gpu])
@@ -271,16 +315,19 @@ mod tests {
         let space = ungrouped_gpu_trace();
         let db = super::super::step_db(&space).unwrap();
         assert!(!db.device_steps_unsupported);
-        // Each step spans its kernels (the derived step line), all of it device compute.
+        // Each step spans its kernels (the derived step line). The events launched outside any step
+        // take the step before them: the memset stretches the second step without counting in it
+        // (no correlation id), the last kernel stretches it and counts as its compute.
         let steps: Vec<(u64, u64)> = db.steps.iter().map(|s| (s.duration_ps, s.ps(EventType::DeviceCompute32))).collect();
-        assert_eq!(steps, [(30, 30), (40, 40)]);
+        assert_eq!(steps, [(30, 30), (210, 50)]);
         assert_ne!(db.steps[0].group_id, db.steps[1].group_id);
     }
 
     #[test]
     fn derived_steps_are_runs_of_one_group_in_time_order() {
         let span = |b, e| Span { begin_ps: b, end_ps: e };
-        let line = derived_step_line(vec![(span(50, 60), 1), (span(0, 10), 1), (span(5, 40), 1), (span(70, 80), 2), (span(90, 95), 1)]);
+        let line =
+            derived_step_line([(span(0, 10), 1), (span(5, 40), 1), (span(50, 60), 1), (span(70, 80), 2), (span(90, 95), 1)].into_iter());
         assert_eq!(line, [(span(0, 60), 1), (span(70, 80), 2), (span(90, 95), 1)]);
     }
 

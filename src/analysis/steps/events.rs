@@ -3,7 +3,7 @@
 
 use super::EventType;
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, TfOpCategory};
-use crate::analysis::step_groups::{self, Grouper};
+use crate::analysis::step_groups::{self, Grouper, StepGroups};
 use crate::decode::xplane::{IdTable, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{BTreeMap, HashSet};
@@ -79,17 +79,25 @@ struct Seen {
     root_stage: bool,
 }
 
-/// The step events of the host `plane`, by group id.
+/// The step events of the host `plane`, by group id. The groups are XProf's grouping of the plane
+/// ([`step_groups`]), or, in a file grouped when it was recorded (which XProf does not group again),
+/// the `group_id` and `step_name` stats its events carry.
 pub fn host_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, StepEvents>, DecodeError> {
     let roles: IdTable<Role> = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| (id, role_of(&m.name))));
     let stages = Stages::new(space, plane)?;
     let mut names: Vec<&str> = step_groups::STATS.to_vec();
-    names.push(STAGE_NAME);
+    names.extend([STAGE_NAME, step_groups::GROUP_ID_STAT, step_groups::STEP_NAME_STAT]);
     let stats = plane.stat_selection(&names);
-    let mut grouper = Grouper::new(space, plane, |_| true);
+    let mut source = if step_groups::recorded_grouped(space) {
+        Source::Recorded(Recorded::new(plane))
+    } else {
+        Source::Grouping(Box::new(Grouper::new(space, plane, |_| true)))
+    };
     let mut seen: Vec<Seen> = Vec::with_capacity(plane.event_count());
     for line in &plane.lines {
-        grouper.start_line(line);
+        if let Source::Grouping(g) = &mut source {
+            g.start_line(line);
+        }
         let base_ps = line.header.timestamp_ns.saturating_mul(1000);
         let mut stack = StageStack::default();
         space.for_each_raw_event(
@@ -97,7 +105,10 @@ pub fn host_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, S
             &stats,
             |_| true,
             |_, ev| {
-                grouper.push(ev)?;
+                match &mut source {
+                    Source::Grouping(g) => g.push(ev)?,
+                    Source::Recorded(r) => r.push(plane, ev, seen.len())?,
+                }
                 let h = &ev.header;
                 let begin_ps = base_ps.saturating_add(h.offset_ps);
                 let span = Span { begin_ps, end_ps: begin_ps.saturating_add(h.duration_ps) };
@@ -110,7 +121,10 @@ pub fn host_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, S
             },
         )?;
     }
-    let groups = grouper.finish();
+    let groups = match source {
+        Source::Grouping(g) => g.finish(),
+        Source::Recorded(r) => StepGroups::recorded(r.groups, r.step_names),
+    };
     let mut steps: BTreeMap<i64, StepEvents> = BTreeMap::new();
     for (rank, s) in seen.into_iter().enumerate() {
         let Some(group) = groups.group_id(rank) else { continue };
@@ -128,6 +142,44 @@ pub fn host_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, S
         }
     }
     Ok(steps)
+}
+
+/// Where the host events' groups come from.
+enum Source<'a> {
+    /// XProf's grouping, run over the plane.
+    Grouping(Box<Grouper<'a>>),
+    Recorded(Recorded),
+}
+
+/// The groups a file grouped when it was recorded carries, read event by event: each one's own
+/// `group_id` stat and the `step_name` stats (XProf reads the event's own stats).
+struct Recorded {
+    ids: (Option<i64>, Option<i64>),
+    groups: Vec<Option<i64>>,
+    step_names: Vec<(usize, String)>,
+}
+
+impl Recorded {
+    fn new(plane: &Plane) -> Self {
+        let ids = (plane.stat_id(step_groups::GROUP_ID_STAT), plane.stat_id(step_groups::STEP_NAME_STAT));
+        Recorded { ids, groups: Vec::with_capacity(plane.event_count()), step_names: Vec::new() }
+    }
+
+    /// Reads event `ev`, the `rank`-th of the plane.
+    fn push(&mut self, plane: &Plane, ev: &RawEvent, rank: usize) -> Result<(), DecodeError> {
+        let mut group = None;
+        for s in ev.stats {
+            if Some(s.metadata_id) == self.ids.0 {
+                group = plane.raw_stat_value(s)?.and_then(|v| v.as_i64());
+            } else if Some(s.metadata_id) == self.ids.1 {
+                if let Some(name) = plane.raw_stat_value(s)?.and_then(|v| v.as_str().map(str::to_string)).filter(|n| !n.is_empty()) {
+                    self.step_names.push((rank, name));
+                }
+            }
+        }
+        self.groups.push(group);
+        Ok(())
+    }
 }
 
 /// Input-pipeline stages, for traces that name them: which events are stages, and which have a
@@ -243,6 +295,39 @@ mod tests {
         // After it: a root again, unless its parent stage runs on another thread.
         assert!(stack.push(span(200, 300), true, false));
         assert!(!stack.push(span(400, 500), true, true));
+    }
+
+    /// A CPU-only file grouped when it was recorded: its step events carry `group_id` and `step_name`
+    /// stats, and nothing XProf's grouping would take for a root (no `_r`, no `train…` name).
+    #[test]
+    fn a_file_grouped_when_recorded_takes_its_steps_from_its_stats() {
+        use crate::analysis::test_xspace::{self as tx, TestLine, TestPlane};
+        use crate::proto::xplane as pb;
+        use pb::x_stat::Value as V;
+        let group = |g| tx::stat(1, V::Int64Value(g));
+        let step = |g: i64| vec![group(g), tx::stat(2, V::StrValue(format!("train {g}")))];
+        let host = TestPlane {
+            meta: pb::XPlane {
+                name: "/host:CPU".into(),
+                event_metadata: tx::event_metadata(&[(1, "StepFunction"), (2, "MatMul")]),
+                stat_metadata: tx::stat_metadata(&[(1, step_groups::GROUP_ID_STAT), (2, step_groups::STEP_NAME_STAT)]),
+                ..Default::default()
+            },
+            lines: vec![TestLine {
+                header: pb::XLine { id: 1, name: "python".into(), ..Default::default() },
+                events: vec![
+                    tx::event(1, 0, 100, step(0)),
+                    tx::event(2, 10, 60, vec![group(0)]),
+                    tx::event(1, 100, 100, step(1)),
+                    tx::event(2, 110, 30, vec![group(1)]),
+                    tx::event(2, 250, 30, vec![]),
+                ],
+            }],
+        };
+        let db = super::super::step_db(&tx::index(&[host])).unwrap();
+        let steps: Vec<(&str, u64, u64, u64)> =
+            db.steps.iter().map(|s| (s.name.as_str(), s.duration_ps, s.ps(EventType::HostCompute), s.ps(EventType::Unknown))).collect();
+        assert_eq!(steps, [("train 0", 100, 60, 40), ("train 1", 100, 30, 70)]);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! GPUs (as XProf does: its host events then do not count).
 //!
 //! 1. Host: every host event gets its step group ([`crate::analysis::step_groups`], the same grouping the
-//!    Memory Profile uses). In each group, the step markers (events named `train…`, `test…`,
+//!    Memory Profile uses; in a file grouped when it was recorded, the `group_id` stat it carries, and
+//!    its `step_name` stat names a marker). In each group, the step markers (events named `train…`, `test…`,
 //!    `TraceContext…` without a `/`, and the roots grouping named) give the step's span, the longest
 //!    one; the other events are typed by what they do (host compute, waiting for input, copies to
 //!    the device or host) — [`events`]. GPUs: the markers are the derived `Steps` line's spans, the
