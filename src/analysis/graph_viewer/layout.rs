@@ -310,7 +310,7 @@ fn sort_row(row: &mut [usize], bary: &[f64], chains: &[Vec<usize>]) {
         k.push((bary[i], v));
         k
     };
-    let mut keyed: Vec<(Vec<(f64, usize)>, usize, usize)> = row.iter().enumerate().map(|(i, &v)| (key(i, v), i, v)).collect();
+    let mut keyed: Vec<(Vec<(f64, usize)>, usize)> = row.iter().enumerate().map(|(i, &v)| (key(i, v), v)).collect();
     keyed.sort_by(|a, b| {
         for (x, y) in a.0.iter().zip(&b.0) {
             let o = x.0.total_cmp(&y.0).then(x.1.cmp(&y.1));
@@ -320,7 +320,7 @@ fn sort_row(row: &mut [usize], bary: &[f64], chains: &[Vec<usize>]) {
         }
         a.0.len().cmp(&b.0.len())
     });
-    for (slot, (_, _, v)) in row.iter_mut().zip(keyed) {
+    for (slot, (_, v)) in row.iter_mut().zip(keyed) {
         *slot = v;
     }
 }

@@ -269,7 +269,7 @@ fn draw(c: &HtmlCanvasElement, g: &Graph, l: &Layout, f: &Frame) {
         } else {
             "#fbfbfb"
         });
-        ctx.set_stroke_style_str(if cl.highlight { "#b71c1c" } else { &p.border });
+        ctx.set_stroke_style_str(if cl.highlight { "#b71c1c" } else { p.border.as_str() });
         ctx.fill_rect(x, y, rw, rh);
         ctx.stroke_rect(x, y, rw, rh);
         if scale > 0.3 {
