@@ -373,3 +373,36 @@ fn bench_layout() {
         println!("layout of {} nodes, {} edges: {ms:.1} ms", g.nodes.len(), g.edges.len());
     }
 }
+
+/// The page's request through the worker's protocol (JSON both ways): the graph the CLI prints, laid
+/// out; a module the file does not have falls back to its largest, centred on the entry root.
+#[test]
+fn the_pages_request_answers_the_graph_laid_out() {
+    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    let mut s = tidemark::engine::Session::new();
+    let ask = |s: &mut tidemark::engine::Session, body: RequestBody, file: Option<Vec<u8>>| {
+        let json = serde_json::to_string(&Request { v: VERSION, seq: 1, body }).expect("request");
+        let reply = handle(s, &json, file, &mut |_| {});
+        let back: Response = serde_json::from_str(&serde_json::to_string(&reply).expect("reply")).expect("the page reads it");
+        back.body
+    };
+    let rel = "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz";
+    let file_id = match ask(&mut s, RequestBody::Open { path: "a2.xplane.pb.gz".into() }, Some(common::bytes(rel))) {
+        ResponseBody::Opened { file_id, .. } => file_id,
+        other => panic!("{other:?}"),
+    };
+    let body = RequestBody::GraphViewer { file_id, module: Some("jit_train_step(14)".into()), node: Some("ynn_fusion.5".into()), width: 3 };
+    let ResponseBody::GraphViewer { view } = ask(&mut s, body, None) else { panic!("not a graph") };
+    assert_eq!(view.module, "jit_train_step(14)");
+    assert!(view.modules.iter().any(|m| m.name == "jit_train_step(14)" && m.instructions > 100));
+    let theirs = parse(&std::fs::read_to_string(oracle_dir().join("cpu_ynn_fusion_5_w3.dot")).expect("oracle"));
+    let ours = parse(&to_dot(&view.graph));
+    assert!(ours == theirs, "{}", describe(&ours, &theirs));
+    assert_eq!(view.layout.nodes.len(), view.graph.nodes.len());
+
+    let body = RequestBody::GraphViewer { file_id, module: Some("not_here(1)".into()), node: Some("ynn_fusion.5".into()), width: 1 };
+    let ResponseBody::GraphViewer { view } = ask(&mut s, body, None) else { panic!("not a graph") };
+    let largest = view.modules.iter().max_by_key(|m| m.instructions).expect("modules");
+    assert_eq!(view.module, largest.name);
+    assert!(view.graph.nodes.iter().any(|n| n.highlight));
+}

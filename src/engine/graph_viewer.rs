@@ -69,27 +69,31 @@ impl Session {
         graph(hlo, options).map_err(|e| graph_error(file, &m.name, e))
     }
 
-    /// The page's Graph tool: `module` when given, else the file's module with the most instructions,
-    /// its graph for `options`, laid out.
+    /// The page's Graph tool: `module` when the file has it (a link from another file's tool may name
+    /// one it has not), else the file's module with the most instructions; its graph for `options`,
+    /// laid out.
     pub fn graph_view(&self, file_id: u32, module: Option<&str>, options: &GraphOptions) -> Result<GraphView, EngineError> {
         let modules = self.graph_viewer_modules(file_id)?;
-        let chosen = match module {
-            Some(m) => m.to_string(),
-            None => match modules.iter().max_by_key(|m| m.instructions) {
-                Some(m) => m.name.clone(),
-                None => {
-                    let file = self.file(file_id)?.file.name.clone();
+        let given = module.map(|m| (m.to_string(), self.graph_viewer(file_id, m, options)));
+        // In the fallback arm, a named module is one the file does not have.
+        let named = module.is_some();
+        let (chosen, graph) = match given {
+            Some((_, Err(EngineError::UnknownModule { .. }))) | None => {
+                let Some(largest) = modules.iter().max_by_key(|m| m.instructions) else {
                     return Err(EngineError::Unsupported {
-                        file,
+                        file: self.file(file_id)?.file.name.clone(),
                         tool: TOOL.into(),
                         reason:
                             "the file holds no HLO modules (the Graph Viewer reads XLA HloProtos and XProf traces of compiled programs)"
                                 .into(),
                     });
-                }
-            },
+                };
+                // A node named for another module is not looked for here: the entry root instead.
+                let fallback = GraphOptions { node: if named { None } else { options.node.clone() }, width: options.width };
+                (largest.name.clone(), self.graph_viewer(file_id, &largest.name, &fallback)?)
+            }
+            Some((m, result)) => (m, result?),
         };
-        let graph = self.graph_viewer(file_id, &chosen, options)?;
         let layout = layout(&graph);
         Ok(GraphView { modules, module: chosen, graph, layout })
     }

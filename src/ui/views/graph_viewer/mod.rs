@@ -134,7 +134,7 @@ fn GraphPanel(v: Arc<GraphView>) -> impl IntoView {
             let mut shown = view.get();
             if shown.width() <= 0.0 {
                 shown = initial_view(c, &v.layout, center);
-                view.set_untracked(shown);
+                view.update_untracked(|v| *v = shown);
             }
             let f = Frame { v: shown, w: f64::from(c.client_width()), h: f64::from(c.client_height()), m: Margins::NONE };
             draw(c, &v.graph, &v.layout, &f);
@@ -181,11 +181,11 @@ fn GraphPanel(v: Arc<GraphView>) -> impl IntoView {
         .filter(|n| n.kind != NodeKind::Root)
         .map(|n| {
             let name = n.name.clone();
-            let go = name.clone();
+            let (go, label) = (name.clone(), name.clone());
             view! {
                 <li>
                     <button class="btn link" data-metric="graph_node" data-value=name.clone() data-opcode=n.opcode.clone() on:click=move |_| state.graph_node.set(Some(go.clone()))>
-                        {name}
+                        {label}
                     </button>
                     " " <span class="muted">{n.opcode.clone()} " " {n.shape.clone()}</span>
                 </li>
