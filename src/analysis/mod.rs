@@ -8,6 +8,7 @@ pub mod device_planes;
 pub mod framework_op_stats;
 pub mod gpu_cost;
 pub mod gpu_events;
+pub mod graph_viewer;
 pub mod hlo_stats;
 pub mod hlo_text;
 pub mod input_pipeline;

@@ -4,6 +4,7 @@
 
 use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
 use super::framework_op_stats::FrameworkOpStatsView;
+use super::graph_viewer::GraphView;
 use super::hlo_op_stats::HloOpStatsView;
 use super::input_pipeline::InputPipelineView;
 use super::kernel_stats::KernelStatsView;
@@ -17,6 +18,7 @@ use super::roofline::RooflineView;
 use super::run_comparison::RunComparison;
 use super::trace_viewer::FlowQuery;
 use super::{EngineError, FileOverview, Session};
+use crate::analysis::graph_viewer::GraphOptions;
 use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
@@ -28,7 +30,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -92,6 +94,14 @@ pub enum RequestBody {
         file_id: u32,
         module: Option<String>,
         memory_space: Option<i64>,
+    },
+    /// The Graph Viewer: the graph of `module` of file `file_id` (the file's largest when `None`)
+    /// around instruction or computation `node` (the entry root when `None`), `width` hops, laid out.
+    GraphViewer {
+        file_id: u32,
+        module: Option<String>,
+        node: Option<String>,
+        width: u32,
     },
     /// The Trace Viewer's processes and threads (XProf's names and order), names and time span.
     TraceOutline {
@@ -316,6 +326,9 @@ pub enum ResponseBody {
         module: Option<String>,
         viewer: Option<Result<ViewerReply, EngineError>>,
     },
+    GraphViewer {
+        view: Box<GraphView>,
+    },
     TraceOutline {
         outline: Box<TraceOutline>,
     },
@@ -458,6 +471,12 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
                     };
                     reply(ResponseBody::MemoryViewer { modules: page.modules, file_id, module, viewer })
                 }
+                Err(error) => reply(ResponseBody::Failed { error }),
+            }
+        }
+        RequestBody::GraphViewer { file_id, module, node, width } => {
+            match session.graph_view(file_id, module.as_deref(), &GraphOptions { node, width }) {
+                Ok(view) => reply(ResponseBody::GraphViewer { view: Box::new(view) }),
                 Err(error) => reply(ResponseBody::Failed { error }),
             }
         }

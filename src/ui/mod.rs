@@ -94,6 +94,8 @@ fn apply_hash(state: AppState, view: HashView) {
     state.trace_event.set(view.trace_event);
     state.baseline_run.set(view.baseline_run);
     state.step_ops.set(view.step_ops);
+    state.graph_node.set(view.graph_node);
+    state.graph_width.set(view.graph_width.unwrap_or(crate::analysis::graph_viewer::DEFAULT_WIDTH));
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -143,6 +145,8 @@ pub fn App(
             trace_event: state.trace_event.get(),
             baseline_run: state.baseline_run.get(),
             step_ops: state.step_ops.get(),
+            graph_node: state.graph_node.get(),
+            graph_width: Some(state.graph_width.get()).filter(|&w| w != crate::analysis::graph_viewer::DEFAULT_WIDTH),
         }
         .to_hash();
         if hash != current_hash() {
@@ -164,6 +168,7 @@ pub fn App(
             state.highlight_op.set(None);
             state.trace_search.set(None);
             state.trace_event.set(None);
+            state.graph_node.set(None);
         }
         current
     });
@@ -282,6 +287,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
                 view! { <views::memory_across_hosts::MemoryAcrossHosts file_id overview=(*overview).clone() /> }.into_any()
             }
             Tool::RunComparison => view! { <views::run_comparison::RunComparison overview=(*overview).clone() /> }.into_any(),
+            Tool::GraphViewer => view! { <views::graph_viewer::GraphViewerView file_id /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

@@ -31,11 +31,13 @@ pub enum Tool {
     MemoryAcrossHosts,
     /// The selected run against the baseline run: op times and allocator peaks with their changes.
     RunComparison,
+    /// An HLO module's graph around one instruction (XProf's graph viewer).
+    GraphViewer,
 }
 
 impl Tool {
     /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 15] = [
+    pub const ALL: [Tool; 16] = [
         Tool::Overview,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -44,6 +46,7 @@ impl Tool {
         Tool::KernelStats,
         Tool::Roofline,
         Tool::XlaOpsCpu,
+        Tool::GraphViewer,
         Tool::TraceViewer,
         Tool::FileDetails,
         Tool::MemoryProfile,
@@ -71,6 +74,7 @@ impl Tool {
             Tool::XlaOpsCpu => "xla-ops-cpu",
             Tool::MemoryAcrossHosts => "memory-across-hosts",
             Tool::RunComparison => "run-comparison",
+            Tool::GraphViewer => "graph",
         }
     }
 
@@ -91,6 +95,7 @@ impl Tool {
             Tool::XlaOpsCpu => "XLA ops (CPU)",
             Tool::MemoryAcrossHosts => "Across hosts",
             Tool::RunComparison => "Run comparison",
+            Tool::GraphViewer => "Graph",
         }
     }
 
@@ -108,7 +113,7 @@ impl Tool {
             Tool::TraceViewer => ToolGroup::Trace,
             Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory | Tool::MemoryAcrossHosts => ToolGroup::Memory,
             Tool::FileDetails => ToolGroup::File,
-            Tool::RunComparison => ToolGroup::Ops,
+            Tool::RunComparison | Tool::GraphViewer => ToolGroup::Ops,
         }
     }
 
@@ -264,6 +269,10 @@ pub struct AppState {
     pub baseline_run: RwSignal<Option<String>>,
     /// The op tables limited to the selected step ("this step only"; hash `ops=step`).
     pub step_ops: RwSignal<bool>,
+    /// The Graph tool's centre (an instruction or computation of `module`; `None`: the entry root)
+    /// and its width in hops.
+    pub graph_node: RwSignal<Option<String>>,
+    pub graph_width: RwSignal<u32>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -299,6 +308,8 @@ impl AppState {
             trace_event: RwSignal::new(None),
             baseline_run: RwSignal::new(None),
             step_ops: RwSignal::new(false),
+            graph_node: RwSignal::new(None),
+            graph_width: RwSignal::new(crate::analysis::graph_viewer::DEFAULT_WIDTH),
         }
     }
 
@@ -408,7 +419,7 @@ impl Default for AppState {
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>]`
-/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&baseline=<run folder>][&ops=step][&demo]` (`hosts=all`: the host selector's
+/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&baseline=<run folder>][&ops=step][&node=<name>][&width=<n>][&demo]` (`hosts=all`: the host selector's
 /// "all hosts", the run being the selected file's; `ops=step`: the op tables limited to the selected step).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
@@ -428,6 +439,9 @@ pub struct HashView {
     pub trace_event: Option<u32>,
     pub baseline_run: Option<String>,
     pub step_ops: bool,
+    /// The Graph tool's centre and width.
+    pub graph_node: Option<String>,
+    pub graph_width: Option<u32>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -462,6 +476,8 @@ impl HashView {
                 "event" => v.trace_event = val.parse().ok(),
                 "baseline" => v.baseline_run = Some(val),
                 "ops" => v.step_ops = val == "step",
+                "node" if !val.is_empty() => v.graph_node = Some(val),
+                "width" => v.graph_width = val.parse().ok(),
                 _ => {}
             }
         }
@@ -518,6 +534,12 @@ impl HashView {
         }
         if self.step_ops {
             parts.push("ops=step".to_string());
+        }
+        if let Some(n) = &self.graph_node {
+            parts.push(format!("node={}", String::from(js_sys::encode_uri_component(n))));
+        }
+        if let Some(w) = self.graph_width {
+            parts.push(format!("width={w}"));
         }
         format!("#{}", parts.join("&"))
     }

@@ -13,6 +13,8 @@ mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod framework_op_stats;
 #[cfg(not(target_arch = "wasm32"))]
+mod graph_viewer;
+#[cfg(not(target_arch = "wasm32"))]
 mod input_pipeline;
 #[cfg(not(target_arch = "wasm32"))]
 mod inspect;
@@ -45,6 +47,9 @@ Usage:
                                           XProf's Memory Profile: peak, breakdown, exact counts, leak hints
   tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
+  tidemark graph-viewer FILE --module M [--node NAME] [--width N] [--format dot|json]
+                                          XProf's Graph Viewer: the module's graph within N hops of an
+                                          instruction (default: the entry root), or a whole computation
   tidemark overview-page FILE|RUN_DIR [--json]
                                           XProf's Overview Page: run environment, step time, input-bound verdict
   tidemark input-pipeline-analyzer FILE|RUN_DIR [--json]
@@ -112,6 +117,7 @@ fn main() {
         "bundle" => bundle::run(rest),
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),
+        "graph-viewer" => graph_viewer::run(rest),
         "memory-profile" => memory_profile::run(rest),
         "framework-op-stats" => framework_op_stats::run(rest),
         "trace-viewer" => trace_viewer::run(rest),

@@ -1,7 +1,8 @@
 //! Links from an op row to the other tools, for every op table: "buffers" opens the Memory Viewer on
 //! the op's module with the buffers the op defines highlighted; "occurrences" opens the Trace Viewer
 //! with its search set to exactly that op (`="name"`: its events, not those of ops whose name
-//! contains it; the first match framed, next / previous from there).
+//! contains it; the first match framed, next / previous from there); "graph" opens the Graph tool on
+//! the op's module centred on it.
 
 use crate::analysis::trace_viewer::op_args::Query;
 use crate::ui::state::{AppState, Tool};
@@ -16,6 +17,13 @@ pub fn show_buffers(state: AppState, module: String, op: String) {
     state.tool.set(Tool::MemoryViewer);
 }
 
+/// Opens the Graph tool of the selected file on `module`, centred on instruction `op`.
+pub fn show_graph(state: AppState, module: String, op: String) {
+    state.module.set(Some(module));
+    state.graph_node.set(Some(op));
+    state.tool.set(Tool::GraphViewer);
+}
+
 /// Opens the Trace Viewer of the selected file searching for exactly `op`, the whole trace in view.
 pub fn show_occurrences(state: AppState, op: String) {
     state.trace_window.set(None);
@@ -24,8 +32,8 @@ pub fn show_occurrences(state: AppState, op: String) {
     state.tool.set(Tool::TraceViewer);
 }
 
-/// The two links of one op row. Without a module (a framework op, an op whose module is not in the
-/// trace) there are no buffers to show, and only "occurrences" is offered.
+/// The links of one op row. Without a module (a framework op, an op whose module is not in the
+/// trace) there are no buffers or graph to show, and only "occurrences" is offered.
 #[component]
 pub fn OpLinks(
     /// The op's HLO module as the Memory Viewer names it (`jit_train_step(14)`), when known.
@@ -34,6 +42,22 @@ pub fn OpLinks(
     op: String,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
+    let graph = module.clone().map(|module| {
+        let op = op.clone();
+        view! {
+            <button
+                class="op-link"
+                data-testid="op-show-graph"
+                title=format!("Graph: {module} around {op}")
+                on:click=move |ev| {
+                    ev.stop_propagation();
+                    show_graph(state, module.clone(), op.clone());
+                }
+            >
+                "graph"
+            </button>
+        }
+    });
     let buffers = module.map(|module| {
         let (module, op) = (module.clone(), op.clone());
         view! {
@@ -54,6 +78,7 @@ pub fn OpLinks(
     view! {
         <span class="op-links">
             {buffers}
+            {graph}
             <button
                 class="op-link"
                 data-testid="op-show-occurrences"

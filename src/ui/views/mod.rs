@@ -5,6 +5,7 @@ pub mod export;
 pub mod file_details;
 pub mod files;
 pub mod framework_op_stats;
+pub mod graph_viewer;
 pub mod hlo_op_stats;
 pub mod input_pipeline;
 pub mod kernel_stats;

@@ -3,7 +3,9 @@
 use crate::engine::memory_viewer_columns::{PeakBuffer, ViewerData};
 use crate::ui::charts::plot::group_color;
 use crate::ui::components::metric::{Bytes, Count};
+use crate::ui::components::op_links::show_graph;
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
+use crate::ui::state::AppState;
 use leptos::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -74,15 +76,35 @@ pub(super) fn PeakBuffers(
             })
             .collect(),
     );
+    let state = expect_context::<AppState>();
+    let module_name = viewer.module_name.to_string();
     let key = |r: &PeakRow| r.o.logical_buffer_id.map_or_else(|| "small".to_string(), |i| i.to_string());
     let columns = vec![
         Column::new("program", "#", |_: &PeakRow, i| view! { <span class="muted num">{i}</span> }.into_any())
             .right()
             .width("44px")
             .sort_key(|r| r.o.color_index),
-        Column::new("name", "Buffer", |r: &PeakRow, _| {
+        Column::new("name", "Buffer", move |r: &PeakRow, _| {
             let name = if r.o.logical_buffer_id.is_some() { r.o.instruction_name.clone() } else { r.o.label.clone() };
-            view! { <code class="br-name" title=r.o.label.clone()>{name}</code> }.into_any()
+            // The defining instruction in the Graph tool (the module as the URL names it, else by its
+            // module name).
+            let graph = r.o.logical_buffer_id.is_some().then(|| {
+                let (op, module) = (r.o.instruction_name.clone(), state.module.get_untracked().unwrap_or_else(|| module_name.clone()));
+                view! {
+                    <button
+                        class="op-link"
+                        data-testid="buffer-show-graph"
+                        title=format!("Graph: {module} around {op}, which defines this buffer")
+                        on:click=move |ev| {
+                            ev.stop_propagation();
+                            show_graph(state, module.clone(), op.clone());
+                        }
+                    >
+                        "graph"
+                    </button>
+                }
+            });
+            view! { <code class="br-name" title=r.o.label.clone()>{name}</code> {graph} }.into_any()
         })
         .sort_key(|r| r.o.instruction_name.clone()),
         Column::new("bar", "", move |r: &PeakRow, _| {

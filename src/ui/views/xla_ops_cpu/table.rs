@@ -80,7 +80,7 @@ fn columns() -> Vec<Column<XlaOpRow>> {
         Column::new("links", "Show", |r: &XlaOpRow, _| {
             view! { <OpLinks module=r.memory_viewer_module.clone() op=r.op_name.clone() /> }.into_any()
         })
-        .width("124px"),
+        .width("172px"),
     ]
 }
 

@@ -1,0 +1,90 @@
+// The Graph tool on a2_mlp_train (JAX on CPU): opened from an XLA ops row's "graph" link, it shows the
+// CLI's graph (`tidemark graph-viewer --format json`, whose DOT equals XProf's, tests/graph_viewer.rs):
+// the same nodes, read through data-metric; a node of the list re-centres it, the search centres on a
+// named instruction, the width control widens it; module, node and width are in the URL.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture, ROOT } from './harness.mjs';
+
+const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
+const NAME = 'a2_mlp_train.xplane.pb.gz';
+const MODULE = 'jit_train_step(14)';
+const bin = () => process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
+
+/** The CLI's graph of the same module: what the page must show. */
+function cliGraph(node, width = 1) {
+  const args = ['graph-viewer', A2, '--module', MODULE, '--node', node, '--width', String(width), '--format', 'json'];
+  return JSON.parse(execFileSync(bin(), args, { maxBuffer: 64 << 20 }).toString());
+}
+
+const names = (g) => g.nodes.filter((n) => n.kind !== 'root').map((n) => n.name).sort();
+
+let server, browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.close(); });
+
+async function shows(page, center) {
+  await page.waitForFunction((c) => document.querySelector('[data-testid="graph-viewer"][data-state="ready"] [data-metric="graph_center"]')?.dataset.value === c,
+    center, { timeout: 60_000 });
+}
+
+test('a2_mlp_train: the graph from an op row, re-centred, searched and widened', async () => {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [A2]);
+  await waitForFile(page, NAME);
+  await selectFile(page, NAME);
+  await page.click('.tab[data-tool="xla-ops-cpu"]');
+  await page.waitForSelector('[data-testid="xla-ops-cpu"][data-state="ready"] table.xoc-table', { timeout: 60_000 });
+
+  // "graph" on an op of jit_train_step: the Graph tool on its module, centred on it.
+  const op = 'ynn_fusion.5';
+  await page.fill('[data-testid="xoc-filter"]', op);
+  await page.waitForSelector(`tr[data-op="${op}"][data-module="jit_train_step"]`);
+  await page.click(`tr[data-op="${op}"][data-module="jit_train_step"] [data-testid="op-show-graph"]`);
+  await shows(page, op);
+  let cli = cliGraph(op);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli));
+  assert.equal(await one(page, 'graph_nodes'), String(names(cli).length));
+  assert.equal(await one(page, 'graph_edges'), String(cli.edges.length));
+  assert.equal(await one(page, 'graph_clusters'), String(cli.clusters.length));
+  assert.equal(await one(page, 'card_opcode'), 'fusion');
+  assert.match(await one(page, 'card_hlo_text'), /^%ynn_fusion\.5 = f32\[128,256\]/);
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /tool=graph/);
+  assert.match(hash, new RegExp(`module=${encodeURIComponent(MODULE).replace(/[()]/g, '\\$&')}`));
+  assert.match(hash, /node=ynn_fusion\.5/);
+  const at = (await page.getAttribute('[data-testid="graph-canvas"]', 'data-center-at')).split(',').map(Number);
+  const box = await page.locator('[data-testid="graph-canvas"]').boundingBox();
+  assert.ok(at[0] > 0 && at[0] < box.width && at[1] > 0 && at[1] < box.height, `the centre is in view: ${at}`);
+  await shot(page, 'graph-viewer');
+
+  // Re-centre on a node of the list.
+  const next = names(cli).find((n) => n.startsWith('broadcast_maximum_fusion'));
+  await page.click(`[data-metric="graph_node"][data-value="${next}"]`);
+  await shows(page, next);
+  cli = cliGraph(next);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli));
+
+  // Search by instruction name.
+  await page.fill('[data-testid="graph-search"]', 'add_select_fusion');
+  await page.press('[data-testid="graph-search"]', 'Enter');
+  await shows(page, 'add_select_fusion');
+  // Wider: two hops.
+  await page.click('[data-testid="graph-width-more"]');
+  await page.waitForFunction(() => document.querySelector('[data-metric="graph_width"]')?.dataset.value === '2');
+  cli = cliGraph('add_select_fusion', 2);
+  await page.waitForFunction((n) => document.querySelector('[data-testid="graph-viewer"][data-state="ready"] [data-metric="graph_nodes"]')?.dataset.value === String(n),
+    names(cli).length, { timeout: 60_000 });
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli));
+  assert.match(await page.evaluate(() => location.hash), /width=2/);
+
+  // A node that is not in the module: the engine's message.
+  await page.fill('[data-testid="graph-search"]', 'no_such_op');
+  await page.press('[data-testid="graph-search"]', 'Enter');
+  await page.waitForSelector('[data-testid="graph-error"]', { timeout: 60_000 });
+  assert.match(await page.textContent('[data-testid="graph-error"]'), /no instruction or computation named `no_such_op`/);
+  await page.close();
+});

@@ -1,0 +1,408 @@
+//! The Graph Viewer against XProf 2.24.2's own `graph_viewer` (type `graph`, format `dot`) output,
+//! made by `scripts/graph_viewer_oracle.py` into `tests/fixtures/graph_viewer/`: for every case (CPU,
+//! TPU and NVIDIA modules, several nodes and widths, one whole computation) our DOT holds the same
+//! nodes, edges (with their operand numbers and kinds) and cluster membership. Both DOTs are read by
+//! the same parser; XLA's node ids are pointers, so a node is known by the instruction name its edges'
+//! tooltips give it (or its label). Also: bad input, bounds, and the layout.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use tidemark::analysis::graph_viewer::dot::to_dot;
+use tidemark::analysis::graph_viewer::layout::layout;
+use tidemark::analysis::graph_viewer::{graph, Graph, GraphOptions, GraphViewerError, MAX_NODES};
+use tidemark::analysis::memory_viewer::modules;
+use tidemark::proto::hlo::{HloComputationProto, HloInstructionProto, HloModuleProto, ShapeProto};
+
+/// A DOT graph reduced to what the comparison reads.
+#[derive(Debug, Default, PartialEq)]
+struct Parsed {
+    nodes: BTreeSet<String>,
+    /// (from, to, kind, operand number) with multiplicity.
+    edges: BTreeMap<(String, String, String, String), usize>,
+    /// Each node's innermost cluster.
+    membership: BTreeMap<String, String>,
+    /// Each cluster's enclosing cluster ("" at the top).
+    clusters: BTreeMap<String, String>,
+}
+
+fn between<'s>(s: &'s str, start: &str, end: &str) -> Option<&'s str> {
+    let i = s.find(start)? + start.len();
+    let j = s[i..].find(end)? + i;
+    Some(&s[i..j])
+}
+
+fn cluster_key(label: &str) -> String {
+    let caller = between(label, "<b>", "</b>").unwrap_or("");
+    if label.starts_with("Fused expression") {
+        format!("fused {caller}")
+    } else {
+        let computation = label.split("<br/>").nth(1).unwrap_or("");
+        format!("sub {caller} {computation}")
+    }
+}
+
+fn parse(dot: &str) -> Parsed {
+    let mut stack: Vec<String> = Vec::new();
+    let mut lines = dot.lines().peekable();
+    // id -> (label title, cluster)
+    let mut node_ids: Vec<(String, String, String)> = Vec::new();
+    let mut raw_edges: Vec<(String, String, String, String, String)> = Vec::new();
+    let mut clusters = BTreeMap::new();
+    while let Some(line) = lines.next() {
+        if line.starts_with("subgraph cluster_") {
+            let mut label = "";
+            while let Some(l) = lines.peek() {
+                if let Some(rest) = l.strip_prefix("label = <") {
+                    label = rest.strip_suffix(">;").unwrap_or(rest);
+                    lines.next();
+                    break;
+                }
+                lines.next();
+            }
+            let key = cluster_key(label);
+            clusters.insert(key.clone(), stack.last().cloned().unwrap_or_default());
+            stack.push(key);
+        } else if line.starts_with("}  // cluster_") {
+            stack.pop();
+        } else if let Some((id, rest)) = line.split_once(" [label=<") {
+            // A node statement; its tooltip may run over several lines.
+            let mut statement = rest.to_string();
+            while !statement.trim_end().ends_with("];") {
+                match lines.next() {
+                    Some(l) => {
+                        statement.push('\n');
+                        statement.push_str(l);
+                    }
+                    None => break,
+                }
+            }
+            let title = between(&statement, "<b>", "</b>").unwrap_or(statement.split(">, shape=").next().unwrap_or(""));
+            node_ids.push((id.to_string(), title.to_string(), stack.last().cloned().unwrap_or_default()));
+        } else if let Some((ends, attrs)) = line.split_once(" [") {
+            let Some((a, b)) = ends.split_once(" -> ") else { continue };
+            let tooltip = between(attrs, "tooltip=\"", "\"").unwrap_or("");
+            let kind = if tooltip == " " {
+                "root"
+            } else if attrs.contains("ltail=") {
+                "subcomputation"
+            } else if attrs.contains("label=\"ctrl\"") {
+                "control"
+            } else {
+                "operand"
+            };
+            let operand = between(attrs, "headlabel=\"", "\"").unwrap_or("").to_string();
+            raw_edges.push((a.to_string(), b.to_string(), kind.to_string(), operand, tooltip.to_string()));
+        }
+    }
+    // Names from the edges' tooltips (a subcomputation edge's source is named by its computation).
+    let mut name_of: BTreeMap<String, String> = BTreeMap::new();
+    for (a, b, kind, _, tooltip) in &raw_edges {
+        if let Some((from, to)) = tooltip.split_once(" -> ") {
+            if kind != "subcomputation" {
+                name_of.insert(a.clone(), from.to_string());
+            }
+            name_of.insert(b.clone(), to.to_string());
+        }
+    }
+    let mut parsed = Parsed { clusters, ..Default::default() };
+    for (id, title, cluster) in &node_ids {
+        let name = match name_of.get(id) {
+            Some(n) => n.clone(),
+            None if title.starts_with("Parameter ") => format!("{title} of {cluster}"),
+            None => title.clone(),
+        };
+        name_of.insert(id.clone(), name.clone());
+        parsed.membership.insert(name.clone(), cluster.clone());
+        parsed.nodes.insert(name);
+    }
+    for (a, b, kind, operand, _) in raw_edges {
+        let name = |id: &str| name_of.get(id).cloned().unwrap_or_else(|| format!("?{id}"));
+        *parsed.edges.entry((name(&a), name(&b), kind, operand)).or_default() += 1;
+    }
+    parsed
+}
+
+fn oracle_dir() -> PathBuf {
+    common::fixture("graph_viewer")
+}
+
+/// The module `module` of the file at `input` (a path as the oracle's index gives it, relative to
+/// the checkout), or `None` when it is a device fixture absent here.
+fn module_of(input: &str, module: &str) -> Option<HloModuleProto> {
+    let path = match input.strip_prefix("../shared/fixtures/device/") {
+        Some(rel) => common::device_fixture(rel)?,
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(input),
+    };
+    let profile = common::open_at(&path).profile;
+    let inputs = modules::module_inputs(&profile);
+    let m = modules::select(&inputs, module).unwrap_or_else(|e| panic!("{input}: {e}"));
+    let proto = m.proto.as_ref().unwrap_or_else(|e| panic!("{input}: {e}"));
+    proto.hlo_module.clone()
+}
+
+fn cases() -> Vec<(String, serde_json::Value)> {
+    let index = common::json_at(&oracle_dir().join("index.json"));
+    index.as_object().expect("index.json is an object").iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn describe(a: &Parsed, b: &Parsed) -> String {
+    let only = |x: &BTreeSet<String>, y: &BTreeSet<String>| x.difference(y).cloned().collect::<Vec<_>>();
+    let edges = |x: &Parsed, y: &Parsed| {
+        x.edges.iter().filter(|(k, n)| y.edges.get(*k) != Some(n)).map(|(k, n)| format!("{k:?}x{n}")).collect::<Vec<_>>()
+    };
+    let membership = |x: &Parsed, y: &Parsed| {
+        x.membership.iter().filter(|(k, v)| y.membership.get(*k) != Some(v)).map(|(k, v)| format!("{k} in {v:?}")).collect::<Vec<_>>()
+    };
+    format!(
+        "nodes only ours {:?}\nnodes only XProf {:?}\nedges only/differing ours {:?}\nedges only/differing XProf {:?}\nmembership ours {:?}\nmembership XProf {:?}\nclusters ours {:?}\nclusters XProf {:?}",
+        only(&a.nodes, &b.nodes),
+        only(&b.nodes, &a.nodes),
+        edges(a, b),
+        edges(b, a),
+        membership(a, b),
+        membership(b, a),
+        a.clusters,
+        b.clusters
+    )
+}
+
+#[test]
+fn dot_equals_xprof_on_every_oracle_case() {
+    let mut compared = 0;
+    for (case, spec) in cases() {
+        let input = spec["input"].as_str().expect("input");
+        let Some(module) = module_of(input, spec["module"].as_str().expect("module")) else { continue };
+        let options = GraphOptions {
+            node: Some(spec["node"].as_str().expect("node").to_string()),
+            width: spec["width"].as_u64().expect("width") as u32,
+        };
+        let g = graph(&module, &options).unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert!(g.notes.is_empty(), "{case}: {:?}", g.notes);
+        let ours = parse(&to_dot(&g));
+        let theirs = parse(&std::fs::read_to_string(oracle_dir().join(format!("{case}.dot"))).expect("oracle dot"));
+        assert!(!theirs.nodes.is_empty(), "{case}: the oracle parsed to nothing");
+        assert!(ours == theirs, "{case} differs from XProf:\n{}", describe(&ours, &theirs));
+        compared += 1;
+    }
+    assert!(compared >= 4, "only {compared} oracle cases could be read");
+}
+
+#[test]
+fn cli_prints_xprofs_dot() {
+    let file = common::fixture("jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz");
+    let (code, out, err) = common::tidemark(&[
+        "graph-viewer",
+        file.to_str().expect("utf-8 path"),
+        "--module",
+        "jit_train_step(14)",
+        "--node",
+        "ynn_fusion.5",
+        "--width",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let theirs = parse(&std::fs::read_to_string(oracle_dir().join("cpu_ynn_fusion_5_w3.dot")).expect("oracle"));
+    let ours = parse(&out);
+    assert!(ours == theirs, "{}", describe(&ours, &theirs));
+
+    let (code, out, err) =
+        common::tidemark(&["graph-viewer", file.to_str().unwrap(), "--module", "jit_train_step(14)", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    // Without --node: the entry computation's root.
+    assert_eq!(json["center"], "tuple.5");
+    assert!(json["nodes"].as_array().is_some_and(|n| n.iter().any(|n| n["name"] == "tuple.5" && n["highlight"] == true)));
+
+    let (code, _, err) = common::tidemark(&["graph-viewer", file.to_str().unwrap(), "--module", "jit_train_step(14)", "--node", "nope.1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no instruction or computation named `nope.1`"), "{err}");
+    let (code, _, err) = common::tidemark(&["graph-viewer", file.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("choose one with --module") && err.contains("jit_train_step(14)"), "{err}");
+}
+
+fn shape(dims: &[i64]) -> ShapeProto {
+    ShapeProto { element_type: 11, dimensions: dims.to_vec(), ..Default::default() }
+}
+
+fn instr(id: i64, name: &str, opcode: &str, operands: &[i64]) -> HloInstructionProto {
+    HloInstructionProto {
+        id,
+        name: name.into(),
+        opcode: opcode.into(),
+        shape: Some(shape(&[4])),
+        operand_ids: operands.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn module(computations: Vec<HloComputationProto>) -> HloModuleProto {
+    let entry = computations.last().map_or(0, |c| c.id);
+    HloModuleProto { name: "m".into(), entry_computation_id: entry, computations, ..Default::default() }
+}
+
+/// A chain p -> a1 -> a2 -> ... of `n` adds in one computation.
+fn chain(n: usize) -> HloModuleProto {
+    let mut instructions = vec![HloInstructionProto { parameter_number: 0, ..instr(1, "p", "parameter", &[]) }];
+    for k in 0..n as i64 {
+        instructions.push(instr(k + 2, &format!("add.{k}"), "add", &[k + 1, k + 1]));
+    }
+    let root = instructions.last().map_or(0, |i| i.id);
+    module(vec![HloComputationProto { name: "main".into(), id: 1, root_id: root, instructions }])
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let m = chain(3);
+    let e = graph(&m, &GraphOptions { node: Some("missing".into()), width: 1 }).unwrap_err();
+    assert_eq!(e, GraphViewerError::UnknownNode { module: "m".into(), node: "missing".into() });
+    let empty = module(Vec::new());
+    assert!(matches!(graph(&empty, &GraphOptions::default()), Err(GraphViewerError::NoComputations { .. })));
+    // A computation whose root is missing: no default centre.
+    let mut rootless = chain(2);
+    rootless.computations[0].root_id = 99;
+    assert!(matches!(graph(&rootless, &GraphOptions::default()), Err(GraphViewerError::NoRoot { .. })));
+}
+
+#[test]
+fn neighbourhood_counts_hops_both_ways() {
+    let m = chain(10);
+    let g = graph(&m, &GraphOptions { node: Some("add.5".into()), width: 2 }).expect("graph");
+    let names: BTreeSet<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["add.3", "add.4", "add.5", "add.6", "add.7"].into_iter().collect());
+    // add.4 -> add.5 twice (both operands), numbered.
+    let into_center: Vec<_> = g.edges.iter().filter(|e| g.nodes[e.to].name == "add.5").map(|e| e.operand).collect();
+    assert_eq!(into_center, vec![Some(0), Some(1)]);
+    assert!(g.nodes.iter().find(|n| n.name == "add.3").is_some_and(|n| n.deemphasized));
+    assert!(g.nodes.iter().find(|n| n.name == "add.5").is_some_and(|n| n.highlight));
+}
+
+#[test]
+fn cycles_in_malformed_input_end() {
+    // Operands in a cycle, and a computation that calls itself.
+    let mut a = instr(1, "a", "add", &[2, 2]);
+    a.called_computation_ids = vec![1];
+    let b = instr(2, "b", "add", &[1, 1]);
+    let m = module(vec![HloComputationProto { name: "main".into(), id: 1, root_id: 1, instructions: vec![a, b] }]);
+    let g = graph(&m, &GraphOptions { node: Some("a".into()), width: 1000 });
+    match g {
+        Ok(g) => {
+            assert!(g.nodes.len() <= 3);
+            let l = layout(&g);
+            assert_eq!(l.edges.len(), g.edges.len());
+        }
+        Err(e) => assert!(matches!(e, GraphViewerError::Cycle { .. }), "{e}"),
+    }
+}
+
+#[test]
+fn a_huge_neighbourhood_is_cut_with_a_note() {
+    // A root with 50,000 operands: its neighbourhood of width 1 holds them all.
+    let mut instructions: Vec<HloInstructionProto> =
+        (0..50_000).map(|k| HloInstructionProto { parameter_number: k, ..instr(k + 1, &format!("p.{k}"), "parameter", &[]) }).collect();
+    instructions.push(instr(60_000, "tuple", "tuple", &(1..=50_000).collect::<Vec<_>>()));
+    let m = module(vec![HloComputationProto { name: "main".into(), id: 1, root_id: 60_000, instructions }]);
+    let started = std::time::Instant::now();
+    let g: Graph = graph(&m, &GraphOptions::default()).expect("graph");
+    assert_eq!(g.nodes.len(), MAX_NODES);
+    assert!(g.notes.iter().any(|n| n.contains("only the first")), "{:?}", g.notes);
+    let l = layout(&g);
+    assert_eq!(l.nodes.len(), g.nodes.len());
+    assert!(started.elapsed().as_secs() < 20, "took {:?}", started.elapsed());
+}
+
+/// No two nodes of a layout overlap, every edge is a polyline from its source's box to its target's.
+fn check_layout(g: &Graph) {
+    let l = layout(g);
+    assert_eq!(l.nodes.len(), g.nodes.len());
+    assert_eq!(l.edges.len(), g.edges.len());
+    let mut by_row: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for (i, r) in l.nodes.iter().enumerate() {
+        by_row.entry(r.y.round() as i64).or_default().push(i);
+    }
+    for (i, a) in l.nodes.iter().enumerate() {
+        for b in l.nodes.iter().skip(i + 1) {
+            assert!(!a.overlaps(b), "{a:?} overlaps {b:?}");
+        }
+    }
+    for (e, points) in g.edges.iter().zip(&l.edges) {
+        assert!(points.len() >= 2, "edge {e:?} has no line");
+        let (from, to) = (l.nodes[e.from], l.nodes[e.to]);
+        let (first, last) = (points[0], points[points.len() - 1]);
+        let on = |r: tidemark::analysis::graph_viewer::layout::Rect, p: (f64, f64)| {
+            p.0 >= r.x - 1e-6 && p.0 <= r.x + r.w + 1e-6 && p.1 >= r.y - 1e-6 && p.1 <= r.y + r.h + 1e-6
+        };
+        assert!(on(from, first) && on(to, last), "edge {e:?}: {points:?} does not join {from:?} to {to:?}");
+    }
+}
+
+#[test]
+fn layouts_of_the_oracle_cases_have_no_overlaps_and_every_edge() {
+    for (case, spec) in cases() {
+        let input = spec["input"].as_str().expect("input");
+        let Some(module) = module_of(input, spec["module"].as_str().expect("module")) else { continue };
+        let options = GraphOptions { node: spec["node"].as_str().map(str::to_string), width: spec["width"].as_u64().unwrap_or(1) as u32 };
+        let g = graph(&module, &options).unwrap_or_else(|e| panic!("{case}: {e}"));
+        check_layout(&g);
+    }
+    check_layout(&graph(&chain(30), &GraphOptions { node: Some("add.10".into()), width: 5 }).expect("graph"));
+}
+
+/// Layout time against node count (bench/RESULTS.md): `cargo test --release --test graph_viewer -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_layout() {
+    // Whole computations of growing size: a ladder where each add also reads one from 7 back.
+    for n in [100usize, 1_000, 6_500] {
+        let mut instructions = vec![HloInstructionProto { parameter_number: 0, ..instr(1, "p", "parameter", &[]) }];
+        for k in 0..n as i64 {
+            let back = (k + 1 - 7).max(1);
+            instructions.push(instr(k + 2, &format!("add.{k}"), "add", &[k + 1, back]));
+        }
+        let root = instructions.last().map_or(0, |i| i.id);
+        let m = module(vec![HloComputationProto { name: "main".into(), id: 1, root_id: root, instructions }]);
+        let g = graph(&m, &GraphOptions { node: Some("main".into()), width: 1 }).expect("graph");
+        let started = std::time::Instant::now();
+        let runs = 5;
+        for _ in 0..runs {
+            std::hint::black_box(layout(&g));
+        }
+        let ms = started.elapsed().as_secs_f64() * 1000.0 / runs as f64;
+        println!("layout of {} nodes, {} edges: {ms:.1} ms", g.nodes.len(), g.edges.len());
+    }
+}
+
+/// The page's request through the worker's protocol (JSON both ways): the graph the CLI prints, laid
+/// out; a module the file does not have falls back to its largest, centred on the entry root.
+#[test]
+fn the_pages_request_answers_the_graph_laid_out() {
+    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    let mut s = tidemark::engine::Session::new();
+    let ask = |s: &mut tidemark::engine::Session, body: RequestBody, file: Option<Vec<u8>>| {
+        let json = serde_json::to_string(&Request { v: VERSION, seq: 1, body }).expect("request");
+        let reply = handle(s, &json, file, &mut |_| {});
+        let back: Response = serde_json::from_str(&serde_json::to_string(&reply).expect("reply")).expect("the page reads it");
+        back.body
+    };
+    let rel = "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz";
+    let file_id = match ask(&mut s, RequestBody::Open { path: "a2.xplane.pb.gz".into() }, Some(common::bytes(rel))) {
+        ResponseBody::Opened { file_id, .. } => file_id,
+        other => panic!("{other:?}"),
+    };
+    let body = RequestBody::GraphViewer { file_id, module: Some("jit_train_step(14)".into()), node: Some("ynn_fusion.5".into()), width: 3 };
+    let ResponseBody::GraphViewer { view } = ask(&mut s, body, None) else { panic!("not a graph") };
+    assert_eq!(view.module, "jit_train_step(14)");
+    assert!(view.modules.iter().any(|m| m.name == "jit_train_step(14)" && m.instructions > 100));
+    let theirs = parse(&std::fs::read_to_string(oracle_dir().join("cpu_ynn_fusion_5_w3.dot")).expect("oracle"));
+    let ours = parse(&to_dot(&view.graph));
+    assert!(ours == theirs, "{}", describe(&ours, &theirs));
+    assert_eq!(view.layout.nodes.len(), view.graph.nodes.len());
+
+    let body = RequestBody::GraphViewer { file_id, module: Some("not_here(1)".into()), node: Some("ynn_fusion.5".into()), width: 1 };
+    let ResponseBody::GraphViewer { view } = ask(&mut s, body, None) else { panic!("not a graph") };
+    let largest = view.modules.iter().max_by_key(|m| m.instructions).expect("modules");
+    assert_eq!(view.module, largest.name);
+    assert!(view.graph.nodes.iter().any(|n| n.highlight));
+}
