@@ -264,6 +264,9 @@ pub struct AppState {
     pub baseline_run: RwSignal<Option<String>>,
     /// The op tables limited to the selected step ("this step only"; hash `ops=step`).
     pub step_ops: RwSignal<bool>,
+    /// Whether the first file to open picks the tool ([`crate::engine::first_screen::landing`]):
+    /// until then no tool was chosen, by a link or shared URL that names one, or by the user.
+    pub landing_pending: RwSignal<bool>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -299,7 +302,14 @@ impl AppState {
             trace_event: RwSignal::new(None),
             baseline_run: RwSignal::new(None),
             step_ops: RwSignal::new(false),
+            landing_pending: RwSignal::new(true),
         }
+    }
+
+    /// Shows `tool`, chosen by the user or a link: the first screen no longer picks one.
+    pub fn choose_tool(&self, tool: Tool) {
+        self.landing_pending.set(false);
+        self.tool.set(tool);
     }
 
     pub fn update_file(&self, key: u64, status: FileStatus) {

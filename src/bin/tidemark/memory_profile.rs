@@ -5,6 +5,7 @@ use crate::args::{open_one, OpenedFile};
 use crate::units::{bytes, count};
 use std::fmt::Write;
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
+use tidemark::engine::first_screen::Tool;
 
 const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
 /// Breakdown rows shown in the text output (the JSON has all of them).
@@ -42,7 +43,7 @@ pub fn run(argv: &[String]) -> i32 {
             }
         }
     } else {
-        print!("{}", text(&name, &profile));
+        print!("{}{}", crate::open::empty_reason_line(&session, &[id], Tool::MemoryProfile), text(&name, &profile));
     }
     0
 }
