@@ -18,7 +18,7 @@ fn overview_at(path: &Path) -> FileOverview {
 
 /// What XProf's outputs beside trace `<stem>.xplane.pb[.gz]` say of it: its steps (the Input Pipeline
 /// Analyzer's step table), whether its Memory Profile has a memory ID, and its HLO modules (one
-/// `memory_viewer` output each).
+/// `memory_viewer` output each; `NO_MODULE` where there is none).
 struct Oracle {
     steps: usize,
     has_memory_ids: bool,
@@ -36,7 +36,9 @@ fn oracle(trace: &Path) -> Oracle {
     let mut modules: Vec<String> = std::fs::read_dir(dir)
         .expect("the fixture's folder")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| Some(n.strip_prefix(&prefix)?.strip_suffix(".json")?.to_string()))
+        .filter_map(|n| Some(n.strip_prefix(&prefix)?.trim_end_matches(".gz").strip_suffix(".json")?.to_string()))
+        // XProf's output for a trace without modules.
+        .filter(|m| m != "NO_MODULE")
         .collect();
     modules.sort();
     Oracle {
