@@ -4,6 +4,7 @@
 pub mod bundle;
 pub mod device_memory;
 pub mod error;
+pub mod first_screen;
 pub mod framework_op_stats;
 pub mod graph_viewer;
 pub mod hlo_op_stats;
@@ -116,17 +117,28 @@ impl Session {
     }
 
     /// Gives the decoded `file` an id, its overview and (for a trace with allocator events) its Memory
-    /// Profile.
+    /// Profile. A trace's steps are found here too, for the overview's step count (what the first
+    /// screen opens on): the Overview Page and the Input Pipeline then read them from the cache.
     fn admit(&mut self, path: &str, file: decode::DecodedFile) -> Result<&OpenFile, EngineError> {
         let memory = match &file.profile {
             decode::Profile::XSpace(space) if !self.defer_memory_profiles => crate::analysis::memory_profile::analyze(space).ok(),
             _ => None,
         };
-        let overview = overview::overview(&file, memory.as_ref()).map_err(|e| EngineError::decode(path, &e))?;
+        let mut overview = overview::overview(&file, memory.as_ref()).map_err(|e| EngineError::decode(path, &e))?;
+        // A step analysis that fails is reported by the tools that need it, when asked; the
+        // overview then counts no steps.
+        let step_db = match &file.profile {
+            decode::Profile::XSpace(space) => crate::analysis::steps::step_db(space).ok(),
+            _ => None,
+        };
+        overview.steps = step_db.as_ref().filter(|db| !db.device_steps_unsupported).map(|db| db.steps.len());
         let id = self.next_id;
         self.next_id += 1;
         if let Some(m) = memory {
             self.memory_profiles.insert(id, m);
+        }
+        if let Some(db) = step_db {
+            self.step_dbs.insert(id, db);
         }
         self.files.push(OpenFile { id, file, overview });
         Ok(self.files.last().expect("just pushed"))

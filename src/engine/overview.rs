@@ -41,6 +41,18 @@ pub struct FileOverview {
     /// the tools read (and `truncation` says where the trace in it is cut, when it is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gzip_cut: Option<GzipCut>,
+    /// How many steps the trace's Overview Page finds (its step database: XProf's step markers,
+    /// grouped); `None` for a file that is not a trace, or a TPU trace whose steps XProf takes from
+    /// step lines that are not computed. What the first screen and the empty-state reasons read
+    /// ([`crate::engine::first_screen`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<usize>,
+    /// The XLA modules whose compilation began in this trace (XLA's first pass pipeline,
+    /// `pre-spmd-partitioner (<module>)`, on the host plane) of which the trace holds no compiled
+    /// module, though it holds others: a compile that failed (a program too large for the device
+    /// fails while the compiler autotunes) or had not finished when the profile ended. Sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfinished_compiles: Vec<String>,
 }
 
 impl FileOverview {
@@ -123,6 +135,31 @@ pub struct PprofOverview {
     pub samples_by_kind: BTreeMap<String, usize>,
 }
 
+/// XLA's first pass pipeline, which it runs once on every module it compiles and names
+/// `pre-spmd-partitioner (<module>)` in the trace, on CPU and GPU alike.
+const FIRST_COMPILE_PASS: &str = "pre-spmd-partitioner (";
+
+/// The modules whose compilation the host plane shows beginning ([`FIRST_COMPILE_PASS`]) and which
+/// `modules` (the trace's compiled modules) lacks. A trace with no module at all says nothing (its
+/// profiler did not record HLO protos), so none is reported for it.
+fn unfinished_compiles(space: &crate::decode::xplane::XSpace, modules: &[ModuleSummary]) -> Vec<String> {
+    if modules.is_empty() {
+        return Vec::new();
+    }
+    let Some(host) = space.plane_named(memory_profile::HOST_PLANE) else { return Vec::new() };
+    let mut names: Vec<String> = host
+        .meta
+        .event_metadata
+        .values()
+        .filter_map(|m| m.name.strip_prefix(FIRST_COMPILE_PASS)?.strip_suffix(')'))
+        .filter(|name| !modules.iter().any(|m| m.module_name == *name))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// The last component of a path, whichever separator it uses.
 pub fn base_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
@@ -151,6 +188,8 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
         notes: Vec::new(),
         truncation: None,
         gzip_cut: file.gzip_cut,
+        steps: None,
+        unfinished_compiles: Vec::new(),
     };
     match &file.profile {
         Profile::XSpace(space) => {
@@ -204,6 +243,7 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
             }
             // XProf lists modules by name; ours are sorted by program id, then name, for stability.
             o.hlo_modules.sort_by(|a, b| (a.program_id, &a.name).cmp(&(b.program_id, &b.name)));
+            o.unfinished_compiles = unfinished_compiles(space, &o.hlo_modules);
         }
         Profile::Hlo(h) => {
             let name = h.proto.hlo_module.as_ref().map(|m| m.name.clone()).unwrap_or_default();

@@ -4,9 +4,9 @@
 //! file is ever read on this thread. Bytes the page already holds (the demo, a bundle's files) are
 //! handed over without copying (the `ArrayBuffer` is transferred).
 
-use super::state::{AppState, FileStatus, LoadedFile};
+use super::state::{AppState, FileStatus, LoadedFile, Tool};
 use crate::engine::protocol::{Request, RequestBody, Response, ResponseBody, VERSION};
-use crate::engine::EngineError;
+use crate::engine::{first_screen, EngineError};
 use leptos::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -309,7 +309,10 @@ fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
                 let decoded = done.saturating_mul(total).checked_div(t).unwrap_or(total);
                 state.update_file(key, FileStatus::Loading { read: total, decoded, total });
             }
-            ResponseBody::Opened { file_id, overview } => state.update_file(key, FileStatus::Ready { file_id, overview: overview.into() }),
+            ResponseBody::Opened { file_id, overview } => {
+                land(state, &overview);
+                state.update_file(key, FileStatus::Ready { file_id, overview: overview.into() })
+            }
             ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { error }),
             ResponseBody::Rejected { message } => {
                 state.update_file(key, FileStatus::Failed { error: EngineError::Unreadable { file: label.clone(), reason: message } })
@@ -318,6 +321,21 @@ fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
             _ => {}
         }),
     );
+}
+
+/// The first screen: when no tool was chosen yet and the selected file is the one that just opened,
+/// the tool the engine names for it ([`first_screen::landing`]); with other files opened beside it
+/// (several files, a log folder), its run's Overview.
+fn land(state: AppState, overview: &crate::engine::FileOverview) {
+    let selected = state.selected.with_untracked(|s| s.as_deref() == Some(overview.path.as_str()));
+    if !state.landing_pending.get_untracked() || !selected {
+        return;
+    }
+    let with_others = state.files.with_untracked(Vec::len) > 1;
+    if let Some(tool) = Tool::from_slug(first_screen::landing(overview, with_others).slug()) {
+        state.landing_pending.set(false);
+        state.tool.set(tool);
+    }
 }
 
 /// Opens `file` from disk: the worker reads it (with progress) and decodes it. `path` names it:

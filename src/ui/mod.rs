@@ -76,7 +76,7 @@ fn current_hash() -> String {
 /// Applies a view from the URL hash to the state.
 fn apply_hash(state: AppState, view: HashView) {
     if let Some(t) = view.tool {
-        state.tool.set(t);
+        state.choose_tool(t);
     }
     if let Some(f) = view.file {
         state.selected.set(Some(f));
@@ -205,12 +205,12 @@ pub fn App(
         let key = ev.key();
         match key.as_str() {
             "Escape" if state.step.get_untracked().is_some() => state.step.set(None),
-            "[" => state.tool.update(|t| *t = t.step(-1)),
-            "]" => state.tool.update(|t| *t = t.step(1)),
+            "[" => state.choose_tool(state.tool.get_untracked().step(-1)),
+            "]" => state.choose_tool(state.tool.get_untracked().step(1)),
             _ => {
                 if let Some(t) = key.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| Tool::in_nav_order().get(i).copied())
                 {
-                    state.tool.set(t);
+                    state.choose_tool(t);
                 }
             }
         }
@@ -256,6 +256,7 @@ pub fn App(
                 <main class="main">
                     <views::files::ErrorBanners />
                     {move || components::truncated_banner::truncated_banner(&shown.get())}
+                    {move || components::empty_reason::empty_reason(state.tool.get(), &shown.get(), state.all_hosts_ids().is_some())}
                     {move || main_ready.get().then(|| main_view(state.tool.get(), shown.get()))}
                 </main>
             </div>

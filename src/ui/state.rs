@@ -273,6 +273,9 @@ pub struct AppState {
     /// and its width in hops.
     pub graph_node: RwSignal<Option<String>>,
     pub graph_width: RwSignal<u32>,
+    /// Whether the first file to open picks the tool ([`crate::engine::first_screen::landing`]):
+    /// until then no tool was chosen, by a link or shared URL that names one, or by the user.
+    pub landing_pending: RwSignal<bool>,
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -310,7 +313,14 @@ impl AppState {
             step_ops: RwSignal::new(false),
             graph_node: RwSignal::new(None),
             graph_width: RwSignal::new(crate::analysis::graph_viewer::DEFAULT_WIDTH),
+            landing_pending: RwSignal::new(true),
         }
+    }
+
+    /// Shows `tool`, chosen by the user or a link: the first screen no longer picks one.
+    pub fn choose_tool(&self, tool: Tool) {
+        self.landing_pending.set(false);
+        self.tool.set(tool);
     }
 
     pub fn update_file(&self, key: u64, status: FileStatus) {

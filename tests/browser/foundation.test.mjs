@@ -6,7 +6,7 @@ import path from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import {
-  serve, launch, newPage, openApp, pickFiles, dropFiles, waitForFile, selectFile, metric, cliOverview, shot, fixture,
+  serve, launch, newPage, openApp, pickFiles, dropFiles, waitForFile, selectFile, fileDetails, metric, cliOverview, shot, fixture,
 } from './harness.mjs';
 import { scratchDir } from './support/scratch.mjs';
 
@@ -32,7 +32,7 @@ test('demo opens real profiles and shows their overview', async () => {
   await waitForFile(page, 'd1_tf_keras_bfc.xplane.pb.gz');
   await waitForFile(page, 'memory9.prof');
   await waitForFile(page, 'module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb');
-  await selectFile(page, 'd1_tf_keras_bfc.xplane.pb.gz');
+  await fileDetails(page, 'd1_tf_keras_bfc.xplane.pb.gz');
   assert.deepEqual(await metric(page, 'allocations', 'bfc_cpu_allocator_for_gpu'), ['10246']);
   assert.deepEqual(await metric(page, 'deallocations', 'bfc_cpu_allocator_for_gpu'), ['10159']);
   assert.deepEqual(await metric(page, 'format'), ['xspace']);
@@ -59,7 +59,7 @@ test('dropped xplane, HloProto and pprof files show the same figures as the CLI'
     const name = path.basename(f);
     const want = expected[i];
     await waitForFile(page, name);
-    await selectFile(page, name);
+    await fileDetails(page, name);
     assert.deepEqual(await metric(page, 'size_bytes'), [String(want.size_bytes)], name);
     for (const p of want.planes) {
       assert.deepEqual(await metric(page, 'plane_event_count', p.name), [String(p.event_count)], `${name} ${p.name}`);
@@ -80,7 +80,7 @@ test('dropped xplane, HloProto and pprof files show the same figures as the CLI'
     await shot(page, `overview-${name}`);
   }
   // XProf's numbers, independently of the CLI: a2 has nine modules, jit_train_step(14) 12.65 MiB.
-  await selectFile(page, 'a2_mlp_train.xplane.pb.gz');
+  await fileDetails(page, 'a2_mlp_train.xplane.pb.gz');
   assert.equal((await metric(page, 'total_allocation_bytes')).length, 9);
   assert.ok(await page.$('[data-testid="no-memory-events"]'), 'JAX CPU trace explains its missing memory events');
   assert.deepEqual(page.errors, []);
@@ -115,7 +115,7 @@ test('bad files get clear messages and the page keeps working', async () => {
   // Still usable: a good file opens next to the failures.
   await pickFiles(page, [fixture('pprof/docs_seed_memory.prof')]);
   await waitForFile(page, 'docs_seed_memory.prof');
-  await selectFile(page, 'docs_seed_memory.prof');
+  await fileDetails(page, 'docs_seed_memory.prof');
   assert.deepEqual(await metric(page, 'live_bytes'), ['84000000']);
   assert.deepEqual(page.errors, []);
 });

@@ -104,9 +104,17 @@ export async function waitForFile(page, name, state = 'ready') {
   await page.waitForSelector(`.file-row[data-file="${name}"][data-state="${state}"]`, { timeout: 60_000 });
 }
 
+/** Selects the named file; the tool shown stays (a drop first shows the tool the file opens on). */
 export async function selectFile(page, name) {
   await page.click(`.file-row[data-file="${name}"]`);
-  await page.waitForSelector(`article[data-file="${name}"], [data-testid="tool-pending"]`);
+  await page.waitForSelector(`.file-row.selected[data-file="${name}"]`);
+}
+
+/** Selects the named file and shows its File details (format, planes, allocators, modules, pprof). */
+export async function fileDetails(page, name) {
+  await selectFile(page, name);
+  await page.click('.tab[data-tool="file-details"]');
+  await page.waitForSelector(`article.file-details[data-file="${name}"]`);
 }
 
 /** The raw values of every figure named `metric` (optionally of one `key`), in document order. */

@@ -89,6 +89,8 @@ test('markup in profiles is shown as text and runs nothing', async () => {
   const scriptsBefore = await page.$$eval('script', (s) => s.length);
   await pickFiles(page, Object.keys(files).map((n) => path.join(dir, n)));
   for (const name of Object.keys(files)) await waitForFile(page, name);
+  // Several files open on the run's Overview; these checks read File details.
+  await page.click('.tab[data-tool="file-details"]');
 
   await selectFile(page, 'markup.xplane.pb');
   // A plane's lines are listed under the planes table once the plane is clicked.
@@ -168,6 +170,7 @@ test('an engine that dies fails its file with a banner, restarts, and the page k
   await page.waitForFunction(() => true);
   await pickFiles(page, [fixture('pprof/docs_leak/memory9.prof')]);
   await waitForFile(page, 'memory9.prof');
+  await page.click('.tab[data-tool="file-details"]');
   await selectFile(page, 'memory9.prof');
   assert.equal((await metric(page, 'sample_count')).length, 1);
   await selectFile(page, 'docs_seed_memory.prof');

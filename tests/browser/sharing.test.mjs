@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import {
-  ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture, workerReady,
+  ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, fileDetails, metric, shot, fixture, workerReady,
 } from './harness.mjs';
 import { scratchDir } from './support/scratch.mjs';
 
@@ -45,7 +45,7 @@ test('the release build works from a sub-path of a static host', async () => {
     const page = await newPage(browser);
     await openApp(page, `${host.url}team/tools/tidemark/#demo`);
     await waitForFile(page, 'd1_tf_keras_bfc.xplane.pb.gz');
-    await selectFile(page, 'd1_tf_keras_bfc.xplane.pb.gz');
+    await fileDetails(page, 'd1_tf_keras_bfc.xplane.pb.gz');
     assert.deepEqual(await metric(page, 'allocations', 'bfc_cpu_allocator_for_gpu'), ['10246']);
     assert.deepEqual(page.errors, []);
   } finally {
@@ -118,7 +118,7 @@ test('a JAX trace can be shared as a much smaller slim copy with the same memory
   await openApp(page, server.url);
   await pickFiles(page, [trace]);
   await waitForFile(page, name);
-  await selectFile(page, name);
+  await fileDetails(page, name);
   const modules = await metric(page, 'total_allocation_bytes');
   assert.equal(modules.length, 9);
   await page.click('[data-testid="export-open"]');

@@ -4,11 +4,12 @@
 use crate::overview_page::{open, steps_text};
 use std::fmt::Write;
 use tidemark::analysis::input_pipeline::{xprof_json, InputPipeline, CATEGORIES};
+use tidemark::engine::first_screen::Tool;
 
 const USAGE: &str = "usage: tidemark input-pipeline-analyzer FILE|RUN_DIR [--json]";
 
 pub fn run(argv: &[String]) -> i32 {
-    let (args, hosts, page) = match open("input-pipeline-analyzer", USAGE, argv) {
+    let (args, hosts, page) = match open("input-pipeline-analyzer", USAGE, argv, Tool::InputPipeline) {
         Ok(x) => x,
         Err(code) => return code,
     };

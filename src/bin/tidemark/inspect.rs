@@ -4,7 +4,7 @@ use crate::args::Args;
 use crate::open::open_file;
 use crate::units::{bytes, count};
 use std::fmt::Write;
-use tidemark::engine::{FileOverview, Session};
+use tidemark::engine::{first_screen, FileOverview, Session};
 
 pub fn run(argv: &[String]) -> i32 {
     let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
@@ -45,8 +45,9 @@ pub fn run(argv: &[String]) -> i32 {
         let out = serde_json::json!({ "files": overviews, "sidecars": sidecars, "errors": errors });
         println!("{}", serde_json::to_string_pretty(&out).expect("overview serializes"));
     } else {
+        let with_others = overviews.len() > 1;
         for o in &overviews {
-            print!("{}", text(o));
+            print!("{}", text(o, with_others));
         }
         for s in &sidecars {
             println!("{}\n  sidecar (TensorBoard's or XProf's tool output; not opened)", s.relative);
@@ -58,7 +59,8 @@ pub fn run(argv: &[String]) -> i32 {
     i32::from(!errors.is_empty())
 }
 
-fn text(o: &FileOverview) -> String {
+/// `o` as text; `with_others`: opened with other files (the page then opens the run's Overview).
+fn text(o: &FileOverview, with_others: bool) -> String {
     let mut s = String::new();
     let gz = if o.gzipped { ", gzip" } else { "" };
     let _ = writeln!(s, "{}\n  format: {} ({}{gz})", o.path, o.format, bytes(o.size_bytes as i64));
@@ -113,6 +115,23 @@ fn text(o: &FileOverview) -> String {
     }
     for n in &o.notes {
         let _ = writeln!(s, "  note: {n}");
+    }
+    if let Some(steps) = o.steps {
+        let _ = writeln!(s, "  steps: {}", count(steps as u64));
+    }
+    let _ = writeln!(s, "  opens on: {}", first_screen::landing(o, with_others).title());
+    // Each reason once, with the tools it empties.
+    let mut reasons: Vec<(first_screen::EmptyReason, Vec<&str>)> = Vec::new();
+    for tool in first_screen::Tool::ALL {
+        if let Some(r) = first_screen::empty_reason(tool, o) {
+            match reasons.iter_mut().find(|(known, _)| *known == r) {
+                Some((_, tools)) => tools.push(tool.title()),
+                None => reasons.push((r, vec![tool.title()])),
+            }
+        }
+    }
+    for (r, tools) in reasons {
+        let _ = writeln!(s, "  empty: {}: {}", tools.join(", "), r.sentence());
     }
     s
 }

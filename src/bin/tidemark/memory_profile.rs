@@ -6,6 +6,7 @@ use crate::units::{bytes, count};
 use std::fmt::Write;
 use tidemark::analysis::allocation_names::{AllocationNames, AllocatorNames};
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
+use tidemark::engine::first_screen::Tool;
 
 const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
 /// Breakdown rows shown in the text output (the JSON has all of them).
@@ -55,7 +56,7 @@ pub fn run(argv: &[String]) -> i32 {
             }
         }
     } else {
-        print!("{}", text(&name, &profile, names.as_ref()));
+        print!("{}{}", crate::open::empty_reason_line(&session, &[id], Tool::MemoryProfile), text(&name, &profile, names.as_ref()));
     }
     0
 }

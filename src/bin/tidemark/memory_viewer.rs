@@ -6,6 +6,7 @@ use crate::units::bytes;
 use std::fmt::Write;
 use tidemark::analysis::memory_viewer::{xprof_json::to_xprof_json, MemoryViewer};
 use tidemark::decode::Profile;
+use tidemark::engine::first_screen::Tool;
 use tidemark::engine::memory_viewer::ModuleEntry;
 use tidemark::engine::{EngineError, Session};
 
@@ -31,6 +32,9 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(id) => id,
         Err(e) => return fail(&e.to_string()),
     };
+    if !args.flag("json") {
+        print!("{}", crate::open::empty_reason_line(&session, &[file_id], Tool::MemoryViewer));
+    }
     let one_module_dump = session.get(file_id).is_some_and(|f| matches!(f.file.profile, Profile::Hlo(_)));
     let module = match args.option("module") {
         Some(m) => m.to_string(),

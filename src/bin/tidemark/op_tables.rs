@@ -11,6 +11,7 @@ use tidemark::analysis::op_metrics::TimeWindow;
 use tidemark::analysis::op_profile::{Node, OpProfile};
 use tidemark::analysis::roofline_model::RooflineModel;
 use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
+use tidemark::engine::first_screen::Tool as Shown;
 use tidemark::engine::{EngineError, Session};
 
 /// Characters of a kernel or op name shown in a table (C++ template names run to thousands).
@@ -24,6 +25,8 @@ type Compute<T> = fn(&mut Session, &[u32], Option<TimeWindow>) -> Result<std::sy
 /// One op table: its command name, how to compute it, and its two renderings.
 struct Tool<T> {
     command: &'static str,
+    /// The page's tool of the same table, whose empty-state reason the text output begins with.
+    shown: Shown,
     compute: Compute<T>,
     json: fn(&T) -> serde_json::Value,
     table: fn(&str, &T) -> String,
@@ -34,6 +37,7 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "kernel-stats",
+            shown: Shown::KernelStats,
             compute: Session::run_kernel_stats_in,
             json: kernel_stats::table::to_xprof_json,
             table: kernel_table,
@@ -42,13 +46,28 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
 }
 
 pub fn hlo_stats(argv: &[String]) -> i32 {
-    run(argv, Tool { command: "hlo-stats", compute: Session::run_hlo_stats_in, json: hlo_stats::table::to_xprof_json, table: hlo_table })
+    run(
+        argv,
+        Tool {
+            command: "hlo-stats",
+            shown: Shown::HloOpStats,
+            compute: Session::run_hlo_stats_in,
+            json: hlo_stats::table::to_xprof_json,
+            table: hlo_table,
+        },
+    )
 }
 
 pub fn op_profile(argv: &[String]) -> i32 {
     run(
         argv,
-        Tool { command: "op-profile", compute: Session::run_op_profile_in, json: op_profile::json::to_xprof_json, table: profile_tree },
+        Tool {
+            command: "op-profile",
+            shown: Shown::OpProfile,
+            compute: Session::run_op_profile_in,
+            json: op_profile::json::to_xprof_json,
+            table: profile_tree,
+        },
     )
 }
 
@@ -57,6 +76,7 @@ pub fn roofline_model(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "roofline-model",
+            shown: Shown::Roofline,
             compute: Session::run_roofline_model_in,
             json: roofline_model::table::to_xprof_json,
             table: roofline_table,
@@ -74,6 +94,9 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if !f.args.flag("json") {
+        print!("{}", crate::open::empty_reason_line(&f.session, &f.ids, tool.shown));
+    }
     let result = match (tool.compute)(&mut f.session, &f.ids, step.as_ref().map(|s| s.window)) {
         Ok(r) => r,
         Err(e) => {

@@ -2,6 +2,7 @@
 //! page goes through its worker.
 
 use std::path::Path;
+use tidemark::engine::first_screen::{empty_reason, Tool};
 use tidemark::engine::{EngineError, Session};
 
 /// Reads `path` and opens it in `session` as `shown_path` (how the file is named in output and
@@ -18,4 +19,12 @@ pub fn open_file(session: &mut Session, path: &Path, shown_path: &str) -> Result
         eprintln!("tidemark: warning: {shown_path}: {message}");
     }
     Ok(file.id)
+}
+
+/// The line a tool's text output begins with when `tool` has nothing to show for the one file
+/// `ids` names: why, and what to do — the sentence the page shows over the tool
+/// ([`tidemark::engine::first_screen::empty_reason`]); empty otherwise (and for a run of several).
+pub fn empty_reason_line(session: &Session, ids: &[u32], tool: Tool) -> String {
+    let [id] = ids else { return String::new() };
+    session.get(*id).and_then(|f| empty_reason(tool, &f.overview)).map(|r| format!("{}\n", r.sentence())).unwrap_or_default()
 }

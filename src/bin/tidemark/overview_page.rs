@@ -5,11 +5,12 @@ use crate::args::{open_run, Args};
 use std::fmt::Write;
 use tidemark::analysis::input_pipeline::{InputPipeline, CATEGORIES};
 use tidemark::analysis::overview_page::{xprof_json, OverviewPage};
+use tidemark::engine::first_screen::Tool;
 
 const USAGE: &str = "usage: tidemark overview-page FILE|RUN_DIR [--json]";
 
 pub fn run(argv: &[String]) -> i32 {
-    let (args, hosts, page) = match open("overview-page", USAGE, argv) {
+    let (args, hosts, page) = match open("overview-page", USAGE, argv, Tool::Overview) {
         Ok(x) => x,
         Err(code) => return code,
     };
@@ -24,9 +25,12 @@ pub fn run(argv: &[String]) -> i32 {
 /// Opens `argv`'s one file or run folder through [`open_run`] (flag `--json`) and computes its
 /// Overview Page; with the line naming the hosts of a run ([`crate::args::OpenedRun::hosts_line`]). On
 /// failure the exit code (2 usage, 1 unreadable or not analysable), the message printed.
-pub fn open(command: &str, usage: &str, argv: &[String]) -> Result<(Args, String, OverviewPage), i32> {
+///
+/// The text output's first line (`hosts`) is then, for one file, why `tool` has nothing to show, when
+/// it has nothing.
+pub fn open(command: &str, usage: &str, argv: &[String], tool: Tool) -> Result<(Args, String, OverviewPage), i32> {
     let mut f = open_run(command, usage, argv, &[], &["json"])?;
-    let hosts = f.hosts_line();
+    let hosts = f.hosts_line() + &crate::open::empty_reason_line(&f.session, &f.ids, tool);
     match f.session.run_overview_page(&f.ids) {
         Ok(page) => Ok((f.args, hosts, page.clone())),
         Err(e) => {

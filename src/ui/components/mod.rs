@@ -1,5 +1,6 @@
 //! Small reusable pieces of the page.
 
+pub mod empty_reason;
 pub mod metric;
 pub mod op_links;
 pub mod step_window;

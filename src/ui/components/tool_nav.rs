@@ -35,7 +35,7 @@ pub fn ToolNav() -> impl IntoView {
                                             data-tool=t.slug()
                                             title=title
                                             aria-selected=move || (state.tool.get() == t).to_string()
-                                            on:click=move |_| state.tool.set(t)
+                                            on:click=move |_| state.choose_tool(t)
                                         >
                                             <span class="tab-name">{t.title()}</span>
                                             <kbd class="tab-key">{key.unwrap_or_default()}</kbd>
