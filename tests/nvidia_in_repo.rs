@@ -3,9 +3,11 @@
 //! an NVIDIA H200, this project's own recording; see `tests/fixtures/README.md`), with XProf 2.24.2's
 //! output for every tool beside it (all but the trace viewer's).
 //!
-//! Compared here: kernel_stats, memory_viewer of every module, memory_profile.
-//! Added by other branches once they equal XProf on this trace: op_profile, hlo_stats,
-//! roofline_model, framework_op_stats, overview_page, input_pipeline_analyzer.
+//! Compared here: kernel_stats, memory_viewer of every module, memory_profile. The other tools are
+//! compared on this same copy by the NVIDIA tests (`nvidia_op_costs`: op_profile, hlo_stats,
+//! roofline_model, the Overview's top ops; `nvidia_framework_ops`: framework_op_stats and the
+//! Overview's op shares; `nvidia_steps`: overview_page's steps and input_pipeline_analyzer), since
+//! `common::device_fixture` reads `tests/fixtures/device/` before `../shared`.
 
 mod common;
 

@@ -61,6 +61,12 @@ pub fn tidemark(args: &[&str]) -> (i32, String, String) {
 /// note on stderr, where that folder is absent, so the test passes as skipped; a panic instead under
 /// `CI=true`, where a missing folder would silently skip every device check.
 pub fn device_fixture(rel: &str) -> Option<PathBuf> {
+    // This project's own NVIDIA recording n1 is also kept in the repository (tests/fixtures/device/…),
+    // so a clone without `../shared` still checks every tool on a real GPU trace: that copy first.
+    let in_repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/device").join(rel);
+    if in_repo.exists() {
+        return Some(in_repo);
+    }
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/device").join(rel);
     if p.exists() {
         return Some(p);
