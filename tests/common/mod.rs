@@ -64,7 +64,7 @@ pub fn device_fixture(rel: &str) -> Option<PathBuf> {
     // This project's own NVIDIA recording n1 is also kept in the repository (tests/fixtures/device/…),
     // so a clone without `../shared` still checks every tool on a real GPU trace: that copy first.
     let in_repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/device").join(rel);
-    if in_repo.exists() {
+    if in_repo.is_file() {
         return Some(in_repo);
     }
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/device").join(rel);
