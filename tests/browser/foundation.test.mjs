@@ -146,6 +146,7 @@ test('dark theme and unit toggle', async () => {
   await openApp(page, server.url);
   await pickFiles(page, [fixture('pprof/docs_seed_memory.prof')]);
   await waitForFile(page, 'docs_seed_memory.prof');
+  await fileDetails(page, 'docs_seed_memory.prof');
   await page.selectOption('[data-testid="unit-select"]', 'B');
   assert.match(await page.textContent('[data-metric="live_bytes"]'), /84,000,000 B/);
   await page.selectOption('[data-testid="unit-select"]', 'MiB');

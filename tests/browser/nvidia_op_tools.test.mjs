@@ -45,7 +45,11 @@ test('NVIDIA H200 CNN: Op Profile, Framework ops (device), Kernels and Roofline 
   // Op Profile: the program's time is XProf's (once refused: an HLO op Tidemark did not cost).
   const op = oracle('op_profile');
   await openTab(page, 'op-profile', 'op-profile');
-  assert.ok(close(await one(page, 'root_time_us'), op.byProgram.metrics.rawTime / 1e6));
+  await page.waitForSelector('[data-testid="opp-tree"] .opp-row[data-name]');
+  // By program, idle excluded (XProf's first view): the root's time and FLOPS utilisation.
+  const root = op.byProgramExcludeIdle;
+  assert.ok(close(await one(page, 'root_time_us'), root.metrics.rawTime / 1e6));
+  assert.ok(close(await one(page, 'root_flops_utilization'), root.metrics.uncappedFlops));
 
   // Framework ops: JAX's device ops timed from the kernels, every row and a device row's self time.
   const fos = oracle('framework_op_stats')[0];
