@@ -72,7 +72,7 @@ test('the page exports an offline bundle that reopens the same view from file://
   await openApp(page, server.url);
   await pickFiles(page, FILES);
   for (const f of FILES) await waitForFile(page, path.basename(f));
-  await selectFile(page, 'module_0008.jit_tiny.cpu_after_optimizations.hlo.pb');
+  await fileDetails(page, 'module_0008.jit_tiny.cpu_after_optimizations.hlo.pb');
   const expected = await metric(page, 'total_allocation_bytes');
   assert.equal(expected.length, 1);
   const hash = new URL(page.url()).hash;
