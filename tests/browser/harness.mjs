@@ -131,8 +131,11 @@ export async function one(page, name, key) {
   return v[0];
 }
 
-/** Whether the figure `a` (a string or number) equals `b` to 1e-9, relative (absolute below 1). */
-export const close = (a, b) => Math.abs(Number(a) - b) <= 1e-9 * Math.max(1, Math.abs(b));
+/** Whether the figure `a` (a string or number) equals `b` to `rel` (1e-9), relative (absolute below 1). */
+export const close = (a, b, rel = 1e-9) => Math.abs(Number(a) - b) <= rel * Math.max(1, Math.abs(b));
+
+/** Column `id` of XProf's DataTable `t`, row by row. */
+export const column = (t, id) => { const i = t.cols.findIndex((c) => c.id === id); return t.rows.map((r) => r.c[i].v); };
 
 /** The CLI's view of the same file: what the page must show. */
 export function cliOverview(files) {

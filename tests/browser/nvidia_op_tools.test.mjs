@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot } from './harness.mjs';
+import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, one, close, column, shot } from './harness.mjs';
 
 const N2 = path.resolve(ROOT, '../shared/fixtures/device/nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16');
 const TRACE = `${N2}.xplane.pb.gz`;
@@ -19,14 +19,6 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-/** Column `id` of XProf's DataTable `t`, row by row. */
-const column = (t, id) => { const i = t.cols.findIndex((c) => c.id === id); return t.rows.map((r) => r.c[i].v); };
-const close = (a, b, rel = 1e-9) => Math.abs(Number(a) - b) <= rel * Math.max(1, Math.abs(b));
-const one = async (page, name, key) => {
-  const v = await metric(page, name, key);
-  assert.equal(v.length, 1, `${name}[${key}]: ${JSON.stringify(v)}`);
-  return v[0];
-};
 const rowsOf = (page, table) => page.getAttribute(`table.${table}`, 'data-rows').then(Number);
 
 async function openTab(page, tool, testid) {

@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture } from './harness.mjs';
+import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, column, shot, fixture } from './harness.mjs';
 
 const DEVICE = path.resolve(ROOT, '../shared/fixtures/device');
 const TPU = path.join(DEVICE, 'jax_tpu_v6e_inference/tpu_v6e_inference');
@@ -24,14 +24,6 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-/** Column `id` of XProf's DataTable `t`, row by row. */
-const column = (t, id) => { const i = t.cols.findIndex((c) => c.id === id); return t.rows.map((r) => r.c[i].v); };
-const close = (a, b, rel = 1e-9) => Math.abs(Number(a) - b) <= rel * Math.max(1, Math.abs(b));
-const one = async (page, name, key) => {
-  const v = await metric(page, name, key);
-  assert.equal(v.length, 1, `${name}[${key}]: ${JSON.stringify(v)}`);
-  return v[0];
-};
 const rowsOf = (page, table) => page.getAttribute(`table.${table}`, 'data-rows').then(Number);
 
 async function openTrace(page, prefix, { dark = false } = {}) {
