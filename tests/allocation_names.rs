@@ -122,9 +122,8 @@ fn outputs_match_their_shapes() {
             }
         }
     }
-    if common::device_fixture(NVIDIA[0]).is_some() || checked > 0 {
-        assert!(checked > 0);
-    }
+    // n1 is kept in the repository, so at least its outputs are always checked.
+    assert!(checked > 0);
 }
 
 /// n1's peak, named: `jit_train_step`'s temporary and its outputs hold it.
