@@ -39,6 +39,10 @@ if ! $quick; then
   printf '\n== release build of the page\n'
   trunk build --release
 
+  printf '\n== the notebook package: its wheel in a fresh venv, a notebook run by a real kernel\n'
+  scripts/wheel.sh --page-built
+  python3 tests/notebook/run.py
+
   printf '\n== browser tests (headless chromium)\n'
   cargo build --locked --bin tidemark
   node --test --test-concurrency=1 tests/browser/

@@ -88,7 +88,9 @@ Usage:
                                           a run against a baseline run: each framework op's self and total time
                                           in both with the change, each host allocator's peak, step time
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
-                                          one offline HTML file with the app and the profiles (opens from disk)
+                [--max-bytes N] [--json]  one offline HTML file with the app and the profiles (opens from disk);
+                                          without --tool it opens where a drop would land; --max-bytes N:
+                                          refuse (exit 3) profiles over N bytes; --json: a summary on stdout
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched
