@@ -18,6 +18,9 @@ PathLike = Union[str, "Path"]
 # or send. Over it, the slim copy (the lines the memory tools read) is tried, then the user is told.
 DEFAULT_MAX_MB = 150.0
 
+# Making the slim copy reads every profile; past this much on disk the user is told at once instead.
+SLIM_READ_LIMIT_BYTES = 2_000_000_000
+
 
 def _inputs(path: PathLike) -> List[Path]:
     p = Path(path).expanduser()
@@ -27,6 +30,8 @@ def _inputs(path: PathLike) -> List[Path]:
 
 
 def _megabytes(n: int) -> str:
+    if n >= 1e9:
+        return f"{n / 1e9:.1f} GB"
     return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
 
 
@@ -36,7 +41,7 @@ def _write(path: PathLike, out: Path, tool: Optional[str], slim: Optional[bool],
     paths = _inputs(path)
     max_bytes = None if max_mb is None else int(max_mb * 1e6)
     summary = run_bundle(paths, out, tool, bool(slim), max_bytes)
-    if summary.get("error") == "too_large" and slim is None:
+    if summary.get("error") == "too_large" and slim is None and summary["bytes"] <= SLIM_READ_LIMIT_BYTES:
         summary = run_bundle(paths, out, tool, True, max_bytes)
     if summary.get("error") == "too_large":
         what = "their slim copy comes" if summary["slim"] else "the profiles come"
