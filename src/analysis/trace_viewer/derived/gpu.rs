@@ -242,13 +242,12 @@ fn group_events(host: &HostGroups, launched: &Launched, out: &mut DerivedPlane, 
     }
 }
 
+/// One derived line's events and their own arguments (none, or one list per event).
+type LineParts = (Vec<DerivedEvent>, Vec<Vec<(String, String)>>);
+
 /// The six derived lines of one stream's kernels (its events sorted as XProf sorts them), each with
 /// its events' own arguments (none, or one list per event).
-fn derive_stream<'k>(
-    events: impl Iterator<Item = &'k Kernel>,
-    symbols: &Symbols,
-    names: &mut Names,
-) -> Vec<(Vec<DerivedEvent>, Vec<Vec<(String, String)>>)> {
+fn derive_stream<'k>(events: impl Iterator<Item = &'k Kernel>, symbols: &Symbols, names: &mut Names) -> Vec<LineParts> {
     let mut lines = Lines::new(6, &[(NAME_SCOPE, &[FRAMEWORK_OPS]), (XLA_MODULES, &[NAME_SCOPE, XLA_OPS])], true);
     let mut level_names = Vec::new();
     let mut scopes = Vec::new();

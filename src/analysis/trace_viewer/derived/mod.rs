@@ -176,7 +176,10 @@ impl DerivedTimeline {
         let not_eager = grouped && !eager_unknown;
         let mut planes = Vec::new();
         let mut host_groups = None;
-        if let Some(host) = space.planes.iter().position(|p| p.name() == HOST_PLANE).filter(|_| grouped) {
+        // Only beside GPU planes for now: the host's group column costs 4 bytes per host event, over the
+        // store's memory budget on the long CPU traces (whose groups are not shown yet).
+        let has_gpu = space.planes.iter().any(|p| p.name().starts_with(GPU_PLANE_PREFIX));
+        if let Some(host) = space.planes.iter().position(|p| p.name() == HOST_PLANE).filter(|_| grouped && has_gpu) {
             let mut plane = DerivedPlane { plane: host, ..Default::default() };
             host_groups = groups::HostGroups::build(space, host, not_eager, &mut plane)?;
             if !plane.groups.is_empty() || !plane.tf_ops.is_empty() {
