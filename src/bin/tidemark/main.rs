@@ -65,8 +65,8 @@ Usage:
                                           XProf's Trace Viewer: processes, threads, event counts and time span;
                                           --json prints XProf's trace_viewer JSON (Chrome trace format) with
                                           every event — XProf keeps only the 5,000,000 earliest (the summary
-                                          says how many it would drop) — but not the lines XProf derives on
-                                          GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
+                                          says how many it would drop) — the lines XProf derives on GPU/TPU
+                                          planes (Steps, XLA Ops, Framework Ops, ...) and its step groups included
   tidemark op-profile FILE|RUN_DIR [--step N] [--json]
                                           XProf's Op Profile: device ops by program and category, time and utilisation;
                                           --step N as for framework-op-stats (XProf has no such option)
