@@ -118,7 +118,11 @@ fn tool_diff(tool: &str, name: &str, mut ours: Value, mut theirs: Value) -> Opti
 /// Each tool but the trace viewer and the Memory Viewer, on every device trace present.
 #[test]
 fn every_tool_equals_xprof_on_every_device_trace() {
-    let traces: Vec<(&str, PathBuf)> = TRACES.iter().filter_map(|n| Some((*n, trace(n)?))).collect();
+    // n3 and n4 (the two largest, minutes each through the unoptimised CLI) are compared tool by tool
+    // in-process by nvidia_op_costs, nvidia_framework_ops, kernel_stats_nvidia, nvidia_steps and
+    // memory_profile_device; here the CLI's output of every other trace.
+    let traces: Vec<(&str, PathBuf)> =
+        TRACES.iter().filter(|n| !n.contains("/n3_") && !n.contains("/n4_")).filter_map(|n| Some((*n, trace(n)?))).collect();
     let jobs: Vec<(&str, &Path, &str)> = traces.iter().flat_map(|(n, p)| TOOLS.iter().map(move |t| (*n, p.as_path(), *t))).collect();
     let failures = run_parallel(&jobs, |&(name, path, tool)| {
         let theirs = oracle(name, tool).unwrap_or_else(|| panic!("{name}: XProf's {tool} output is missing"));
