@@ -50,12 +50,19 @@ test('a2_mlp_train: the graph from an op row, re-centred, searched and widened',
   assert.equal(await one(page, 'graph_nodes'), String(names(cli).length));
   assert.equal(await one(page, 'graph_edges'), String(cli.edges.length));
   assert.equal(await one(page, 'graph_clusters'), String(cli.clusters.length));
-  // Not yet: the centre's card and its place on the canvas (`data-center-at`). A fusion at the centre
-  // is drawn as its cluster, which has no node marked as the centre, so neither is there for it.
+  // The centre, a fusion drawn as its fused computation (a cluster): its card reads the instruction
+  // (the CLI's `center_node`) and the canvas frames the cluster.
+  assert.equal(await one(page, 'card_name'), op);
+  assert.equal(await one(page, 'card_opcode'), 'fusion');
+  assert.equal(await one(page, 'card_hlo_text'), cli.center_node.expression);
+  assert.match(await one(page, 'card_hlo_text'), /^%ynn_fusion\.5 = f32\[128,256\]/);
   const hash = await page.evaluate(() => location.hash);
   assert.match(hash, /tool=graph/);
   assert.match(hash, new RegExp(`module=${encodeURIComponent(MODULE).replace(/[()]/g, '\\$&')}`));
   assert.match(hash, /node=ynn_fusion\.5/);
+  const at = (await page.getAttribute('[data-testid="graph-canvas"]', 'data-center-at')).split(',').map(Number);
+  const box = await page.locator('[data-testid="graph-canvas"]').boundingBox();
+  assert.ok(at[0] > 0 && at[0] < box.width && at[1] > 0 && at[1] < box.height, `the centre is in view: ${at}`);
   await shot(page, 'graph-viewer');
 
   // Re-centre on a node of the list.
