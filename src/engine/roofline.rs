@@ -6,6 +6,7 @@
 use super::{EngineError, Session};
 use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::roofline_model::{RecordSpan, RooflineModel};
+use crate::analysis::xla_modules::XlaModules;
 use serde::{Deserialize, Serialize};
 
 /// One memory roof: FLOP/s grow with intensity at the memory's peak bandwidth up to the compute
@@ -30,6 +31,8 @@ pub struct RooflineColumns {
     pub category: Vec<String>,
     pub name: Vec<String>,
     pub program_id: Vec<u64>,
+    /// The op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module.
+    pub memory_viewer_module: Vec<Option<String>>,
     pub occurrences: Vec<u64>,
     pub total_time_us: Vec<f64>,
     pub avg_time_us: Vec<f64>,
@@ -72,8 +75,9 @@ pub struct RooflineView {
 }
 
 impl RooflineView {
-    /// The whole-profile records of `model` with infeed/outfeed ops when `include_infeed_outfeed`.
-    pub fn of(model: &RooflineModel, include_infeed_outfeed: bool) -> RooflineView {
+    /// The whole-profile records of `model` with infeed/outfeed ops when `include_infeed_outfeed`;
+    /// `modules` names each op's module.
+    pub fn of(model: &RooflineModel, include_infeed_outfeed: bool, modules: &XlaModules) -> RooflineView {
         let mut c = RooflineColumns::default();
         let records = model.records.iter().filter(|r| r.span == RecordSpan::Total && r.include_infeed_outfeed == include_infeed_outfeed);
         for r in records {
@@ -81,6 +85,7 @@ impl RooflineView {
             c.category.push(r.category.clone());
             c.name.push(r.name.clone());
             c.program_id.push(r.hlo_module_id);
+            c.memory_viewer_module.push(modules.xprof_name(r.hlo_module_id).map(str::to_string));
             c.occurrences.push(r.occurrences);
             c.total_time_us.push(r.total_time_us);
             c.avg_time_us.push(r.avg_time_us);
@@ -147,6 +152,7 @@ impl Session {
         include_infeed_outfeed: bool,
         window: Option<TimeWindow>,
     ) -> Result<RooflineView, EngineError> {
-        Ok(RooflineView::of(&*self.run_roofline_model_in(file_ids, window)?, include_infeed_outfeed))
+        let model = self.run_roofline_model_in(file_ids, window)?;
+        Ok(RooflineView::of(&model, include_infeed_outfeed, &self.run_op_metrics(file_ids)?.modules))
     }
 }
