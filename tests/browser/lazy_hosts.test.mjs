@@ -79,7 +79,7 @@ const residency = (page) => page.evaluate(() => new Promise((resolve) => {
     resolve(r.body.report);
   };
   w.addEventListener('message', on);
-  w.postMessage([JSON.stringify({ v: 10, seq, body: { type: 'residency' } }), null]);
+  w.postMessage([JSON.stringify({ v: 11, seq, body: { type: 'residency' } }), null]);
 }));
 
 const held = (report) => report.resident.map((r) => r.path);

@@ -9,11 +9,11 @@ use crate::ui::state::{AppState, Tool};
 use leptos::prelude::*;
 
 /// Opens the Memory Viewer of the selected file on `module` (XProf's name, `jit_train_step(14)`) with
-/// the buffers of instruction `op` highlighted.
-pub fn show_buffers(state: AppState, module: String, op: String) {
+/// the buffers of instruction `op` highlighted (none when `op` is `None`).
+pub fn show_buffers(state: AppState, module: String, op: Option<String>) {
     state.module.set(Some(module));
     state.memory_space.set(None);
-    state.highlight_op.set(Some(op));
+    state.highlight_op.set(op);
     state.tool.set(Tool::MemoryViewer);
 }
 
@@ -67,7 +67,7 @@ pub fn OpLinks(
                 title=format!("Memory Viewer: {module}, the buffers {op} defines highlighted")
                 on:click=move |ev| {
                     ev.stop_propagation();
-                    show_buffers(state, module.clone(), op.clone());
+                    show_buffers(state, module.clone(), Some(op.clone()));
                 }
             >
                 "buffers"
