@@ -52,6 +52,9 @@ pub struct Session {
     next_id: u32,
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
+    /// Allocation names computed so far, by file id; `None` for a trace whose ops name its allocations
+    /// (see [`Session::memory_profile_view`]).
+    allocation_names: HashMap<u32, Option<crate::analysis::allocation_names::AllocationNames>>,
     viewers: memory_viewer::ViewerCache,
     /// Op metrics computed so far, by file id (see [`Session::op_metrics`]).
     op_metrics: op_metrics::OpMetricsCache,
@@ -193,6 +196,7 @@ impl Session {
         self.step_dbs.remove(&id);
         self.host_memory.remove(&id);
         self.memory_profiles.remove(&id);
+        self.allocation_names.remove(&id);
         self.op_metrics.remove(&id);
         self.forget_runs_of(id);
         self.overview_pages.retain(|ids, _| !ids.contains(&id));

@@ -9,11 +9,11 @@ use crate::ui::state::{AppState, Tool};
 use leptos::prelude::*;
 
 /// Opens the Memory Viewer of the selected file on `module` (XProf's name, `jit_train_step(14)`) with
-/// the buffers of instruction `op` highlighted.
-pub fn show_buffers(state: AppState, module: String, op: String) {
+/// the buffers of instruction `op` highlighted (none when `op` is `None`).
+pub fn show_buffers(state: AppState, module: String, op: Option<String>) {
     state.module.set(Some(module));
     state.memory_space.set(None);
-    state.highlight_op.set(Some(op));
+    state.highlight_op.set(op);
     state.tool.set(Tool::MemoryViewer);
 }
 
@@ -82,7 +82,7 @@ pub fn OpLinks(
                 testid="op-show-buffers"
                 label="buffers"
                 title=format!("Memory Viewer: {module}, the buffers {op} defines highlighted")
-                go=move || show_buffers(state, m.clone(), o.clone())
+                go=move || show_buffers(state, m.clone(), Some(o.clone()))
             />
         };
         let (m, o) = (module.clone(), op.clone());

@@ -371,7 +371,7 @@ fn Card(node: crate::analysis::graph_viewer::Node, v: Arc<GraphView>) -> impl In
     };
     let buffer_link = v.figures.has_buffers.then(|| {
         let (m, op) = (module.clone(), node.name.clone());
-        view! { <LinkButton testid="node-show-buffers" label="buffers" title=format!("Memory Viewer: {module}, the buffers {op} defines highlighted") go=move || show_buffers(state, m.clone(), op.clone()) /> }
+        view! { <LinkButton testid="node-show-buffers" label="buffers" title=format!("Memory Viewer: {module}, the buffers {op} defines highlighted") go=move || show_buffers(state, m.clone(), Some(op.clone())) /> }
     });
     let events = v.figures.time_source.map(|_| {
         let op = node.name.clone();
