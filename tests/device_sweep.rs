@@ -82,28 +82,12 @@ fn cli_json(tool: &str, trace: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{tool} {}: {e}", trace.display()))
 }
 
-/// Orders every Op Profile node's children by time (longest first), then name: XProf lists children
-/// of equal time in hash order.
-fn sort_equal_time_children(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            if let Some(Value::Array(children)) = o.get_mut("children") {
-                let key = |c: &Value| (-c["metrics"]["rawTime"].as_f64().unwrap_or(0.0), c["name"].as_str().unwrap_or("").to_string());
-                children.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap());
-            }
-            o.values_mut().for_each(sort_equal_time_children);
-        }
-        Value::Array(a) => a.iter_mut().for_each(sort_equal_time_children),
-        _ => {}
-    }
-}
-
 /// Where `ours` differs from XProf's `theirs` for `tool` (`None`: equal).
 fn tool_diff(tool: &str, name: &str, mut ours: Value, mut theirs: Value) -> Option<String> {
     match tool {
         "op_profile" => {
-            sort_equal_time_children(&mut ours);
-            sort_equal_time_children(&mut theirs);
+            common::sort_equal_time_children(&mut ours);
+            common::sort_equal_time_children(&mut theirs);
         }
         "memory_profile" => {
             // Panics with the first difference (merged rows compared by key and count).
