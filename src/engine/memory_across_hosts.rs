@@ -17,6 +17,7 @@
 //! profilers) is placed as if its session started at the epoch.
 
 use super::{EngineError, Session};
+use crate::analysis::allocation_names::{AllocatorNames, NameKind};
 use crate::analysis::memory_profile::{AllocatorProfile, HOST_PLANE};
 use crate::decode::Profile;
 use serde::{Deserialize, Serialize};
@@ -52,6 +53,13 @@ pub struct HostAllocator {
     pub peak_step_id: i64,
     /// Events of the allocator.
     pub event_count: usize,
+    /// The peak by module and by kind, as the host's Memory Profile names it where its allocations
+    /// carry no op (JAX's; [`crate::analysis::allocation_names`]): most bytes first, `""` for
+    /// allocations of no one module. Empty where the host's allocations are not named.
+    #[serde(default)]
+    pub peak_by_module: Vec<(String, i64)>,
+    #[serde(default)]
+    pub peak_by_kind: Vec<(NameKind, i64)>,
     /// At most [`TIMELINE_POINTS`] points `(time ps on the run's axis, heap + stack bytes)`, the
     /// largest of each stretch of events kept.
     pub timeline: Vec<(i64, i64)>,
@@ -132,9 +140,15 @@ impl Session {
                 Profile::XSpace(space) => host_start_ns(space),
                 _ => 0,
             };
-            let profile = self.cached_memory_profile(file_id)?;
-            let allocators =
-                profile.allocators.iter().map(|a| (allocator_row(file_id, &path, &host, a), a.summary.peak_bytes_usage_lifetime)).collect();
+            let (profile, names) = self.cached_named_memory_profile(file_id)?;
+            let allocators = profile
+                .allocators
+                .iter()
+                .map(|a| {
+                    let named = names.and_then(|n| n.allocator(&a.memory_id)).filter(|n| n.unaligned.is_none());
+                    (allocator_row(file_id, &path, &host, a, named), a.summary.peak_bytes_usage_lifetime)
+                })
+                .collect();
             self.host_memory.insert(file_id, HostMemory { start_ns, allocators });
         }
         self.host_memory.get(&file_id).ok_or(EngineError::UnknownFile { file_id })
@@ -150,8 +164,9 @@ fn host_start_ns(space: &crate::decode::xplane::XSpace) -> i64 {
     session_ns.saturating_add(line_ns)
 }
 
-/// The row of allocator `a` of file `file_id`, its times still the file's own offsets.
-fn allocator_row(file_id: u32, path: &str, host: &str, a: &AllocatorProfile) -> HostAllocator {
+/// The row of allocator `a` of file `file_id`, its times still the file's own offsets, its peak
+/// named by `named` where the allocations are.
+fn allocator_row(file_id: u32, path: &str, host: &str, a: &AllocatorProfile, named: Option<&AllocatorNames>) -> HostAllocator {
     let s = &a.summary;
     let peak_bytes = s.peak_stats.peak_bytes_in_use;
     let bounded = a.snapshots.iter().any(|e| e.stats.free_memory_bytes > 0);
@@ -169,6 +184,8 @@ fn allocator_row(file_id: u32, path: &str, host: &str, a: &AllocatorProfile) -> 
         peak_offset_ps: s.peak_stats_time_ps,
         peak_step_id: s.peak_step_id,
         event_count: a.snapshots.len(),
+        peak_by_module: named.map(|n| n.peak.by_module.clone()).unwrap_or_default(),
+        peak_by_kind: named.map(|n| n.peak.by_kind.clone()).unwrap_or_default(),
         timeline: a.timeline_window(first, last, TIMELINE_POINTS).iter().map(|p| (p.time_offset_ps, p.stats.in_use_bytes())).collect(),
     }
 }
@@ -202,6 +219,8 @@ mod tests {
             peak_offset_ps: 0,
             peak_step_id: 0,
             event_count: 0,
+            peak_by_module: Vec::new(),
+            peak_by_kind: Vec::new(),
             timeline: Vec::new(),
         }
     }

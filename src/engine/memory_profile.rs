@@ -7,7 +7,7 @@
 //! lifetimes resolved — never the full snapshot list, which can be millions of events.
 
 use super::{EngineError, Session};
-use crate::analysis::allocation_names::{self, AllocationName, AllocationNames, AllocatorNames, NameKind};
+use crate::analysis::allocation_names::{self, AllocationName, AllocationNames, AllocatorNames, NameKind, PeakRow};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
     self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
@@ -28,12 +28,15 @@ pub const MAX_WINDOW_POINTS: usize = 8192;
 pub struct TimelineEvent {
     pub point: TimelinePoint,
     pub activity: ActivityMetadata,
+    /// What asked for the event's allocation: an index into [`NamedPeakView::labels`], where the
+    /// trace's allocations are named.
+    pub name: Option<u32>,
 }
 
 /// [`TimelineEvent`] on the wire: the point (snapshot index, time, time in the trace), its stats
 /// (stack, heap, free, fragmentation, peak), then the event (activity, requested and allocated bytes,
-/// address, op, step, region, dtype, shape).
-type TimelineEventRow = (usize, i64, i64, StatsRow, ActivityRow);
+/// address, op, step, region, dtype, shape), then its name's index.
+type TimelineEventRow = (usize, i64, i64, StatsRow, ActivityRow, Option<u32>);
 type StatsRow = (i64, i64, i64, f64, i64);
 type ActivityRow = (Activity, i64, i64, u64, String, i64, String, String, String);
 
@@ -56,6 +59,7 @@ impl Serialize for TimelineEvent {
                 &a.data_type,
                 &a.tensor_shape,
             ),
+            self.name,
         )
             .serialize(serializer)
     }
@@ -69,6 +73,7 @@ impl<'de> Deserialize<'de> for TimelineEvent {
             trace_time_ps,
             (stack_reserved_bytes, heap_allocated_bytes, free_memory_bytes, fragmentation, peak_bytes_in_use),
             (activity, requested_bytes, allocation_bytes, address, tf_op_name, step_id, region_type, data_type, tensor_shape),
+            name,
         ): TimelineEventRow = Deserialize::deserialize(deserializer)?;
         let stats = AggregationStats { stack_reserved_bytes, heap_allocated_bytes, free_memory_bytes, fragmentation, peak_bytes_in_use };
         Ok(TimelineEvent {
@@ -84,6 +89,7 @@ impl<'de> Deserialize<'de> for TimelineEvent {
                 data_type,
                 tensor_shape,
             },
+            name,
         })
     }
 }
@@ -118,6 +124,31 @@ pub struct NamedPeakView {
     /// Live allocations grouped by name, most bytes first.
     pub rows: Vec<NamedPeakRow>,
     /// The rows' bytes per kind and per module (`""` for none), most first: the peak's bars.
+    pub by_kind: Vec<(NameKind, i64)>,
+    pub by_module: Vec<(String, i64)>,
+    /// The label of each of the allocator's names ([`AllocationName::label`]), which a timeline
+    /// point's [`TimelineEvent::name`] indexes: the hover names the allocation under the cursor.
+    pub labels: Vec<String>,
+    /// Each step's heap floor (its lowest heap + stack: what stays allocated between steps) by name,
+    /// kind and module, in the leak hints' step order.
+    pub floors: Vec<NamedFloor>,
+    /// What is still live when the window ends, by name: the leak hints' suspects (their bytes add up
+    /// to the leak hints' `live_at_end_bytes`).
+    pub live_at_end: Vec<NamedPeakRow>,
+    pub live_at_end_by_module: Vec<(String, i64)>,
+}
+
+/// One step's heap floor by name: what was live at the step's lowest heap + stack. The rows,
+/// `before_trace_bytes` and `stack_bytes` add up to `in_use_bytes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedFloor {
+    pub step_id: i64,
+    pub in_use_bytes: i64,
+    pub stack_bytes: i64,
+    pub before_trace_bytes: i64,
+    /// The floor's event's time in the trace, for a link to it.
+    pub trace_time_ps: Option<i64>,
+    pub rows: Vec<NamedPeakRow>,
     pub by_kind: Vec<(NameKind, i64)>,
     pub by_module: Vec<(String, i64)>,
 }
@@ -240,11 +271,9 @@ impl Session {
         self.memory_profiles.get(&file_id).ok_or(EngineError::UnknownFile { file_id })
     }
 
-    /// The page's view of `memory_id` (or the first memory ID) of file `file_id`, its peak named where
-    /// the trace's allocations carry no op ([`allocation_names::needed`]); the names are computed on
-    /// first use and kept with the profile.
-    pub fn memory_profile_view(&mut self, file_id: u32, memory_id: Option<&str>) -> Result<MemoryProfileView, EngineError> {
-        let file = self.file(file_id)?.file.name.clone();
+    /// The Memory Profile of `file_id` and its allocation names where its allocations carry no op
+    /// ([`allocation_names::needed`]), both computed on first use and kept until the file is closed.
+    pub fn cached_named_memory_profile(&mut self, file_id: u32) -> Result<(&MemoryProfile, Option<&AllocationNames>), EngineError> {
         self.cached_memory_profile(file_id)?;
         let profile = self.memory_profiles.get(&file_id).ok_or(EngineError::UnknownFile { file_id })?;
         if !self.allocation_names.contains_key(&file_id) {
@@ -252,7 +281,15 @@ impl Session {
             self.allocation_names.insert(file_id, names);
         }
         let profile = self.memory_profiles.get(&file_id).ok_or(EngineError::UnknownFile { file_id })?;
-        let names = self.allocation_names.get(&file_id).and_then(Option::as_ref);
+        Ok((profile, self.allocation_names.get(&file_id).and_then(Option::as_ref)))
+    }
+
+    /// The page's view of `memory_id` (or the first memory ID) of file `file_id`, its peak named where
+    /// the trace's allocations carry no op ([`allocation_names::needed`]); the names are computed on
+    /// first use and kept with the profile.
+    pub fn memory_profile_view(&mut self, file_id: u32, memory_id: Option<&str>) -> Result<MemoryProfileView, EngineError> {
+        let file = self.file(file_id)?.file.name.clone();
+        let (profile, names) = self.cached_named_memory_profile(file_id)?;
         let chosen = match memory_id {
             Some(id) => Some(profile.allocator(id).ok_or_else(|| no_such_memory_id(profile, file, id))?),
             None => profile.allocators.first(),
@@ -272,19 +309,20 @@ impl Session {
         max_points: usize,
     ) -> Result<TimelineWindow, EngineError> {
         let file = self.file(file_id)?.file.name.clone();
-        let profile = self.cached_memory_profile(file_id)?;
+        let (profile, names) = self.cached_named_memory_profile(file_id)?;
         let a = profile.allocator(memory_id).ok_or_else(|| no_such_memory_id(profile, file, memory_id))?;
         let times = a.snapshots.times();
         let first = times.partition_point(|&t| t < start_ps);
         let end = times.partition_point(|&t| t <= end_ps).max(first);
         let points = a.timeline_window(start_ps, end_ps, max_points.clamp(1, MAX_WINDOW_POINTS));
+        let names = names.and_then(|n| n.allocator(memory_id));
         Ok(TimelineWindow {
             file_id,
             memory_id: memory_id.to_string(),
             start_ps,
             end_ps,
             event_count: end - first,
-            events: events(a, points),
+            events: events(a, names, points),
         })
     }
 }
@@ -296,11 +334,13 @@ fn no_such_memory_id(profile: &MemoryProfile, file: String, id: &str) -> EngineE
     EngineError::UnknownMemoryId { file, memory_id: id.to_string(), known: profile.memory_ids().map(str::to_string).collect() }
 }
 
-fn events(a: &AllocatorProfile, points: Vec<TimelinePoint>) -> Vec<TimelineEvent> {
+/// The events of `points`, each named from `names` (the allocator's, where named and aligned).
+fn events(a: &AllocatorProfile, names: Option<&AllocatorNames>, points: Vec<TimelinePoint>) -> Vec<TimelineEvent> {
     points
         .into_iter()
         .filter_map(|point| {
-            a.snapshots.get(point.snapshot_index).map(|s| TimelineEvent { point, activity: a.activity(&s.activity).to_metadata() })
+            let name = names.and_then(|n| n.name_of.get(point.snapshot_index).copied()).filter(|&i| i != u32::MAX);
+            a.snapshots.get(point.snapshot_index).map(|s| TimelineEvent { point, activity: a.activity(&s.activity).to_metadata(), name })
         })
         .collect()
 }
@@ -321,7 +361,7 @@ fn allocator_view(a: &AllocatorProfile, names: Option<&AllocationNames>) -> Allo
         peak_trace_time_ps: a.peak_trace_time_ps(),
         end_trace_time_ps: (0..a.snapshots.len()).filter_map(|i| a.trace_time_ps(i)).max().unwrap_or(0),
         zero_bytes,
-        timeline: events(a, a.sampled_timeline()),
+        timeline: events(a, allocator_names, a.sampled_timeline()),
         breakdown: a
             .breakdown
             .iter()
@@ -339,12 +379,12 @@ fn allocator_view(a: &AllocatorProfile, names: Option<&AllocationNames>) -> Allo
                 })
             })
             .collect(),
-        named: names.map(|n| named_peak(n, allocator_names)),
+        named: names.map(|n| named_peak(n, a, allocator_names)),
     }
 }
 
 /// The named peak of one allocator, `n` its names (`None` when the trace's names have none for it).
-fn named_peak(names: &AllocationNames, n: Option<&AllocatorNames>) -> NamedPeakView {
+fn named_peak(names: &AllocationNames, a: &AllocatorProfile, n: Option<&AllocatorNames>) -> NamedPeakView {
     let mut view = NamedPeakView {
         reasons: names.reasons.clone(),
         unaligned: None,
@@ -354,19 +394,49 @@ fn named_peak(names: &AllocationNames, n: Option<&AllocatorNames>) -> NamedPeakV
         rows: Vec::new(),
         by_kind: Vec::new(),
         by_module: Vec::new(),
+        labels: Vec::new(),
+        floors: Vec::new(),
+        live_at_end: Vec::new(),
+        live_at_end_by_module: Vec::new(),
     };
     let Some(n) = n.filter(|n| n.unaligned.is_none()) else {
         view.unaligned = Some(n.and_then(|n| n.unaligned.clone()).unwrap_or_else(|| "its events were not found among the host's".into()));
         return view;
     };
     let p = &n.peak;
+    view.rows = named_rows(names, n, &p.rows);
+    view.peak_bytes = p.peak_bytes;
+    view.before_trace_bytes = p.before_trace_bytes;
+    view.stack_bytes = p.stack_bytes;
+    view.by_kind = p.by_kind.clone();
+    view.by_module = p.by_module.clone();
+    view.labels = n.names.iter().map(|x| x.label.clone()).collect();
+    view.floors = n
+        .floors
+        .iter()
+        .map(|f| NamedFloor {
+            step_id: f.step_id,
+            in_use_bytes: f.in_use_bytes,
+            stack_bytes: f.stack_bytes,
+            before_trace_bytes: f.live.before_trace_bytes,
+            trace_time_ps: a.trace_time_ps(f.snapshot_index),
+            rows: named_rows(names, n, &f.live.rows),
+            by_kind: f.live.by_kind.clone(),
+            by_module: f.live.by_module.clone(),
+        })
+        .collect();
+    view.live_at_end = named_rows(names, n, &n.live_at_end.rows);
+    view.live_at_end_by_module = n.live_at_end.by_module.clone();
+    view
+}
+
+/// `rows` of allocator `n` with their names, a temporary's with its module's largest buffers.
+fn named_rows(names: &AllocationNames, n: &AllocatorNames, rows: &[PeakRow]) -> Vec<NamedPeakRow> {
     let largest = |name: &AllocationName| {
         let module = name.module.as_deref().filter(|_| name.kind == NameKind::Temporary);
         module.and_then(|m| names.modules.iter().find(|x| x.xprof_name == m)).map(|m| m.largest_buffers.clone()).unwrap_or_default()
     };
-    view.rows = p
-        .rows
-        .iter()
+    rows.iter()
         .filter_map(|r| {
             let name = n.names.get(r.name as usize)?;
             Some(NamedPeakRow {
@@ -377,13 +447,7 @@ fn named_peak(names: &AllocationNames, n: Option<&AllocatorNames>) -> NamedPeakV
                 largest_buffers: largest(name),
             })
         })
-        .collect();
-    view.peak_bytes = p.peak_bytes;
-    view.before_trace_bytes = p.before_trace_bytes;
-    view.stack_bytes = p.stack_bytes;
-    view.by_kind = p.by_kind.clone();
-    view.by_module = p.by_module.clone();
-    view
+        .collect()
 }
 
 #[cfg(test)]
@@ -417,11 +481,12 @@ mod tests {
                 data_type: "float".into(),
                 tensor_shape: "[2,3]".into(),
             },
+            name: Some(2),
         };
         let json = serde_json::to_string(&event).unwrap();
         assert_eq!(
             json,
-            r#"[7,-3,1000000000000000,[1,2,3,0.25,4],["Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"]]"#
+            r#"[7,-3,1000000000000000,[1,2,3,0.25,4],["Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"],2]"#
         );
         assert_eq!(serde_json::from_str::<TimelineEvent>(&json).unwrap(), event);
     }

@@ -14,6 +14,7 @@
 
 pub mod buffers;
 mod host_context;
+mod live;
 
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile, HOST_PLANE};
@@ -22,6 +23,7 @@ use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use buffers::{BufferKind, ModuleAllocations, RunAllocation};
 use host_context::{HostEvent, HostRun, Place, Scanned};
+pub use live::{FloorNames, LiveNames, PeakRow};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -122,6 +124,11 @@ pub struct AllocatorNames {
     pub name_of: Vec<u32>,
     pub unaligned: Option<String>,
     pub peak: PeakNames,
+    /// Each step's heap floor by name, in the leak hints' step order: what stays allocated between
+    /// steps, and which module's outputs hold it.
+    pub floors: Vec<FloorNames>,
+    /// What is still live when the window ends, by name: the leak hints' suspects.
+    pub live_at_end: LiveNames,
 }
 
 /// What was live at the allocator's peak, by name. The rows, `before_trace_bytes` and `stack_bytes`
@@ -141,17 +148,6 @@ pub struct PeakNames {
     /// most first.
     pub by_kind: Vec<(NameKind, i64)>,
     pub by_module: Vec<(String, i64)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeakRow {
-    /// Index into [`AllocatorNames::names`].
-    pub name: u32,
-    pub allocations: u64,
-    pub allocation_bytes: i64,
-    pub requested_bytes: i64,
-    /// The allocations' snapshot indices, in time order.
-    pub snapshot_indices: Vec<usize>,
 }
 
 /// Every allocator event of a trace named.
@@ -230,6 +226,8 @@ impl Namer<'_> {
             name_of: Vec::new(),
             unaligned: None,
             peak: PeakNames::default(),
+            floors: Vec::new(),
+            live_at_end: LiveNames::default(),
         };
         if let Some(why) = misaligned(a, &events) {
             out.unaligned = Some(why);
@@ -286,6 +284,22 @@ impl Namer<'_> {
             };
         }
         out.peak = peak_names(a, &name_of, &table.names);
+        let floors = live::floor_events(a);
+        let mut targets: Vec<usize> = floors.iter().map(|&(_, i)| i).collect();
+        targets.extend(a.snapshots.len().checked_sub(1));
+        let mut lives = live::live_at(a, &targets, &name_of, &table.names).into_iter();
+        out.floors = floors
+            .iter()
+            .zip(lives.by_ref())
+            .map(|(&(step_id, i), live)| FloorNames {
+                step_id,
+                snapshot_index: i,
+                in_use_bytes: a.snapshots.in_use_bytes(i),
+                stack_bytes: a.snapshots.get(i).map_or(0, |x| x.stats.stack_reserved_bytes),
+                live,
+            })
+            .collect();
+        out.live_at_end = lives.next().unwrap_or_default();
         out.names = table.names;
         out.name_of = name_of;
         out
@@ -458,9 +472,7 @@ impl NameTable {
 }
 
 /// What was live at `a`'s peak, by name: every allocation made at or before the peak event and not
-/// freed by then (not only the peak step's, as XProf's breakdown). `before_trace_bytes` is the heap
-/// those do not explain: negative where the window's events free more than they allocate (frees of
-/// allocations made before it at reused addresses).
+/// freed by then (not only the peak step's, as XProf's breakdown).
 fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -> PeakNames {
     let sum = &a.summary;
     let s = &a.snapshots;
@@ -473,53 +485,10 @@ fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -
         ..Default::default()
     };
     let Some(p) = peak_index else { return out };
-    // The live set replayed by address, as XProf's breakdown does (an address allocated again holds
-    // the later allocation), but over every event up to the peak, not the peak step's alone.
-    let mut live: BTreeMap<u64, usize> = BTreeMap::new();
-    for i in 0..=p {
-        match s.activity(i) {
-            Activity::Allocation => live.insert(s.address(i), i),
-            Activity::Deallocation => live.remove(&s.address(i)),
-        };
-    }
-    let mut rows: BTreeMap<u32, PeakRow> = BTreeMap::new();
-    let mut live_bytes = 0i64;
-    let mut indices: Vec<usize> = live.into_values().collect();
-    indices.sort_unstable();
-    for i in indices {
-        let Some(snapshot) = s.get(i) else { continue };
-        let id = name_of[i];
-        let row = rows.entry(id).or_insert(PeakRow {
-            name: id,
-            allocations: 0,
-            allocation_bytes: 0,
-            requested_bytes: 0,
-            snapshot_indices: Vec::new(),
-        });
-        row.allocations += 1;
-        row.allocation_bytes += snapshot.activity.allocation_bytes;
-        row.requested_bytes += snapshot.activity.requested_bytes;
-        row.snapshot_indices.push(i);
-        live_bytes += snapshot.activity.allocation_bytes;
-    }
-    out.before_trace_bytes = s.get(p).map_or(0, |x| x.stats.heap_allocated_bytes) - live_bytes;
-    let mut rows: Vec<PeakRow> = rows.into_values().collect();
-    rows.sort_by_key(|r| (std::cmp::Reverse(r.allocation_bytes), r.name));
-    let mut by_kind: BTreeMap<NameKind, i64> = BTreeMap::new();
-    let mut by_module: BTreeMap<String, i64> = BTreeMap::new();
-    for r in &rows {
-        let n = &names[r.name as usize];
-        *by_kind.entry(n.kind).or_default() += r.allocation_bytes;
-        *by_module.entry(n.module.clone().unwrap_or_default()).or_default() += r.allocation_bytes;
-    }
-    out.by_kind = sorted_by_bytes(by_kind);
-    out.by_module = sorted_by_bytes(by_module);
-    out.rows = rows;
+    let Some(live) = live::live_at(a, &[p], name_of, names).pop() else { return out };
+    out.rows = live.rows;
+    out.before_trace_bytes = live.before_trace_bytes;
+    out.by_kind = live.by_kind;
+    out.by_module = live.by_module;
     out
-}
-
-fn sorted_by_bytes<K: Ord>(m: BTreeMap<K, i64>) -> Vec<(K, i64)> {
-    let mut v: Vec<(K, i64)> = m.into_iter().collect();
-    v.sort_by_key(|(_, b)| std::cmp::Reverse(*b));
-    v
 }

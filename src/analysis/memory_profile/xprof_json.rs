@@ -8,7 +8,7 @@
 //! general string escaper (keys included), three times slower; `tidemark` goes through serde.
 
 use super::{ActivityRef, AggregationStats, AllocatorProfile, EventCounts, LeakHints, MemoryProfile, Snapshot};
-use crate::analysis::allocation_names::{AllocationName, AllocationNames};
+use crate::analysis::allocation_names::{AllocationName, AllocationNames, AllocatorNames, LiveNames, PeakRow};
 use crate::analysis::memory_events::Activity;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -60,6 +60,27 @@ pub struct AllocatorNamesJson<'a> {
     /// Per `activeAllocations` row: the name of its first allocation ("" for a computed row).
     pub breakdown_names: Vec<&'a str>,
     pub peak: PeakJson<'a>,
+    /// Each step's heap floor by name ([`crate::analysis::allocation_names::FloorNames`]).
+    pub floors: Vec<FloorJson<'a>>,
+    /// What is still live when the window ends, by name: the leak hints' suspects.
+    pub live_at_end: LiveJson<'a>,
+}
+
+#[derive(Serialize)]
+pub struct FloorJson<'a> {
+    pub step_id: i64,
+    pub in_use_bytes: i64,
+    pub stack_bytes: i64,
+    #[serde(flatten)]
+    pub live: LiveJson<'a>,
+}
+
+#[derive(Serialize)]
+pub struct LiveJson<'a> {
+    pub before_trace_bytes: i64,
+    pub rows: Vec<PeakRowJson<'a>>,
+    pub by_kind: Vec<(&'static str, i64)>,
+    pub by_module: &'a [(String, i64)],
 }
 
 #[derive(Serialize)]
@@ -111,25 +132,55 @@ fn names_json<'a>(profile: &'a MemoryProfile, names: &'a AllocationNames) -> Nam
                 peak_bytes: p.peak_bytes,
                 before_trace_bytes: p.before_trace_bytes,
                 stack_bytes: p.stack_bytes,
-                rows: p
-                    .rows
-                    .iter()
-                    .filter_map(|r| {
-                        Some(PeakRowJson {
-                            name: n.names.get(r.name as usize)?,
-                            allocations: r.allocations,
-                            allocation_bytes: r.allocation_bytes,
-                            requested_bytes: r.requested_bytes,
-                        })
-                    })
-                    .collect(),
+                rows: row_json(n, &p.rows),
                 by_kind: p.by_kind.iter().map(|&(k, b)| (k.label(), b)).collect(),
                 by_module: &p.by_module,
             };
-            Some((a.memory_id.as_str(), AllocatorNamesJson { unaligned: n.unaligned.as_deref(), breakdown_names, peak }))
+            let floors = n
+                .floors
+                .iter()
+                .map(|f| FloorJson {
+                    step_id: f.step_id,
+                    in_use_bytes: f.in_use_bytes,
+                    stack_bytes: f.stack_bytes,
+                    live: live_json(n, &f.live),
+                })
+                .collect();
+            Some((
+                a.memory_id.as_str(),
+                AllocatorNamesJson {
+                    unaligned: n.unaligned.as_deref(),
+                    breakdown_names,
+                    peak,
+                    floors,
+                    live_at_end: live_json(n, &n.live_at_end),
+                },
+            ))
         })
         .collect();
     NamesJson { reasons: &names.reasons, runs, allocators }
+}
+
+fn row_json<'a>(n: &'a AllocatorNames, rows: &[PeakRow]) -> Vec<PeakRowJson<'a>> {
+    rows.iter()
+        .filter_map(|r| {
+            Some(PeakRowJson {
+                name: n.names.get(r.name as usize)?,
+                allocations: r.allocations,
+                allocation_bytes: r.allocation_bytes,
+                requested_bytes: r.requested_bytes,
+            })
+        })
+        .collect()
+}
+
+fn live_json<'a>(n: &'a AllocatorNames, l: &'a LiveNames) -> LiveJson<'a> {
+    LiveJson {
+        before_trace_bytes: l.before_trace_bytes,
+        rows: row_json(n, &l.rows),
+        by_kind: l.by_kind.iter().map(|&(k, b)| (k.label(), b)).collect(),
+        by_module: &l.by_module,
+    }
 }
 
 #[derive(Serialize)]

@@ -2,6 +2,7 @@
 //! first, as text or as the engine's JSON (`--json`, what the page's "Memory across hosts" draws).
 
 use crate::args::open_run;
+use crate::memory_profile::{by_kind, by_module};
 use crate::units::{bytes, duration_us};
 use std::fmt::Write;
 use tidemark::engine::memory_across_hosts::RunMemoryOverview;
@@ -52,6 +53,9 @@ fn text(name: &str, hosts: usize, o: &RunMemoryOverview) -> String {
             fraction,
             duration_us(a.peak_time_ps as f64 / 1e6)
         );
+        if !a.peak_by_module.is_empty() {
+            let _ = writeln!(s, "    peak by module: {}  [{}]", by_module(&a.peak_by_module), by_kind(&a.peak_by_kind));
+        }
     }
     for p in &o.without_memory {
         let _ = writeln!(s, "  {p}: no allocator events");

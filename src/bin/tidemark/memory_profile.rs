@@ -4,7 +4,7 @@
 use crate::args::{open_one, OpenedFile};
 use crate::units::{bytes, count};
 use std::fmt::Write;
-use tidemark::analysis::allocation_names::{self, AllocationNames, AllocatorNames};
+use tidemark::analysis::allocation_names::{self, AllocationNames, AllocatorNames, NameKind};
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
 use tidemark::engine::first_screen::Tool;
 
@@ -109,11 +109,44 @@ fn named_text(s: &mut String, n: &AllocatorNames) {
     if p.stack_bytes != 0 {
         let _ = writeln!(s, "      {:>12} {:>6}  stack", bytes(p.stack_bytes), "");
     }
-    let kinds: Vec<String> = p.by_kind.iter().map(|(k, b)| format!("{} {}", k.label(), bytes(*b))).collect();
-    let _ = writeln!(s, "      by kind: {}", kinds.join(" · "));
-    let modules: Vec<String> =
-        p.by_module.iter().map(|(m, b)| format!("{} {}", if m.is_empty() { "no module" } else { m }, bytes(*b))).collect();
-    let _ = writeln!(s, "      by module: {}", modules.join(" · "));
+    let _ = writeln!(s, "      by kind: {}", by_kind(&p.by_kind));
+    let _ = writeln!(s, "      by module: {}", by_module(&p.by_module));
+    let end = &n.live_at_end;
+    let shown = if end.rows.len() > TOP_LIVE_OPS { ", largest shown" } else { "" };
+    let _ = writeln!(s, "    leak suspects named (still live at the end, {} rows{shown}):", end.rows.len());
+    for r in end.rows.iter().take(TOP_LIVE_OPS) {
+        let Some(name) = n.names.get(r.name as usize) else { continue };
+        let _ = writeln!(s, "      {:>12} {:>6}  {}", bytes(r.allocation_bytes), count(r.allocations), name.label);
+    }
+    if !end.rows.is_empty() {
+        let _ = writeln!(s, "      by module: {}", by_module(&end.by_module));
+    }
+    if !n.floors.is_empty() {
+        let _ = writeln!(
+            s,
+            "    heap floor per step (lowest heap + stack of the step: what stays allocated between steps), by module and kind:"
+        );
+    }
+    for f in &n.floors {
+        let mut parts = by_module(&f.live.by_module);
+        if f.live.before_trace_bytes != 0 {
+            parts.push_str(&format!(" · before the trace {}", bytes(f.live.before_trace_bytes)));
+        }
+        if f.stack_bytes != 0 {
+            parts.push_str(&format!(" · stack {}", bytes(f.stack_bytes)));
+        }
+        let _ = writeln!(s, "      step {:>4} {:>12}  {parts}  [{}]", f.step_id, bytes(f.in_use_bytes), by_kind(&f.live.by_kind));
+    }
+}
+
+/// Bytes per kind, most first, as one line.
+pub(crate) fn by_kind(kinds: &[(NameKind, i64)]) -> String {
+    kinds.iter().map(|(k, b)| format!("{} {}", k.label(), bytes(*b))).collect::<Vec<_>>().join(" · ")
+}
+
+/// Bytes per module, most first, as one line (`""` is no module).
+pub(crate) fn by_module(modules: &[(String, i64)]) -> String {
+    modules.iter().map(|(m, b)| format!("{} {}", if m.is_empty() { "no module" } else { m }, bytes(*b))).collect::<Vec<_>>().join(" · ")
 }
 
 fn allocator_text(s: &mut String, a: &AllocatorProfile) {
