@@ -20,16 +20,13 @@ let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-function cliNames(file) {
+function cliJson(file) {
   const bin = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
-  const json = JSON.parse(execFileSync(bin, ['memory-profile', '--json', file], { maxBuffer: 256 << 20 }).toString());
-  return json.tidemark.allocation_names;
+  return JSON.parse(execFileSync(bin, ['memory-profile', '--json', file], { maxBuffer: 256 << 20 }).toString());
 }
+const cliNames = (file) => cliJson(file).tidemark.allocation_names;
 
-test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line names it, linked to the Memory Viewer', { skip, timeout: 300_000 }, async () => {
-  const names = cliNames(TRACE).allocators.GPU_0_bfc;
-  const peak = names.peak;
-  const page = await newPage(browser);
+async function openMemoryProfile(page) {
   await openApp(page, server.url);
   await pickFiles(page, [TRACE]);
   const file = path.basename(TRACE);
@@ -38,6 +35,13 @@ test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line 
   await page.click('.tab[data-tool="memory-profile"]');
   await page.waitForSelector('[data-testid="named-peak"] table.mp-named-table tbody tr', { timeout: 90_000 });
   assert.equal(await page.inputValue('[data-testid="memory-id-select"]'), 'GPU_0_bfc');
+}
+
+test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line names it, linked to the Memory Viewer', { skip, timeout: 300_000 }, async () => {
+  const names = cliNames(TRACE).allocators.GPU_0_bfc;
+  const peak = names.peak;
+  const page = await newPage(browser);
+  await openMemoryProfile(page);
 
   // The peak, and every named row: its name, kind, module, shape, count and bytes.
   assert.equal(Number(await one(page, 'named_peak_bytes')), peak.peak_bytes);
@@ -86,5 +90,82 @@ test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line 
   assert.ok(decodeURIComponent(await page.evaluate(() => location.hash)).includes(`module=${module}`));
   assert.ok(Number(await one(page, 'highlighted_buffer_count')) > 0, 'the buffer is in the module');
   await shot(page, 'allocation-names-n2-memory-viewer');
+  assert.deepEqual(page.errors, []);
+});
+
+// The same names beyond the peak: the leak hints' suspects, each step's heap floor by module and kind
+// (what stays allocated between steps), and the timeline's hover naming the allocation under the
+// cursor, each figure equal to the command line's.
+test('NVIDIA H200 CNN: leak suspects, heap floor by module and the hovered allocation named', { skip, timeout: 300_000 }, async () => {
+  const json = cliJson(TRACE);
+  const names = json.tidemark.allocation_names.allocators.GPU_0_bfc;
+  const hints = json.tidemark.allocators.GPU_0_bfc.leak_hints;
+  const page = await newPage(browser);
+  await openMemoryProfile(page);
+  await page.waitForSelector('[data-testid="live-at-end-named"] tbody tr', { timeout: 60_000 });
+
+  // Leak suspects: every allocation still live at the end, by name; they add up to the leak hints.
+  const end = names.live_at_end;
+  assert.equal(end.rows.reduce((s, r) => s + r.allocation_bytes, 0), hints.live_at_end_bytes);
+  assert.equal(Number(await one(page, 'live_at_end_bytes')), hints.live_at_end_bytes);
+  for (const [k, r] of end.rows.entries()) {
+    const key = String(k);
+    assert.equal(await one(page, 'live_at_end_name', key), r.name.label, key);
+    assert.equal(Number(await one(page, 'live_at_end_named_allocations', key)), r.allocations, key);
+    assert.equal(Number(await one(page, 'live_at_end_named_bytes', key)), r.allocation_bytes, key);
+  }
+  for (const [module, bytes] of end.by_module) assert.equal(Number(await one(page, 'live_at_end_module_bytes', module)), bytes, module);
+  await page.$eval('[data-testid="leak-hints"]', (e) => e.scrollIntoView());
+  await shot(page, 'allocation-names-n2-leak-suspects');
+
+  // The heap floor: one row per step, its bytes by module and kind; the last step's as bars.
+  const floors = names.floors;
+  assert.equal(floors.length, hints.step_floors.length);
+  assert.deepEqual(await metric(page, 'floor_step'), floors.map((f) => String(f.step_id)));
+  for (const [k, f] of floors.entries()) {
+    const step = String(f.step_id);
+    assert.equal(f.in_use_bytes, hints.step_floors[k].min_in_use_bytes, step);
+    assert.equal(Number(await one(page, 'floor_bytes', step)), f.in_use_bytes, step);
+    assert.equal(f.rows.reduce((s, r) => s + r.allocation_bytes, 0) + f.before_trace_bytes + f.stack_bytes, f.in_use_bytes, step);
+    for (const [module, bytes] of f.by_module) assert.equal(Number(await one(page, 'floor_module_bytes', `${step}:${module}`)), bytes, step);
+    for (const [kind, bytes] of f.by_kind) assert.equal(Number(await one(page, 'floor_kind_bytes', `${step}:${kind}`)), bytes, step);
+  }
+  const last = floors[floors.length - 1];
+  assert.equal(await one(page, 'floor_last_step'), String(last.step_id));
+  assert.equal(Number(await one(page, 'floor_last_bytes')), last.in_use_bytes);
+  for (const [module, bytes] of last.by_module) assert.equal(Number(await one(page, 'floor_last_module_bytes', module)), bytes, module);
+  for (const [kind, bytes] of last.by_kind) assert.equal(Number(await one(page, 'floor_last_kind_bytes', kind)), bytes, kind);
+  await page.$eval('[data-testid="heap-floor"]', (e) => e.scrollIntoView());
+  await shot(page, 'allocation-names-n2-heap-floor');
+
+  // Hover at the peak: the tooltip names the allocation drawn there, one of those live at the peak.
+  const peakPs = Number(json.memoryProfilePerAllocator.GPU_0_bfc.profileSummary.peakStatsTimePs);
+  await page.$eval('[data-testid="timeline-canvas"]', (e) => e.scrollIntoView());
+  const c = await page.$eval('[data-testid="timeline-canvas"]', (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, h: r.height, ...Object.fromEntries(Object.entries(el.dataset)) };
+  });
+  const [start, endPs, left, right] = [Number(c.startPs), Number(c.endPs), Number(c.plotLeft), Number(c.plotRight)];
+  await page.mouse.move(c.x + left + ((peakPs - start) / (endPs - start)) * (right - left) + 0.5, c.y + c.h / 2);
+  await page.waitForSelector('[data-testid="hover-name"]', { timeout: 30_000 });
+  const hovered = await one(page, 'hover_name');
+  const labels = new Set(names.peak.rows.map((r) => r.name.label));
+  if ((await one(page, 'hover_activity')) === 'allocation') assert.ok(labels.has(hovered), `${hovered} is live at the peak`);
+  await shot(page, 'allocation-names-n2-hover');
+
+  // Memory across hosts: each allocator's peak named by its largest modules, as the command line does.
+  const bin = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
+  const across = JSON.parse(execFileSync(bin, ['memory-across-hosts', TRACE, '--json'], { maxBuffer: 64 << 20 }).toString());
+  await page.click('.tab[data-tool="memory-across-hosts"]');
+  await page.waitForSelector('[data-testid="memory-across-hosts"][data-state="ready"]', { timeout: 90_000 });
+  const gpu = across.allocators.find((a) => a.memory_id === 'GPU_0_bfc');
+  assert.deepEqual(gpu.peak_by_module, names.peak.by_module);
+  for (const a of across.allocators) {
+    const shown = a.peak_by_module.slice(0, 3);
+    for (const [module, bytes] of shown) {
+      assert.equal(Number(await one(page, 'host_peak_module_bytes', `${a.host}|${a.memory_id}|${module}`)), bytes, `${a.memory_id} ${module}`);
+    }
+  }
+  await shot(page, 'allocation-names-n2-across-hosts');
   assert.deepEqual(page.errors, []);
 });

@@ -161,6 +161,9 @@ fn Page(v: Arc<RunMemoryOverview>) -> impl IntoView {
     .into_any()
 }
 
+/// Modules named under an allocator's peak (the largest).
+const PEAK_MODULES: usize = 3;
+
 /// One allocator: its figures, and its timeline scaled to its own peak with the shared crosshair.
 #[component]
 fn Row(
@@ -208,10 +211,25 @@ fn Row(
         Some(f) => view! { <Percent metric="peak_fraction" value=f key=key.clone() /> }.into_any(),
         None => view! { <span class="muted" data-metric="peak_fraction" data-key=key.clone() data-value="">"—"</span> }.into_any(),
     };
+    // The peak by module, where the host's allocations are named (JAX's): who holds the peak.
+    let peak_modules = (!a.peak_by_module.is_empty()).then(|| {
+        let parts = a
+            .peak_by_module
+            .iter()
+            .take(PEAK_MODULES)
+            .enumerate()
+            .map(|(i, (m, b))| {
+                let label = if m.is_empty() { "no module".to_string() } else { m.clone() };
+                view! { {(i > 0).then_some(" · ")} {label} " " <Bytes metric="host_peak_module_bytes" value=*b key=format!("{key}|{m}") /> }
+            })
+            .collect_view();
+        let more = a.peak_by_module.len().saturating_sub(PEAK_MODULES);
+        view! { <div class="muted small hostmem-modules" data-testid="hostmem-peak-modules">"peak: " {parts} {(more > 0).then(|| format!(" · {more} more"))}</div> }
+    });
     view! {
         <tr class="hostmem-row" data-host=a.host.clone() data-memory-id=a.memory_id.clone() data-file=a.path.clone() on:click=open title="Open this host's Memory Profile on this allocator">
             <td><Text metric="host" value=a.host.clone() key=key.clone() /></td>
-            <td class="mono"><Text metric="memory_id" value=a.memory_id.clone() key=key.clone() /></td>
+            <td class="mono"><Text metric="memory_id" value=a.memory_id.clone() key=key.clone() />{peak_modules}</td>
             <td class="r"><Bytes metric="peak_bytes" value=a.peak_bytes key=key.clone() /></td>
             <td class="r">{capacity}</td>
             <td class="r">{fraction}</td>

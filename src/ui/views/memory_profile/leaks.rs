@@ -1,6 +1,8 @@
 //! Leak hints: what is still live at the end of the profiled window, and the unmatched events.
 
+use super::named::{Part, PeakBar};
 use super::*;
+use crate::engine::memory_profile::NamedPeakRow;
 
 #[component]
 pub(super) fn LeakHintsSection(a: Arc<AllocatorView>) -> impl IntoView {
@@ -64,6 +66,47 @@ pub(super) fn LeakHintsSection(a: Arc<AllocatorView>) -> impl IntoView {
                 <Count metric="live_at_end_groups" value=h.live_at_end.len() as u64 /> " op(s):"
             </p>
             <Table spec=live_ops rows=Arc::new(h.live_at_end.clone()) />
+            {named_suspects(&a, h.live_at_end_bytes)}
         </section>
     }
+}
+
+/// The allocations still live at the end by what allocated each (module run and buffer, compile,
+/// transfer), where the trace's allocations are named: the suspects' names.
+fn named_suspects(a: &AllocatorView, live_at_end_bytes: i64) -> Option<impl IntoView> {
+    let named = a.named.as_ref().filter(|n| n.unaligned.is_none() && !n.live_at_end.is_empty())?;
+    let columns = vec![
+        Column::new("name", "Allocated by", |r: &NamedPeakRow, k| {
+            view! { <span title=r.name.label.clone()><Text metric="live_at_end_name" value=r.name.label.clone() key=k.to_string() /></span> }.into_any()
+        })
+        .class("op")
+        .sort_key(|r| r.name.label.clone()),
+        Column::new("kind", "Kind", |r: &NamedPeakRow, k| view! { <Text metric="live_at_end_kind" value=r.name.kind.label() key=k.to_string() /> }.into_any())
+            .width("120px")
+            .sort_key(|r| r.name.kind),
+        Column::new("python", "Python", |r: &NamedPeakRow, _| view! { <code>{r.name.python_frame.clone().unwrap_or_default()}</code> }.into_any())
+            .width("150px")
+            .sort_key(|r| r.name.python_frame.clone()),
+        Column::new("allocations", "Allocations", |r: &NamedPeakRow, k| {
+            view! { <Count metric="live_at_end_named_allocations" value=r.allocations key=k.to_string() /> }.into_any()
+        })
+        .right()
+        .width("110px")
+        .sort_key(|r| r.allocations),
+        Column::new("bytes", "Bytes", |r: &NamedPeakRow, k| {
+            view! { <Bytes metric="live_at_end_named_bytes" value=r.allocation_bytes key=k.to_string() /> }.into_any()
+        })
+        .right()
+        .width("110px")
+        .sort_key(|r| r.allocation_bytes),
+    ];
+    let spec = TableSpec::new("mp-table", columns)
+        .testid("live-at-end-named")
+        .row_attrs(|r: &NamedPeakRow, i| vec![("data-row", i.to_string()), ("data-kind", format!("{:?}", r.name.kind))])
+        .max_height(320.0);
+    Some(view! {
+        <p>"The same allocations by what allocated each:"</p>
+        <PeakBar title="By module" metric="live_at_end_module_bytes" testid="live-at-end-by-module" parts=Part::modules(&named.live_at_end_by_module) total=live_at_end_bytes />
+        <Table spec rows=Arc::new(named.live_at_end.clone()) />
+    })
 }

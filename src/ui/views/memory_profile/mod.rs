@@ -4,6 +4,7 @@
 //! out, sorts and filters rows, and maps times to pixels.
 
 mod breakdown;
+mod floor;
 mod leaks;
 mod named;
 mod panel;

@@ -4,6 +4,7 @@
 //! buffer highlighted. Every figure is the engine's ([`NamedPeakView`]).
 
 use super::*;
+use crate::analysis::allocation_names::NameKind;
 use crate::engine::memory_profile::{NamedPeakRow, NamedPeakView};
 use crate::ui::components::op_links::show_buffers;
 
@@ -11,10 +12,25 @@ use crate::ui::components::op_links::show_buffers;
 const COLOURS: usize = 8;
 
 /// One part of a bar: its key (`data-key` of its figure), what it says, its bytes.
-struct Part {
-    key: String,
-    label: String,
-    bytes: i64,
+pub(super) struct Part {
+    pub key: String,
+    pub label: String,
+    pub bytes: i64,
+}
+
+impl Part {
+    /// The parts of bytes by kind, by their label.
+    pub fn kinds(by_kind: &[(NameKind, i64)]) -> Vec<Part> {
+        by_kind.iter().map(|&(k, bytes)| Part { key: k.label().to_string(), label: k.label().to_string(), bytes }).collect()
+    }
+
+    /// The parts of bytes by module (`""`: no module).
+    pub fn modules(by_module: &[(String, i64)]) -> Vec<Part> {
+        by_module
+            .iter()
+            .map(|(m, bytes)| Part { key: m.clone(), label: if m.is_empty() { "no module".into() } else { m.clone() }, bytes: *bytes })
+            .collect()
+    }
 }
 
 #[component]
@@ -41,19 +57,14 @@ pub(super) fn NamedPeak(name: String, named: Arc<NamedPeakView>) -> impl IntoVie
 #[component]
 fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
     let n = &named;
-    let mut kinds: Vec<Part> =
-        n.by_kind.iter().map(|&(k, bytes)| Part { key: k.label().to_string(), label: k.label().to_string(), bytes }).collect();
+    let mut kinds = Part::kinds(&n.by_kind);
     if n.stack_bytes > 0 {
         kinds.push(Part { key: "stack".into(), label: "stack".into(), bytes: n.stack_bytes });
     }
     if n.before_trace_bytes > 0 {
         kinds.push(Part { key: "before_trace".into(), label: "allocated before the trace".into(), bytes: n.before_trace_bytes });
     }
-    let modules: Vec<Part> = n
-        .by_module
-        .iter()
-        .map(|(m, bytes)| Part { key: m.clone(), label: if m.is_empty() { "no module".into() } else { m.clone() }, bytes: *bytes })
-        .collect();
+    let modules = Part::modules(&n.by_module);
     let state = expect_context::<AppState>();
     let columns: Vec<Column<NamedPeakRow>> = vec![
         Column::new("name", "Allocated by", |r: &NamedPeakRow, k| {
@@ -169,7 +180,7 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
 /// A bar of the peak's bytes in `parts` (each a share of `total`), with a legend whose figures carry
 /// `metric` and the part's key.
 #[component]
-fn PeakBar(title: &'static str, metric: &'static str, testid: &'static str, parts: Vec<Part>, total: i64) -> impl IntoView {
+pub(super) fn PeakBar(title: &'static str, metric: &'static str, testid: &'static str, parts: Vec<Part>, total: i64) -> impl IntoView {
     let share = |bytes: i64| if total > 0 { bytes as f64 / total as f64 * 100.0 } else { 0.0 };
     let bar = parts
         .iter()

@@ -2,6 +2,7 @@
 //! allocator reported no sizes, only its counts).
 
 use super::breakdown::Breakdown;
+use super::floor::HeapFloor;
 use super::leaks::LeakHintsSection;
 use super::named::NamedPeak;
 use super::timeline_chart::TimelineChart;
@@ -94,6 +95,7 @@ pub(super) fn AllocatorPanel(
                     {a.named.clone().map(|named| view! { <NamedPeak name=name.clone() named=Arc::new(named) /> })}
                     <Breakdown name=name.clone() a=a.clone() selected_row />
                     <LeakHintsSection a=a.clone() />
+                    {a.named.clone().filter(|n| n.unaligned.is_none()).map(|named| view! { <HeapFloor named=Arc::new(named) /> })}
                 })}
             }.into_any()
         }}

@@ -179,6 +179,8 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
         let left = if x + 300.0 > width.get() { x - 300.0 } else { x + 14.0 };
         let m = &e.activity;
         let st = e.point.stats;
+        // What asked for the allocation, where the trace's allocations are named.
+        let name = e.name.and_then(|k| a4.named.as_ref()?.labels.get(k as usize).cloned());
         let is_peak =
             e.point.time_offset_ps == a4.summary.peak_stats_time_ps && st.in_use_bytes() == a4.summary.peak_stats.peak_bytes_in_use;
         Some(view! {
@@ -189,6 +191,7 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
                     {is_peak.then_some(" · peak")}
                 </div>
                 <div class="tt-op"><Text metric="hover_op" value=m.tf_op_name.clone() shown=if m.tf_op_name.is_empty() { "(no op)".to_string() } else { m.tf_op_name.clone() } /></div>
+                {name.map(|n| view! { <div class="tt-name" data-testid="hover-name">"Allocated by " <Text metric="hover_name" value=n /></div> })}
                 <dl>
                     <dt>"Size"</dt><dd><Bytes metric="hover_allocation_bytes" value=m.allocation_bytes /> " (requested " <Bytes metric="hover_requested_bytes" value=m.requested_bytes /> ")"</dd>
                     <dt>"Shape"</dt><dd><Text metric="hover_shape" value=m.tensor_shape.clone() /> " " <Text metric="hover_dtype" value=m.data_type.clone() /></dd>

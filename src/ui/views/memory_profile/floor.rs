@@ -1,0 +1,68 @@
+//! The heap floor by module (Tidemark's own, for traces whose allocations are named): each step's
+//! lowest heap + stack, what stays allocated between steps, and which module's outputs hold it, so
+//! "why is this much always in use" has an answer. Every figure is the engine's
+//! ([`NamedPeakView::floors`]).
+
+use super::named::{Part, PeakBar};
+use super::*;
+use crate::engine::memory_profile::{NamedFloor, NamedPeakView};
+
+#[component]
+pub(super) fn HeapFloor(named: Arc<NamedPeakView>) -> impl IntoView {
+    let Some(last) = named.floors.last().cloned() else { return ().into_any() };
+    let mut kinds = Part::kinds(&last.by_kind);
+    if last.stack_bytes > 0 {
+        kinds.push(Part { key: "stack".into(), label: "stack".into(), bytes: last.stack_bytes });
+    }
+    if last.before_trace_bytes > 0 {
+        kinds.push(Part { key: "before_trace".into(), label: "allocated before the trace".into(), bytes: last.before_trace_bytes });
+    }
+    let modules = Part::modules(&last.by_module);
+    let columns = vec![
+        Column::new("step", "Step", |f: &NamedFloor, _| view! { <Text metric="floor_step" value=f.step_id.to_string() key=f.step_id.to_string() /> }.into_any())
+            .width("70px")
+            .sort_key(|f| f.step_id),
+        Column::new("floor", "Floor", |f: &NamedFloor, _| view! { <Bytes metric="floor_bytes" value=f.in_use_bytes key=f.step_id.to_string() /> }.into_any())
+            .right()
+            .width("110px")
+            .sort_key(|f| f.in_use_bytes),
+        Column::new("modules", "Held by module", |f: &NamedFloor, _| {
+            let step = f.step_id;
+            f.by_module
+                .iter()
+                .enumerate()
+                .map(|(i, (m, b))| {
+                    let label = if m.is_empty() { "no module".to_string() } else { m.clone() };
+                    view! { {(i > 0).then_some(" · ")} <code>{label}</code> " " <Bytes metric="floor_module_bytes" value=*b key=format!("{step}:{m}") /> }
+                })
+                .collect_view()
+                .into_any()
+        })
+        .class("op"),
+        Column::new("kinds", "By kind", |f: &NamedFloor, _| {
+            let step = f.step_id;
+            f.by_kind
+                .iter()
+                .enumerate()
+                .map(|(i, (k, b))| view! { {(i > 0).then_some(" · ")} {k.label()} " " <Bytes metric="floor_kind_bytes" value=*b key=format!("{step}:{}", k.label()) /> })
+                .collect_view()
+                .into_any()
+        })
+        .width("260px"),
+    ];
+    let spec = TableSpec::new("mp-table mp-floor-table", columns).testid("floor-rows").max_height(320.0);
+    view! {
+        <section class="mp-named" data-testid="heap-floor">
+            <h2>"What stays allocated between steps"</h2>
+            <p>
+                "Each step's heap floor — its lowest heap + stack, what the step never gives back — by the module whose run allocated it. At the floor of step "
+                <Text metric="floor_last_step" value=last.step_id.to_string() /> " (the window's last), "
+                <Bytes metric="floor_last_bytes" value=last.in_use_bytes /> " stay allocated:"
+            </p>
+            <PeakBar title="By kind" metric="floor_last_kind_bytes" testid="floor-by-kind" parts=kinds total=last.in_use_bytes />
+            <PeakBar title="By module" metric="floor_last_module_bytes" testid="floor-by-module" parts=modules total=last.in_use_bytes />
+            <Table spec rows=Arc::new(named.floors.clone()) />
+        </section>
+    }
+    .into_any()
+}
