@@ -3,21 +3,12 @@
 
 mod common;
 
-use common::{bytes, pprof};
+use common::{ask, bytes, pprof};
 use tidemark::analysis::device_memory::{self as dm, Options};
 use tidemark::decode::Format;
 use tidemark::engine::device_memory::{flatten, DeviceMemoryQuery, FlameNode};
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{RequestBody, ResponseBody};
 use tidemark::engine::{EngineError, Session};
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 3);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn open(s: &mut Session, rel: &str) -> u32 {
     let path = rel.rsplit('/').next().unwrap().to_string();

@@ -4,24 +4,16 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tidemark::analysis::framework_op_stats::FrameworkOpTable;
 use tidemark::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{RequestBody, ResponseBody};
 use tidemark::engine::{EngineError, Session};
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz";
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways, so
-/// figures may differ from the engine's in the last bit).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 7, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 7);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
     match ask(s, RequestBody::Open { path: name.into() }, Some(bytes)) {

@@ -4,20 +4,13 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::analysis::input_pipeline::{one_digit, CATEGORIES};
 use tidemark::engine::input_pipeline::InputPipelineView;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{RequestBody, ResponseBody};
 use tidemark::engine::Session;
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 9, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 9);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn view_of(rel: &str) -> InputPipelineView {
     let mut s = Session::new();

@@ -6,17 +6,12 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::engine::op_profile::{OpNodeColumns, OpProfileGrouping, OpProfileView};
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{RequestBody, ResponseBody};
 use tidemark::engine::{EngineError, Session};
-
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 3);
-    serde_json::from_str::<Response>(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply").body
-}
 
 fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
     match ask(s, RequestBody::Open { path: name.into() }, Some(bytes)) {

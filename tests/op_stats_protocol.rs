@@ -5,24 +5,18 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::engine::hlo_op_stats::HloOpStatsView;
 use tidemark::engine::kernel_stats::KernelStatsView;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{RequestBody, ResponseBody};
 use tidemark::engine::roofline::RooflineView;
 use tidemark::engine::{EngineError, Session};
 
 const TPU: &str = "jax_tpu_v6e_inference/tpu_v6e_inference";
 const V100: &str = "tf_v100_multi_worker/v100_worker";
 const CPU: &str = "tf/d2_tf_cnn/d2_tf_cnn";
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 5, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 5);
-    serde_json::from_str::<Response>(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply").body
-}
 
 fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
     match ask(s, RequestBody::Open { path: name.into() }, Some(bytes)) {

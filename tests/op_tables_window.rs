@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::ask_json;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tidemark::analysis::framework_op_stats::xprof_json;
@@ -15,7 +17,7 @@ use tidemark::analysis::op_metrics::{OpMetricsDb, TimeWindow};
 use tidemark::analysis::roofline_model::{self, RecordSpan, RooflineModel};
 use tidemark::analysis::steps::NO_STEP_MARKER;
 use tidemark::engine::op_metrics::FileOpMetrics;
-use tidemark::engine::protocol::{handle, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{RequestBody, ResponseBody};
 use tidemark::engine::Session;
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz";
@@ -181,14 +183,6 @@ fn a_window_is_computed_once_and_kept() {
     assert!(first.host.total_op_time_ps < s.run_op_metrics(&[id]).unwrap().host.total_op_time_ps / 10);
 }
 
-/// Sends `body` as the page does (JSON both ways) and returns the reply's body.
-fn ask(s: &mut Session, body: &str) -> ResponseBody {
-    let json = format!(r#"{{"v":{VERSION},"seq":3,"body":{body}}}"#);
-    let reply = handle(s, &json, None, &mut |_| {});
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
-    back.body
-}
-
 #[test]
 fn the_page_asks_with_or_without_a_window() {
     let (mut s, id) = open(D2);
@@ -198,14 +192,14 @@ fn the_page_asks_with_or_without_a_window() {
         w.begin_ps(),
         w.end_ps()
     );
-    let ResponseBody::FrameworkOpStats { view } = ask(&mut s, &with) else { panic!() };
+    let ResponseBody::FrameworkOpStats { view } = ask_json(&mut s, &with, None) else { panic!() };
     let expected = s.run_framework_op_stats_view_in(&[id], true, Some(w)).unwrap();
     assert_eq!(view.table.rows.len(), expected.table.rows.len());
     let total = |rows: &[tidemark::analysis::framework_op_stats::FrameworkOpRow]| rows.iter().map(|r| r.total_self_time_us).sum::<f64>();
     assert!((total(&view.table.rows) - total(&expected.table.rows)).abs() < 1e-6);
     // A request from before windows (no field) is the whole trace's.
     let ResponseBody::FrameworkOpStats { view: whole } =
-        ask(&mut s, &format!(r#"{{"type":"framework_op_stats","file_id":{id},"include_idle":true}}"#))
+        ask_json(&mut s, &format!(r#"{{"type":"framework_op_stats","file_id":{id},"include_idle":true}}"#), None)
     else {
         panic!()
     };
@@ -217,7 +211,7 @@ fn the_page_asks_with_or_without_a_window() {
     assert_eq!(body, format!(r#"{{"type":"hlo_op_stats","file_id":1,"window":{{"begin_ps":{},"end_ps":{}}}}}"#, w.begin_ps(), w.end_ps()));
     // An empty window is refused in words.
     let inverted = format!(r#"{{"type":"hlo_op_stats","file_id":{id},"window":{{"begin_ps":5,"end_ps":5}}}}"#);
-    match ask(&mut s, &inverted) {
+    match ask_json(&mut s, &inverted, None) {
         ResponseBody::Rejected { message } => assert!(message.contains("empty time window"), "{message}"),
         other => panic!("{other:?}"),
     }
@@ -470,19 +464,23 @@ fn the_page_asks_kernel_stats_and_the_roofline_over_a_step() {
     let Some((mut s, id)) = open_device(V100) else { return };
     let (_, _, w) = s.run_step_windows(&[id]).unwrap().remove(0);
     let window = format!(r#""window":{{"begin_ps":{},"end_ps":{}}}"#, w.begin_ps(), w.end_ps());
-    let ResponseBody::KernelStats { view } = ask(&mut s, &format!(r#"{{"type":"kernel_stats","file_id":{id},{window}}}"#)) else {
+    let ResponseBody::KernelStats { view } = ask_json(&mut s, &format!(r#"{{"type":"kernel_stats","file_id":{id},{window}}}"#), None)
+    else {
         panic!()
     };
     assert_eq!(*view, s.run_kernel_stats_view_in(&[id], Some(w)).unwrap());
-    let ResponseBody::KernelStats { view: whole } = ask(&mut s, &format!(r#"{{"type":"kernel_stats","file_id":{id}}}"#)) else { panic!() };
+    let ResponseBody::KernelStats { view: whole } = ask_json(&mut s, &format!(r#"{{"type":"kernel_stats","file_id":{id}}}"#), None) else {
+        panic!()
+    };
     assert!(view.total_duration_us < whole.total_duration_us);
     assert_eq!(*whole, s.kernel_stats_view(id).unwrap());
-    let ResponseBody::KernelStats { view: run } = ask(&mut s, &format!(r#"{{"type":"run_kernel_stats","file_ids":[{id}],{window}}}"#))
+    let ResponseBody::KernelStats { view: run } =
+        ask_json(&mut s, &format!(r#"{{"type":"run_kernel_stats","file_ids":[{id}],{window}}}"#), None)
     else {
         panic!()
     };
     assert_eq!(run, view);
-    let ask_roofline = |s: &mut Session, body: String| match ask(s, &body) {
+    let ask_roofline = |s: &mut Session, body: String| match ask_json(s, &body, None) {
         ResponseBody::RooflineModel { view } => view,
         other => panic!("{other:?}"),
     };

@@ -6,23 +6,16 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::analysis::input_pipeline::{one_digit, NO_STEP_TIME};
 use tidemark::analysis::overview_page::Figure;
 use tidemark::engine::overview_page::OverviewPageView;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{RequestBody, ResponseBody};
 use tidemark::engine::Session;
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn";
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 9, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 9);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn open(s: &mut Session, rel: &str) -> u32 {
     match ask(s, RequestBody::Open { path: rel.into() }, Some(common::bytes(rel))) {

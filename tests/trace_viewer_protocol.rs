@@ -6,20 +6,15 @@ mod common;
 
 use serde_json::Value;
 use tidemark::analysis::trace_viewer::lod::{LodQuery, LodReply};
-use tidemark::engine::protocol::{handle, source_bytes, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{source_bytes, ResponseBody};
 use tidemark::engine::{EngineError, Session};
 
-/// Sends `body` (JSON of a `RequestBody`) and returns the reply as the page receives it, and the
-/// bytes that travel beside it.
+/// The reply, the bytes that travel beside it, and the reply as the JSON the page parses.
 fn ask(s: &mut Session, seq: u64, body: &str, bytes: Option<Vec<u8>>) -> (ResponseBody, Option<Vec<u8>>, Value) {
-    let req = format!(r#"{{"v":{VERSION},"seq":{seq},"body":{body}}}"#);
-    let r = handle(s, &req, bytes, &mut |_| {});
-    assert_eq!(r.seq, seq);
-    let wire = serde_json::to_string(&r).expect("encodes");
-    let back: Response = serde_json::from_str(&wire).expect("decodes on the page side");
-    assert_eq!(back, r);
+    let r = common::ask_at(s, seq, body, bytes);
     let beside = source_bytes(s, &r).map(|b| b.into_owned());
-    (back.body, beside, serde_json::from_str(&wire).unwrap())
+    let wire = serde_json::to_value(&r).expect("encodes");
+    (r.body, beside, wire)
 }
 
 fn open(s: &mut Session, rel: &str) -> u32 {
