@@ -11,6 +11,7 @@ use common::ask;
 use serde_json::Value;
 use tidemark::engine::op_profile::{OpNodeColumns, OpProfileGrouping, OpProfileView};
 use tidemark::engine::protocol::{RequestBody, ResponseBody};
+use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
 
 fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
@@ -21,7 +22,7 @@ fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
 }
 
 fn page(s: &mut Session, file_id: u32, grouping: OpProfileGrouping, include_idle: bool) -> Result<OpProfileView, EngineError> {
-    match ask(s, RequestBody::OpProfile { file_id, grouping, include_idle, window: None }, None) {
+    match ask(s, RequestBody::OpProfile { scope: Scope::file(file_id), grouping, include_idle }, None) {
         ResponseBody::OpProfile { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -160,7 +161,7 @@ fn amd_traces_answer_a_tree_of_ops() {
 
 #[test]
 fn the_request_wire_form_is_pinned() {
-    let body = RequestBody::OpProfile { file_id: 2, grouping: OpProfileGrouping::ByCategory, include_idle: false, window: None };
+    let body = RequestBody::OpProfile { scope: Scope::file(2), grouping: OpProfileGrouping::ByCategory, include_idle: false };
     assert_eq!(
         serde_json::to_value(&body).unwrap(),
         serde_json::json!({"type": "op_profile", "file_id": 2, "grouping": "by_category", "include_idle": false})

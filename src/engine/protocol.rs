@@ -17,9 +17,8 @@ use super::overview_page::OverviewPageView;
 use super::roofline::RooflineView;
 use super::run_comparison::RunComparison;
 use super::trace_viewer::FlowQuery;
-use super::{EngineError, FileOverview, Session};
+use super::{EngineError, FileOverview, Scope, Session};
 use crate::analysis::graph_viewer::GraphOptions;
-use crate::analysis::op_metrics::TimeWindow;
 use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::flows::FlowReply;
@@ -30,7 +29,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -137,106 +136,52 @@ pub enum RequestBody {
         start_ps: i64,
         end_ps: i64,
     },
-    /// The Framework Op Stats page: XProf's table with the `IDLE` rows when `include_idle`, else
-    /// without them, and the self time by op type per side.
+    /// The Framework Op Stats page of `scope` (a file, or a run's hosts combined: the host selector's
+    /// "all hosts"; over a step's window or the whole trace): XProf's table with the `IDLE` rows when
+    /// `include_idle`, else without them, and the self time by op type per side.
     FrameworkOpStats {
-        file_id: u32,
+        #[serde(flatten)]
+        scope: Scope,
         include_idle: bool,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
     },
-    /// The HLO Op Stats page: XProf's table as columns, and its summary.
+    /// The HLO Op Stats page of `scope`: XProf's table as columns, and its summary.
     HloOpStats {
-        file_id: u32,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
+        #[serde(flatten)]
+        scope: Scope,
     },
-    /// The Kernel Stats page: XProf's table as columns, and its summary.
+    /// The Kernel Stats page of `scope`: XProf's table as columns, and its summary.
     KernelStats {
-        file_id: u32,
-        /// Only the kernels that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
+        #[serde(flatten)]
+        scope: Scope,
     },
-    /// The Roofline page: the device's roofs and the whole-profile records, with the infeed and
-    /// outfeed ops when `include_infeed_outfeed`.
+    /// The Roofline page of `scope`: the device's roofs and the records, with the infeed and outfeed
+    /// ops when `include_infeed_outfeed`.
     RooflineModel {
-        file_id: u32,
+        #[serde(flatten)]
+        scope: Scope,
         include_infeed_outfeed: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
     },
-    /// The Op Profile page: the tree grouped by `grouping`, with the idle node when `include_idle`.
+    /// The Op Profile page of `scope`: the tree grouped by `grouping`, with the idle node when
+    /// `include_idle`.
     OpProfile {
-        file_id: u32,
+        #[serde(flatten)]
+        scope: Scope,
         grouping: OpProfileGrouping,
         include_idle: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
     },
-    /// The Framework Op Stats page of a run's hosts `file_ids` combined (the host selector's "all
-    /// hosts"), answered as `FrameworkOpStats`.
-    RunFrameworkOpStats {
-        file_ids: Vec<u32>,
-        include_idle: bool,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    /// The Input Pipeline page: the verdict, the steps and their statistics, the host's input time.
+    /// The Input Pipeline page of the run `file_ids` (one file, or its hosts combined): the verdict,
+    /// the steps and their statistics, the host's input time.
     InputPipeline {
-        file_id: u32,
+        file_ids: Vec<u32>,
     },
-    /// The Overview page (XProf's `overview_page`): summary, steps, top ops, run environment, tips.
+    /// The Overview page (XProf's `overview_page`) of the run `file_ids` (one file, or its hosts
+    /// combined): summary, steps, top ops, run environment, tips.
     OverviewPage {
-        file_id: u32,
+        file_ids: Vec<u32>,
     },
     /// Tidemark's "XLA ops on CPU" table of a trace.
     XlaOpsCpu {
         file_id: u32,
-    },
-    /// The HLO Op Stats page of a run's hosts `file_ids` combined (the host selector's "all hosts"),
-    /// answered as `HloOpStats`; so are the `Run*` op requests below, each as its one-file request.
-    RunHloOpStats {
-        file_ids: Vec<u32>,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunKernelStats {
-        file_ids: Vec<u32>,
-        /// Only the kernels that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunRooflineModel {
-        file_ids: Vec<u32>,
-        include_infeed_outfeed: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunOpProfile {
-        file_ids: Vec<u32>,
-        grouping: OpProfileGrouping,
-        include_idle: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunInputPipeline {
-        file_ids: Vec<u32>,
-    },
-    RunOverviewPage {
-        file_ids: Vec<u32>,
     },
     /// Memory across the hosts `file_ids` of a run: every allocator's peak, capacity and timeline.
     RunMemoryOverview {
@@ -510,76 +455,36 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(_) => reply(ResponseBody::TraceExport { file_id, start_ps, end_ps }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::FrameworkOpStats { file_id, include_idle, window } => {
-            match session.run_framework_op_stats_view_in(&[file_id], include_idle, window) {
-                Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::HloOpStats { file_id, window } => match session.run_hlo_op_stats_view_in(&[file_id], window) {
+        RequestBody::FrameworkOpStats { scope, include_idle } => match session.framework_op_stats_view(&scope, include_idle) {
+            Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::HloOpStats { scope } => match session.hlo_op_stats_view(&scope) {
             Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::KernelStats { file_id, window } => match session.run_kernel_stats_view_in(&[file_id], window) {
+        RequestBody::KernelStats { scope } => match session.kernel_stats_view(&scope) {
             Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::RooflineModel { file_id, include_infeed_outfeed, window } => {
-            match session.run_roofline_view_in(&[file_id], include_infeed_outfeed, window) {
-                Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::OpProfile { file_id, grouping, include_idle, window } => {
-            match session.run_op_profile_view_in(&[file_id], grouping, include_idle, window) {
-                Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::RunFrameworkOpStats { file_ids, include_idle, window } => {
-            match session.run_framework_op_stats_view_in(&file_ids, include_idle, window) {
-                Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::InputPipeline { file_id } => match session.input_pipeline_view(file_id) {
+        RequestBody::RooflineModel { scope, include_infeed_outfeed } => match session.roofline_view(&scope, include_infeed_outfeed) {
+            Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::OpProfile { scope, grouping, include_idle } => match session.op_profile_view(&scope, grouping, include_idle) {
+            Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::InputPipeline { file_ids } => match session.input_pipeline_view(&file_ids) {
             Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
-        RequestBody::OverviewPage { file_id } => match session.overview_page_view(file_id) {
+        RequestBody::OverviewPage { file_ids } => match session.overview_page_view(&file_ids) {
             Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::XlaOpsCpu { file_id } => match session.xla_ops_cpu(file_id) {
             Ok(table) => reply(ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&table)) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunHloOpStats { file_ids, window } => match session.run_hlo_op_stats_view_in(&file_ids, window) {
-            Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunKernelStats { file_ids, window } => match session.run_kernel_stats_view_in(&file_ids, window) {
-            Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed, window } => {
-            match session.run_roofline_view_in(&file_ids, include_infeed_outfeed, window) {
-                Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::RunOpProfile { file_ids, grouping, include_idle, window } => {
-            match session.run_op_profile_view_in(&file_ids, grouping, include_idle, window) {
-                Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::RunInputPipeline { file_ids } => match session.run_input_pipeline_view(&file_ids) {
-            Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunOverviewPage { file_ids } => match session.run_overview_page_view(&file_ids) {
-            Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::RunMemoryOverview { file_ids } => match session.run_memory_overview(&file_ids) {

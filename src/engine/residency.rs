@@ -117,7 +117,7 @@ impl Session {
         if self.trace_of(id, "op tables").is_err() {
             return;
         }
-        let _ = self.op_metrics(id);
+        let _ = self.op_metrics(&super::Scope::file(id));
         let _ = self.host_step_db(id, "Overview Page");
         let _ = self.host_memory(id);
     }

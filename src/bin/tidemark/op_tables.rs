@@ -7,20 +7,19 @@ use crate::units::count;
 use std::fmt::Write;
 use tidemark::analysis::hlo_stats::HloStats;
 use tidemark::analysis::kernel_stats::KernelStats;
-use tidemark::analysis::op_metrics::TimeWindow;
 use tidemark::analysis::op_profile::{Node, OpProfile};
 use tidemark::analysis::roofline_model::RooflineModel;
 use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
 use tidemark::engine::first_screen::Tool as Shown;
-use tidemark::engine::{EngineError, Session};
+use tidemark::engine::{EngineError, Scope, Session};
 
 /// Characters of a kernel or op name shown in a table (C++ template names run to thousands).
 const NAME_WIDTH: usize = 60;
 /// Rows of HLO Op Stats shown in the table.
 const TOP_HLO_ROWS: usize = 40;
 
-/// How an op table is computed for a run, over the window of `--step` where it is given.
-type Compute<T> = fn(&mut Session, &[u32], Option<TimeWindow>) -> Result<std::sync::Arc<T>, EngineError>;
+/// How an op table is computed for a file or run, over the window of `--step` where it is given.
+type Compute<T> = fn(&mut Session, &Scope) -> Result<std::sync::Arc<T>, EngineError>;
 
 /// One op table: its command name, how to compute it, and its two renderings.
 struct Tool<T> {
@@ -38,7 +37,7 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
         Tool {
             command: "kernel-stats",
             shown: Shown::KernelStats,
-            compute: Session::run_kernel_stats_in,
+            compute: Session::kernel_stats,
             json: kernel_stats::table::to_xprof_json,
             table: kernel_table,
         },
@@ -51,7 +50,7 @@ pub fn hlo_stats(argv: &[String]) -> i32 {
         Tool {
             command: "hlo-stats",
             shown: Shown::HloOpStats,
-            compute: Session::run_hlo_stats_in,
+            compute: Session::hlo_stats,
             json: hlo_stats::table::to_xprof_json,
             table: hlo_table,
         },
@@ -64,7 +63,7 @@ pub fn op_profile(argv: &[String]) -> i32 {
         Tool {
             command: "op-profile",
             shown: Shown::OpProfile,
-            compute: Session::run_op_profile_in,
+            compute: Session::op_profile,
             json: op_profile::json::to_xprof_json,
             table: profile_tree,
         },
@@ -77,7 +76,7 @@ pub fn roofline_model(argv: &[String]) -> i32 {
         Tool {
             command: "roofline-model",
             shown: Shown::Roofline,
-            compute: Session::run_roofline_model_in,
+            compute: Session::roofline_model,
             json: roofline_model::table::to_xprof_json,
             table: roofline_table,
         },
@@ -97,7 +96,7 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
     if !f.args.flag("json") {
         print!("{}", crate::open::empty_reason_line(&f.session, &f.ids, tool.shown));
     }
-    let result = match (tool.compute)(&mut f.session, &f.ids, step.as_ref().map(|s| s.window)) {
+    let result = match (tool.compute)(&mut f.session, &Scope::run(&f.ids).within(step.as_ref().map(|s| s.window))) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("tidemark {}: {e}", tool.command);

@@ -22,12 +22,7 @@ pub fn InputPipeline(file_id: u32, overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine(
         "Input pipeline",
-        move || {
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunInputPipeline { file_ids },
-                None => RequestBody::InputPipeline { file_id },
-            })
-        },
+        move || Some(RequestBody::InputPipeline { file_ids: state.op_file_ids(file_id) }),
         |body| match body {
             ResponseBody::InputPipeline { view } => Some(Arc::new(*view)),
             _ => None,

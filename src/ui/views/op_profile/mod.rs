@@ -13,7 +13,7 @@ use crate::engine::op_profile::{OpProfileGrouping, OpProfileView};
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Duration, Percent, Text};
-use crate::ui::components::step_window::{op_window, StepWindowChip};
+use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
@@ -44,11 +44,7 @@ pub fn OpProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
     let fetch = use_engine(
         "Op profile",
         move || {
-            let (grouping, include_idle, window) = (grouping.get(), include_idle.get(), op_window(state));
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunOpProfile { file_ids, grouping, include_idle, window },
-                None => RequestBody::OpProfile { file_id, grouping, include_idle, window },
-            })
+            Some(RequestBody::OpProfile { scope: op_scope(state, file_id), grouping: grouping.get(), include_idle: include_idle.get() })
         },
         |body| match body {
             ResponseBody::OpProfile { view } => Some(Arc::new(*view)),

@@ -29,12 +29,7 @@ pub fn OverviewPage(file_id: u32, overview: FileOverview) -> impl IntoView {
     let fetch = use_engine(
         "Overview",
         // "All hosts": the run's hosts combined, as XProf combines them.
-        move || {
-            is_trace.then(|| match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunOverviewPage { file_ids },
-                None => RequestBody::OverviewPage { file_id },
-            })
-        },
+        move || is_trace.then(|| RequestBody::OverviewPage { file_ids: state.op_file_ids(file_id) }),
         |body| match body {
             ResponseBody::OverviewPage { view } => Some(Arc::new(*view)),
             _ => None,
