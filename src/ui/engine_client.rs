@@ -325,17 +325,31 @@ fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
 
 /// The first screen: when no tool was chosen yet and the selected file is the one that just opened,
 /// the tool the engine names for it ([`first_screen::landing`]); with other files opened beside it
-/// (several files, a log folder), its run's Overview.
+/// (several files, a log folder), the Overview of the newest run, with all its hosts where it has
+/// several — as XProf opens a log folder.
 fn land(state: AppState, overview: &crate::engine::FileOverview) {
     let selected = state.selected.with_untracked(|s| s.as_deref() == Some(overview.path.as_str()));
     if !state.landing_pending.get_untracked() || !selected {
         return;
     }
     let with_others = state.files.with_untracked(Vec::len) > 1;
-    if let Some(tool) = Tool::from_slug(first_screen::landing(overview, with_others).slug()) {
-        state.landing_pending.set(false);
-        state.tool.set(tool);
+    let Some(tool) = Tool::from_slug(first_screen::landing(overview, with_others).slug()) else { return };
+    state.landing_pending.set(false);
+    if with_others {
+        land_on_newest_run(state);
     }
+    state.tool.set(tool);
+}
+
+/// Selects the first host of the newest run of a log folder, and "all hosts" where that run has
+/// several. Loose files (in no folder) are not one program's hosts: the first stays selected alone.
+fn land_on_newest_run(state: AppState) {
+    let Some((run_dir, _)) = untrack(|| state.runs()).into_iter().next().filter(|(dir, _)| !dir.is_empty()) else { return };
+    let hosts = untrack(|| state.run_files(&run_dir));
+    if let Some((first, _)) = hosts.first() {
+        state.selected.set(Some(first.clone()));
+    }
+    state.all_hosts.set(hosts.len() > 1);
 }
 
 /// Opens `file` from disk: the worker reads it (with progress) and decodes it. `path` names it:

@@ -8,12 +8,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, DEVICE, deviceSkip, serve, launch, newPage, openApp, dropFiles, waitForFile, shot, fixture } from './harness.mjs';
+import { ROOT, DEVICE, deviceSkip, serve, launch, newPage, openApp, dropFiles, waitForFile, one, shot, fixture } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 const A1 = fixture('jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz');
 const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
 const D1_NONE = fixture('tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz');
+const D1 = fixture('tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz');
+/** XProf's Overview of D1 and D2 as the two hosts of one run (tests/fixtures/runs/tf_two_hosts/). */
+const TWO_HOSTS = JSON.parse(readFileSync(fixture('runs/tf_two_hosts/tf_two_hosts.overview_page.json')).toString());
 const DUMP = fixture('hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb');
 const LEAK = [1, 2, 3].map((k) => fixture(`pprof/docs_leak/memory${k}.prof`));
 const N6 = path.join(DEVICE, 'nvidia_h200_jax/n6_oom_seed/n6_oom_seed.xplane.pb.gz');
@@ -80,6 +85,40 @@ test('each kind of file lands on its tool', async () => {
     assert.deepEqual(page.errors, [], files.join(' '));
     await page.close();
   }
+});
+
+test('a log folder lands on its newest run\'s Overview, all its hosts combined as XProf combines them', async () => {
+  const logdir = path.join(scratchDir('tidemark-landing-'), 'logs');
+  const place = (run, src, host) => {
+    const dir = path.join(logdir, 'plugins/profile', run);
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(src, path.join(dir, `${host}.xplane.pb.gz`));
+  };
+  place('2026_11_23_10_00_00', D1_NONE, 'ml-host');
+  place('2026_11_24_09_30_00', D1, 'worker-0');
+  place('2026_11_24_09_30_00', D2, 'worker-1');
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await page.setInputFiles('[data-testid="folder-input"]', logdir);
+  await page.waitForSelector('.tab[data-tool="overview"][aria-selected="true"]', { timeout: 30_000 });
+  assert.equal(await page.$eval('[data-testid="run-select"]', (s) => s.value), 'logs/plugins/profile/2026_11_24_09_30_00');
+  assert.equal(await page.$eval('[data-testid="file-select"]', (s) => s.value), '*all-hosts*');
+  assert.match(page.url(), /hosts=all/);
+  // The two hosts' steps, combined: XProf's average step time of the run (one decimal, as it writes it).
+  await page.waitForFunction(
+    () => document.querySelectorAll('.file-row[data-state="ready"]').length === 3
+      && document.querySelector('[data-testid="overview-page"][data-state="ready"] [data-metric="step_time_avg_ms"]'),
+    null,
+    { timeout: 60_000 },
+  );
+  await page.waitForFunction(
+    (want) => Number(document.querySelector('[data-metric="step_time_avg_ms"]')?.dataset.value).toFixed(1) === want,
+    TWO_HOSTS[1].p.steptime_ms_average,
+    { timeout: 60_000 },
+  );
+  assert.equal(Number(await one(page, 'step_time_avg_ms')).toFixed(1), TWO_HOSTS[1].p.steptime_ms_average);
+  await shot(page, 'landing-log-folder');
+  assert.deepEqual(page.errors, []);
 });
 
 test('a URL that names a tool wins over the first screen', async () => {
