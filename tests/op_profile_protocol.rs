@@ -164,6 +164,6 @@ fn the_request_wire_form_is_pinned() {
     let body = RequestBody::OpProfile { scope: Scope::file(2), grouping: OpProfileGrouping::ByCategory, include_idle: false };
     assert_eq!(
         serde_json::to_value(&body).unwrap(),
-        serde_json::json!({"type": "op_profile", "file_id": 2, "grouping": "by_category", "include_idle": false})
+        serde_json::json!({"type": "op_profile", "file_ids": [2], "grouping": "by_category", "include_idle": false})
     );
 }

@@ -475,7 +475,7 @@ fn the_page_asks_kernel_stats_and_the_roofline_over_a_step() {
     let w = TimeWindow::new(5, 9).unwrap();
     let body =
         serde_json::to_string(&RequestBody::RooflineModel { scope: Scope::file(1).within(Some(w)), include_infeed_outfeed: true }).unwrap();
-    assert_eq!(body, r#"{"type":"roofline_model","file_ids":[1],"include_infeed_outfeed":true,"window":{"begin_ps":5,"end_ps":9}}"#);
+    assert_eq!(body, r#"{"type":"roofline_model","file_ids":[1],"window":{"begin_ps":5,"end_ps":9},"include_infeed_outfeed":true}"#);
     let Some((mut s, id)) = open_device(V100) else { return };
     let (_, _, w) = s.run_step_windows(&[id]).unwrap().remove(0);
     let window = format!(r#""window":{{"begin_ps":{},"end_ps":{}}}"#, w.begin_ps(), w.end_ps());
