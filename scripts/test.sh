@@ -47,6 +47,10 @@ if ! $quick; then
   printf '\n== release build of the page\n'
   trunk build --release
 
+  printf '\n== the notebook package: its wheel in a fresh venv, a notebook run by a real kernel\n'
+  scripts/wheel.sh --page-built
+  python3 tests/notebook/run.py
+
   printf '\n== browser tests (headless chromium)\n'
   cargo build --locked --bin tidemark
   browser_tap=$(mktemp)

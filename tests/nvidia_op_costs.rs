@@ -54,25 +54,9 @@ fn op_profile_equals_xprof() {
         let Some((mut session, id, oracle)) = open(f) else { return };
         let mut ours = op_profile_json(&session.op_profile(&Scope::file(id)).unwrap());
         let mut expected = oracle("op_profile");
-        sort_equal_time_children(&mut ours);
-        sort_equal_time_children(&mut expected);
+        common::sort_equal_time_children(&mut ours);
+        common::sort_equal_time_children(&mut expected);
         assert_same("op_profile", f, &ours, &expected);
-    }
-}
-
-/// Orders every node's children by time (longest first), then name: XProf lists children of equal
-/// time in hash order.
-fn sort_equal_time_children(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            if let Some(Value::Array(children)) = o.get_mut("children") {
-                let key = |c: &Value| (-c["metrics"]["rawTime"].as_f64().unwrap_or(0.0), c["name"].as_str().unwrap_or("").to_string());
-                children.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap());
-            }
-            o.values_mut().for_each(sort_equal_time_children);
-        }
-        Value::Array(a) => a.iter_mut().for_each(sort_equal_time_children),
-        _ => {}
     }
 }
 

@@ -127,7 +127,7 @@ pub fn decoded_modules(space: &XSpace) -> Vec<(u64, String, pb::HloProto)> {
 pub fn every_decoded_module(space: &XSpace) -> Vec<(u64, String, pb::HloProto)> {
     embedded_modules(space)
         .into_iter()
-        .filter_map(|m| Some((m.program_id.unwrap_or(m.metadata_id as u64), m.name.to_string(), decode_proto(m.proto_bytes).ok()?)))
+        .filter_map(|m| Some((m.program_id.unwrap_or(m.metadata_id as u64), m.name.to_string(), decode_proto(m.proto_bytes.clone()).ok()?)))
         .collect()
 }
 

@@ -5,6 +5,7 @@ use super::sniff::Format;
 use super::xplane::{StatValue, XSpace};
 use super::DecodeError;
 use crate::proto::hlo as pb;
+use prost::bytes::{Buf, Bytes};
 use prost::Message;
 
 const FORMAT: Format = Format::HloProto;
@@ -29,9 +30,12 @@ impl HloFile {
     }
 }
 
-pub fn decode_proto(bytes: &[u8]) -> Result<pb::HloProto, DecodeError> {
+/// Decodes an HloProto. From shared [`Bytes`] (an XSpace's embedded module) its literals' bytes are
+/// slices of `bytes`, not copies.
+pub fn decode_proto(bytes: impl Buf + AsRef<[u8]>) -> Result<pb::HloProto, DecodeError> {
     // Validate the top level first so truncation is reported with its byte offset.
-    for f in super::wire::Fields::new(bytes, 0..bytes.len()) {
+    let all = bytes.as_ref();
+    for f in super::wire::Fields::new(all, 0..all.len()) {
         f.map_err(|e| DecodeError::from_wire(FORMAT, e))?;
     }
     pb::HloProto::decode(bytes).map_err(|e| DecodeError::from_prost(FORMAT, "HloProto", e))
@@ -44,8 +48,8 @@ pub struct EmbeddedModule<'a> {
     /// The event metadata id: XProf's program id for a module without a `program_id` stat.
     pub metadata_id: i64,
     pub program_id: Option<u64>,
-    /// The serialized HloProto.
-    pub proto_bytes: &'a [u8],
+    /// The serialized HloProto (shared: [`decode_proto`] of a clone copies none of it).
+    pub proto_bytes: &'a Bytes,
 }
 
 /// The HLO modules carried by `space`, in the order XProf lists them (by metadata id).
@@ -56,8 +60,10 @@ pub fn embedded_modules(space: &XSpace) -> Vec<EmbeddedModule<'_>> {
     };
     let mut out = Vec::new();
     for (&metadata_id, meta) in &plane.meta.event_metadata {
-        let Some(proto_bytes) = meta.stats.iter().find(|s| s.metadata_id == hlo_id).and_then(|s| match plane.stat_value(s) {
-            Some(StatValue::Bytes(b)) => Some(b),
+        // The bytes as decoded (a bytes stat is never a reference: `Plane::stat_value` gives them as
+        // they are), shared with the decoded modules.
+        let Some(proto_bytes) = meta.stats.iter().find(|s| s.metadata_id == hlo_id).and_then(|s| match &s.value {
+            Some(crate::proto::xplane::x_stat::Value::BytesValue(b)) => Some(b),
             _ => None,
         }) else {
             continue;

@@ -1,16 +1,21 @@
 //! The bytes of an input file: owned (the page's, an inflated gzip, a test's) or, natively on Linux,
 //! the file mapped into memory read-only. A mapped trace is read where the kernel already holds it:
 //! copying a file into the heap first cost more than indexing it (3.5 GB/s on the benchmark machine,
-//! 0.7 ms for a 3 MB trace, all before any work can start).
+//! 0.7 ms for a 3 MB trace, all before any work can start). A mapped file is shared ([`Input::shared`]):
+//! what is decoded from it through prost (a plane's metadata, whose byte stats hold the HLO protos a
+//! trace embeds, tens of MB on a GPU trace) slices the mapping instead of copying it.
 
+#[cfg(target_os = "linux")]
+use prost::bytes::Bytes;
 use std::ops::Deref;
 
 pub struct Input(Repr);
 
 enum Repr {
     Owned(Vec<u8>),
+    /// A [`mapping::Mapping`], owned by the shared bytes.
     #[cfg(target_os = "linux")]
-    Mapped(mapping::Mapping),
+    Mapped(Bytes),
 }
 
 impl Deref for Input {
@@ -19,7 +24,7 @@ impl Deref for Input {
         match &self.0 {
             Repr::Owned(v) => v,
             #[cfg(target_os = "linux")]
-            Repr::Mapped(m) => m.bytes(),
+            Repr::Mapped(m) => m,
         }
     }
 }
@@ -44,7 +49,16 @@ impl Input {
     /// loaded up front. `None` where the file cannot be mapped (a pipe, an empty file): read it then.
     #[cfg(target_os = "linux")]
     pub fn map(file: &std::fs::File, len: usize) -> Option<Input> {
-        mapping::Mapping::new(file, len).map(|m| Input(Repr::Mapped(m)))
+        mapping::Mapping::new(file, len).map(|m| Input(Repr::Mapped(Bytes::from_owner(m))))
+    }
+
+    /// The bytes as shared [`Bytes`], where they are (a mapped file): a slice of them copies nothing.
+    #[cfg(target_os = "linux")]
+    pub fn shared(&self) -> Option<&Bytes> {
+        match &self.0 {
+            Repr::Owned(_) => None,
+            Repr::Mapped(m) => Some(m),
+        }
     }
 }
 
@@ -77,8 +91,10 @@ mod mapping {
             };
             (ptr != libc::MAP_FAILED).then_some(Mapping { ptr: ptr as *const u8, len })
         }
+    }
 
-        pub fn bytes(&self) -> &[u8] {
+    impl AsRef<[u8]> for Mapping {
+        fn as_ref(&self) -> &[u8] {
             // SAFETY: `ptr..ptr + len` is mapped readable for as long as `self` lives. A file cut
             // short by another program while mapped would fault on the lost pages: files are
             // profiles a user opened, read once and at once, as other tools that map their inputs do.
@@ -88,7 +104,8 @@ mod mapping {
 
     impl Drop for Mapping {
         fn drop(&mut self) {
-            // SAFETY: unmaps exactly the region `new` mapped, which no slice outlives (they borrow self).
+            // SAFETY: unmaps exactly the region `new` mapped, which no slice outlives (they borrow self,
+            // or the `Bytes` that owns it and drops it last).
             unsafe {
                 libc::munmap(self.ptr as *mut libc::c_void, self.len);
             }

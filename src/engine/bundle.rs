@@ -48,7 +48,9 @@ const wasm = bytes(text('tm-wasm'));
 const meta = JSON.parse(text('tm-meta'));
 const profiles = meta.profiles.map((p) => ({ name: p.name, bytes: bytes(text(p.id)).buffer }));
 window.__tidemarkBundle = { glue, js, wasm: wasm.slice(), profiles, hash: meta.hash };
-if (!location.hash && meta.hash) history.replaceState(null, '', meta.hash);
+// In a notebook's output (an about:srcdoc frame) the URL cannot be written: the app reads the view from
+// window.__tidemarkBundle.hash there.
+if (!location.hash && meta.hash) { try { history.replaceState(null, '', meta.hash); } catch (e) {} }
 const app = await import(glue);
 await app.default({ module_or_path: wasm });
 "#;

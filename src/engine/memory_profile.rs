@@ -7,7 +7,7 @@
 //! lifetimes resolved — never the full snapshot list, which can be millions of events.
 
 use super::{EngineError, Session};
-use crate::analysis::allocation_names::{self, AllocationNames};
+use crate::analysis::allocation_names::{self, AllocationName, AllocationNames, AllocatorNames, NameKind};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
     self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
@@ -97,6 +97,41 @@ pub struct BreakdownEntry {
     pub freed_before_peak: u64,
     /// Lifetimes of the row's allocations (empty for the special rows), for drawing on the timeline.
     pub lifetimes: Vec<Lifetime>,
+    /// What asked for the row's (first) allocation ([`AllocationName::label`]), where the trace's
+    /// allocations are named ([`AllocatorView::named`]); `None` for a computed row or without names.
+    pub name: Option<String>,
+}
+
+/// What was live at an allocator's peak, named by what asked for each allocation: the module run and
+/// its buffer-assignment allocation, the compiler, a transfer ([`allocation_names`]; Tidemark's own,
+/// for traces whose allocations carry no op). Every live allocation, not only the peak step's as
+/// XProf's breakdown: the rows, `before_trace_bytes` and `stack_bytes` add up to `peak_bytes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedPeakView {
+    /// What the trace cannot say, one sentence each, with what to record.
+    pub reasons: Vec<String>,
+    /// Why this allocator's events could not be named, when they could not (nothing else is then set).
+    pub unaligned: Option<String>,
+    pub peak_bytes: i64,
+    pub before_trace_bytes: i64,
+    pub stack_bytes: i64,
+    /// Live allocations grouped by name, most bytes first.
+    pub rows: Vec<NamedPeakRow>,
+    /// The rows' bytes per kind and per module (`""` for none), most first: the peak's bars.
+    pub by_kind: Vec<(NameKind, i64)>,
+    pub by_module: Vec<(String, i64)>,
+}
+
+/// Allocations of one name live at the peak.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedPeakRow {
+    pub name: AllocationName,
+    pub allocations: u64,
+    pub allocation_bytes: i64,
+    pub requested_bytes: i64,
+    /// For a module's temporary: the module's largest buffers at its own peak (instruction, bytes),
+    /// what fills the temporary.
+    pub largest_buffers: Vec<(String, i64)>,
 }
 
 /// One memory ID, ready to draw.
@@ -121,6 +156,9 @@ pub struct AllocatorView {
     /// XProf's ≤1000-point sampled timeline.
     pub timeline: Vec<TimelineEvent>,
     pub breakdown: Vec<BreakdownEntry>,
+    /// The peak by name, for a trace whose allocations carry no op (JAX's); `None` for one whose ops
+    /// name them (TensorFlow's).
+    pub named: Option<NamedPeakView>,
 }
 
 /// The Memory Profile of a file as the page asks for it: which memory IDs exist, and one of them.
@@ -202,15 +240,24 @@ impl Session {
         self.memory_profiles.get(&file_id).ok_or(EngineError::UnknownFile { file_id })
     }
 
-    /// The page's view of `memory_id` (or the first memory ID) of file `file_id`.
+    /// The page's view of `memory_id` (or the first memory ID) of file `file_id`, its peak named where
+    /// the trace's allocations carry no op ([`allocation_names::needed`]); the names are computed on
+    /// first use and kept with the profile.
     pub fn memory_profile_view(&mut self, file_id: u32, memory_id: Option<&str>) -> Result<MemoryProfileView, EngineError> {
         let file = self.file(file_id)?.file.name.clone();
-        let profile = self.cached_memory_profile(file_id)?;
+        self.cached_memory_profile(file_id)?;
+        let profile = self.memory_profiles.get(&file_id).ok_or(EngineError::UnknownFile { file_id })?;
+        if !self.allocation_names.contains_key(&file_id) {
+            let names = if allocation_names::needed(profile) { Some(self.allocation_names(file_id, profile)?) } else { None };
+            self.allocation_names.insert(file_id, names);
+        }
+        let profile = self.memory_profiles.get(&file_id).ok_or(EngineError::UnknownFile { file_id })?;
+        let names = self.allocation_names.get(&file_id).and_then(Option::as_ref);
         let chosen = match memory_id {
             Some(id) => Some(profile.allocator(id).ok_or_else(|| no_such_memory_id(profile, file, id))?),
             None => profile.allocators.first(),
         };
-        let (memory_ids, allocator) = (profile.memory_ids().map(str::to_string).collect(), chosen.map(allocator_view));
+        let (memory_ids, allocator) = (profile.memory_ids().map(str::to_string).collect(), chosen.map(|a| allocator_view(a, names)));
         Ok(MemoryProfileView { file_id, memory_ids, allocator })
     }
 
@@ -258,7 +305,8 @@ fn events(a: &AllocatorProfile, points: Vec<TimelinePoint>) -> Vec<TimelineEvent
         .collect()
 }
 
-fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
+fn allocator_view(a: &AllocatorProfile, names: Option<&AllocationNames>) -> AllocatorView {
+    let allocator_names = names.and_then(|n| n.allocator(&a.memory_id));
     let zero_bytes = a.snapshots.iter().all(|s| {
         s.activity.allocation_bytes == 0 && s.stats.in_use_bytes() == 0 && s.stats.free_memory_bytes == 0 && s.stats.peak_bytes_in_use == 0
     });
@@ -284,10 +332,58 @@ fn allocator_view(a: &AllocatorProfile) -> AllocatorView {
                     occurrences: row.occurrences,
                     freed_before_peak: row.freed_before_peak,
                     lifetimes,
+                    name: allocator_names
+                        .filter(|_| row.special_index.is_none())
+                        .and_then(|n| n.name(*row.snapshot_indices.first()?))
+                        .map(|n| n.label.clone()),
                 })
             })
             .collect(),
+        named: names.map(|n| named_peak(n, allocator_names)),
     }
+}
+
+/// The named peak of one allocator, `n` its names (`None` when the trace's names have none for it).
+fn named_peak(names: &AllocationNames, n: Option<&AllocatorNames>) -> NamedPeakView {
+    let mut view = NamedPeakView {
+        reasons: names.reasons.clone(),
+        unaligned: None,
+        peak_bytes: 0,
+        before_trace_bytes: 0,
+        stack_bytes: 0,
+        rows: Vec::new(),
+        by_kind: Vec::new(),
+        by_module: Vec::new(),
+    };
+    let Some(n) = n.filter(|n| n.unaligned.is_none()) else {
+        view.unaligned = Some(n.and_then(|n| n.unaligned.clone()).unwrap_or_else(|| "its events were not found among the host's".into()));
+        return view;
+    };
+    let p = &n.peak;
+    let largest = |name: &AllocationName| {
+        let module = name.module.as_deref().filter(|_| name.kind == NameKind::Temporary);
+        module.and_then(|m| names.modules.iter().find(|x| x.xprof_name == m)).map(|m| m.largest_buffers.clone()).unwrap_or_default()
+    };
+    view.rows = p
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let name = n.names.get(r.name as usize)?;
+            Some(NamedPeakRow {
+                name: name.clone(),
+                allocations: r.allocations,
+                allocation_bytes: r.allocation_bytes,
+                requested_bytes: r.requested_bytes,
+                largest_buffers: largest(name),
+            })
+        })
+        .collect();
+    view.peak_bytes = p.peak_bytes;
+    view.before_trace_bytes = p.before_trace_bytes;
+    view.stack_bytes = p.stack_bytes;
+    view.by_kind = p.by_kind.clone();
+    view.by_module = p.by_module.clone();
+    view
 }
 
 #[cfg(test)]

@@ -54,6 +54,9 @@ pub struct Session {
     next_id: u32,
     /// Memory Profiles computed so far, by file id (see [`Session::cached_memory_profile`]).
     memory_profiles: HashMap<u32, crate::analysis::memory_profile::MemoryProfile>,
+    /// Allocation names computed so far, by file id; `None` for a trace whose ops name its allocations
+    /// (see [`Session::memory_profile_view`]).
+    allocation_names: HashMap<u32, Option<crate::analysis::allocation_names::AllocationNames>>,
     viewers: memory_viewer::ViewerCache,
     /// Op metrics computed so far, by scope (see [`Session::op_metrics`]).
     op_metrics: scope::OpMetricsCache,
@@ -194,6 +197,7 @@ impl Session {
         self.host_memory.remove(&id);
         self.memory_profiles.remove(&id);
         self.op_metrics.forget_file(id);
+        self.allocation_names.remove(&id);
         self.overview_pages.retain(|ids, _| !ids.contains(&id));
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);

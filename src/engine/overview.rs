@@ -236,7 +236,7 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
             memory_events::for_each(space, skip_plane, |e| add(&e.memory_id, e.activity, e.peak_bytes_in_use, 1))?;
             o.allocators = by_id.into_values().collect();
             for m in hlo::embedded_modules(space) {
-                match hlo::decode_proto(m.proto_bytes) {
+                match hlo::decode_proto(m.proto_bytes.clone()) {
                     Ok(proto) => o.hlo_modules.push(hlo::summarize(m.name, m.program_id, &proto)),
                     Err(e) => o.notes.push(format!("HLO module {} could not be read: {e}", m.name)),
                 }

@@ -103,6 +103,7 @@ impl Session {
             _ => Vec::new(),
         };
         self.memory_profiles.remove(&id);
+        self.allocation_names.remove(&id);
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);
         self.trace_extras.remove(&id);

@@ -5,6 +5,7 @@
 
 use super::{EngineError, Scope, Session};
 use crate::analysis::roofline_model::{RecordSpan, RooflineModel};
+use crate::analysis::xla_modules::XlaModules;
 use serde::{Deserialize, Serialize};
 
 /// One memory roof: FLOP/s grow with intensity at the memory's peak bandwidth up to the compute
@@ -29,6 +30,8 @@ pub struct RooflineColumns {
     pub category: Vec<String>,
     pub name: Vec<String>,
     pub program_id: Vec<u64>,
+    /// The op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module.
+    pub memory_viewer_module: Vec<Option<String>>,
     pub occurrences: Vec<u64>,
     pub total_time_us: Vec<f64>,
     pub avg_time_us: Vec<f64>,
@@ -71,8 +74,9 @@ pub struct RooflineView {
 }
 
 impl RooflineView {
-    /// The whole-profile records of `model` with infeed/outfeed ops when `include_infeed_outfeed`.
-    pub fn of(model: &RooflineModel, include_infeed_outfeed: bool) -> RooflineView {
+    /// The whole-profile records of `model` with infeed/outfeed ops when `include_infeed_outfeed`;
+    /// `modules` names each op's module.
+    pub fn of(model: &RooflineModel, include_infeed_outfeed: bool, modules: &XlaModules) -> RooflineView {
         let mut c = RooflineColumns::default();
         let records = model.records.iter().filter(|r| r.span == RecordSpan::Total && r.include_infeed_outfeed == include_infeed_outfeed);
         for r in records {
@@ -80,6 +84,7 @@ impl RooflineView {
             c.category.push(r.category.clone());
             c.name.push(r.name.clone());
             c.program_id.push(r.hlo_module_id);
+            c.memory_viewer_module.push(modules.xprof_name(r.hlo_module_id).map(str::to_string));
             c.occurrences.push(r.occurrences);
             c.total_time_us.push(r.total_time_us);
             c.avg_time_us.push(r.avg_time_us);
@@ -128,8 +133,11 @@ impl RooflineView {
 }
 
 impl Session {
-    /// The Roofline page of `scope`: its roofs and the records with or without infeed/outfeed ops.
+    /// The Roofline page of `scope`: its roofs and the records with or without infeed/outfeed ops, each
+    /// row naming its module (the modules are the whole trace's, whatever the window).
     pub fn roofline_view(&mut self, scope: &Scope, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-        Ok(RooflineView::of(&*self.roofline_model(scope)?, include_infeed_outfeed))
+        let model = self.roofline_model(scope)?;
+        let metrics = self.op_metrics(&Scope::run(&scope.file_ids))?;
+        Ok(RooflineView::of(&model, include_infeed_outfeed, &metrics.modules))
     }
 }

@@ -113,9 +113,12 @@ pub fn App(
     engine_client::init(state);
     let view = HashView::parse(&current_hash());
     match engine_client::bundle() {
-        // An offline bundle opens its own profiles; the saved view is already in the hash.
+        // An offline bundle opens its own profiles; the saved view is in the hash, or, where the page
+        // cannot write its URL (a notebook's about:srcdoc frame), in the bundle itself.
         Some(boot) => {
             drop::open_embedded(state, &boot);
+            let saved = || js_sys::Reflect::get(&boot, &"hash".into()).ok().and_then(|h| h.as_string()).unwrap_or_default();
+            let view = if current_hash().is_empty() { HashView::parse(&saved()) } else { view };
             apply_hash(state, HashView { demo: false, ..view });
         }
         None => apply_hash(state, view),

@@ -273,6 +273,9 @@ pub struct AppState {
     /// and its width in hops.
     pub graph_node: RwSignal<Option<String>>,
     pub graph_width: RwSignal<u32>,
+    /// An op to find in the op tools, set by the Graph tool's links back from a node: the next op
+    /// table (HLO Op Stats, XLA ops, Roofline) or Op Profile drawn takes it as its filter, once.
+    pub op_search: RwSignal<Option<String>>,
     /// Whether the first file to open picks the tool ([`crate::engine::first_screen::landing`]):
     /// until then no tool was chosen, by a link or shared URL that names one, or by the user.
     pub landing_pending: RwSignal<bool>,
@@ -313,8 +316,15 @@ impl AppState {
             step_ops: RwSignal::new(false),
             graph_node: RwSignal::new(None),
             graph_width: RwSignal::new(crate::analysis::graph_viewer::DEFAULT_WIDTH),
+            op_search: RwSignal::new(None),
             landing_pending: RwSignal::new(true),
         }
+    }
+
+    /// The op a link asked the op tool being drawn to find ([`AppState::op_search`]), taken: the
+    /// filter it starts with.
+    pub fn take_op_search(&self) -> String {
+        self.op_search.try_update(Option::take).flatten().unwrap_or_default()
     }
 
     /// Shows `tool`, chosen by the user or a link: the first screen no longer picks one.

@@ -1,7 +1,9 @@
 // The Graph tool on a2_mlp_train (JAX on CPU): opened from an XLA ops row's "graph" link, it shows the
 // CLI's graph (`tidemark graph-viewer --format json`, whose DOT equals XProf's, tests/graph_viewer.rs):
-// the same nodes, read through data-metric; a node of the list re-centres it, the search centres on a
-// named instruction, the width control widens it; module, node and width are in the URL.
+// the same nodes, read through data-metric; the centre's card and place (a fusion at the centre, drawn
+// as its cluster); a node of the list re-centres it, the search centres on a named instruction, the
+// width control widens it; module, node and width are in the URL. A second test reads the card's
+// figures, the colouring by time and by bytes, and follows the links both ways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -30,32 +32,43 @@ async function shows(page, center) {
     center, { timeout: 60_000 });
 }
 
+async function graphFromXlaOps(page, op) {
+  await page.click('.tab[data-tool="xla-ops-cpu"]');
+  await page.waitForSelector('[data-testid="xla-ops-cpu"][data-state="ready"] table.xoc-table', { timeout: 60_000 });
+  await page.fill('[data-testid="xoc-filter"]', op);
+  const row = `tr[data-op="${op}"][data-module="jit_train_step"]`;
+  await page.waitForSelector(row);
+  await page.click(`${row} [data-testid="op-show-graph"]`);
+  await shows(page, op);
+}
+
 test('a2_mlp_train: the graph from an op row, re-centred, searched and widened', async () => {
   const page = await newPage(browser);
   await openApp(page, server.url);
   await pickFiles(page, [A2]);
   await waitForFile(page, NAME);
   await selectFile(page, NAME);
-  await page.click('.tab[data-tool="xla-ops-cpu"]');
-  await page.waitForSelector('[data-testid="xla-ops-cpu"][data-state="ready"] table.xoc-table', { timeout: 60_000 });
-
   // "graph" on an op of jit_train_step: the Graph tool on its module, centred on it.
   const op = 'ynn_fusion.5';
-  await page.fill('[data-testid="xoc-filter"]', op);
-  await page.waitForSelector(`tr[data-op="${op}"][data-module="jit_train_step"]`);
-  await page.click(`tr[data-op="${op}"][data-module="jit_train_step"] [data-testid="op-show-graph"]`);
-  await shows(page, op);
+  await graphFromXlaOps(page, op);
   let cli = cliGraph(op);
   assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli));
   assert.equal(await one(page, 'graph_nodes'), String(names(cli).length));
   assert.equal(await one(page, 'graph_edges'), String(cli.edges.length));
   assert.equal(await one(page, 'graph_clusters'), String(cli.clusters.length));
-  // Not yet: the centre's card and its place on the canvas (`data-center-at`). A fusion at the centre
-  // is drawn as its cluster, which has no node marked as the centre, so neither is there for it.
+  // The centre, a fusion drawn as its fused computation (a cluster): its card reads the instruction
+  // (the CLI's `center_node`) and the canvas frames the cluster.
+  assert.equal(await one(page, 'card_name'), op);
+  assert.equal(await one(page, 'card_opcode'), 'fusion');
+  assert.equal(await one(page, 'card_hlo_text'), cli.center_node.expression);
+  assert.match(await one(page, 'card_hlo_text'), /^%ynn_fusion\.5 = f32\[128,256\]/);
   const hash = await page.evaluate(() => location.hash);
   assert.match(hash, /tool=graph/);
   assert.match(hash, new RegExp(`module=${encodeURIComponent(MODULE).replace(/[()]/g, '\\$&')}`));
   assert.match(hash, /node=ynn_fusion\.5/);
+  const at = (await page.getAttribute('[data-testid="graph-canvas"]', 'data-center-at')).split(',').map(Number);
+  const box = await page.locator('[data-testid="graph-canvas"]').boundingBox();
+  assert.ok(at[0] > 0 && at[0] < box.width && at[1] > 0 && at[1] < box.height, `the centre is in view: ${at}`);
   await shot(page, 'graph-viewer');
 
   // Re-centre on a node of the list.
@@ -83,5 +96,83 @@ test('a2_mlp_train: the graph from an op row, re-centred, searched and widened',
   await page.press('[data-testid="graph-search"]', 'Enter');
   await page.waitForSelector('[data-testid="graph-error"]', { timeout: 60_000 });
   assert.match(await page.textContent('[data-testid="graph-error"]'), /no instruction or computation named `no_such_op`/);
+  await page.close();
+});
+
+// The card's figures and the links both ways (a second page on the same file): the CLI's figures
+// (tests/graph_viewer_figures.rs checks them against XProf's Memory Viewer and our XLA ops table) on
+// the card and as node colours by time and by bytes with the legend's top; the card to the op's XLA ops
+// row, its buffers in the Memory Viewer and its events in the Trace Viewer, and back from a Memory
+// Viewer buffer and a Trace Viewer event to the graph at that instruction.
+// Defines the largest buffer at the Memory Viewer's peak (XProf's maxHeap[0]).
+const OP = 'multiply_add_fusion.14';
+
+test('a2_mlp_train: the card\'s figures, colour by time and by bytes, and links both ways', { timeout: 300_000 }, async () => {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [A2]);
+  await waitForFile(page, NAME);
+  await selectFile(page, NAME);
+  await graphFromXlaOps(page, OP);
+  const cli = cliGraph(OP);
+  const figures = cli.figures.by_name;
+  assert.equal(cli.figures.time_source, 'xla_ops_cpu');
+
+  // The card: the op's self time and the buffers it defines.
+  assert.equal(await one(page, 'card_name'), OP);
+  assert.ok(close(await one(page, 'card_self_time_us'), figures[OP].self_time_us));
+  assert.ok(close(await one(page, 'card_time_fraction'), figures[OP].self_time_fraction));
+  for (const [buffer, bytes] of figures[OP].buffers) {
+    assert.equal(await one(page, 'card_buffer_bytes', buffer), String(bytes));
+  }
+
+  // Colour by time: each node's share, and the legend's top the largest of them.
+  await page.click('[data-testid="graph-shade-time"]');
+  await page.waitForSelector('[data-testid="graph-canvas"][data-shade="time"]');
+  const timed = Object.entries(figures).filter(([, f]) => f.self_time_fraction != null);
+  const nodeNames = new Set(cli.nodes.map((n) => n.name));
+  for (const [name, f] of timed.filter(([n]) => nodeNames.has(n))) {
+    assert.ok(close(await one(page, 'node_time_fraction', name), f.self_time_fraction), name);
+  }
+  assert.ok(close(await one(page, 'graph_shade_max'), Math.max(...timed.map(([, f]) => f.self_time_fraction))));
+  await shot(page, 'graph-viewer-time');
+
+  // Colour by bytes: each node's buffers summed.
+  await page.click('[data-testid="graph-shade-bytes"]');
+  await page.waitForSelector('[data-testid="graph-canvas"][data-shade="bytes"]');
+  const sized = Object.entries(figures).filter(([, f]) => f.buffers.length > 0).map(([n, f]) => [n, f.buffers.reduce((s, b) => s + b[1], 0)]);
+  for (const [name, bytes] of sized.filter(([n]) => nodeNames.has(n))) {
+    assert.equal(await one(page, 'node_bytes', name), String(bytes), name);
+  }
+  assert.equal(await one(page, 'graph_shade_max'), String(Math.max(...sized.map(([, b]) => b))));
+  await shot(page, 'graph-viewer-bytes');
+
+  // Back to the op's row in XLA ops.
+  await page.click('[data-testid="graph-card"] [data-testid="node-show-xla-ops"]');
+  await page.waitForSelector('[data-testid="xla-ops-cpu"][data-state="ready"] table.xoc-table', { timeout: 60_000 });
+  assert.equal(await page.inputValue('[data-testid="xoc-filter"]'), OP);
+  await page.waitForSelector(`tr[data-op="${OP}"][data-module="jit_train_step"]`);
+
+  // The card's buffers: the Memory Viewer on the module with the op's buffers marked; one of them
+  // back to the graph, centred on the instruction that defines it.
+  await page.click(`tr[data-op="${OP}"][data-module="jit_train_step"] [data-testid="op-show-graph"]`);
+  await shows(page, OP);
+  await page.click('[data-testid="graph-card"] [data-testid="node-show-buffers"]');
+  const marked = '[data-testid="peak-buffer"][data-highlighted="true"]';
+  await page.waitForSelector(marked, { timeout: 60_000 });
+  await shot(page, 'graph-viewer-buffers');
+  await page.click(`${marked} [data-testid="buffer-show-graph"]`);
+  await shows(page, OP);
+
+  // The card's occurrences: the Trace Viewer on the op's events, the first opened; the event's
+  // "graph" comes back to the op.
+  await page.click('[data-testid="graph-card"] [data-testid="node-show-occurrences"]');
+  await page.waitForSelector('[data-metric="search_match_count"]', { timeout: 60_000 });
+  assert.equal(await page.inputValue('[data-testid="trace-search"]'), `="${OP}"`);
+  await page.waitForSelector('[data-testid="event-details"]', { timeout: 60_000 });
+  assert.equal(await one(page, 'event_arg', 'hlo_op'), OP);
+  await page.click('[data-testid="trace-details"] [data-testid="event-show-graph"]');
+  await shows(page, OP);
+  assert.deepEqual(page.errors, []);
   await page.close();
 });

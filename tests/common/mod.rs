@@ -179,3 +179,21 @@ pub const CPU_TRACES: [&str; 6] = [
     "jax/a1_docs_seed/a1_docs_seed",
     "jax/a2_mlp_train/a2_mlp_train",
 ];
+
+/// Orders every Op Profile node's children by time (longest first), then name: XProf lists children
+/// of equal time in hash order.
+pub fn sort_equal_time_children(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(o) => {
+            if let Some(serde_json::Value::Array(children)) = o.get_mut("children") {
+                let key = |c: &serde_json::Value| {
+                    (-c["metrics"]["rawTime"].as_f64().unwrap_or(0.0), c["name"].as_str().unwrap_or("").to_string())
+                };
+                children.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap());
+            }
+            o.values_mut().for_each(sort_equal_time_children);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(sort_equal_time_children),
+        _ => {}
+    }
+}

@@ -192,6 +192,15 @@ pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationName
     Ok(AllocationNames { modules, runs, allocators, reasons })
 }
 
+/// Whether `profile`'s allocations need naming: some allocation live at XProf's peak carries no op
+/// (JAX's never do). A TensorFlow trace's are named by their ops, and are shown as XProf shows them.
+pub fn needed(profile: &MemoryProfile) -> bool {
+    profile
+        .allocators
+        .iter()
+        .any(|a| a.breakdown.iter().any(|r| r.special_index.is_none() && a.row_metadata(r).is_some_and(|m| m.tf_op_name.is_empty())))
+}
+
 impl AllocationNames {
     /// The names of memory ID `memory_id`.
     pub fn allocator(&self, memory_id: &str) -> Option<&AllocatorNames> {

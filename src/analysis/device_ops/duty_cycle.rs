@@ -186,7 +186,7 @@ mod tests {
                 let mut details = Vec::new();
                 crate::decode::wire::put_varint(&mut details, 4 << 3);
                 crate::decode::wire::put_varint(&mut details, c);
-                vec![tx::stat(9, V::BytesValue(details))]
+                vec![tx::stat(9, V::BytesValue(details.into()))]
             })
             .unwrap_or_default();
         let meta = pb::XPlane {

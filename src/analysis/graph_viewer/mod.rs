@@ -86,6 +86,10 @@ pub struct Graph {
     /// XLA's graph title, as plain lines.
     pub title: Vec<String>,
     pub nodes: Vec<Node>,
+    /// The centre instruction as its node reads (`None` when a computation is drawn whole). A fusion
+    /// at the centre whose operands are all shown is drawn as its cluster, not as a node, so what
+    /// the page's card shows of the centre is read here, not from `nodes`.
+    pub center_node: Option<Node>,
     pub edges: Vec<Edge>,
     pub clusters: Vec<Cluster>,
     /// Why the graph is partial, or what in the input was odd.
@@ -217,6 +221,10 @@ pub fn graph(module: &HloModuleProto, options: &GraphOptions) -> Result<Graph, G
     let mut dumper = Dumper::new(&index, filter, drawn);
     dumper.dump_computation(drawn);
     dumper.dump_root_tag();
+    let center_node = match (computation, instruction) {
+        (None, Some(i)) => Some(dumper.describe(i)),
+        _ => None,
+    };
     let mut notes = std::mem::take(&mut dumper.notes);
     if index.dangling_references > 0 {
         notes.push(format!(
@@ -244,6 +252,7 @@ pub fn graph(module: &HloModuleProto, options: &GraphOptions) -> Result<Graph, G
         computation: comp.name.to_string(),
         title,
         nodes,
+        center_node,
         edges,
         clusters,
         notes,
@@ -488,6 +497,15 @@ impl<'i, 'a> Dumper<'i, 'a> {
             }
             return;
         }
+        let node = self.describe(i);
+        self.node_of.insert(i, self.nodes.len());
+        self.nodes.push(node);
+        self.add_incoming_edges(i);
+    }
+
+    /// Instruction `i` as a node of the cluster being filled.
+    fn describe(&self, i: usize) -> Node {
+        let opcode = self.opcode(i);
         let proto = self.index.instructions[i].proto;
         let mut details = Vec::new();
         if let Some(t) = self.trivial_subcomputations(i) {
@@ -522,8 +540,7 @@ impl<'i, 'a> Dumper<'i, 'a> {
         } else {
             self.color(i)
         };
-        self.node_of.insert(i, self.nodes.len());
-        self.nodes.push(Node {
+        Node {
             name: proto.name.clone(),
             opcode: opcode.to_string(),
             kind,
@@ -537,8 +554,7 @@ impl<'i, 'a> Dumper<'i, 'a> {
             expression: self.text.expression(proto),
             framework_op: proto.metadata.as_ref().map(|m| m.op_name.clone()).filter(|n| !n.is_empty()),
             source: self.text.source(proto),
-        });
-        self.add_incoming_edges(i);
+        }
     }
 
     /// `AddInstructionIncomingEdges`.

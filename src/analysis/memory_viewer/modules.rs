@@ -24,7 +24,7 @@ pub fn module_inputs(profile: &Profile) -> Vec<ModuleInput<'_>> {
         Profile::XSpace(space) => embedded_modules(space)
             .into_iter()
             .map(|m| {
-                let proto = decode_proto(m.proto_bytes).map_err(|e| e.to_string());
+                let proto = decode_proto(m.proto_bytes.clone()).map_err(|e| e.to_string());
                 let module_name = proto.as_ref().ok().and_then(|p| p.hlo_module.as_ref()).map(|h| h.name.clone()).unwrap_or_default();
                 ModuleInput { name: m.name.to_string(), module_name, proto: proto.map(Cow::Owned) }
             })

@@ -18,8 +18,9 @@
 //!    The first pair is eager as XProf's step grouping marks it: a TensorFlow op is eager when the
 //!    innermost `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has
 //!    an `is_func` stat of 0 (an op run eagerly, not a compiled function), whatever the event's own
-//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group
-//!    ([`crate::analysis::step_groups::is_grouped`]), keep their `is_eager` stat. Difference: XProf
+//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group (one with
+//!    TensorFlow loop ops, [`crate::analysis::step_groups::is_grouped`], or one grouped when it was
+//!    recorded, [`crate::analysis::step_groups::recorded_grouped`]), keep their `is_eager` stat. Difference: XProf
 //!    searches the whole event graph breadth first, cross-thread context links included; only the
 //!    thread's own nesting is followed here (equal on every fixture).
 //! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
@@ -40,7 +41,7 @@ use super::window::{starts_in, TimeWindow};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
 use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
-use crate::analysis::step_groups::is_grouped;
+use crate::analysis::step_groups::{is_grouped, recorded_grouped};
 use crate::decode::xplane::{IdTable, Line, Plane, RawStat, StatValue, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -220,7 +221,8 @@ impl EventKinds {
             };
             Some((id, kind))
         }));
-        EventKinds { kinds, grouped: is_grouped(space) }
+        // XProf's grouping, which marks eager ops, skips a file grouped when it was recorded.
+        EventKinds { kinds, grouped: is_grouped(space) && !recorded_grouped(space) }
     }
 
     fn get(&self, metadata_id: i64) -> EventKind {
@@ -555,6 +557,23 @@ mod tests {
         assert!(db.metrics[0].is_eager);
         // A window over every event is the whole trace.
         assert_eq!(host_op_metrics_db_in(&trace, Some(TimeWindow::new(0, 311).unwrap())).unwrap(), host_op_metrics_db(&trace).unwrap());
+    }
+
+    #[test]
+    fn a_trace_grouped_when_recorded_keeps_its_eager_stats() {
+        // XProf neither groups nor marks a file whose events carry `group_id`s: the stats stand.
+        let db = host_op_metrics_db(&space(vec![(
+            1,
+            vec![
+                ("EagerExecute", 0, 100, vec![("is_func", V::Int64Value(1)), ("group_id", V::Int64Value(0))]),
+                ("f/Func:MatMul", 10, 10, vec![("is_eager", V::Int64Value(1))]),
+                ("g/Func:Add", 30, 10, vec![]),
+            ],
+        )]))
+        .unwrap();
+        let eager_of = |name: &str| db.metrics.iter().find(|m| m.name == name).unwrap().is_eager;
+        assert!(eager_of("f/Func"));
+        assert!(!eager_of("g/Func"));
     }
 
     #[test]

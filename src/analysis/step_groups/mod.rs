@@ -66,6 +66,9 @@ pub struct StepGroups {
     /// implicit roots (`FunctionRun`, `SessionRun`, `RunGraph`, executor events): (tracked rank, name),
     /// by rank. The step events read these roots as step markers.
     step_names: Vec<(usize, String)>,
+    /// Each group's name, by group id (XProf's `GroupMetadata::name`): its root's `step_name`, or for an
+    /// implicit root just the number. Empty for a file grouped when it was recorded.
+    group_names: Vec<String>,
 }
 
 impl StepGroups {
@@ -78,7 +81,22 @@ impl StepGroups {
     /// (rank, `step_name` stat) of those that have one, by rank.
     pub fn recorded(groups: impl IntoIterator<Item = Option<i64>>, step_names: Vec<(usize, String)>) -> Self {
         let groups = groups.into_iter().map(|g| g.and_then(|g| u32::try_from(g).ok()).unwrap_or(UNGROUPED)).collect();
-        StepGroups { groups, step_names }
+        StepGroups { groups, step_names, group_names: Vec::new() }
+    }
+
+    /// The name XProf gives group `group` (`Launch Stats for train 3`), where grouping named it.
+    pub fn group_name(&self, group: i64) -> Option<&str> {
+        usize::try_from(group).ok().and_then(|g| self.group_names.get(g)).map(String::as_str)
+    }
+
+    /// The tracked events grouping gave a `step_name`: (rank, name), by rank.
+    pub fn step_names(&self) -> &[(usize, String)] {
+        &self.step_names
+    }
+
+    /// Whether any tracked event has a group.
+    pub fn any_grouped(&self) -> bool {
+        self.groups.iter().any(|&g| g != UNGROUPED)
     }
 
     /// The `step_name` grouping gave the tracked event of this rank, if any.
@@ -102,6 +120,37 @@ pub fn recorded_grouped(space: &XSpace) -> bool {
 /// Whether XProf groups `space`'s events: not when a plane names a TensorFlow loop op.
 pub fn is_grouped(space: &XSpace) -> bool {
     !space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| LOOP_OPS.contains(&m.name.as_str())))
+}
+
+/// The step groups of the host plane `host` of `space` with every event tracked (by rank: file order,
+/// lines in order), in one scan of its events that also hands each to `visit` (with its rank, its
+/// line's index and its index in the line) and the stats `extra_stats` among its selected ones.
+pub fn group_every_event<'a>(
+    space: &'a XSpace,
+    host: &'a Plane,
+    extra_stats: &[&str],
+    mut visit: impl FnMut(usize, usize, usize, &RawEvent<'a, '_>) -> Result<(), DecodeError>,
+) -> Result<StepGroups, DecodeError> {
+    let mut wanted: Vec<&str> = STATS.to_vec();
+    wanted.extend_from_slice(extra_stats);
+    let selection = host.stat_selection(&wanted);
+    let mut grouper = Grouper::new(space, host, |_| true);
+    let mut rank = 0;
+    for (l, line) in host.lines.iter().enumerate() {
+        grouper.start_line(line);
+        space.for_each_raw_event(
+            line,
+            &selection,
+            |_| true,
+            |index, ev| {
+                grouper.push(ev)?;
+                visit(rank, l, index, ev)?;
+                rank += 1;
+                Ok(())
+            },
+        )?;
+    }
+    Ok(grouper.finish())
 }
 
 /// Builds the host plane's step groups from its events, fed one by one in file order (lines in order,
@@ -315,19 +364,28 @@ impl<'a> Grouper<'a> {
         let n = context_edges(context_ends, nodes, &mut edges);
         let mut group = vec![UNGROUPED; n];
         let named = if has_loop_ops { Vec::new() } else { assign_groups(n, &keyed, nesting, &mut edges, &mut group) };
-        // XProf's group name: the root's name, then its iteration or step number (the root's own or
-        // its nearest ancestor's), else the group id.
-        let mut step_names: Vec<(usize, String)> = named
-            .into_iter()
-            .filter_map(|(k, id, number)| {
-                let k = &keyed[k];
-                let info = &metas[meta.get(k.metadata_id) as usize];
-                (k.tracked != NONE && !info.implicit_root)
-                    .then(|| (k.tracked as usize, format!("{} {}", plane.event_name(k.metadata_id), number.unwrap_or(i64::from(id)))))
-            })
-            .collect();
+        // XProf's group name (`GetGroupName`): the root's name unless it is an implicit root, then its
+        // iteration or step number (the root's own or its nearest ancestor's), else the group id. Groups
+        // are numbered in `named`'s order, so a group's name is at its id.
+        let mut step_names: Vec<(usize, String)> = Vec::new();
+        let mut group_names = Vec::with_capacity(named.len());
+        for (k, id, number) in named {
+            debug_assert_eq!(id as usize, group_names.len(), "groups are numbered in order");
+            let k = &keyed[k];
+            let number = number.unwrap_or(i64::from(id));
+            if metas[meta.get(k.metadata_id) as usize].implicit_root {
+                group_names.push(number.to_string());
+                continue;
+            }
+            let name = format!("{} {number}", plane.event_name(k.metadata_id));
+            if k.tracked != NONE {
+                step_names.push((k.tracked as usize, name.clone()));
+            }
+            group_names.push(name);
+        }
         step_names.sort_unstable_by_key(|(t, _)| *t);
-        StepGroups { groups: tracked.iter().map(|&t| if t == NONE { UNGROUPED } else { group[t as usize] }).collect(), step_names }
+        let groups = tracked.iter().map(|&t| if t == NONE { UNGROUPED } else { group[t as usize] }).collect();
+        StepGroups { groups, step_names, group_names }
     }
 }
 

@@ -19,7 +19,7 @@ use super::events::{Span, StepEvents};
 use super::EventType;
 use crate::analysis::device_planes::{is_derived_line, DERIVED_LINE_ID_MIN};
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, TfOpCategory};
-use crate::analysis::step_groups::{self, Grouper, GROUP_ID_STAT};
+use crate::analysis::step_groups::{self, GROUP_ID_STAT};
 use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{BTreeMap, HashMap};
@@ -74,32 +74,16 @@ pub fn launch_groups(space: &XSpace) -> Result<Groups, DecodeError> {
         return Ok(Groups::Launched { by_correlation });
     };
     let correlation = host.stat_id(CORRELATION_ID);
-    let mut wanted: Vec<&str> = step_groups::STATS.to_vec();
-    wanted.push(CORRELATION_ID);
-    let selection = host.stat_selection(&wanted);
-    let mut grouper = Grouper::new(space, host, |_| true);
     // (tracked rank, correlation id) of each launch.
     let mut launches: Vec<(usize, i64)> = Vec::new();
-    let mut rank = 0;
-    for line in &host.lines {
-        grouper.start_line(line);
-        space.for_each_raw_event(
-            line,
-            &selection,
-            |_| true,
-            |_, ev| {
-                grouper.push(ev)?;
-                for raw in ev.stats.iter().filter(|r| Some(r.metadata_id) == correlation) {
-                    if let Some(id) = host.raw_stat_value(raw)?.and_then(|v| v.as_i64()) {
-                        launches.push((rank, id));
-                    }
-                }
-                rank += 1;
-                Ok(())
-            },
-        )?;
-    }
-    let groups = grouper.finish();
+    let groups = step_groups::group_every_event(space, host, &[CORRELATION_ID], |rank, _, _, ev| {
+        for raw in ev.stats.iter().filter(|r| Some(r.metadata_id) == correlation) {
+            if let Some(id) = host.raw_stat_value(raw)?.and_then(|v| v.as_i64()) {
+                launches.push((rank, id));
+            }
+        }
+        Ok(())
+    })?;
     for (rank, id) in launches {
         if let Some(group) = groups.group_id(rank) {
             by_correlation.insert(id, group);
@@ -174,7 +158,7 @@ fn plane_step_events(space: &XSpace, plane: &Plane, groups: &Groups) -> Result<B
     if !launches.is_empty() {
         // XProf's order of a plane's events (`GetSortedEvents`): by start, the shorter first at one.
         launches.sort_by_key(|l| (l.span.begin_ps, l.span.duration_ps()));
-        give_ungrouped_the_group_before(&mut launches);
+        give_ungrouped_the_group_before(launches.iter_mut().map(|l| &mut l.group));
         for (span, group) in derived_step_line(launches.iter().filter_map(|l| Some((l.span, l.group?)))) {
             markers.entry(group).or_default().push(span);
         }
@@ -193,23 +177,23 @@ fn plane_step_events(space: &XSpace, plane: &Plane, groups: &Groups) -> Result<B
         .collect())
 }
 
-/// XProf's `ProcessUngroupedEvents`, run on each GPU plane after grouping: in time order, an event
-/// without a group takes the group of the last grouped one before it (a copy or a kernel launched
-/// outside any step then counts in the step before it, and stretches it); those before the first
-/// grouped event stay ungrouped.
-fn give_ungrouped_the_group_before(launches: &mut [Launch]) {
+/// XProf's `ProcessUngroupedEvents`, run on each GPU plane after grouping, over the groups of the
+/// plane's events in time order: an event without a group takes the group of the last grouped one
+/// before it (a copy or a kernel launched outside any step then counts in the step before it, and
+/// stretches it); those before the first grouped event stay ungrouped.
+pub fn give_ungrouped_the_group_before<'g>(groups: impl IntoIterator<Item = &'g mut Option<i64>>) {
     let mut last = None;
-    for l in launches {
-        match l.group {
+    for group in groups {
+        match *group {
             Some(g) => last = Some(g),
-            None => l.group = last,
+            None => *group = last,
         }
     }
 }
 
 /// The `Steps` line XProf derives from a plane's grouped events, given in time order: one span per
 /// run of events of one group, from its first start to its last end.
-fn derived_step_line(grouped: impl Iterator<Item = (Span, i64)>) -> Vec<(Span, i64)> {
+pub fn derived_step_line(grouped: impl Iterator<Item = (Span, i64)>) -> Vec<(Span, i64)> {
     let mut line: Vec<(Span, i64)> = Vec::new();
     for (span, group) in grouped {
         match line.last_mut() {

@@ -114,12 +114,12 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
                 for s in &stats {
                     named.push((plane.stat_name(s.metadata_id), int(plane.raw_stat_value(s)?)));
                 }
-                described = Some((text.describe(ev.header.metadata_id, &stats)?, context_links(named)));
+                described = Some((text.describe(ev.header.metadata_id, &stats)?, context_links(named), ev.header.metadata_id));
                 Ok(())
             })?;
-            let Some((mut text, contexts)) = described else { return Ok(None) };
+            let Some((mut text, contexts, metadata_id)) = described else { return Ok(None) };
             if let Some(d) = store.derived().plane(plane_index) {
-                d.add_args(line_index, index as usize, &mut text.args);
+                d.annotate(line_index, index as usize, metadata_id, &mut text);
             }
             (text, contexts)
         }

@@ -190,7 +190,7 @@ fn write_events(
                 if in_range(start, ev.header.duration_ps) {
                     let mut t = text.describe(ev.header.metadata_id, ev.stats)?;
                     if let Some(d) = derived {
-                        d.add_args(l, index, &mut t.args);
+                        d.annotate(l, index, ev.header.metadata_id, &mut t);
                     }
                     if let Err(e) = write_event(out, p.pid, tid, start, ev.header.duration_ps, &t.name, &t.args) {
                         io_error.get_or_insert(e);

@@ -182,6 +182,9 @@ impl TraceStore {
                 let base_ps = line.header.timestamp_ns.saturating_mul(1000);
                 let names = &mut self.names;
                 let mut events = 0u32;
+                // The line's events grouping names after their step (`train 3`), by index.
+                let mut step_names =
+                    self.derived.plane(process.plane).map(|d| d.step_names_of_line(l)).unwrap_or_default().iter().peekable();
                 space.for_each_raw_event(
                     line,
                     &select,
@@ -191,7 +194,9 @@ impl TraceStore {
                         if let Some(f) = finder.as_mut() {
                             f.push(plane, ev)?;
                         }
-                        let name = if ev.stats.iter().any(|s| text.step_name_stats().get(s.metadata_id)) {
+                        let name = if let Some((_, step)) = step_names.next_if(|((_, i), _)| *i == index) {
+                            intern(names, step.clone())
+                        } else if ev.stats.iter().any(|s| text.step_name_stats().get(s.metadata_id)) {
                             intern(names, text.name(h.metadata_id, ev.stats)?)
                         } else {
                             match metadata_names.get(h.metadata_id) {

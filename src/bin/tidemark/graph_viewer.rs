@@ -57,7 +57,15 @@ pub fn run(argv: &[String]) -> i32 {
         eprintln!("tidemark graph-viewer: note: {note}");
     }
     if format == "json" {
-        println!("{}", serde_json::to_string_pretty(&graph).unwrap_or_default());
+        // The graph, and what the trace and the buffer assignment say of its instructions (the
+        // page's colouring and card).
+        let figures = match session.graph_figures(file_id, &module, &graph) {
+            Ok(f) => f,
+            Err(e) => return fail(&e.to_string()),
+        };
+        let mut json = serde_json::to_value(&graph).unwrap_or_default();
+        json["figures"] = serde_json::to_value(&figures).unwrap_or_default();
+        println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
     } else {
         print!("{}", to_dot(&graph));
     }

@@ -65,8 +65,8 @@ Usage:
                                           XProf's Trace Viewer: processes, threads, event counts and time span;
                                           --json prints XProf's trace_viewer JSON (Chrome trace format) with
                                           every event — XProf keeps only the 5,000,000 earliest (the summary
-                                          says how many it would drop) — but not the lines XProf derives on
-                                          GPU/TPU planes (XLA Ops, Framework Ops, ... built from the kernels)
+                                          says how many it would drop) — the lines XProf derives on GPU/TPU
+                                          planes (Steps, XLA Ops, Framework Ops, ...) and its step groups included
   tidemark op-profile FILE|RUN_DIR [--step N] [--json]
                                           XProf's Op Profile: device ops by program and category, time and utilisation;
                                           --step N as for framework-op-stats (XProf has no such option)
@@ -88,7 +88,9 @@ Usage:
                                           a run against a baseline run: each framework op's self and total time
                                           in both with the change, each host allocator's peak, step time
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
-                                          one offline HTML file with the app and the profiles (opens from disk)
+                [--max-bytes N] [--json]  one offline HTML file with the app and the profiles (opens from disk);
+                                          without --tool it opens where a drop would land; --max-bytes N:
+                                          refuse (exit 3) profiles over N bytes; --json: a summary on stdout
 
 FILE may be an XProf trace (*.xplane.pb[.gz]), an XLA HloProto (*.hlo.pb, *.hlo_proto.pb) or a JAX
 device memory profile (*.prof); the format is detected from the content. A directory is searched

@@ -4,7 +4,7 @@
 use crate::args::{open_one, OpenedFile};
 use crate::units::{bytes, count};
 use std::fmt::Write;
-use tidemark::analysis::allocation_names::{AllocationNames, AllocatorNames};
+use tidemark::analysis::allocation_names::{self, AllocationNames, AllocatorNames};
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
 use tidemark::engine::first_screen::Tool;
 
@@ -36,7 +36,7 @@ pub fn run(argv: &[String]) -> i32 {
         profile.allocators.retain(|a| a.memory_id == id);
     }
     // Named where XProf names nothing: a trace whose allocations at the peak carry no op (JAX's).
-    let names = if lacks_ops(&profile) {
+    let names = if allocation_names::needed(&profile) {
         match session.allocation_names(id, &profile) {
             Ok(n) => Some(n),
             Err(e) => {
@@ -59,13 +59,6 @@ pub fn run(argv: &[String]) -> i32 {
         print!("{}{}", crate::open::empty_reason_line(&session, &[id], Tool::MemoryProfile), text(&name, &profile, names.as_ref()));
     }
     0
-}
-
-/// Whether some allocation live at XProf's peak has no op: what the names are for.
-fn lacks_ops(p: &MemoryProfile) -> bool {
-    p.allocators
-        .iter()
-        .any(|a| a.breakdown.iter().any(|r| r.special_index.is_none() && a.row_metadata(r).is_some_and(|m| m.tf_op_name.is_empty())))
 }
 
 fn text(name: &str, p: &MemoryProfile, names: Option<&AllocationNames>) -> String {

@@ -13,6 +13,7 @@ use super::{Line, Plane, XSpace, FORMAT};
 use crate::decode::wire::{self, Fields, Value, WireError};
 use crate::decode::{DecodeError, Input, Progress};
 use crate::proto::xplane as pb;
+use prost::bytes::Bytes;
 use prost::Message;
 use std::ops::Range;
 
@@ -32,6 +33,9 @@ pub struct IndexBuilder {
     pub(super) planes: Vec<Plane>,
     /// The plane whose bytes are still arriving, if the last top-level field read is one.
     pub(super) arriving: Option<ArrivingPlane>,
+    /// The whole file as shared bytes, where [`IndexBuilder::finish`] was given them so: planes'
+    /// metadata is then decoded from slices of it (an embedded HLO proto is not copied).
+    shared: Option<Bytes>,
 }
 
 /// A plane being indexed line by line as its bytes arrive.
@@ -56,7 +60,7 @@ impl IndexBuilder {
                 }
                 let plane = self.arriving.take().expect("checked above");
                 self.at = plane.range.end;
-                self.planes.push(plane.finish(bytes).map_err(|e| self.in_plane(e))?);
+                self.planes.push(plane.finish(bytes, self.shared.as_ref()).map_err(|e| self.in_plane(e))?);
                 continue;
             }
             let mut fields = Fields::new(bytes, self.at..bytes.len());
@@ -76,7 +80,7 @@ impl IndexBuilder {
             match (f.number, f.value) {
                 (1, Value::Len(r)) => {
                     progress(r.start as u64, bytes.len() as u64);
-                    self.planes.push(Plane::index(bytes, r).map_err(|e| self.in_plane(e))?);
+                    self.planes.push(Plane::index(bytes, r, self.shared.as_ref()).map_err(|e| self.in_plane(e))?);
                 }
                 (2..=4, Value::Len(r)) => {
                     // Merge the small top-level string fields through prost (re-encoded key + payload).
@@ -93,6 +97,10 @@ impl IndexBuilder {
     /// A file whose top-level structure reads well up to a field that runs past its end was cut
     /// short: it is indexed up to the cut ([`IndexBuilder::salvage`]), and says where the cut is.
     pub fn finish(mut self, bytes: Input, progress: Progress) -> Result<XSpace, DecodeError> {
+        #[cfg(target_os = "linux")]
+        {
+            self.shared = bytes.shared().cloned();
+        }
         self.advance(&bytes, progress)?;
         // `advance` took in every complete top-level field: what follows, if anything, runs past the end.
         let truncation = match Fields::new(&bytes, self.at..bytes.len()).next() {
@@ -157,26 +165,32 @@ impl ArrivingPlane {
         here
     }
 
-    fn finish(self, bytes: &[u8]) -> Result<Plane, DecodeError> {
+    fn finish(self, bytes: &[u8], shared: Option<&Bytes>) -> Result<Plane, DecodeError> {
         if self.whole {
-            return Plane::index(bytes, self.range);
+            return Plane::index(bytes, self.range, shared);
         }
-        let meta = pb::XPlane::decode(&bytes[self.range]).map_err(|e| DecodeError::from_prost(FORMAT, "plane metadata", e))?;
-        Ok(Plane { meta, lines: self.lines })
+        Ok(Plane { meta: Plane::decode_meta(bytes, self.range, shared)?, lines: self.lines })
     }
 }
 
 impl Plane {
     /// The plane's metadata is decoded while its lines are indexed, on two threads for a large plane:
     /// both walk it (the metadata's decoder passes over the lines, the index over the metadata).
-    fn index(bytes: &[u8], range: Range<usize>) -> Result<Self, DecodeError> {
+    fn index(bytes: &[u8], range: Range<usize>, shared: Option<&Bytes>) -> Result<Self, DecodeError> {
         let split = range.len() >= crate::threads::SPLIT_BYTES;
-        let (meta, lines) = crate::threads::join(
-            split,
-            || pb::XPlane::decode(&bytes[range.clone()]).map_err(|e| DecodeError::from_prost(FORMAT, "plane metadata", e)),
-            || Self::index_lines(bytes, range.clone()),
-        );
+        let (meta, lines) =
+            crate::threads::join(split, || Self::decode_meta(bytes, range.clone(), shared), || Self::index_lines(bytes, range.clone()));
         Ok(Plane { meta: meta?, lines: lines? })
+    }
+
+    /// The metadata of the plane at `range` of `bytes`, decoded from `shared` (the same bytes,
+    /// shared) where given: its byte fields are then slices of it, not copies.
+    fn decode_meta(bytes: &[u8], range: Range<usize>, shared: Option<&Bytes>) -> Result<pb::XPlane, DecodeError> {
+        match shared {
+            Some(all) => pb::XPlane::decode(all.slice(range)),
+            None => pb::XPlane::decode(&bytes[range]),
+        }
+        .map_err(|e| DecodeError::from_prost(FORMAT, "plane metadata", e))
     }
 
     fn index_lines(bytes: &[u8], range: Range<usize>) -> Result<Vec<Line>, DecodeError> {

@@ -9,11 +9,11 @@ use crate::ui::state::{AppState, Tool};
 use leptos::prelude::*;
 
 /// Opens the Memory Viewer of the selected file on `module` (XProf's name, `jit_train_step(14)`) with
-/// the buffers of instruction `op` highlighted.
-pub fn show_buffers(state: AppState, module: String, op: String) {
+/// the buffers of instruction `op` highlighted (none when `op` is `None`).
+pub fn show_buffers(state: AppState, module: String, op: Option<String>) {
     state.module.set(Some(module));
     state.memory_space.set(None);
-    state.highlight_op.set(Some(op));
+    state.highlight_op.set(op);
     state.tool.set(Tool::MemoryViewer);
 }
 
@@ -32,6 +32,39 @@ pub fn show_occurrences(state: AppState, op: String) {
     state.tool.set(Tool::TraceViewer);
 }
 
+/// Opens `tool` (an op table or Op Profile) with its filter set to exactly `op`, from the Graph tool's
+/// card: the tool's table takes the op when it is next drawn.
+pub fn show_op_in(state: AppState, tool: Tool, op: String) {
+    state.op_search.set(Some(op));
+    state.tool.set(tool);
+}
+
+/// One link to another tool: a small button that acts without selecting the row it sits in.
+#[component]
+pub fn LinkButton(
+    /// What the browser tests click: `op-show-graph`, `buffer-show-graph`, ...
+    testid: &'static str,
+    label: &'static str,
+    /// Where the link goes, in words.
+    #[prop(into)]
+    title: String,
+    go: impl Fn() + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <button
+            class="op-link"
+            data-testid=testid
+            title=title
+            on:click=move |ev| {
+                ev.stop_propagation();
+                go();
+            }
+        >
+            {label}
+        </button>
+    }
+}
+
 /// The links of one op row. Without a module (a framework op, an op whose module is not in the
 /// trace) there are no buffers or graph to show, and only "occurrences" is offered.
 #[component]
@@ -42,54 +75,27 @@ pub fn OpLinks(
     op: String,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let graph = module.clone().map(|module| {
-        let op = op.clone();
-        view! {
-            <button
-                class="op-link"
-                data-testid="op-show-graph"
-                title=format!("Graph: {module} around {op}")
-                on:click=move |ev| {
-                    ev.stop_propagation();
-                    show_graph(state, module.clone(), op.clone());
-                }
-            >
-                "graph"
-            </button>
-        }
-    });
-    let buffers = module.map(|module| {
-        let (module, op) = (module.clone(), op.clone());
-        view! {
-            <button
-                class="op-link"
-                data-testid="op-show-buffers"
+    let module_links = module.map(|module| {
+        let (m, o) = (module.clone(), op.clone());
+        let buffers = view! {
+            <LinkButton
+                testid="op-show-buffers"
+                label="buffers"
                 title=format!("Memory Viewer: {module}, the buffers {op} defines highlighted")
-                on:click=move |ev| {
-                    ev.stop_propagation();
-                    show_buffers(state, module.clone(), op.clone());
-                }
-            >
-                "buffers"
-            </button>
-        }
+                go=move || show_buffers(state, m.clone(), Some(o.clone()))
+            />
+        };
+        let (m, o) = (module.clone(), op.clone());
+        let graph = view! {
+            <LinkButton testid="op-show-graph" label="graph" title=format!("Graph: {module} around {op}") go=move || show_graph(state, m.clone(), o.clone()) />
+        };
+        (buffers, graph)
     });
     let title = format!("Trace Viewer: the events of {op}");
     view! {
         <span class="op-links">
-            {buffers}
-            {graph}
-            <button
-                class="op-link"
-                data-testid="op-show-occurrences"
-                title=title
-                on:click=move |ev| {
-                    ev.stop_propagation();
-                    show_occurrences(state, op.clone());
-                }
-            >
-                "occurrences"
-            </button>
+            {module_links}
+            <LinkButton testid="op-show-occurrences" label="occurrences" title go=move || show_occurrences(state, op.clone()) />
         </span>
     }
 }

@@ -3,8 +3,8 @@
 //! or starts a new one there, closing that level and every deeper one.
 //!
 //! Rules, as XProf applies them:
-//! - stretch only the last event of the level, when its name and group id are the event's; on a GPU
-//!   plane always then, elsewhere only when the event has a group id or starts no later than the last
+//! - stretch only the last event of the level, when its name and group id are the event's, and its
+//!   scope range id too where both have one; on a GPU plane always then, elsewhere only when the event has a group id or starts no later than the last
 //!   event's end plus twice its duration;
 //! - a new event closes the levels from its own down; closing level 0 also closes the lines that
 //!   depend on this one (a new XLA module closes the name-scope and XLA-op lines);
@@ -27,6 +27,8 @@ struct Open {
     event: usize,
     name: u32,
     group_id: Option<i64>,
+    /// The scope range id it was made with (XLA ops and modules of a GPU kernel that has one).
+    scope_range_id: Option<i64>,
 }
 
 /// One derived line being built.
@@ -58,26 +60,53 @@ impl Lines {
 
     /// XProf's `ExpandOrAddEvent`: one event at level 0.
     pub fn add(&mut self, line: usize, name: u32, start_ps: i64, duration_ps: i64, group_id: Option<i64>) {
-        self.add_at_level(line, name, start_ps, duration_ps, group_id, 0);
+        self.add_scoped(line, name, start_ps, duration_ps, group_id, None);
+    }
+
+    /// [`Lines::add`] with a scope range id: an event made with another one is not stretched.
+    pub fn add_scoped(&mut self, line: usize, name: u32, start_ps: i64, duration_ps: i64, group_id: Option<i64>, scope: Option<i64>) {
+        self.add_at_level(line, name, (start_ps, duration_ps), (group_id, scope), 0);
     }
 
     /// XProf's `ExpandOrAddEvents`: nested events, outermost first, then the deeper levels closed.
     pub fn add_nested(&mut self, line: usize, names: &[u32], start_ps: i64, duration_ps: i64, group_id: Option<i64>) {
+        self.add_nested_scoped(line, names, &[], start_ps, duration_ps, group_id);
+    }
+
+    /// [`Lines::add_nested`] with each level's scope range id (`scopes` as long as `names`, else none).
+    pub fn add_nested_scoped(
+        &mut self,
+        line: usize,
+        names: &[u32],
+        scopes: &[Option<i64>],
+        start_ps: i64,
+        duration_ps: i64,
+        group_id: Option<i64>,
+    ) {
         if names.is_empty() {
             return;
         }
         for (level, &name) in names.iter().enumerate() {
-            self.add_at_level(line, name, start_ps, duration_ps, group_id, level);
+            let scope = scopes.get(level).copied().flatten();
+            self.add_at_level(line, name, (start_ps, duration_ps), (group_id, scope), level);
         }
         self.close(line, names.len());
     }
 
-    fn add_at_level(&mut self, line: usize, name: u32, start_ps: i64, duration_ps: i64, group_id: Option<i64>, level: usize) {
+    fn add_at_level(
+        &mut self,
+        line: usize,
+        name: u32,
+        (start_ps, duration_ps): (i64, i64),
+        (group_id, scope): (Option<i64>, Option<i64>),
+        level: usize,
+    ) {
         let b = &mut self.lines[line];
         if b.open.len() <= level {
             b.open.resize(level + 1, None);
         }
-        if let Some(open) = b.open[level].filter(|o| o.name == name && o.group_id == group_id) {
+        let same_scope = |o: &Open| scope.is_none() || o.scope_range_id.is_none() || o.scope_range_id == scope;
+        if let Some(open) = b.open[level].filter(|o| o.name == name && o.group_id == group_id && same_scope(o)) {
             let last = &mut b.events[open.event];
             let within_gap = last.start_ps + 3 * last.duration_ps >= start_ps;
             if self.always_stretch || group_id.is_some() || within_gap {
@@ -90,7 +119,13 @@ impl Lines {
         self.close(line, level);
         let b = &mut self.lines[line];
         b.events.push(DerivedEvent { start_ps, duration_ps, name, group_id });
-        b.open[level] = Some(Open { event: b.events.len() - 1, name, group_id });
+        b.open[level] = Some(Open { event: b.events.len() - 1, name, group_id, scope_range_id: scope });
+    }
+
+    /// The event open at `level` of line `line` (the one last made or stretched there), if any: where
+    /// XProf's `AddStatToLevelEvent` puts a stat.
+    pub fn last_event(&self, line: usize, level: usize) -> Option<usize> {
+        self.lines[line].open.get(level).copied().flatten().map(|o| o.event)
     }
 
     /// XProf's `ResetLastEvents`: closes `level` and deeper (at level 0, the dependent lines too).

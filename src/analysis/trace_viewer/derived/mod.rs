@@ -21,30 +21,35 @@
 //! - the stream lines and their derived lines are numbered in that order as the trace viewer's
 //!   thread ids: stream k (from 0) is thread 1 + 7k and its derived lines follow it (+1 … +5); XProf
 //!   2.24 leaves each stream seven ids (what its output shows), and derives lines for as many streams
-//!   as 99 ids hold (14); a line without events is not shown.
+//!   as 99 ids hold (14); a line without events is not shown. Each kernel of a CUDA graph (a
+//!   `cuda_graph_id` ≠ 0) also gives a `Command Buffer <graph id>` event (XProf 2.24's seventh id of
+//!   the stream), and its XLA op event and that one carry its `correlation_id` and `cuda_graph_id`;
 //! - grouping (`GroupTfEvents`, on a file without TPU planes nor TensorFlow loop ops) marks every
 //!   device event with a `correlation_id` `is_eager`: 1 when its launch runs under an
 //!   `EagerKernelExecute` of an op that is not a compiled function. Tidemark gives the value 0 where
 //!   no plane has an `EagerKernelExecute` (JAX, TensorFlow graphs); a trace with one gets no
-//!   `is_eager` from Tidemark.
+//!   `is_eager` from Tidemark. The same holds for host events that are TensorFlow ops by name. Where
+//!   the host has steps, every event gets its step's `group_id`, the derived lines' events too, and
+//!   each GPU plane a `Steps` and a `Launch Stats` line ([`groups`]).
 //!
 //! On each TPU plane ([`tpu`]): the step groups of its events (`GroupTpuEventsOSS`) and the lines
 //! XProf derives from its op stats (`DeriveLinesFromStats`).
 //!
-//! Not derived (no fixture has them; XProf would): the `Steps` and `Launch Stats` lines of GPU planes
-//! and the group ids of GPU events in files XProf groups itself; scope-range ids and CUDA-graph stats
-//! of XLA ops; `is_eager` on host TensorFlow ops; the `flow` stats (their ids hash with a per-process
-//! salt, so they cannot be equal to XProf's).
+//! Not derived (no fixture has them; XProf would): scope-range ids of XLA ops (which keep XProf from
+//! stretching an op over another scope's); a group name's TensorFlow graph type; the `flow` stats
+//! (their ids hash with a per-process salt, so they cannot be equal to XProf's).
 
 pub mod cpp_sort;
 mod gpu;
+mod groups;
 pub mod line_builder;
 mod tpu;
 
 use super::event_text::{EventText, LONG_NAME};
+use super::layout::HOST_PLANE;
 use crate::analysis::device_planes::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, tf_name_scopes, TfOpCategory};
-use crate::analysis::step_groups::{self, GROUP_ID_STAT};
+use crate::analysis::step_groups::{self, GROUP_ID_STAT, STEP_NAME_STAT};
 use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -84,6 +89,11 @@ pub struct DerivedPlane {
     /// The group id grouping gives each event of a line (index in the plane; by event index in the
     /// line, [`NO_GROUP`] for none).
     groups: Vec<(usize, Vec<u32>)>,
+    /// The `step_name` grouping gives the root events of its groups, which then names them: ((line,
+    /// index in the line), name), sorted.
+    step_names: Vec<((usize, usize), String)>,
+    /// The event metadata ids of TensorFlow ops given `is_eager` 0 (host planes), sorted.
+    tf_ops: Vec<i64>,
 }
 
 impl DerivedPlane {
@@ -117,18 +127,33 @@ impl DerivedPlane {
         groups.get(index).copied().filter(|&g| g != NO_GROUP).map(i64::from)
     }
 
-    /// Adds to the arguments (sorted by name) of event `index` of line `line` of the plane what
-    /// grouping gives it: `is_eager`, `group_id`.
-    pub fn add_args(&self, line: usize, index: usize, args: &mut Vec<(String, String)>) {
+    /// The step names of line `line`'s events: ((line, index in the line), name), by index.
+    pub fn step_names_of_line(&self, line: usize) -> &[((usize, usize), String)] {
+        let from = self.step_names.partition_point(|((l, _), _)| *l < line);
+        let to = self.step_names.partition_point(|((l, _), _)| *l <= line);
+        &self.step_names[from..to]
+    }
+
+    /// Changes what the trace viewer shows of event `index` of line `line` of the plane (of event
+    /// metadata `metadata_id`), `text` with its arguments sorted by name, as grouping does: the step
+    /// name that renames it and its `step_name`, `group_id` and `is_eager`.
+    pub fn annotate(&self, line: usize, index: usize, metadata_id: i64, text: &mut EventText) {
         let set = |args: &mut Vec<(String, String)>, key: &str, value: String| match args.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
             Ok(i) => args[i].1 = value,
             Err(i) => args.insert(i, (key.into(), value)),
         };
-        if let Some(g) = self.group_id(line, index) {
-            set(args, GROUP_ID_STAT, g.to_string());
+        if let Ok(i) = self.step_names.binary_search_by(|(at, _)| at.cmp(&(line, index))) {
+            let name = &self.step_names[i].1;
+            text.name = name.clone();
+            set(&mut text.args, STEP_NAME_STAT, name.clone());
         }
-        if self.not_eager && args.iter().any(|(k, _)| k == "correlation_id") {
-            set(args, IS_EAGER, "0".into());
+        if let Some(g) = self.group_id(line, index) {
+            set(&mut text.args, GROUP_ID_STAT, g.to_string());
+        }
+        let eager_known = (self.not_eager && text.args.iter().any(|(k, _)| k == groups::CORRELATION_ID))
+            || self.tf_ops.binary_search(&metadata_id).is_ok();
+        if eager_known {
+            set(&mut text.args, IS_EAGER, "0".into());
         }
     }
 }
@@ -147,13 +172,27 @@ impl DerivedTimeline {
         }
         let has_tpu = space.planes.iter().any(|p| p.name().starts_with(TPU_PLANE_PREFIX));
         let eager_unknown = space.planes.iter().any(|p| p.meta.event_metadata.values().any(|m| m.name == EAGER_KERNEL_EXECUTE));
-        let not_eager = !has_tpu && !eager_unknown && step_groups::is_grouped(space);
-        let mut symbols = None;
+        let grouped = !has_tpu && step_groups::is_grouped(space);
+        let not_eager = grouped && !eager_unknown;
         let mut planes = Vec::new();
+        let mut host_groups = None;
+        // Only beside GPU planes for now: the host's group column costs 4 bytes per host event, over the
+        // store's memory budget on the long CPU traces (whose groups are not shown yet).
+        let has_gpu = space.planes.iter().any(|p| p.name().starts_with(GPU_PLANE_PREFIX));
+        if let Some(host) = space.planes.iter().position(|p| p.name() == HOST_PLANE).filter(|_| grouped && has_gpu) {
+            let mut plane = DerivedPlane { plane: host, ..Default::default() };
+            host_groups = groups::HostGroups::build(space, host, not_eager, &mut plane)?;
+            if !plane.groups.is_empty() || !plane.tf_ops.is_empty() {
+                planes.push(plane);
+            }
+        }
+        let mut symbols = None;
+        let mut gpu_ordinal = 0;
         for (i, plane) in space.planes.iter().enumerate() {
             if plane.name().starts_with(GPU_PLANE_PREFIX) {
                 let symbols = symbols.get_or_insert_with(|| gpu::Symbols::new(space));
-                planes.push(DerivedPlane { not_eager, ..gpu::derive_plane(space, i, symbols)? });
+                planes.push(DerivedPlane { not_eager, ..gpu::derive_plane(space, i, symbols, host_groups.as_ref(), gpu_ordinal)? });
+                gpu_ordinal += 1;
             } else if plane.name().starts_with(TPU_PLANE_PREFIX) {
                 planes.push(tpu::derive_plane(space, i)?);
             } else if not_eager && plane.name().starts_with("/device:") {
@@ -185,7 +224,14 @@ impl DerivedTimeline {
                     .sum();
                 let names: usize = p.names.iter().map(text).sum();
                 let groups: usize = p.groups.iter().map(|(_, g)| g.capacity() * size_of::<u32>() + size_of::<(usize, Vec<u32>)>()).sum();
-                lines + names + groups + p.line_tids.capacity() * size_of::<(usize, u32)>() + size_of::<DerivedPlane>()
+                let step_names: usize = p.step_names.iter().map(|(_, n)| n.capacity() + size_of::<((usize, usize), String)>()).sum();
+                lines
+                    + names
+                    + groups
+                    + step_names
+                    + p.tf_ops.capacity() * size_of::<i64>()
+                    + p.line_tids.capacity() * size_of::<(usize, u32)>()
+                    + size_of::<DerivedPlane>()
             })
             .sum()
     }

@@ -42,6 +42,9 @@ pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
 /// The reply laid out: the summary line, the charts and the table.
 #[component]
 fn Page(v: Arc<HloOpStatsView>, csv_name: String) -> impl IntoView {
+    // A node's link from the Graph tool: its row found.
+    let table_state = TableState::new();
+    table_state.filter.set(expect_context::<AppState>().take_op_search());
     let n = v.columns.rank.len();
     if n == 0 {
         return view! {
@@ -72,7 +75,7 @@ fn Page(v: Arc<HloOpStatsView>, csv_name: String) -> impl IntoView {
         </div>
         {v.cost_note.clone().map(|n| view! { <p class="muted fos-note" data-testid="cost-note">{n}</p> })}
         <charts::HloCharts v=v.clone() />
-        <table::HloTable v=v.clone() state=TableState::new() csv_name />
+        <table::HloTable v=v.clone() state=table_state csv_name />
     }
     .into_any()
 }

@@ -8,15 +8,29 @@ use super::*;
 pub(super) fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSignal<Option<usize>>) -> impl IntoView {
     let hide_small = RwSignal::new(false);
     let text = |metric: &'static str, value: &str, k: usize| view! { <Text metric value=value.to_string() key=k.to_string() /> };
-    let columns: Vec<Column<BreakdownEntry>> = vec![
-        Column::new("op", "Op name", |r: &BreakdownEntry, k| {
-            let op = &r.metadata.tf_op_name;
-            let shown = if op.is_empty() { "(no op)".to_string() } else { op.clone() };
-            view! { <span class:muted=op.is_empty() title=op.clone()><Text metric="row_op" value=op.clone() key=k.to_string() shown /></span> }.into_any()
-        })
-        .class("op")
-        .sort_key(|r| r.metadata.tf_op_name.clone())
-        .csv("op_name", |r| r.metadata.tf_op_name.clone()),
+    let mut columns: Vec<Column<BreakdownEntry>> = vec![Column::new("op", "Op name", |r: &BreakdownEntry, k| {
+        let op = &r.metadata.tf_op_name;
+        let shown = if op.is_empty() { "(no op)".to_string() } else { op.clone() };
+        view! { <span class:muted=op.is_empty() title=op.clone()><Text metric="row_op" value=op.clone() key=k.to_string() shown /></span> }
+            .into_any()
+    })
+    .class("op")
+    .sort_key(|r| r.metadata.tf_op_name.clone())
+    .csv("op_name", |r| r.metadata.tf_op_name.clone())];
+    // Where the trace's allocations are named (no op says what asked for them): Tidemark's name of
+    // each row, beside XProf's op.
+    if a.named.is_some() {
+        columns.push(
+            Column::new("name", "Allocated by", |r: &BreakdownEntry, k| {
+                let name = r.name.clone().unwrap_or_default();
+                view! { <span class:muted=name.is_empty() title=name.clone()><Text metric="row_name" value=name.clone() key=k.to_string() shown=if name.is_empty() { "–".to_string() } else { name.clone() } /></span> }.into_any()
+            })
+            .class("op")
+            .sort_key(|r| r.name.clone())
+            .csv("allocated_by", |r| r.name.clone().unwrap_or_default()),
+        );
+    }
+    columns.extend([
         Column::new("allocation_bytes", "Allocation size", |r: &BreakdownEntry, k| view! { <Bytes metric="row_allocation_bytes" value=r.metadata.allocation_bytes key=k.to_string() /> }.into_any())
             .right()
             .width("130px")
@@ -51,7 +65,7 @@ pub(super) fn Breakdown(name: String, a: Arc<AllocatorView>, selected_row: RwSig
             .width("140px")
             .sort_key(|r| r.metadata.tensor_shape.clone())
             .csv("shape", |r| r.metadata.tensor_shape.clone()),
-    ];
+    ]);
     let export_name =
         format!("{}.{}.breakdown.csv", name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"), a.memory_id);
     let spec = TableSpec::new("mp-table", columns)

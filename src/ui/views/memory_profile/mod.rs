@@ -5,6 +5,7 @@
 
 mod breakdown;
 mod leaks;
+mod named;
 mod panel;
 mod timeline_chart;
 

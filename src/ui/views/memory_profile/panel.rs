@@ -3,6 +3,7 @@
 
 use super::breakdown::Breakdown;
 use super::leaks::LeakHintsSection;
+use super::named::NamedPeak;
 use super::timeline_chart::TimelineChart;
 use super::*;
 use crate::ui::views::trace_viewer::show_in_trace;
@@ -90,6 +91,7 @@ pub(super) fn AllocatorPanel(
             view! {
                 <TimelineChart file_id a=a.clone() selected_row />
                 {move || below_fold.get().then(|| view! {
+                    {a.named.clone().map(|named| view! { <NamedPeak name=name.clone() named=Arc::new(named) /> })}
                     <Breakdown name=name.clone() a=a.clone() selected_row />
                     <LeakHintsSection a=a.clone() />
                 })}

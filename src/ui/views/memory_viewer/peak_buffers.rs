@@ -3,7 +3,7 @@
 use crate::engine::memory_viewer_columns::{PeakBuffer, ViewerData};
 use crate::ui::charts::plot::group_color;
 use crate::ui::components::metric::{Bytes, Count};
-use crate::ui::components::op_links::show_graph;
+use crate::ui::components::op_links::{show_graph, LinkButton};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use crate::ui::state::AppState;
 use leptos::prelude::*;
@@ -90,19 +90,8 @@ pub(super) fn PeakBuffers(
             // module name).
             let graph = r.o.logical_buffer_id.is_some().then(|| {
                 let (op, module) = (r.o.instruction_name.clone(), state.module.get_untracked().unwrap_or_else(|| module_name.clone()));
-                view! {
-                    <button
-                        class="op-link"
-                        data-testid="buffer-show-graph"
-                        title=format!("Graph: {module} around {op}, which defines this buffer")
-                        on:click=move |ev| {
-                            ev.stop_propagation();
-                            show_graph(state, module.clone(), op.clone());
-                        }
-                    >
-                        "graph"
-                    </button>
-                }
+                let title = format!("Graph: {module} around {op}, which defines this buffer");
+                view! { <LinkButton testid="buffer-show-graph" label="graph" title go=move || show_graph(state, module.clone(), op.clone()) /> }
             });
             view! { <code class="br-name" title=r.o.label.clone()>{name}</code> {graph} }.into_any()
         })

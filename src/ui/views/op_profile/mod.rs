@@ -40,7 +40,7 @@ pub fn OpProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
     // XProf's page opens by program, idle excluded, ten ops per node.
     let grouping = RwSignal::new(OpProfileGrouping::ByProgram);
     let include_idle = RwSignal::new(false);
-    let display = Display { limit: RwSignal::new(LIMITS.0), top90: RwSignal::new(false), search: RwSignal::new(String::new()) };
+    let display = Display { limit: RwSignal::new(LIMITS.0), top90: RwSignal::new(false), search: RwSignal::new(state.take_op_search()) };
     let fetch = use_engine(
         "Op profile",
         move || {

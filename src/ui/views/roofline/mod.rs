@@ -24,6 +24,8 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
     // XProf's page starts with the infeed and outfeed ops in.
     let include_infeed_outfeed = RwSignal::new(true);
     let table_state = TableState::new();
+    // A node's link from the Graph tool: its row found.
+    table_state.filter.set(state.take_op_search());
     let fetch = use_engine(
         "Roofline model",
         move || Some(RequestBody::RooflineModel { scope: op_scope(state, file_id), include_infeed_outfeed: include_infeed_outfeed.get() }),

@@ -36,7 +36,7 @@ fn columns() -> Vec<Column<Row<C>>> {
         // An op's events (the program row, rank 0, is no op of the trace).
         Column::new("links", "Show", |r: &Row<C>, _| {
             let c = &r.cols.records;
-            (c.rank[r.i] > 0).then(|| view! { <OpLinks module=None op=c.name[r.i].clone() /> }).into_any()
+            (c.rank[r.i] > 0).then(|| view! { <OpLinks module=c.memory_viewer_module[r.i].clone() op=c.name[r.i].clone() /> }).into_any()
         })
         .width("96px"),
     ]

@@ -5,6 +5,8 @@ use super::ps_text;
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::engine::protocol::{RequestBody, ResponseBody};
 use crate::ui::components::metric::Text;
+use crate::ui::components::op_links::{show_graph, LinkButton};
+use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -12,6 +14,13 @@ use std::sync::Arc;
 /// A time figure: the raw ps in `data-value`, in words on screen.
 fn time(metric: &'static str, ps: i64) -> impl IntoView {
     view! { <Text metric value=ps.to_string() shown=ps_text(ps) /> }
+}
+
+/// The HLO module and instruction an event names (an XLA op's event carries `hlo_module`, and its
+/// op as `hlo_op` or as its name): where its "graph" link goes.
+fn hlo_op_of(args: &[(String, String)], name: &str) -> Option<(String, String)> {
+    let arg = |key: &str| args.iter().find(|(k, v)| k == key && !v.is_empty()).map(|(_, v)| v.clone());
+    Some((arg("hlo_module")?, arg("hlo_op").unwrap_or_else(|| name.to_string())))
 }
 
 #[component]
@@ -47,8 +56,13 @@ pub(super) fn Details(file_id: u32, selected_event: RwSignal<Option<u32>>, origi
                     view! { <dt>{role}" context"</dt><dd><Text metric="event_context" key=role value=format!("{}:{}", c.context_type, c.id) /></dd> }
                 })
                 .collect_view();
+            let state = expect_context::<AppState>();
+            let graph = hlo_op_of(&d.args, &d.name).map(|(module, op)| {
+                let title = format!("Graph: {module} around {op}");
+                view! { " " <LinkButton testid="event-show-graph" label="graph" title go=move || show_graph(state, module.clone(), op.clone()) /> }
+            });
             view! {
-                <h3 class="tv-event-name"><Text metric="event_name" value=d.name.clone() /></h3>
+                <h3 class="tv-event-name"><Text metric="event_name" value=d.name.clone() />{graph}</h3>
                 <dl class="tv-details" data-testid="event-details" data-event=d.event.to_string()>
                     <dt>"Thread"</dt><dd><Text metric="event_thread" value=d.thread_name.clone() />{format!(" (pid {}, tid {})", d.pid, d.tid)}</dd>
                     <dt>"Start"</dt><dd>{time("event_start_ps", d.start_ps - origin_ps)}" after the trace's start"</dd>

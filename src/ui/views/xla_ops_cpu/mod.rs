@@ -11,6 +11,7 @@ use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration};
 use crate::ui::components::table::TableState;
 use crate::ui::components::time_unit::TimeUnitSelect;
+use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub fn XlaOpsCpu(file_id: u32, overview: FileOverview) -> impl IntoView {
     };
     let csv_name = format!("{}.xla_ops_cpu.csv", overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     let table_state = TableState::sorted("self", true);
+    // A node's link from the Graph tool: its row found.
+    table_state.filter.set(expect_context::<AppState>().take_op_search());
     view! {
         <article class="xoc" data-file=overview.path.clone() data-testid="xla-ops-cpu" data-state=state_attr>
             <div class="xoc-controls">
