@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use tidemark::analysis::framework_op_stats::FrameworkOpTable;
 use tidemark::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
-use tidemark::engine::protocol::{RequestBody, ResponseBody};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
 
@@ -24,7 +24,7 @@ fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
 }
 
 fn page(s: &mut Session, file_id: u32, include_idle: bool) -> FrameworkOpStatsView {
-    match ask(s, RequestBody::FrameworkOpStats { scope: Scope::file(file_id), include_idle }, None) {
+    match ask(s, RequestBody::from(request::FrameworkOpStats { scope: Scope::file(file_id), include_idle }), None) {
         ResponseBody::FrameworkOpStats { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -102,10 +102,10 @@ fn device_traces_chart_both_sides() {
 
 #[test]
 fn wire_form_and_unknown_file() {
-    let json = serde_json::to_string(&RequestBody::FrameworkOpStats { scope: Scope::file(3), include_idle: false }).unwrap();
+    let json = serde_json::to_string(&RequestBody::from(request::FrameworkOpStats { scope: Scope::file(3), include_idle: false })).unwrap();
     assert_eq!(json, r#"{"type":"framework_op_stats","file_ids":[3],"include_idle":false}"#);
     let mut s = Session::new();
-    match ask(&mut s, RequestBody::FrameworkOpStats { scope: Scope::file(9), include_idle: true }, None) {
+    match ask(&mut s, RequestBody::from(request::FrameworkOpStats { scope: Scope::file(9), include_idle: true }), None) {
         ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 9 }),
         other => panic!("{other:?}"),
     }

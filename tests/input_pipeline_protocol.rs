@@ -9,7 +9,7 @@ use common::ask;
 use serde_json::Value;
 use tidemark::analysis::input_pipeline::{one_digit, CATEGORIES};
 use tidemark::engine::input_pipeline::InputPipelineView;
-use tidemark::engine::protocol::{RequestBody, ResponseBody};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::Session;
 
 fn view_of(rel: &str) -> InputPipelineView {
@@ -18,7 +18,7 @@ fn view_of(rel: &str) -> InputPipelineView {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{other:?}"),
     };
-    match ask(&mut s, RequestBody::InputPipeline { file_ids: vec![file_id] }, None) {
+    match ask(&mut s, RequestBody::from(request::InputPipeline { file_ids: vec![file_id] }), None) {
         ResponseBody::InputPipeline { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -111,7 +111,7 @@ fn a_trace_without_steps_says_so() {
 /// The wire form the page reads: the request's tag and the reply's columns.
 #[test]
 fn wire_form_is_pinned() {
-    let json = serde_json::to_value(RequestBody::InputPipeline { file_ids: vec![3] }).unwrap();
+    let json = serde_json::to_value(RequestBody::from(request::InputPipeline { file_ids: vec![3] })).unwrap();
     assert_eq!(json, serde_json::json!({"type": "input_pipeline", "file_ids": [3]}));
     let reply = serde_json::to_value(ResponseBody::InputPipeline { view: Box::default() }).unwrap();
     assert_eq!(reply["type"], "input_pipeline");

@@ -10,7 +10,7 @@ use common::ask;
 use serde_json::Value;
 use tidemark::engine::hlo_op_stats::HloOpStatsView;
 use tidemark::engine::kernel_stats::KernelStatsView;
-use tidemark::engine::protocol::{RequestBody, ResponseBody};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::roofline::RooflineView;
 use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
@@ -43,7 +43,7 @@ fn cpu() -> (Session, u32) {
 }
 
 fn hlo(s: &mut Session, file_id: u32) -> Result<HloOpStatsView, EngineError> {
-    match ask(s, RequestBody::HloOpStats { scope: Scope::file(file_id) }, None) {
+    match ask(s, RequestBody::from(request::HloOpStats { scope: Scope::file(file_id) }), None) {
         ResponseBody::HloOpStats { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -51,14 +51,14 @@ fn hlo(s: &mut Session, file_id: u32) -> Result<HloOpStatsView, EngineError> {
 }
 
 fn kernels(s: &mut Session, file_id: u32) -> KernelStatsView {
-    match ask(s, RequestBody::KernelStats { scope: Scope::file(file_id) }, None) {
+    match ask(s, RequestBody::from(request::KernelStats { scope: Scope::file(file_id) }), None) {
         ResponseBody::KernelStats { view } => *view,
         other => panic!("{other:?}"),
     }
 }
 
 fn roofline(s: &mut Session, file_id: u32, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-    match ask(s, RequestBody::RooflineModel { scope: Scope::file(file_id), include_infeed_outfeed }, None) {
+    match ask(s, RequestBody::from(request::RooflineModel { scope: Scope::file(file_id), include_infeed_outfeed }), None) {
         ResponseBody::RooflineModel { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -320,10 +320,10 @@ fn cpu_traces_give_empty_pages() {
 #[test]
 fn wire_form_and_unknown_file() {
     let forms = [
-        (RequestBody::HloOpStats { scope: Scope::file(3) }, r#"{"type":"hlo_op_stats","file_ids":[3]}"#),
-        (RequestBody::KernelStats { scope: Scope::file(3) }, r#"{"type":"kernel_stats","file_ids":[3]}"#),
+        (RequestBody::from(request::HloOpStats { scope: Scope::file(3) }), r#"{"type":"hlo_op_stats","file_ids":[3]}"#),
+        (RequestBody::from(request::KernelStats { scope: Scope::file(3) }), r#"{"type":"kernel_stats","file_ids":[3]}"#),
         (
-            RequestBody::RooflineModel { scope: Scope::file(3), include_infeed_outfeed: true },
+            RequestBody::from(request::RooflineModel { scope: Scope::file(3), include_infeed_outfeed: true }),
             r#"{"type":"roofline_model","file_ids":[3],"include_infeed_outfeed":true}"#,
         ),
     ];
@@ -331,9 +331,9 @@ fn wire_form_and_unknown_file() {
         assert_eq!(serde_json::to_string(&body).unwrap(), json);
         let mut s = Session::new();
         let body = match body {
-            RequestBody::HloOpStats { .. } => RequestBody::HloOpStats { scope: Scope::file(9) },
-            RequestBody::KernelStats { .. } => RequestBody::KernelStats { scope: Scope::file(9) },
-            _ => RequestBody::RooflineModel { scope: Scope::file(9), include_infeed_outfeed: false },
+            RequestBody::HloOpStats(_) => RequestBody::from(request::HloOpStats { scope: Scope::file(9) }),
+            RequestBody::KernelStats(_) => RequestBody::from(request::KernelStats { scope: Scope::file(9) }),
+            _ => RequestBody::from(request::RooflineModel { scope: Scope::file(9), include_infeed_outfeed: false }),
         };
         match ask(&mut s, body, None) {
             ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 9 }),

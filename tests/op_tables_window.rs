@@ -17,7 +17,7 @@ use tidemark::analysis::op_metrics::{OpMetricsDb, TimeWindow};
 use tidemark::analysis::roofline_model::{self, RecordSpan, RooflineModel};
 use tidemark::analysis::steps::NO_STEP_MARKER;
 use tidemark::engine::op_metrics::FileOpMetrics;
-use tidemark::engine::protocol::{RequestBody, ResponseBody};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::Scope;
 use tidemark::engine::Session;
 
@@ -206,9 +206,9 @@ fn the_page_asks_with_or_without_a_window() {
     };
     assert!(total(&whole.table.rows) > 10.0 * total(&view.table.rows));
     // The wire form leaves an absent window out.
-    let body = serde_json::to_string(&RequestBody::HloOpStats { scope: Scope::file(1) }).unwrap();
+    let body = serde_json::to_string(&RequestBody::from(request::HloOpStats { scope: Scope::file(1) })).unwrap();
     assert_eq!(body, r#"{"type":"hlo_op_stats","file_ids":[1]}"#);
-    let body = serde_json::to_string(&RequestBody::HloOpStats { scope: Scope::file(1).within(Some(w)) }).unwrap();
+    let body = serde_json::to_string(&RequestBody::from(request::HloOpStats { scope: Scope::file(1).within(Some(w)) })).unwrap();
     assert_eq!(
         body,
         format!(r#"{{"type":"hlo_op_stats","file_ids":[1],"window":{{"begin_ps":{},"end_ps":{}}}}}"#, w.begin_ps(), w.end_ps())
@@ -470,11 +470,15 @@ fn roofline_windows_add_up_to_the_whole_trace() {
 /// windows) is the whole trace's, and the wire form leaves an absent window out.
 #[test]
 fn the_page_asks_kernel_stats_and_the_roofline_over_a_step() {
-    let body = serde_json::to_string(&RequestBody::KernelStats { scope: Scope { file_ids: vec![1, 2], window: None } }).unwrap();
+    let body =
+        serde_json::to_string(&RequestBody::from(request::KernelStats { scope: Scope { file_ids: vec![1, 2], window: None } })).unwrap();
     assert_eq!(body, r#"{"type":"kernel_stats","file_ids":[1,2]}"#);
     let w = TimeWindow::new(5, 9).unwrap();
-    let body =
-        serde_json::to_string(&RequestBody::RooflineModel { scope: Scope::file(1).within(Some(w)), include_infeed_outfeed: true }).unwrap();
+    let body = serde_json::to_string(&RequestBody::from(request::RooflineModel {
+        scope: Scope::file(1).within(Some(w)),
+        include_infeed_outfeed: true,
+    }))
+    .unwrap();
     assert_eq!(body, r#"{"type":"roofline_model","file_ids":[1],"window":{"begin_ps":5,"end_ps":9},"include_infeed_outfeed":true}"#);
     let Some((mut s, id)) = open_device(V100) else { return };
     let (_, _, w) = s.run_step_windows(&[id]).unwrap().remove(0);

@@ -12,7 +12,7 @@ use serde_json::Value;
 use tidemark::analysis::input_pipeline::{one_digit, NO_STEP_TIME};
 use tidemark::analysis::overview_page::Figure;
 use tidemark::engine::overview_page::OverviewPageView;
-use tidemark::engine::protocol::{RequestBody, ResponseBody};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::Session;
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn";
@@ -26,7 +26,7 @@ fn open(s: &mut Session, rel: &str) -> u32 {
 
 fn page(s: &mut Session, rel: &str) -> OverviewPageView {
     let file_id = open(s, rel);
-    match ask(s, RequestBody::OverviewPage { file_ids: vec![file_id] }, None) {
+    match ask(s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::OverviewPage { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -115,7 +115,7 @@ fn step_spans_hold_their_memory_events() {
     let mut s = Session::new();
     let rel = format!("{D2}.xplane.pb.gz");
     let file_id = open(&mut s, &rel);
-    let v = match ask(&mut s, RequestBody::OverviewPage { file_ids: vec![file_id] }, None) {
+    let v = match ask(&mut s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::OverviewPage { view } => *view,
         other => panic!("{other:?}"),
     };
@@ -167,7 +167,7 @@ fn no_steps_and_no_trace_say_so() {
 
     let rel = "hlo/module_0008.jit_tiny.cpu_after_optimizations.hlo.pb";
     let file_id = open(&mut s, rel);
-    match ask(&mut s, RequestBody::OverviewPage { file_ids: vec![file_id] }, None) {
+    match ask(&mut s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::Failed { error } => assert!(!error.detail().is_empty()),
         other => panic!("{other:?}"),
     }
@@ -184,7 +184,7 @@ fn tpu_top_ops_are_xprofs() {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{other:?}"),
     };
-    let v = match ask(&mut s, RequestBody::OverviewPage { file_ids: vec![file_id] }, None) {
+    let v = match ask(&mut s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::OverviewPage { view } => *view,
         other => panic!("{other:?}"),
     };

@@ -222,9 +222,9 @@ fn cli_prints_the_engines_comparison() {
 
 #[test]
 fn compare_runs_through_the_protocol() {
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (mut session, current, baseline, c) = compared();
-    let body = RequestBody::CompareRuns { current, baseline };
+    let body = RequestBody::from(request::CompareRuns { current, baseline });
     let json = serde_json::to_string(&Request { v: VERSION, seq: 9, body }).unwrap();
     assert!(json.contains(r#""type":"compare_runs","current":[0,1],"baseline":[2,3]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});
@@ -234,9 +234,12 @@ fn compare_runs_through_the_protocol() {
     if let Some(d) = common::json_diff(&serde_json::to_value(&*comparison).unwrap(), &serde_json::to_value(&c).unwrap()) {
         panic!("CompareRuns reply: {d}");
     }
-    let bad =
-        serde_json::to_string(&Request { v: VERSION, seq: 10, body: RequestBody::CompareRuns { current: vec![0], baseline: vec![99] } })
-            .unwrap();
+    let bad = serde_json::to_string(&Request {
+        v: VERSION,
+        seq: 10,
+        body: RequestBody::from(request::CompareRuns { current: vec![0], baseline: vec![99] }),
+    })
+    .unwrap();
     let ResponseBody::Failed { error } = handle(&mut session, &bad, None, &mut |_| {}).body else { panic!("an unknown file is an error") };
     assert!(matches!(error, tidemark::engine::EngineError::UnknownFile { file_id: 99 }), "{error:?}");
 }

@@ -167,10 +167,10 @@ fn inspect_gives_each_file_its_run_and_host() {
 #[test]
 fn all_hosts_through_the_protocol() {
     use tidemark::analysis::framework_op_stats::FrameworkOpTable;
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (run, hosts) = RUNS[0];
     let (mut session, ids) = open_run(&hosts);
-    let body = RequestBody::FrameworkOpStats { scope: Scope { file_ids: ids, window: None }, include_idle: true };
+    let body = RequestBody::from(request::FrameworkOpStats { scope: Scope { file_ids: ids, window: None }, include_idle: true });
     let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
     assert!(json.contains(r#""type":"framework_op_stats","file_ids":[0,1]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});
@@ -190,7 +190,7 @@ fn all_hosts_through_the_protocol() {
 #[test]
 fn every_op_tool_answers_all_hosts_through_the_protocol() {
     use tidemark::engine::op_profile::OpProfileGrouping;
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (run, hosts) = RUNS[0];
     let (mut session, ids) = open_run(&hosts);
     let ask = |session: &mut Session, body: RequestBody| -> ResponseBody {
@@ -211,7 +211,10 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     }
     let file_ids = ids.clone();
 
-    let ResponseBody::OverviewPage { view } = ask(&mut session, RequestBody::OverviewPage { file_ids: file_ids.clone() }) else { panic!() };
+    let ResponseBody::OverviewPage { view } = ask(&mut session, RequestBody::from(request::OverviewPage { file_ids: file_ids.clone() }))
+    else {
+        panic!()
+    };
     let xprof = &oracle("overview_page")[1];
     assert_eq!(view.steps.names.len(), xprof["rows"].as_array().unwrap().len());
     let average: f64 = xprof["p"]["steptime_ms_average"].as_str().unwrap().parse().unwrap();
@@ -222,14 +225,15 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
         "not the first host's alone"
     );
 
-    let ResponseBody::InputPipeline { view } = ask(&mut session, RequestBody::InputPipeline { file_ids: file_ids.clone() }) else {
+    let ResponseBody::InputPipeline { view } = ask(&mut session, RequestBody::from(request::InputPipeline { file_ids: file_ids.clone() }))
+    else {
         panic!()
     };
     assert_eq!(view.steps.names.len(), oracle("input_pipeline_analyzer")[1]["rows"].as_array().unwrap().len());
     same(&*view, &session.input_pipeline_view(&ids).unwrap());
 
     let ResponseBody::HloOpStats { view } =
-        ask(&mut session, RequestBody::HloOpStats { scope: Scope { file_ids: file_ids.clone(), window: None } })
+        ask(&mut session, RequestBody::from(request::HloOpStats { scope: Scope { file_ids: file_ids.clone(), window: None } }))
     else {
         panic!()
     };
@@ -237,19 +241,25 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     same(&*view, &session.hlo_op_stats_view(&Scope::run(&ids)).unwrap());
 
     let ResponseBody::KernelStats { view } =
-        ask(&mut session, RequestBody::KernelStats { scope: Scope { file_ids: file_ids.clone(), window: None } })
+        ask(&mut session, RequestBody::from(request::KernelStats { scope: Scope { file_ids: file_ids.clone(), window: None } }))
     else {
         panic!()
     };
     assert_eq!(view.columns.kernel_name.len(), oracle("kernel_stats")["rows"].as_array().map_or(0, Vec::len));
     same(&*view, &session.kernel_stats_view(&Scope::run(&ids)).unwrap());
 
-    let body = RequestBody::RooflineModel { scope: Scope { file_ids: file_ids.clone(), window: None }, include_infeed_outfeed: true };
+    let body = RequestBody::from(request::RooflineModel {
+        scope: Scope { file_ids: file_ids.clone(), window: None },
+        include_infeed_outfeed: true,
+    });
     let ResponseBody::RooflineModel { view } = ask(&mut session, body) else { panic!() };
     same(&*view, &session.roofline_view(&Scope::run(&ids), true).unwrap());
 
-    let body =
-        RequestBody::OpProfile { scope: Scope { file_ids, window: None }, grouping: OpProfileGrouping::ByCategory, include_idle: true };
+    let body = RequestBody::from(request::OpProfile {
+        scope: Scope { file_ids, window: None },
+        grouping: OpProfileGrouping::ByCategory,
+        include_idle: true,
+    });
     let ResponseBody::OpProfile { view } = ask(&mut session, body) else { panic!() };
     same(&*view, &session.op_profile_view(&Scope::run(&ids), OpProfileGrouping::ByCategory, true).unwrap());
     assert_eq!(view.device_type, oracle("op_profile")["deviceType"].as_str().unwrap_or_default());

@@ -7,7 +7,7 @@ mod table;
 
 use super::op_page::SelfTimePie;
 use crate::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Text};
 use crate::ui::components::step_window::{op_scope, StepWindowChip};
@@ -27,14 +27,9 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     let side = RwSignal::new(Side::Both);
     // Sort and filter outlive the table, which is built again when the IDLE toggle brings new rows.
     let table_state = TableState::new();
-    let fetch = use_engine(
-        "Framework op stats",
-        move || Some(RequestBody::FrameworkOpStats { scope: op_scope(state, file_id), include_idle: include_idle.get() }),
-        |body| match body {
-            ResponseBody::FrameworkOpStats { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Framework op stats", move || {
+        Some(request::FrameworkOpStats { scope: op_scope(state, file_id), include_idle: include_idle.get() })
+    });
     let state_attr = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
         Reply::Ready(_) => "ready",

@@ -7,7 +7,7 @@ mod table;
 
 use super::op_page;
 use crate::engine::hlo_op_stats::HloOpStatsView;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Percent, Text};
 use crate::ui::components::step_window::{op_scope, StepWindowChip};
@@ -20,14 +20,7 @@ use std::sync::Arc;
 #[component]
 pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "HLO op stats",
-        move || Some(RequestBody::HloOpStats { scope: op_scope(state, file_id) }),
-        |body| match body {
-            ResponseBody::HloOpStats { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("HLO op stats", move || Some(request::HloOpStats { scope: op_scope(state, file_id) }));
     let csv_name = op_page::csv_name(&overview, "hlo_op_stats");
     op_page::frame(
         "hlo-op-stats",

@@ -7,7 +7,7 @@ mod chart;
 mod table;
 
 use super::op_page;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::roofline::RooflineView;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Text};
@@ -26,14 +26,9 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
     let table_state = TableState::new();
     // A node's link from the Graph tool: its row found.
     table_state.filter.set(state.take_op_search());
-    let fetch = use_engine(
-        "Roofline model",
-        move || Some(RequestBody::RooflineModel { scope: op_scope(state, file_id), include_infeed_outfeed: include_infeed_outfeed.get() }),
-        |body| match body {
-            ResponseBody::RooflineModel { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Roofline model", move || {
+        Some(request::RooflineModel { scope: op_scope(state, file_id), include_infeed_outfeed: include_infeed_outfeed.get() })
+    });
     let csv_name = op_page::csv_name(&overview, "roofline_model");
     let controls = view! {
         <StepWindowChip />
