@@ -5,6 +5,9 @@
 #
 # scripts/test.sh --quick: the edit loop's tier: native tests, `cargo fmt --check` and native clippy
 # only (no installs, no page build, no browser).
+#
+# Tests whose device fixture (../shared/fixtures/device, beside the checkout) is absent pass as
+# skipped; the run ends by saying how many. With CI=true an absent device fixture fails the run instead.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$(date +%s)
@@ -30,7 +33,12 @@ printf '\n== clippy (native)\n'
 cargo clippy --locked --all-targets -- -D warnings
 
 printf '\n== native tests (engine, CLI)\n'
+# Each native test that skips for want of a device fixture adds a line here (tests/common::device_fixture).
+export TIDEMARK_SKIP_LOG
+TIDEMARK_SKIP_LOG=$(mktemp)
+trap 'rm -f "$TIDEMARK_SKIP_LOG" "${browser_tap:-}"' EXIT
 cargo test --locked
+skipped="$(wc -l < "$TIDEMARK_SKIP_LOG") native (device fixture absent)"
 
 if ! $quick; then
   printf '\n== clippy (the page, wasm32)\n'
@@ -45,7 +53,10 @@ if ! $quick; then
 
   printf '\n== browser tests (headless chromium)\n'
   cargo build --locked --bin tidemark
-  node --test --test-concurrency=1 tests/browser/
+  browser_tap=$(mktemp)
+  node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$browser_tap" tests/browser/
+  skipped="$skipped, $(sed -n 's/^# skipped //p' "$browser_tap" | tail -1) browser"
 fi
 
-printf '\nall %stests passed in %ss\n' "$($quick && echo 'quick-tier ' || true)" "$(( $(date +%s) - start ))"
+printf '\nall %stests passed in %ss; skipped: %s\n' "$($quick && echo 'quick-tier ' || true)" "$(( $(date +%s) - start ))" "$skipped"

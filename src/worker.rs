@@ -15,7 +15,7 @@
 //! the engine; the trap that follows ends the worker, and the page starts a fresh one.
 
 use crate::engine::protocol::{self, Request, RequestBody, Response, ResponseBody, VERSION};
-use crate::engine::{residency, EngineError, Session};
+use crate::engine::{EngineError, Session};
 use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -156,7 +156,7 @@ pub fn run() {
         CURRENT.with(|c| *c.borrow_mut() = subject(&json));
         let mut emit = |r: Response| post(&reply_scope, &r, None);
         let mut opened_files = opened_files.borrow_mut();
-        let reply = match msg.get(1).dyn_into::<web_sys::Blob>() {
+        let protocol::Answered { response: reply, beside } = match msg.get(1).dyn_into::<web_sys::Blob>() {
             Ok(blob) => {
                 let mut reader = BlobReader { blob, at: 0.0 };
                 let (size_bytes, last4) = (reader.size_bytes(), reader.last4());
@@ -164,7 +164,7 @@ pub fn run() {
                 if let ResponseBody::Opened { file_id, .. } = &reply.body {
                     opened_files.insert(*file_id, reader.blob);
                 }
-                reply
+                protocol::Answered { response: reply, beside: None }
             }
             Err(other) => {
                 let bytes = other.dyn_into::<js_sys::ArrayBuffer>().ok().map(|b| js_sys::Uint8Array::new(&b).to_vec());
@@ -175,7 +175,7 @@ pub fn run() {
                     let source = crate::decode::stream::Source { size_bytes, last4, reader: &mut reader };
                     session.reread_stream(file_id, source, &mut |_, _| {})
                 };
-                residency::answer(&mut session, &json, bytes, &mut emit, &mut reread)
+                protocol::answer_rereading(&mut session, &json, bytes, &mut emit, &mut reread)
             }
         };
         if let ResponseBody::Closed { file_id } = &reply.body {
@@ -191,6 +191,7 @@ pub fn run() {
         let bytes = as_opened
             .and_then(|blob| BlobReader { blob: blob.clone(), at: 0.0 }.slice(0.0, blob.size()).ok())
             .map(|v| v.buffer())
+            .or_else(|| beside.map(|b| js_sys::Uint8Array::from(&b[..]).buffer()))
             .or_else(|| protocol::source_bytes(&session, &reply).map(|b| js_sys::Uint8Array::from(b.as_ref()).buffer()));
         post(&reply_scope, &reply, bytes);
         CURRENT.with(|c| *c.borrow_mut() = None);
@@ -198,7 +199,7 @@ pub fn run() {
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
     // Tell the page the engine is ready to take requests.
-    let _ = scope.post_message(&JsValue::from_str("{\"ready\":true}"));
+    post(&scope, &Response { v: VERSION, seq: 0, body: ResponseBody::Ready }, None);
     // While the page is idle, get V8 to optimise the engine's hot code before the first real file
     // (see `engine::warmup`); requests that arrive meanwhile wait for it.
     crate::engine::warmup::run();

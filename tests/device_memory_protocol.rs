@@ -3,21 +3,12 @@
 
 mod common;
 
-use common::{bytes, pprof};
+use common::{ask, bytes, pprof};
 use tidemark::analysis::device_memory::{self as dm, Options};
 use tidemark::decode::Format;
 use tidemark::engine::device_memory::{flatten, DeviceMemoryQuery, FlameNode};
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::{EngineError, Session};
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 3);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn open(s: &mut Session, rel: &str) -> u32 {
     let path = rel.rsplit('/').next().unwrap().to_string();
@@ -39,8 +30,11 @@ fn node<'a>(flame: &'a [FlameNode], depth: u32, function: &str) -> &'a FlameNode
 fn profile_request_answers_the_engine_report_with_a_flat_tree() {
     let mut s = Session::new();
     let id = open(&mut s, "pprof/docs_seed_memory.prof");
-    let ResponseBody::DeviceMemoryProfile { view } = ask(&mut s, RequestBody::DeviceMemoryProfile { file_id: id, query: folded() }, None)
-    else {
+    let ResponseBody::DeviceMemory { answer: request::DeviceMemoryAnswer::Profile(view) } = ask(
+        &mut s,
+        RequestBody::from(request::DeviceMemory { files: request::DeviceMemoryFiles::Profile { file_id: id }, query: folded() }),
+        None,
+    ) else {
         panic!("not a profile reply")
     };
     assert_eq!((view.file_id, view.name.as_str()), (id, "docs_seed_memory.prof"));
@@ -64,8 +58,12 @@ fn profile_request_answers_the_engine_report_with_a_flat_tree() {
 fn filters_by_kind_and_device_and_unfolded_frames() {
     let mut s = Session::new();
     let id = open(&mut s, "pprof/docs_seed_memory.prof");
-    let mut ask_profile = |query: DeviceMemoryQuery| match ask(&mut s, RequestBody::DeviceMemoryProfile { file_id: id, query }, None) {
-        ResponseBody::DeviceMemoryProfile { view } => view,
+    let mut ask_profile = |query: DeviceMemoryQuery| match ask(
+        &mut s,
+        RequestBody::from(request::DeviceMemory { files: request::DeviceMemoryFiles::Profile { file_id: id }, query }),
+        None,
+    ) {
+        ResponseBody::DeviceMemory { answer: request::DeviceMemoryAnswer::Profile(view) } => view,
         other => panic!("{other:?}"),
     };
     let executables = ask_profile(DeviceMemoryQuery { kind: Some("executable".into()), ..folded() });
@@ -88,9 +86,14 @@ fn filters_by_kind_and_device_and_unfolded_frames() {
 fn diff_and_series_requests_find_the_leak() {
     let mut s = Session::new();
     let ids: Vec<u32> = (1..=9).map(|k| open(&mut s, &format!("pprof/docs_leak/memory{k}.prof"))).collect();
-    let ResponseBody::DeviceMemoryDiff { view } =
-        ask(&mut s, RequestBody::DeviceMemoryDiff { base_file_id: ids[7], target_file_id: ids[8], query: folded() }, None)
-    else {
+    let ResponseBody::DeviceMemory { answer: request::DeviceMemoryAnswer::Diff(view) } = ask(
+        &mut s,
+        RequestBody::from(request::DeviceMemory {
+            files: request::DeviceMemoryFiles::Diff { base_file_id: ids[7], target_file_id: ids[8] },
+            query: folded(),
+        }),
+        None,
+    ) else {
         panic!("not a diff reply")
     };
     assert_eq!((view.base_name.as_str(), view.target_name.as_str()), ("memory8.prof", "memory9.prof"));
@@ -103,9 +106,14 @@ fn diff_and_series_requests_find_the_leak() {
     // The page sends the files in the order they were dropped; the series orders them by number.
     let mut shuffled = ids.clone();
     shuffled.reverse();
-    let ResponseBody::DeviceMemorySeries { view } =
-        ask(&mut s, RequestBody::DeviceMemorySeries { file_ids: shuffled.clone(), query: folded() }, None)
-    else {
+    let ResponseBody::DeviceMemory { answer: request::DeviceMemoryAnswer::Series(view) } = ask(
+        &mut s,
+        RequestBody::from(request::DeviceMemory {
+            files: request::DeviceMemoryFiles::Series { file_ids: shuffled.clone() },
+            query: folded(),
+        }),
+        None,
+    ) else {
         panic!("not a series reply")
     };
     assert_eq!(view.file_ids, shuffled);
@@ -131,9 +139,15 @@ fn requests_on_the_wrong_file_explain_themselves() {
     let hlo = open(&mut s, "hlo/module_0014.jit__normal.cpu_after_optimizations.hlo.pb");
     let prof = open(&mut s, "pprof/docs_seed_memory.prof");
     for body in [
-        RequestBody::DeviceMemoryProfile { file_id: hlo, query: folded() },
-        RequestBody::DeviceMemoryDiff { base_file_id: prof, target_file_id: hlo, query: folded() },
-        RequestBody::DeviceMemorySeries { file_ids: vec![prof, hlo], query: folded() },
+        RequestBody::from(request::DeviceMemory { files: request::DeviceMemoryFiles::Profile { file_id: hlo }, query: folded() }),
+        RequestBody::from(request::DeviceMemory {
+            files: request::DeviceMemoryFiles::Diff { base_file_id: prof, target_file_id: hlo },
+            query: folded(),
+        }),
+        RequestBody::from(request::DeviceMemory {
+            files: request::DeviceMemoryFiles::Series { file_ids: vec![prof, hlo] },
+            query: folded(),
+        }),
     ] {
         match ask(&mut s, body, None) {
             ResponseBody::Failed { error: error @ EngineError::WrongFormat { found: Format::HloProto, .. } } => {
@@ -143,7 +157,11 @@ fn requests_on_the_wrong_file_explain_themselves() {
             other => panic!("{other:?}"),
         }
     }
-    match ask(&mut s, RequestBody::DeviceMemoryProfile { file_id: 99, query: folded() }, None) {
+    match ask(
+        &mut s,
+        RequestBody::from(request::DeviceMemory { files: request::DeviceMemoryFiles::Profile { file_id: 99 }, query: folded() }),
+        None,
+    ) {
         ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 99 }),
         other => panic!("{other:?}"),
     }

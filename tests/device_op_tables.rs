@@ -12,6 +12,7 @@ use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
 use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
 use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
+use tidemark::engine::Scope;
 use tidemark::engine::Session;
 
 /// Every CPU fixture (trace, oracle prefix).
@@ -53,7 +54,7 @@ fn assert_same(tool: &str, fixture: &str, actual: &Value, expected: &Value) {
 fn kernel_stats_is_empty_on_cpu_traces() {
     for f in CPU_FIXTURES {
         let (mut session, id) = open_session(f, common::bytes(&format!("{f}.xplane.pb.gz")));
-        let stats = session.kernel_stats(id).unwrap();
+        let stats = session.kernel_stats(&Scope::file(id)).unwrap();
         assert!(stats.reports.is_empty(), "{f}");
         assert_same("kernel_stats", f, &kernel_stats_json(&stats), &common::json(&format!("{f}.kernel_stats.json")));
     }
@@ -65,12 +66,12 @@ fn kernel_stats_equals_xprof_on_device_traces() {
         let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { continue };
         let oracle = common::json_at(&trace.with_file_name(format!("{}.kernel_stats.json", f.rsplit('/').next().unwrap())));
         let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-        let stats = session.kernel_stats(id).unwrap();
+        let stats = session.kernel_stats(&Scope::file(id)).unwrap();
         let rows = oracle["rows"].as_array().map_or(0, Vec::len);
         assert_eq!(stats.reports.len(), rows, "{f}: rows");
         assert_same("kernel_stats", f, &kernel_stats_json(&stats), &oracle);
         // Kept: asked again, the same analysis comes back.
-        assert!(std::sync::Arc::ptr_eq(&stats, &session.kernel_stats(id).unwrap()));
+        assert!(std::sync::Arc::ptr_eq(&stats, &session.kernel_stats(&Scope::file(id)).unwrap()));
     }
 }
 
@@ -78,7 +79,7 @@ fn kernel_stats_equals_xprof_on_device_traces() {
 fn hlo_stats_is_empty_on_cpu_traces() {
     for f in CPU_FIXTURES {
         let (mut session, id) = open_session(f, common::bytes(&format!("{f}.xplane.pb.gz")));
-        let stats = session.hlo_stats(id).unwrap();
+        let stats = session.hlo_stats(&Scope::file(id)).unwrap();
         assert!(stats.rows.is_empty(), "{f}");
         assert_same("hlo_stats", f, &hlo_stats_json(&stats), &common::json(&format!("{f}.hlo_stats.json")));
     }
@@ -92,7 +93,7 @@ fn hlo_stats_equals_xprof_on_the_tpu_trace() {
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let oracle = common::json_at(&trace.with_file_name("tpu_v6e_inference.hlo_stats.json"));
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    let stats = session.hlo_stats(id).unwrap();
+    let stats = session.hlo_stats(&Scope::file(id)).unwrap();
     assert_same("hlo_stats", f, &hlo_stats_json(&stats), &oracle);
 }
 
@@ -100,7 +101,7 @@ fn hlo_stats_equals_xprof_on_the_tpu_trace() {
 fn roofline_model_is_empty_on_cpu_traces() {
     for f in CPU_FIXTURES {
         let (mut session, id) = open_session(f, common::bytes(&format!("{f}.xplane.pb.gz")));
-        let model = session.roofline_model(id).unwrap();
+        let model = session.roofline_model(&Scope::file(id)).unwrap();
         assert!(model.records.is_empty(), "{f}");
         assert_same("roofline_model", f, &roofline_json(&model), &common::json(&format!("{f}.roofline_model.json")));
     }
@@ -114,7 +115,7 @@ fn roofline_model_equals_xprof_on_the_tpu_trace() {
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let oracle = common::json_at(&trace.with_file_name("tpu_v6e_inference.roofline_model.json"));
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    let model = session.roofline_model(id).unwrap();
+    let model = session.roofline_model(&Scope::file(id)).unwrap();
     assert_same("roofline_model", f, &roofline_json(&model), &oracle);
 }
 
@@ -126,13 +127,13 @@ fn hlo_stats_on_the_v100_trace() {
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let oracle = common::json_at(&trace.with_file_name("v100_worker.hlo_stats.json"));
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    let ops = session.device_ops(id).unwrap();
+    let ops = session.device_ops(&Scope::file(id), "op tables").unwrap();
     assert_eq!(ops.db.metrics.len(), 1, "only the idle row");
     assert!(ops.db.metrics[0].is_idle());
     // XProf's Op Profile shows that idle row's time (its tree is only the idle node here).
     let op_profile = common::json_at(&trace.with_file_name("v100_worker.op_profile.json"));
     assert_eq!(Some(ops.db.total_time_ps), op_profile["byProgram"]["metrics"]["rawTime"].as_u64());
-    assert_same("hlo_stats", f, &hlo_stats_json(&session.hlo_stats(id).unwrap()), &oracle);
+    assert_same("hlo_stats", f, &hlo_stats_json(&session.hlo_stats(&Scope::file(id)).unwrap()), &oracle);
 }
 
 /// The AMD GPU traces (MI300X, MI355X; JAX): the device op db built from XLA kernels costed by XLA's GPU
@@ -146,14 +147,14 @@ fn device_tools_equal_xprof_on_the_amd_traces() {
         let stem = f.rsplit('/').next().unwrap();
         let oracle = |tool: &str| common::json_at(&trace.with_file_name(format!("{stem}.{tool}.json")));
         let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-        let hlo_stats = session.hlo_stats(id).unwrap();
+        let hlo_stats = session.hlo_stats(&Scope::file(id)).unwrap();
         assert!(!hlo_stats.rows.is_empty(), "{f}: XLA ops on the device");
         assert_same("hlo_stats", f, &hlo_stats_json(&hlo_stats), &oracle("hlo_stats"));
-        assert_same("op_profile", f, &op_profile_json(&session.op_profile(id).unwrap()), &oracle("op_profile"));
-        let stats = session.framework_op_stats(id).unwrap();
+        assert_same("op_profile", f, &op_profile_json(&session.op_profile(&Scope::file(id)).unwrap()), &oracle("op_profile"));
+        let stats = session.framework_op_stats(&Scope::file(id)).unwrap();
         assert!(stats.with_idle.rows.iter().any(|r| r.on_device), "{f}: device rows");
         assert_same("framework_op_stats", f, &framework_op_stats_json(&stats), &oracle("framework_op_stats"));
-        assert_same("overview_page", f, &overview_page_json(session.cached_overview_page(id).unwrap()), &oracle("overview_page"));
+        assert_same("overview_page", f, &overview_page_json(session.overview_page(&[id]).unwrap()), &oracle("overview_page"));
     }
 }
 
@@ -166,7 +167,7 @@ fn roofline_model_equals_xprof_on_the_amd_traces() {
         let stem = f.rsplit('/').next().unwrap();
         let oracle = common::json_at(&trace.with_file_name(format!("{stem}.roofline_model.json")));
         let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-        assert_same("roofline_model", f, &roofline_json(&session.roofline_model(id).unwrap()), &oracle);
+        assert_same("roofline_model", f, &roofline_json(&session.roofline_model(&Scope::file(id)).unwrap()), &oracle);
     }
 }
 
@@ -179,7 +180,7 @@ fn roofline_model_equals_xprof_on_the_v100_trace() {
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let oracle = common::json_at(&trace.with_file_name("v100_worker.roofline_model.json"));
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    let model = session.roofline_model(id).unwrap();
+    let model = session.roofline_model(&Scope::file(id)).unwrap();
     assert!(model.records.iter().any(|r| r.span == tidemark::analysis::roofline_model::RecordSpan::Step(0)), "the step's record");
     assert_same("roofline_model", f, &roofline_json(&model), &oracle);
 }
@@ -188,7 +189,7 @@ fn roofline_model_equals_xprof_on_the_v100_trace() {
 fn op_profile_is_empty_on_cpu_traces() {
     for f in CPU_FIXTURES {
         let (mut session, id) = open_session(f, common::bytes(&format!("{f}.xplane.pb.gz")));
-        let profile = session.op_profile(id).unwrap();
+        let profile = session.op_profile(&Scope::file(id)).unwrap();
         assert!(profile.by_program.children.is_empty(), "{f}");
         assert_same("op_profile", f, &op_profile_json(&profile), &common::json(&format!("{f}.op_profile.json")));
     }
@@ -201,7 +202,7 @@ fn op_profile_equals_xprof_on_the_v100_trace() {
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let oracle = common::json_at(&trace.with_file_name("v100_worker.op_profile.json"));
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    assert_same("op_profile", f, &op_profile_json(&session.op_profile(id).unwrap()), &oracle);
+    assert_same("op_profile", f, &op_profile_json(&session.op_profile(&Scope::file(id)).unwrap()), &oracle);
 }
 
 /// The TPU trace: XProf's whole tree, by program with and without idle, fusions with their fused
@@ -212,7 +213,7 @@ fn op_profile_equals_xprof_on_the_tpu_trace() {
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let oracle = common::json_at(&trace.with_file_name("tpu_v6e_inference.op_profile.json"));
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    let profile = session.op_profile(id).unwrap();
+    let profile = session.op_profile(&Scope::file(id)).unwrap();
     let fused = |n: &tidemark::analysis::op_profile::Node| n.children.len();
     assert!(
         profile
@@ -234,17 +235,17 @@ fn every_table_reads_one_op_metrics_pass_and_close_forgets_it() {
     let f = "jax_tpu_v6e_inference/tpu_v6e_inference";
     let Some(trace) = common::device_fixture(&format!("{f}.xplane.pb")) else { return };
     let (mut session, id) = open_session(f, std::fs::read(&trace).unwrap());
-    let metrics = session.op_metrics(id).unwrap();
-    session.framework_op_stats(id).unwrap();
-    session.hlo_stats(id).unwrap();
-    session.op_profile(id).unwrap();
-    session.roofline_model(id).unwrap();
-    session.kernel_stats(id).unwrap();
-    session.cached_overview_page(id).unwrap();
-    assert!(std::sync::Arc::ptr_eq(&metrics, &session.op_metrics(id).unwrap()), "built once");
+    let metrics = session.op_metrics(&Scope::file(id)).unwrap();
+    session.framework_op_stats(&Scope::file(id)).unwrap();
+    session.hlo_stats(&Scope::file(id)).unwrap();
+    session.op_profile(&Scope::file(id)).unwrap();
+    session.roofline_model(&Scope::file(id)).unwrap();
+    session.kernel_stats(&Scope::file(id)).unwrap();
+    session.overview_page(&[id]).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&metrics, &session.op_metrics(&Scope::file(id)).unwrap()), "built once");
     let device = metrics.device.as_ref().expect("the TPU trace has a device op db");
-    assert!(std::sync::Arc::ptr_eq(device, &session.device_ops(id).unwrap()));
+    assert!(std::sync::Arc::ptr_eq(device, &session.device_ops(&Scope::file(id), "op tables").unwrap()));
     assert!(session.close(id));
-    let e = session.hlo_stats(id).unwrap_err();
+    let e = session.hlo_stats(&Scope::file(id)).unwrap_err();
     assert_eq!(e, tidemark::engine::EngineError::UnknownFile { file_id: id });
 }

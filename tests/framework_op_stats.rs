@@ -8,12 +8,13 @@ mod common;
 use serde_json::Value;
 use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json;
 use tidemark::analysis::framework_op_stats::FrameworkOpStats;
+use tidemark::engine::Scope;
 use tidemark::engine::Session;
 
 fn stats_of(name: &str, bytes: Vec<u8>) -> FrameworkOpStats {
     let mut session = Session::new();
     let id = session.open(name, bytes, &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id;
-    session.framework_op_stats(id).unwrap_or_else(|e| panic!("{e}"))
+    session.framework_op_stats(&Scope::file(id)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn stats(rel: &str) -> FrameworkOpStats {

@@ -4,24 +4,17 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tidemark::analysis::framework_op_stats::FrameworkOpTable;
 use tidemark::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
+use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz";
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways, so
-/// figures may differ from the engine's in the last bit).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 7, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 7);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
     match ask(s, RequestBody::Open { path: name.into() }, Some(bytes)) {
@@ -31,7 +24,7 @@ fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
 }
 
 fn page(s: &mut Session, file_id: u32, include_idle: bool) -> FrameworkOpStatsView {
-    match ask(s, RequestBody::FrameworkOpStats { file_id, include_idle, window: None }, None) {
+    match ask(s, RequestBody::from(request::FrameworkOpStats { scope: Scope::file(file_id), include_idle }), None) {
         ResponseBody::FrameworkOpStats { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -71,7 +64,7 @@ fn assert_page_is_xprofs(name: &str, bytes: Vec<u8>, oracle: &Value) -> (Session
     for (t, include_idle) in [(0, true), (1, false)] {
         let view = page(&mut s, id, include_idle);
         assert_eq!(view.include_idle, include_idle);
-        let stats = s.framework_op_stats(id).unwrap();
+        let stats = s.framework_op_stats(&Scope::file(id)).unwrap();
         let engine = if include_idle { stats.with_idle } else { stats.without_idle };
         let as_json = |t: &FrameworkOpTable| serde_json::to_value(t).unwrap();
         assert_eq!(common::json_diff(&as_json(&view.table), &as_json(&engine)), None, "{name} table {t}: the engine's");
@@ -109,10 +102,10 @@ fn device_traces_chart_both_sides() {
 
 #[test]
 fn wire_form_and_unknown_file() {
-    let json = serde_json::to_string(&RequestBody::FrameworkOpStats { file_id: 3, include_idle: false, window: None }).unwrap();
-    assert_eq!(json, r#"{"type":"framework_op_stats","file_id":3,"include_idle":false}"#);
+    let json = serde_json::to_string(&RequestBody::from(request::FrameworkOpStats { scope: Scope::file(3), include_idle: false })).unwrap();
+    assert_eq!(json, r#"{"type":"framework_op_stats","file_ids":[3],"include_idle":false}"#);
     let mut s = Session::new();
-    match ask(&mut s, RequestBody::FrameworkOpStats { file_id: 9, include_idle: true, window: None }, None) {
+    match ask(&mut s, RequestBody::from(request::FrameworkOpStats { scope: Scope::file(9), include_idle: true }), None) {
         ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 9 }),
         other => panic!("{other:?}"),
     }

@@ -378,7 +378,7 @@ fn bench_layout() {
 /// out; a module the file does not have falls back to its largest, centred on the entry root.
 #[test]
 fn the_pages_request_answers_the_graph_laid_out() {
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let mut s = tidemark::engine::Session::new();
     let ask = |s: &mut tidemark::engine::Session, body: RequestBody, file: Option<Vec<u8>>| {
         let json = serde_json::to_string(&Request { v: VERSION, seq: 1, body }).expect("request");
@@ -391,7 +391,12 @@ fn the_pages_request_answers_the_graph_laid_out() {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{other:?}"),
     };
-    let body = RequestBody::GraphViewer { file_id, module: Some("jit_train_step(14)".into()), node: Some("ynn_fusion.5".into()), width: 3 };
+    let body = RequestBody::from(request::GraphViewer {
+        file_id,
+        module: Some("jit_train_step(14)".into()),
+        node: Some("ynn_fusion.5".into()),
+        width: 3,
+    });
     let ResponseBody::GraphViewer { view } = ask(&mut s, body, None) else { panic!("not a graph") };
     assert_eq!(view.module, "jit_train_step(14)");
     assert!(view.modules.iter().any(|m| m.name == "jit_train_step(14)" && m.instructions > 100));
@@ -400,7 +405,12 @@ fn the_pages_request_answers_the_graph_laid_out() {
     assert!(ours == theirs, "{}", describe(&ours, &theirs));
     assert_eq!(view.layout.nodes.len(), view.graph.nodes.len());
 
-    let body = RequestBody::GraphViewer { file_id, module: Some("not_here(1)".into()), node: Some("ynn_fusion.5".into()), width: 1 };
+    let body = RequestBody::from(request::GraphViewer {
+        file_id,
+        module: Some("not_here(1)".into()),
+        node: Some("ynn_fusion.5".into()),
+        width: 1,
+    });
     let ResponseBody::GraphViewer { view } = ask(&mut s, body, None) else { panic!("not a graph") };
     let largest = view.modules.iter().max_by_key(|m| m.instructions).expect("modules");
     assert_eq!(view.module, largest.name);

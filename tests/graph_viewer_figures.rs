@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeSet;
 use tidemark::analysis::graph_viewer::{GraphOptions, NodeKind};
 use tidemark::engine::graph_viewer::{GraphView, TimeSource};
-use tidemark::engine::Session;
+use tidemark::engine::{Scope, Session};
 
 const A2: &str = "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz";
 const TPU: &str = "jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb";
@@ -140,7 +140,7 @@ fn tpu_times_are_xprofs_hlo_stats_rows() {
     assert!(v.figures.by_name["broadcast_add_fusion.1"].self_time_us.is_some());
 
     // The Roofline's rows name their module as the Graph tool does: its "graph" link has a target.
-    let roofline = s.roofline_view(id, true).expect("roofline");
+    let roofline = s.roofline_view(&Scope::file(id), true).expect("roofline");
     let r = &roofline.records;
     let i = r.name.iter().position(|n| n == "broadcast_add_fusion.1").expect("the op's record");
     assert_eq!(r.memory_viewer_module[i].as_deref(), Some(module));

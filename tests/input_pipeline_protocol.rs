@@ -4,20 +4,13 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::analysis::input_pipeline::{one_digit, CATEGORIES};
 use tidemark::engine::input_pipeline::InputPipelineView;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::Session;
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 9, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 9);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn view_of(rel: &str) -> InputPipelineView {
     let mut s = Session::new();
@@ -25,7 +18,7 @@ fn view_of(rel: &str) -> InputPipelineView {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{other:?}"),
     };
-    match ask(&mut s, RequestBody::InputPipeline { file_id }, None) {
+    match ask(&mut s, RequestBody::from(request::InputPipeline { file_ids: vec![file_id] }), None) {
         ResponseBody::InputPipeline { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -118,8 +111,8 @@ fn a_trace_without_steps_says_so() {
 /// The wire form the page reads: the request's tag and the reply's columns.
 #[test]
 fn wire_form_is_pinned() {
-    let json = serde_json::to_value(RequestBody::InputPipeline { file_id: 3 }).unwrap();
-    assert_eq!(json, serde_json::json!({"type": "input_pipeline", "file_id": 3}));
+    let json = serde_json::to_value(RequestBody::from(request::InputPipeline { file_ids: vec![3] })).unwrap();
+    assert_eq!(json, serde_json::json!({"type": "input_pipeline", "file_ids": [3]}));
     let reply = serde_json::to_value(ResponseBody::InputPipeline { view: Box::default() }).unwrap();
     assert_eq!(reply["type"], "input_pipeline");
     let steps = reply["view"]["steps"].as_object().unwrap();

@@ -6,7 +6,7 @@
 mod common;
 
 use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
-use tidemark::engine::Session;
+use tidemark::engine::{Scope, Session};
 
 /// (folder/stem, rows XProf lists): the counts guard against a table empty on both sides.
 const NVIDIA_H200: [(&str, usize); 5] = [
@@ -24,7 +24,7 @@ fn kernel_stats_equals_xprof_on_nvidia_h200_traces() {
         let oracle = common::json_at(&trace.with_file_name(format!("{}.kernel_stats.json", f.rsplit('/').next().unwrap())));
         let mut session = Session::new();
         let id = session.open(f, std::fs::read(&trace).unwrap(), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id;
-        let stats = session.kernel_stats(id).unwrap();
+        let stats = session.kernel_stats(&Scope::file(id)).unwrap();
         assert_eq!(stats.reports.len(), rows, "{f}: rows");
         if let Some(d) = common::json_diff(&kernel_stats_json(&stats), &oracle) {
             panic!("kernel_stats of {f} differs from XProf: {d}");

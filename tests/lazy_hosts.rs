@@ -10,8 +10,9 @@ mod common;
 use std::cell::RefCell;
 use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json;
 use tidemark::decode::stream::Source;
-use tidemark::engine::protocol::{self, Request, RequestBody, Response, ResponseBody, VERSION};
-use tidemark::engine::residency::{self, ResidencyReport};
+use tidemark::engine::protocol::{self, request, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::residency::ResidencyReport;
+use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
 
 /// Two runs: three TensorFlow hosts, and the two JAX hosts XProf combined for `runs/jax_two_hosts`.
@@ -52,7 +53,7 @@ fn open_all(session: &mut Session, hosts: &[(String, Vec<u8>)]) -> Vec<u32> {
 }
 
 fn residency_of(session: &mut Session) -> ResidencyReport {
-    match ask(session, RequestBody::Residency, &mut |_, _| panic!("a report reads nothing again")).body {
+    match ask(session, RequestBody::from(request::Residency {}), &mut |_, _| panic!("a report reads nothing again")).body {
         ResponseBody::Residency { report } => *report,
         other => panic!("not a residency report: {other:?}"),
     }
@@ -61,7 +62,7 @@ fn residency_of(session: &mut Session) -> ResidencyReport {
 /// `body` answered as the page's worker answers it; `reread` reads a released file again.
 fn ask(session: &mut Session, body: RequestBody, reread: &mut dyn FnMut(&mut Session, u32) -> Result<(), EngineError>) -> Response {
     let json = serde_json::to_string(&Request { v: VERSION, seq: 1, body }).unwrap();
-    residency::answer(session, &json, None, &mut |_| {}, reread)
+    protocol::answer_rereading(session, &json, None, &mut |_| {}, reread).response
 }
 
 /// `body` answered by a session that holds every file.
@@ -74,15 +75,22 @@ fn ask_resident(session: &mut Session, body: RequestBody) -> Response {
 fn run_requests(ids: &[u32], baseline: &[u32]) -> Vec<RequestBody> {
     let file_ids = ids.to_vec();
     vec![
-        RequestBody::RunFrameworkOpStats { file_ids: file_ids.clone(), include_idle: true, window: None },
-        RequestBody::RunHloOpStats { file_ids: file_ids.clone(), window: None },
-        RequestBody::RunKernelStats { file_ids: file_ids.clone(), window: None },
-        RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true, window: None },
-        RequestBody::RunOpProfile { file_ids: file_ids.clone(), grouping: Default::default(), include_idle: true, window: None },
-        RequestBody::RunInputPipeline { file_ids: file_ids.clone() },
-        RequestBody::RunOverviewPage { file_ids: file_ids.clone() },
-        RequestBody::RunMemoryOverview { file_ids: file_ids.clone() },
-        RequestBody::CompareRuns { current: file_ids, baseline: baseline.to_vec() },
+        RequestBody::from(request::FrameworkOpStats { scope: Scope { file_ids: file_ids.clone(), window: None }, include_idle: true }),
+        RequestBody::from(request::HloOpStats { scope: Scope { file_ids: file_ids.clone(), window: None } }),
+        RequestBody::from(request::KernelStats { scope: Scope { file_ids: file_ids.clone(), window: None } }),
+        RequestBody::from(request::RooflineModel {
+            scope: Scope { file_ids: file_ids.clone(), window: None },
+            include_infeed_outfeed: true,
+        }),
+        RequestBody::from(request::OpProfile {
+            scope: Scope { file_ids: file_ids.clone(), window: None },
+            grouping: Default::default(),
+            include_idle: true,
+        }),
+        RequestBody::from(request::InputPipeline { file_ids: file_ids.clone() }),
+        RequestBody::from(request::OverviewPage { file_ids: file_ids.clone() }),
+        RequestBody::from(request::RunMemoryOverview { file_ids: file_ids.clone() }),
+        RequestBody::from(request::CompareRuns { current: file_ids, baseline: baseline.to_vec() }),
     ]
 }
 
@@ -137,7 +145,7 @@ fn one_host_held_and_every_run_tool_equal_to_all_hosts_held() {
 
     // The JAX run's combined framework op stats are XProf's for the same two files.
     // (a session method: it answers from what was kept, or fails with `NotResident`).
-    let actual = to_xprof_json(&lazy.run_framework_op_stats(jax).unwrap_or_else(|e| panic!("{e}")));
+    let actual = to_xprof_json(&lazy.framework_op_stats(&Scope::run(jax)).unwrap_or_else(|e| panic!("{e}")));
     if let Some(d) = common::json_diff(&actual, &common::json("runs/jax_two_hosts/jax_two_hosts.framework_op_stats.json")) {
         panic!("jax_two_hosts framework op stats: {d}");
     }
@@ -152,7 +160,10 @@ fn a_tool_of_one_released_host_reads_that_host_again() {
     // read it again (once), the host held before is released, and the answers are the held session's.
     for &id in &ids[..TF.len()] {
         read_again.borrow_mut().clear();
-        for body in [RequestBody::MemoryProfile { file_id: id, memory_id: None }, RequestBody::TraceOutline { file_id: id }] {
+        for body in [
+            RequestBody::from(request::MemoryProfile { file_id: id, memory_id: None }),
+            RequestBody::from(request::TraceOutline { file_id: id }),
+        ] {
             let got = ask(&mut lazy, body.clone(), &mut reread);
             let want = ask_resident(&mut resident, body);
             assert!(!matches!(want.body, ResponseBody::Failed { .. }), "{want:?}");
@@ -165,7 +176,7 @@ fn a_tool_of_one_released_host_reads_that_host_again() {
     }
     // A single host's op table answers from what was kept: nothing read again.
     read_again.borrow_mut().clear();
-    let body = RequestBody::FrameworkOpStats { file_id: ids[1], include_idle: true, window: None };
+    let body = RequestBody::from(request::FrameworkOpStats { scope: Scope::file(ids[1]), include_idle: true });
     let got = ask(&mut lazy, body.clone(), &mut reread);
     assert_eq!(serde_json::to_value(&got).unwrap(), serde_json::to_value(ask_resident(&mut resident, body)).unwrap());
     assert!(read_again.borrow().is_empty());
@@ -186,8 +197,8 @@ fn all_hosts_over_a_step_read_each_released_host_once() {
     // read back in turn, once, and the hosts done before answer from their kept window.
     let (_, _, window) = resident.run_step_windows(tf).unwrap_or_else(|e| panic!("{e}")).into_iter().next().expect("the run has steps");
     for body in [
-        RequestBody::RunFrameworkOpStats { file_ids: tf.to_vec(), include_idle: true, window: Some(window) },
-        RequestBody::RunHloOpStats { file_ids: tf.to_vec(), window: Some(window) },
+        RequestBody::from(request::FrameworkOpStats { scope: Scope { file_ids: tf.to_vec(), window: Some(window) }, include_idle: true }),
+        RequestBody::from(request::HloOpStats { scope: Scope { file_ids: tf.to_vec(), window: Some(window) } }),
     ] {
         let got = ask(&mut lazy, body.clone(), &mut reread);
         let want = ask_resident(&mut resident, body);

@@ -164,9 +164,9 @@ fn cli_prints_the_engines_overview() {
 
 #[test]
 fn through_the_protocol() {
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (mut session, ids) = open_run();
-    let body = RequestBody::RunMemoryOverview { file_ids: ids.clone() };
+    let body = RequestBody::from(request::RunMemoryOverview { file_ids: ids.clone() });
     let json = serde_json::to_string(&Request { v: VERSION, seq: 4, body }).unwrap();
     assert!(json.contains(r#""type":"run_memory_overview","file_ids":[0,1]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});

@@ -3,26 +3,15 @@
 
 mod common;
 
-use common::bytes as fixture;
+use common::{ask_json, bytes as fixture};
 use serde_json::Value;
 use tidemark::engine::memory_profile::{MemoryProfileView, TimelineWindow};
-use tidemark::engine::protocol::{handle, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::ResponseBody;
 use tidemark::engine::{EngineError, Session};
-
-/// Sends `body` (JSON of a `RequestBody`) and returns the reply after a JSON round trip, as the page
-/// receives it.
-fn ask(s: &mut Session, seq: u64, body: &str, bytes: Option<Vec<u8>>) -> ResponseBody {
-    let req = format!(r#"{{"v":{VERSION},"seq":{seq},"body":{body}}}"#);
-    let r = handle(s, &req, bytes, &mut |_| {});
-    assert_eq!(r.seq, seq);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&r).expect("encodes")).expect("decodes on the page side");
-    assert_eq!(back, r);
-    back.body
-}
 
 fn open(s: &mut Session, rel: &str) -> u32 {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    match ask(s, 1, &format!(r#"{{"type":"open","path":"{name}"}}"#), Some(fixture(rel))) {
+    match ask_json(s, &format!(r#"{{"type":"open","path":"{name}"}}"#), Some(fixture(rel))) {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{rel}: {other:?}"),
     }
@@ -30,7 +19,7 @@ fn open(s: &mut Session, rel: &str) -> u32 {
 
 fn profile(s: &mut Session, file_id: u32, memory_id: Option<&str>) -> MemoryProfileView {
     let id = memory_id.map_or("null".to_string(), |m| format!("\"{m}\""));
-    match ask(s, 2, &format!(r#"{{"type":"memory_profile","file_id":{file_id},"memory_id":{id}}}"#), None) {
+    match ask_json(s, &format!(r#"{{"type":"memory_profile","file_id":{file_id},"memory_id":{id}}}"#), None) {
         ResponseBody::MemoryProfile { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -40,7 +29,7 @@ fn window(s: &mut Session, file_id: u32, memory_id: &str, start: i64, end: i64, 
     let body = format!(
         r#"{{"type":"memory_timeline","file_id":{file_id},"memory_id":"{memory_id}","start_ps":{start},"end_ps":{end},"max_points":{max}}}"#
     );
-    match ask(s, 3, &body, None) {
+    match ask_json(s, &body, None) {
         ResponseBody::MemoryTimeline { window } => *window,
         other => panic!("{other:?}"),
     }
@@ -130,20 +119,20 @@ fn files_without_memory_events_or_bytes_say_so() {
 fn bad_requests_fail_with_a_message() {
     let mut s = Session::new();
     let id = open(&mut s, "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz");
-    let unknown_id = ask(&mut s, 4, &format!(r#"{{"type":"memory_profile","file_id":{id},"memory_id":"gpu_9"}}"#), None);
+    let unknown_id = ask_json(&mut s, &format!(r#"{{"type":"memory_profile","file_id":{id},"memory_id":"gpu_9"}}"#), None);
     assert!(
         matches!(&unknown_id, ResponseBody::Failed { error: EngineError::UnknownMemoryId { memory_id, known, .. } }
             if memory_id == "gpu_9" && known.iter().any(|k| k == "bfc_cpu_allocator_for_gpu")),
         "{unknown_id:?}"
     );
     let prof = open(&mut s, "pprof/docs_seed_memory.prof");
-    let wrong_format = ask(&mut s, 5, &format!(r#"{{"type":"memory_profile","file_id":{prof},"memory_id":null}}"#), None);
+    let wrong_format = ask_json(&mut s, &format!(r#"{{"type":"memory_profile","file_id":{prof},"memory_id":null}}"#), None);
     assert!(
         matches!(&wrong_format, ResponseBody::Failed { error: error @ EngineError::WrongFormat { .. } } if error.detail().contains("XProf trace")),
         "{wrong_format:?}"
     );
     // Closing the file forgets its kept profile.
-    assert!(matches!(ask(&mut s, 6, &format!(r#"{{"type":"close","file_id":{id}}}"#), None), ResponseBody::Closed { .. }));
-    let gone = ask(&mut s, 7, &format!(r#"{{"type":"memory_profile","file_id":{id},"memory_id":null}}"#), None);
+    assert!(matches!(ask_json(&mut s, &format!(r#"{{"type":"close","file_id":{id}}}"#), None), ResponseBody::Closed { .. }));
+    let gone = ask_json(&mut s, &format!(r#"{{"type":"memory_profile","file_id":{id},"memory_id":null}}"#), None);
     assert_eq!(gone, ResponseBody::Failed { error: EngineError::UnknownFile { file_id: id } });
 }

@@ -4,49 +4,41 @@
 
 mod common;
 
-use common::bytes;
+use common::{ask, bytes};
 use std::sync::Arc;
 use tidemark::analysis::memory_viewer::{analyze, Options};
 use tidemark::decode::{decode, Profile};
 use tidemark::engine::memory_viewer_columns::ViewerReply;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::{EngineError, Session};
 
-/// Sends `body` as the page does (JSON both ways) and returns the reply as the page reads it.
-fn ask(session: &mut Session, seq: u64, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq, body }).unwrap();
-    let reply = handle(session, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, seq);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
-    assert_eq!(back, reply, "the reply must read back unchanged on the page side");
-    back.body
-}
-
-fn open(session: &mut Session, seq: u64, name: &str, rel: &str) -> u32 {
-    match ask(session, seq, RequestBody::Open { path: name.into() }, Some(bytes(rel))) {
+fn open(session: &mut Session, name: &str, rel: &str) -> u32 {
+    match ask(session, RequestBody::Open { path: name.into() }, Some(bytes(rel))) {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{name}: {other:?}"),
+    }
+}
+
+/// The Memory Viewer page `body` answers.
+fn viewer_page(s: &mut Session, body: RequestBody) -> request::MemoryViewerPage {
+    match ask(s, body, None) {
+        ResponseBody::MemoryViewer { page } => *page,
+        other => panic!("expected a Memory Viewer page: {other:?}"),
     }
 }
 
 #[test]
 fn modules_of_every_file_largest_first_and_one_module_analysis() {
     let mut s = Session::new();
-    let a2 = open(&mut s, 1, "a2_mlp_train.xplane.pb.gz", "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz");
-    let before =
-        open(&mut s, 2, "module_0008.jit_tiny.before_optimizations.hlo.pb", "hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
-    let after = open(&mut s, 3, "module_0042.after.hlo.pb", "hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb");
+    let a2 = open(&mut s, "a2_mlp_train.xplane.pb.gz", "jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz");
+    let before = open(&mut s, "module_0008.jit_tiny.before_optimizations.hlo.pb", "hlo/module_0008.jit_tiny.before_optimizations.hlo.pb");
+    let after = open(&mut s, "module_0042.after.hlo.pb", "hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb");
 
     let files = vec![a2, before, after];
-    let page = |file_id: u32, module: Option<&str>, memory_space: Option<i64>| RequestBody::MemoryViewer {
-        file_ids: files.clone(),
-        file_id,
-        module: module.map(str::to_string),
-        memory_space,
+    let page = |file_id: u32, module: Option<&str>, memory_space: Option<i64>| {
+        RequestBody::from(request::MemoryViewer { file_ids: files.clone(), file_id, module: module.map(str::to_string), memory_space })
     };
-    let ResponseBody::MemoryViewer { modules, module: largest, .. } = ask(&mut s, 4, page(a2, None, None), None) else {
-        panic!("expected the module list")
-    };
+    let request::MemoryViewerPage { modules, module: largest, .. } = viewer_page(&mut s, page(a2, None, None));
     // a2's nine modules, plus one module per HloProto dump.
     assert_eq!(modules.len(), 11, "{modules:#?}");
     assert_eq!(modules.iter().filter(|m| m.file_id == a2).count(), 9);
@@ -64,10 +56,7 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
     assert_eq!(largest.as_deref(), modules.iter().find(|m| m.file_id == a2).map(|m| m.name.as_str()));
 
     // One module: the same analysis the engine computes from the module's own HloProto, in columns.
-    let ResponseBody::MemoryViewer { viewer, module, file_id, .. } = ask(&mut s, 5, page(a2, Some("jit_train_step(14)"), None), None)
-    else {
-        panic!("expected a viewer")
-    };
+    let request::MemoryViewerPage { viewer, module, file_id, .. } = viewer_page(&mut s, page(a2, Some("jit_train_step(14)"), None));
     assert_eq!((file_id, module.as_deref()), (a2, Some("jit_train_step(14)")));
     let viewer = viewer.expect("a module").expect("a viewer");
     let Profile::Hlo(direct) =
@@ -86,25 +75,21 @@ fn modules_of_every_file_largest_first_and_one_module_analysis() {
     assert_eq!(listed.memory_spaces, *columns.memory_spaces);
 
     // Asking again answers from the cache, identically.
-    let ResponseBody::MemoryViewer { viewer: again, .. } = ask(&mut s, 6, page(a2, Some("jit_train_step(14)"), Some(0)), None) else {
-        panic!("expected a viewer")
-    };
+    let request::MemoryViewerPage { viewer: again, .. } = viewer_page(&mut s, page(a2, Some("jit_train_step(14)"), Some(0)));
     assert_eq!(again.expect("a module").expect("a viewer"), viewer);
 
     // No buffer assignment, a module the file lacks (its largest instead), a memory space the module
     // lacks, a closed file: plain answers.
-    let ResponseBody::MemoryViewer { viewer, .. } = ask(&mut s, 7, page(before, Some(&last.name), None), None) else { panic!("a reply") };
+    let request::MemoryViewerPage { viewer, .. } = viewer_page(&mut s, page(before, Some(&last.name), None));
     let error = viewer.expect("a module").expect_err("no viewer");
     assert!(matches!(error, EngineError::NoBufferAssignment { .. }), "{error:?}");
-    let ResponseBody::MemoryViewer { module, .. } = ask(&mut s, 8, page(a2, Some("no_such_module"), None), None) else { panic!("a reply") };
+    let request::MemoryViewerPage { module, .. } = viewer_page(&mut s, page(a2, Some("no_such_module"), None));
     assert_eq!(module, largest);
-    let ResponseBody::MemoryViewer { viewer, .. } = ask(&mut s, 9, page(a2, Some("jit_train_step(14)"), Some(7)), None) else {
-        panic!("a reply")
-    };
+    let request::MemoryViewerPage { viewer, .. } = viewer_page(&mut s, page(a2, Some("jit_train_step(14)"), Some(7)));
     let Some(Err(EngineError::NoSuchMemorySpace { memory_space, present, .. })) = viewer else { panic!("expected a missing memory space") };
     assert_eq!((memory_space, present), (7, columns.memory_spaces.to_vec()));
-    ask(&mut s, 10, RequestBody::Close { file_id: a2 }, None);
-    assert_eq!(ask(&mut s, 11, page(a2, None, None), None), ResponseBody::Failed { error: EngineError::UnknownFile { file_id: a2 } });
-    let ResponseBody::MemoryViewer { modules, .. } = ask(&mut s, 12, page(after, None, None), None) else { panic!("the module list") };
+    ask(&mut s, RequestBody::Close { file_id: a2 }, None);
+    assert_eq!(ask(&mut s, page(a2, None, None), None), ResponseBody::Failed { error: EngineError::UnknownFile { file_id: a2 } });
+    let request::MemoryViewerPage { modules, .. } = viewer_page(&mut s, page(after, None, None));
     assert_eq!(modules.len(), 2);
 }

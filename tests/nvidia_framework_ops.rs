@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json as framework_op_stats_json;
 use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
-use tidemark::engine::Session;
+use tidemark::engine::{Scope, Session};
 
 /// The NVIDIA H200 JAX traces (folder/name prefix under the device fixtures).
 const NVIDIA_FIXTURES: &[&str] = &[
@@ -63,13 +63,13 @@ impl Fixture {
 
     /// Whether Tidemark's Kernel Stats equal XProf's on this trace.
     fn kernel_stats_equal(&mut self) -> bool {
-        let stats = self.session.kernel_stats(self.id).unwrap_or_else(|e| panic!("{}: {e}", self.name));
+        let stats = self.session.kernel_stats(&Scope::file(self.id)).unwrap_or_else(|e| panic!("{}: {e}", self.name));
         common::json_diff(&kernel_stats_json(&stats), &self.oracle("kernel_stats")).is_none()
     }
 
     /// Whether every HLO op the trace's kernels ran is costed as XProf costs it.
     fn fully_costed(&mut self) -> bool {
-        let metrics = self.session.op_metrics(self.id).unwrap_or_else(|e| panic!("{}: {e}", self.name));
+        let metrics = self.session.op_metrics(&Scope::file(self.id)).unwrap_or_else(|e| panic!("{}: {e}", self.name));
         metrics.device.as_ref().map(|d| d.uncosted.is_empty()).unwrap_or_else(|e| panic!("{}: {e}", self.name))
     }
 }
@@ -114,7 +114,7 @@ fn without_device_columns_of(table: &Value, blank: &[&str]) -> Value {
 #[test]
 fn framework_op_stats_and_task_type_equal_xprof() {
     for mut f in fixtures() {
-        let stats = f.session.framework_op_stats(f.id).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        let stats = f.session.framework_op_stats(&Scope::file(f.id)).unwrap_or_else(|e| panic!("{}: {e}", f.name));
         let actual = framework_op_stats_json(&stats);
         let expected = f.oracle("framework_op_stats");
         for (table, oracle) in [&stats.with_idle, &stats.without_idle].into_iter().zip(expected.as_array().unwrap()) {
@@ -140,13 +140,13 @@ fn framework_op_stats_and_task_type_equal_xprof() {
 #[test]
 fn overview_op_shares_and_training_equal_xprof() {
     for mut f in fixtures() {
-        let page = overview_page_json(f.session.cached_overview_page(f.id).unwrap_or_else(|e| panic!("{}: {e}", f.name)));
+        let page = overview_page_json(f.session.overview_page(&[f.id]).unwrap_or_else(|e| panic!("{}: {e}", f.name)));
         let expected = f.oracle("overview_page");
         for field in OVERVIEW_FIELDS {
             assert_eq!(page[0]["p"][field], expected[0]["p"][field], "{}: {field}", f.name);
         }
         assert_eq!(page[2]["p"]["is_training"], expected[2]["p"]["is_training"], "{}: is_training", f.name);
-        let view = f.session.overview_page_view(f.id).unwrap();
+        let view = f.session.overview_page_view(&[f.id]).unwrap();
         let percent = |v: &Value| v.as_str().unwrap().trim_end_matches('%').parse::<f64>().unwrap();
         assert_eq!(format!("{:.1}", view.device_tf_op_percent), format!("{:.1}", percent(&expected[0]["p"]["device_tf_op_percent"])));
         assert_eq!(format!("{:.1}", view.host_tf_op_percent), format!("{:.1}", percent(&expected[0]["p"]["host_tf_op_percent"])));

@@ -15,7 +15,7 @@ use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
 use tidemark::analysis::memory_profile;
 use tidemark::analysis::memory_viewer::{analyze, modules, xprof_json::to_xprof_json, Options};
 use tidemark::decode::Profile;
-use tidemark::engine::Session;
+use tidemark::engine::{Scope, Session};
 
 /// The trace and its oracles, as `<folder>/<stem>` under `tests/fixtures` (add `.xplane.pb.gz` or
 /// `.<tool>.json`).
@@ -42,7 +42,7 @@ fn trace() -> Vec<u8> {
 fn kernel_stats_equals_xprof() {
     let mut session = Session::new();
     let id = session.open(N1, trace(), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id;
-    let stats = session.kernel_stats(id).unwrap();
+    let stats = session.kernel_stats(&Scope::file(id)).unwrap();
     let oracle = common::json(&format!("{N1}.kernel_stats.json"));
     assert_eq!(stats.reports.len(), oracle["rows"].as_array().map_or(0, Vec::len), "rows");
     // Hopper kernels that XProf says do not use Tensor Cores (cuBLAS `nvjet_…`, Triton `gemm_fusion_…`)

@@ -11,7 +11,7 @@ use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
 use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
 use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
-use tidemark::engine::Session;
+use tidemark::engine::{Scope, Session};
 
 /// The NVIDIA traces whose ops XProf costs (folder/name prefix under `nvidia_h200_jax/`).
 const NVIDIA_FIXTURES: &[&str] = &["n1_mlp_adam/n1_mlp_adam", "n2_cnn_bf16/n2_cnn_bf16", "n3_lm_scan/n3_lm_scan", "n4_decode/n4_decode"];
@@ -37,12 +37,12 @@ fn assert_same(tool: &str, fixture: &str, actual: &Value, expected: &Value) {
 fn hlo_stats_and_roofline_equal_xprof() {
     for f in NVIDIA_FIXTURES {
         let Some((mut session, id, oracle)) = open(f) else { return };
-        let ops = session.device_ops(id).unwrap();
+        let ops = session.device_ops(&Scope::file(id), "op tables").unwrap();
         assert!(ops.uncosted.is_empty(), "{f}: {:?}", ops.cost_note());
-        let stats = session.hlo_stats(id).unwrap();
+        let stats = session.hlo_stats(&Scope::file(id)).unwrap();
         assert!(stats.rows.iter().any(|r| r.op.flops > 0), "{f}: FLOPs");
         assert_same("hlo_stats", f, &hlo_stats_json(&stats), &oracle("hlo_stats"));
-        assert_same("roofline_model", f, &roofline_json(&session.roofline_model(id).unwrap()), &oracle("roofline_model"));
+        assert_same("roofline_model", f, &roofline_json(&session.roofline_model(&Scope::file(id)).unwrap()), &oracle("roofline_model"));
     }
 }
 
@@ -52,7 +52,7 @@ fn hlo_stats_and_roofline_equal_xprof() {
 fn op_profile_equals_xprof() {
     for f in NVIDIA_FIXTURES {
         let Some((mut session, id, oracle)) = open(f) else { return };
-        let mut ours = op_profile_json(&session.op_profile(id).unwrap());
+        let mut ours = op_profile_json(&session.op_profile(&Scope::file(id)).unwrap());
         let mut expected = oracle("op_profile");
         common::sort_equal_time_children(&mut ours);
         common::sort_equal_time_children(&mut expected);
@@ -82,7 +82,7 @@ fn overview_top_device_ops_equal_xprof() {
                 .collect();
             serde_json::json!(rows)
         };
-        let ours = overview_page_json(session.cached_overview_page(id).unwrap());
+        let ours = overview_page_json(session.overview_page(&[id]).unwrap());
         let expected = oracle("overview_page");
         assert_eq!(expected[0]["rows"].as_array().map(Vec::len), Some(10), "{f}: XProf's top ten");
         assert_same("overview_page top device ops", f, &without_tensor_cores(&ours), &without_tensor_cores(&expected));

@@ -54,7 +54,7 @@ fn steps_only(table: &Value) -> Value {
 fn input_pipeline_equals_xprof() {
     for name in TRACES {
         let Some((mut session, id, path)) = open(name) else { continue };
-        let actual = input_pipeline_json(session.input_pipeline(id).expect("analysis"));
+        let actual = input_pipeline_json(session.input_pipeline(&[id]).expect("analysis"));
         assert_eq!(common::json_diff(&actual, &oracle(&path, name, "input_pipeline_analyzer")), None, "{name}");
     }
 }
@@ -63,7 +63,7 @@ fn input_pipeline_equals_xprof() {
 fn overview_step_parts_equal_xprof() {
     for name in TRACES {
         let Some((mut session, id, path)) = open(name) else { continue };
-        let actual = overview_page_json(session.cached_overview_page(id).expect("overview"));
+        let actual = overview_page_json(session.overview_page(&[id]).expect("overview"));
         let expected = oracle(&path, name, "overview_page");
         let n = expected.as_array().map_or(0, Vec::len);
         assert_eq!(actual.as_array().map_or(0, Vec::len), n, "{name}: tables");
@@ -83,7 +83,7 @@ fn copies_launched_outside_a_step_count_in_the_step_before() {
     let Some((mut session, id, path)) = open(name) else { return };
     let expected = oracle(&path, name, "input_pipeline_analyzer");
     let row = &expected[1]["rows"][0]["c"];
-    let view = session.input_pipeline_view(id).expect("view");
+    let view = session.input_pipeline_view(&[id]).expect("view");
     assert_eq!(view.steps.names[0], row[0]["v"].as_str().unwrap());
     assert_eq!(view.steps.step_time_ms[0], row[11]["v"].as_f64().unwrap());
     assert_eq!(view.steps.category_ms[0][0], row[1]["v"].as_f64().unwrap(), "device compute");

@@ -11,6 +11,7 @@ mod common;
 use std::collections::BTreeMap;
 use tidemark::analysis::trace_viewer::op_args::Query;
 use tidemark::analysis::trace_viewer::summary;
+use tidemark::engine::Scope;
 use tidemark::engine::Session;
 
 #[test]
@@ -43,7 +44,7 @@ fn a_tf_op_is_found_by_its_tf_op_stat() {
     }
     // The op's own events are its runs: Tidemark's count of them (XProf's table counts the allocator
     // events that name the op too: 120 here).
-    let stats = session.framework_op_stats(id).unwrap();
+    let stats = session.framework_op_stats(&Scope::file(id)).unwrap();
     let ours = stats.with_idle.rows.iter().find(|r| !r.on_device && r.op_name == op).expect("Tidemark's row");
     assert_eq!(exact as u64, ours.true_occurrences, "{expected_arg}");
     assert!(ours.true_occurrences > 0 && ours.true_occurrences < ours.occurrences);
@@ -68,7 +69,7 @@ fn exact_count(session: &mut Session, id: u32, op: &str) -> u64 {
 #[test]
 fn an_exact_search_counts_a_tf_op_as_often_as_it_ran() {
     let (mut session, id) = open("tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz");
-    let stats = session.framework_op_stats(id).unwrap();
+    let stats = session.framework_op_stats(&Scope::file(id)).unwrap();
     let display_names: std::collections::HashSet<String> = session.trace_store(id).unwrap().names().iter().cloned().collect();
     let (mut checked, mut inflated) = (0, 0);
     for r in stats.with_idle.rows.iter().filter(|r| !r.on_device && r.op_type != "IDLE") {

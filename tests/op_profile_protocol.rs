@@ -6,17 +6,13 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::engine::op_profile::{OpNodeColumns, OpProfileGrouping, OpProfileView};
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
+use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
-
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 3);
-    serde_json::from_str::<Response>(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply").body
-}
 
 fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
     match ask(s, RequestBody::Open { path: name.into() }, Some(bytes)) {
@@ -26,7 +22,7 @@ fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
 }
 
 fn page(s: &mut Session, file_id: u32, grouping: OpProfileGrouping, include_idle: bool) -> Result<OpProfileView, EngineError> {
-    match ask(s, RequestBody::OpProfile { file_id, grouping, include_idle, window: None }, None) {
+    match ask(s, RequestBody::from(request::OpProfile { scope: Scope::file(file_id), grouping, include_idle }), None) {
         ResponseBody::OpProfile { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -165,9 +161,37 @@ fn amd_traces_answer_a_tree_of_ops() {
 
 #[test]
 fn the_request_wire_form_is_pinned() {
-    let body = RequestBody::OpProfile { file_id: 2, grouping: OpProfileGrouping::ByCategory, include_idle: false, window: None };
+    let body =
+        RequestBody::from(request::OpProfile { scope: Scope::file(2), grouping: OpProfileGrouping::ByCategory, include_idle: false });
     assert_eq!(
         serde_json::to_value(&body).unwrap(),
-        serde_json::json!({"type": "op_profile", "file_id": 2, "grouping": "by_category", "include_idle": false})
+        serde_json::json!({"type": "op_profile", "file_ids": [2], "grouping": "by_category", "include_idle": false})
     );
+}
+
+/// The CLI's Op Profile text prints the page's figures: each op line's time share, FLOPS and HBM
+/// utilisation are the engine view's (XProf's page formulas, FLOPS uncapped), not a second formula.
+#[test]
+fn cli_text_prints_the_views_figures() {
+    let rel = "device/nvidia_h200_jax/n1_mlp_adam/n1_mlp_adam.xplane.pb.gz";
+    let mut s = Session::new();
+    let id = open(&mut s, "n1.xplane.pb.gz", common::bytes(rel));
+    let view = page(&mut s, id, OpProfileGrouping::ByProgram, true).expect("a tree");
+    let (code, out, err) = common::tidemark(&["op-profile", common::fixture(rel).to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let n = &view.nodes;
+    let percent = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{:.2}", v * 100.0 + 0.0));
+    let mut checked = 0;
+    // Names drawn once in the tree (a name under two programs would be ambiguous in the text).
+    let once = |i: usize| n.name.iter().filter(|m| **m == n.name[i]).count() == 1;
+    for i in (0..n.len()).filter(|&i| n.is_op[i] && n.raw_time_ps[i] > 0 && once(i)) {
+        let Some(line) = out.lines().find(|l| l.trim_start().starts_with(&format!("{} ", n.name[i]))) else { continue };
+        let figures: Vec<&str> = line.split_whitespace().collect();
+        let at = figures.iter().position(|f| *f == "µs").expect("a time");
+        assert_eq!(figures[at + 1], format!("{:.3}", n.time_fraction[i] * 100.0), "{line}");
+        assert_eq!(figures[at + 3], percent(n.flops_utilization[i]), "{line}");
+        assert_eq!(figures[at + 5], percent(n.bandwidth_utilization[0][i]), "{line}");
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} op lines checked:\n{out}");
 }

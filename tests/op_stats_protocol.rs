@@ -5,24 +5,19 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::engine::hlo_op_stats::HloOpStatsView;
 use tidemark::engine::kernel_stats::KernelStatsView;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::roofline::RooflineView;
+use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
 
 const TPU: &str = "jax_tpu_v6e_inference/tpu_v6e_inference";
 const V100: &str = "tf_v100_multi_worker/v100_worker";
 const CPU: &str = "tf/d2_tf_cnn/d2_tf_cnn";
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 5, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 5);
-    serde_json::from_str::<Response>(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply").body
-}
 
 fn open(s: &mut Session, name: &str, bytes: Vec<u8>) -> u32 {
     match ask(s, RequestBody::Open { path: name.into() }, Some(bytes)) {
@@ -48,7 +43,7 @@ fn cpu() -> (Session, u32) {
 }
 
 fn hlo(s: &mut Session, file_id: u32) -> Result<HloOpStatsView, EngineError> {
-    match ask(s, RequestBody::HloOpStats { file_id, window: None }, None) {
+    match ask(s, RequestBody::from(request::HloOpStats { scope: Scope::file(file_id) }), None) {
         ResponseBody::HloOpStats { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -56,14 +51,14 @@ fn hlo(s: &mut Session, file_id: u32) -> Result<HloOpStatsView, EngineError> {
 }
 
 fn kernels(s: &mut Session, file_id: u32) -> KernelStatsView {
-    match ask(s, RequestBody::KernelStats { file_id, window: None }, None) {
+    match ask(s, RequestBody::from(request::KernelStats { scope: Scope::file(file_id) }), None) {
         ResponseBody::KernelStats { view } => *view,
         other => panic!("{other:?}"),
     }
 }
 
 fn roofline(s: &mut Session, file_id: u32, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-    match ask(s, RequestBody::RooflineModel { file_id, include_infeed_outfeed, window: None }, None) {
+    match ask(s, RequestBody::from(request::RooflineModel { scope: Scope::file(file_id), include_infeed_outfeed }), None) {
         ResponseBody::RooflineModel { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
@@ -325,20 +320,20 @@ fn cpu_traces_give_empty_pages() {
 #[test]
 fn wire_form_and_unknown_file() {
     let forms = [
-        (RequestBody::HloOpStats { file_id: 3, window: None }, r#"{"type":"hlo_op_stats","file_id":3}"#),
-        (RequestBody::KernelStats { file_id: 3, window: None }, r#"{"type":"kernel_stats","file_id":3}"#),
+        (RequestBody::from(request::HloOpStats { scope: Scope::file(3) }), r#"{"type":"hlo_op_stats","file_ids":[3]}"#),
+        (RequestBody::from(request::KernelStats { scope: Scope::file(3) }), r#"{"type":"kernel_stats","file_ids":[3]}"#),
         (
-            RequestBody::RooflineModel { file_id: 3, include_infeed_outfeed: true, window: None },
-            r#"{"type":"roofline_model","file_id":3,"include_infeed_outfeed":true}"#,
+            RequestBody::from(request::RooflineModel { scope: Scope::file(3), include_infeed_outfeed: true }),
+            r#"{"type":"roofline_model","file_ids":[3],"include_infeed_outfeed":true}"#,
         ),
     ];
     for (body, json) in forms {
         assert_eq!(serde_json::to_string(&body).unwrap(), json);
         let mut s = Session::new();
         let body = match body {
-            RequestBody::HloOpStats { .. } => RequestBody::HloOpStats { file_id: 9, window: None },
-            RequestBody::KernelStats { .. } => RequestBody::KernelStats { file_id: 9, window: None },
-            _ => RequestBody::RooflineModel { file_id: 9, include_infeed_outfeed: false, window: None },
+            RequestBody::HloOpStats(_) => RequestBody::from(request::HloOpStats { scope: Scope::file(9) }),
+            RequestBody::KernelStats(_) => RequestBody::from(request::KernelStats { scope: Scope::file(9) }),
+            _ => RequestBody::from(request::RooflineModel { scope: Scope::file(9), include_infeed_outfeed: false }),
         };
         match ask(&mut s, body, None) {
             ResponseBody::Failed { error } => assert_eq!(error, EngineError::UnknownFile { file_id: 9 }),

@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::ask_json;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tidemark::analysis::framework_op_stats::xprof_json;
@@ -15,7 +17,8 @@ use tidemark::analysis::op_metrics::{OpMetricsDb, TimeWindow};
 use tidemark::analysis::roofline_model::{self, RecordSpan, RooflineModel};
 use tidemark::analysis::steps::NO_STEP_MARKER;
 use tidemark::engine::op_metrics::FileOpMetrics;
-use tidemark::engine::protocol::{handle, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
+use tidemark::engine::Scope;
 use tidemark::engine::Session;
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz";
@@ -73,11 +76,11 @@ fn dbs(m: &FileOpMetrics) -> [Option<&OpMetricsDb>; 3] {
 /// the summed ops of the windows marked `true` (the steps: the whole-trace table restricted to the
 /// events inside them), and the total occurrences of the whole trace.
 fn windows_add_up(rel: &str, s: &mut Session, id: u32, cuts: &[(bool, TimeWindow)]) -> (Ops, u64) {
-    let whole = s.run_op_metrics(&[id]).unwrap();
+    let whole = s.op_metrics(&Scope::run(&[id])).unwrap();
     let mut marked = BTreeMap::new();
     let mut summed = [BTreeMap::new(), BTreeMap::new(), BTreeMap::new()];
     for (is_marked, window) in cuts {
-        let part = s.run_op_metrics_in(&[id], Some(*window)).unwrap();
+        let part = s.op_metrics(&Scope::run(&[id]).within(Some(*window))).unwrap();
         for (k, db) in dbs(&part).into_iter().enumerate() {
             if let Some(db) = db {
                 add(&mut summed[k], ops(db));
@@ -125,7 +128,7 @@ fn d2_tf_cnn_steps_add_up_to_the_whole_trace() {
     assert_eq!(steps, 58);
     let whole: u64 = {
         let (mut s, id) = open(D2);
-        ops(&s.run_op_metrics(&[id]).unwrap().host).values().map(|v| v.0).sum()
+        ops(&s.op_metrics(&Scope::run(&[id])).unwrap().host).values().map(|v| v.0).sum()
     };
     // Most occurrences lie in the 58 steps; the rest in the two XProf leaves out and outside steps.
     assert!(in_steps > whole / 2 && in_steps < whole, "{in_steps} of {whole}");
@@ -162,10 +165,10 @@ fn a_window_holding_every_event_gives_the_whole_trace_table() {
     for rel in [D2, A2] {
         let (mut s, id) = open(rel);
         let everything = TimeWindow::new(i64::MIN, i64::MAX).unwrap();
-        let limited = s.run_op_metrics_in(&[id], Some(everything)).unwrap();
-        let whole = s.run_op_metrics(&[id]).unwrap();
+        let limited = s.op_metrics(&Scope::run(&[id]).within(Some(everything))).unwrap();
+        let whole = s.op_metrics(&Scope::run(&[id])).unwrap();
         assert_eq!(limited.host, whole.host, "{rel}: host db, IDLE and totals included");
-        let table = |s: &mut Session, w| xprof_json::to_xprof_json(&s.run_framework_op_stats_in(&[id], w).unwrap());
+        let table = |s: &mut Session, w| xprof_json::to_xprof_json(&s.framework_op_stats(&Scope::run(&[id]).within(w)).unwrap());
         assert_eq!(table(&mut s, Some(everything)), table(&mut s, None), "{rel}");
     }
 }
@@ -174,19 +177,11 @@ fn a_window_holding_every_event_gives_the_whole_trace_table() {
 fn a_window_is_computed_once_and_kept() {
     let (mut s, id) = open(D2);
     let (_, _, window) = s.run_step_windows(&[id]).unwrap()[3].clone();
-    let first = s.run_op_metrics_in(&[id], Some(window)).unwrap();
-    assert!(Arc::ptr_eq(&first, &s.run_op_metrics_in(&[id], Some(window)).unwrap()));
-    assert!(Arc::ptr_eq(&s.run_op_metrics(&[id]).unwrap(), &s.run_op_metrics_in(&[id], None).unwrap()));
+    let first = s.op_metrics(&Scope::run(&[id]).within(Some(window))).unwrap();
+    assert!(Arc::ptr_eq(&first, &s.op_metrics(&Scope::run(&[id]).within(Some(window))).unwrap()));
+    assert!(Arc::ptr_eq(&s.op_metrics(&Scope::run(&[id])).unwrap(), &s.op_metrics(&Scope::run(&[id])).unwrap()));
     // One step of 58 holds a small part of the trace's op time.
-    assert!(first.host.total_op_time_ps < s.run_op_metrics(&[id]).unwrap().host.total_op_time_ps / 10);
-}
-
-/// Sends `body` as the page does (JSON both ways) and returns the reply's body.
-fn ask(s: &mut Session, body: &str) -> ResponseBody {
-    let json = format!(r#"{{"v":{VERSION},"seq":3,"body":{body}}}"#);
-    let reply = handle(s, &json, None, &mut |_| {});
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
-    back.body
+    assert!(first.host.total_op_time_ps < s.op_metrics(&Scope::run(&[id])).unwrap().host.total_op_time_ps / 10);
 }
 
 #[test]
@@ -194,30 +189,33 @@ fn the_page_asks_with_or_without_a_window() {
     let (mut s, id) = open(D2);
     let (_, _, w) = s.run_step_windows(&[id]).unwrap()[10].clone();
     let with = format!(
-        r#"{{"type":"framework_op_stats","file_id":{id},"include_idle":true,"window":{{"begin_ps":{},"end_ps":{}}}}}"#,
+        r#"{{"type":"framework_op_stats","file_ids":[{id}],"include_idle":true,"window":{{"begin_ps":{},"end_ps":{}}}}}"#,
         w.begin_ps(),
         w.end_ps()
     );
-    let ResponseBody::FrameworkOpStats { view } = ask(&mut s, &with) else { panic!() };
-    let expected = s.run_framework_op_stats_view_in(&[id], true, Some(w)).unwrap();
+    let ResponseBody::FrameworkOpStats { view } = ask_json(&mut s, &with, None) else { panic!() };
+    let expected = s.framework_op_stats_view(&Scope::run(&[id]).within(Some(w)), true).unwrap();
     assert_eq!(view.table.rows.len(), expected.table.rows.len());
     let total = |rows: &[tidemark::analysis::framework_op_stats::FrameworkOpRow]| rows.iter().map(|r| r.total_self_time_us).sum::<f64>();
     assert!((total(&view.table.rows) - total(&expected.table.rows)).abs() < 1e-6);
     // A request from before windows (no field) is the whole trace's.
     let ResponseBody::FrameworkOpStats { view: whole } =
-        ask(&mut s, &format!(r#"{{"type":"framework_op_stats","file_id":{id},"include_idle":true}}"#))
+        ask_json(&mut s, &format!(r#"{{"type":"framework_op_stats","file_ids":[{id}],"include_idle":true}}"#), None)
     else {
         panic!()
     };
     assert!(total(&whole.table.rows) > 10.0 * total(&view.table.rows));
     // The wire form leaves an absent window out.
-    let body = serde_json::to_string(&RequestBody::HloOpStats { file_id: 1, window: None }).unwrap();
-    assert_eq!(body, r#"{"type":"hlo_op_stats","file_id":1}"#);
-    let body = serde_json::to_string(&RequestBody::HloOpStats { file_id: 1, window: Some(w) }).unwrap();
-    assert_eq!(body, format!(r#"{{"type":"hlo_op_stats","file_id":1,"window":{{"begin_ps":{},"end_ps":{}}}}}"#, w.begin_ps(), w.end_ps()));
+    let body = serde_json::to_string(&RequestBody::from(request::HloOpStats { scope: Scope::file(1) })).unwrap();
+    assert_eq!(body, r#"{"type":"hlo_op_stats","file_ids":[1]}"#);
+    let body = serde_json::to_string(&RequestBody::from(request::HloOpStats { scope: Scope::file(1).within(Some(w)) })).unwrap();
+    assert_eq!(
+        body,
+        format!(r#"{{"type":"hlo_op_stats","file_ids":[1],"window":{{"begin_ps":{},"end_ps":{}}}}}"#, w.begin_ps(), w.end_ps())
+    );
     // An empty window is refused in words.
-    let inverted = format!(r#"{{"type":"hlo_op_stats","file_id":{id},"window":{{"begin_ps":5,"end_ps":5}}}}"#);
-    match ask(&mut s, &inverted) {
+    let inverted = format!(r#"{{"type":"hlo_op_stats","file_ids":[{id}],"window":{{"begin_ps":5,"end_ps":5}}}}"#);
+    match ask_json(&mut s, &inverted, None) {
         ResponseBody::Rejected { message } => assert!(message.contains("empty time window"), "{message}"),
         other => panic!("{other:?}"),
     }
@@ -230,7 +228,7 @@ fn cli_step_gives_xprofs_json_over_the_step() {
     let path = common::fixture(D2).display().to_string();
     let (code, out, err) = common::tidemark(&["framework-op-stats", &path, "--step", "7", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let expected = xprof_json::to_xprof_json(&s.run_framework_op_stats_in(&[id], Some(w)).unwrap());
+    let expected = xprof_json::to_xprof_json(&s.framework_op_stats(&Scope::run(&[id]).within(Some(w))).unwrap());
     assert_eq!(common::json_diff(&serde_json::from_str(&out).unwrap(), &expected), None);
     let (code, out, _) = common::tidemark(&["framework-op-stats", &path, "--step", "7"]);
     assert_eq!(code, 0);
@@ -243,9 +241,9 @@ fn cli_step_gives_xprofs_json_over_the_step() {
     // Every op table takes the option; a CPU trace's Kernel Stats over a step is XProf's empty table.
     let (code, out, err) = common::tidemark(&["kernel-stats", &path, "--step", "3", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let expected = tidemark::analysis::kernel_stats::table::to_xprof_json(&s.run_kernel_stats_in(&[id], Some(w)).unwrap());
+    let expected = tidemark::analysis::kernel_stats::table::to_xprof_json(&s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap());
     assert_eq!(common::json_diff(&serde_json::from_str(&out).unwrap(), &expected), None);
-    assert!(s.run_kernel_stats_in(&[id], Some(w)).unwrap().reports.is_empty());
+    assert!(s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap().reports.is_empty());
 }
 
 /// Op Profile over a window of the TPU v6e trace (JAX): one holding every event is the whole trace's
@@ -256,14 +254,24 @@ fn op_profile_over_a_window() {
     let Some(path) = common::device_fixture(rel) else { return };
     let mut s = Session::new();
     let id = s.open(rel, std::fs::read(&path).unwrap(), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id;
-    let json = |s: &mut Session, w| tidemark::analysis::op_profile::json::to_xprof_json(&s.run_op_profile_in(&[id], w).unwrap());
+    let json =
+        |s: &mut Session, w| tidemark::analysis::op_profile::json::to_xprof_json(&s.op_profile(&Scope::run(&[id]).within(w)).unwrap());
     let whole = json(&mut s, None);
     assert_eq!(json(&mut s, Some(TimeWindow::new(i64::MIN, i64::MAX).unwrap())), whole);
     let outline = s.trace_outline(id).unwrap();
     let half = TimeWindow::new(i64::MIN, outline.start_ps + (outline.end_ps - outline.start_ps) / 2).unwrap();
-    let ops_in_half: u64 =
-        s.run_op_metrics_in(&[id], Some(half)).unwrap().device.as_ref().unwrap().db.metrics.iter().map(|m| m.occurrences).sum();
-    let ops_in_all: u64 = s.run_op_metrics(&[id]).unwrap().device.as_ref().unwrap().db.metrics.iter().map(|m| m.occurrences).sum();
+    let ops_in_half: u64 = s
+        .op_metrics(&Scope::run(&[id]).within(Some(half)))
+        .unwrap()
+        .device
+        .as_ref()
+        .unwrap()
+        .db
+        .metrics
+        .iter()
+        .map(|m| m.occurrences)
+        .sum();
+    let ops_in_all: u64 = s.op_metrics(&Scope::run(&[id])).unwrap().device.as_ref().unwrap().db.metrics.iter().map(|m| m.occurrences).sum();
     assert!(0 < ops_in_half && ops_in_half < ops_in_all, "{ops_in_half} of {ops_in_all}");
     assert_ne!(json(&mut s, Some(half)), whole);
 }
@@ -300,13 +308,13 @@ fn add_kernels(sum: &mut Kernels, part: Kernels) {
 fn kernels_add_up(rel: &str, s: &mut Session, id: u32, cuts: &[(bool, TimeWindow)]) -> Kernels {
     let (mut summed, mut marked) = (Kernels::new(), Kernels::new());
     for (is_marked, window) in cuts {
-        let part = kernels(&s.run_kernel_stats_in(&[id], Some(*window)).unwrap());
+        let part = kernels(&s.kernel_stats(&Scope::run(&[id]).within(Some(*window))).unwrap());
         if *is_marked {
             add_kernels(&mut marked, part.clone());
         }
         add_kernels(&mut summed, part);
     }
-    let whole = kernels(&s.run_kernel_stats(&[id]).unwrap());
+    let whole = kernels(&s.kernel_stats(&Scope::run(&[id])).unwrap());
     assert!(!whole.is_empty(), "{rel}: kernels to add up");
     let differ: Vec<_> =
         whole.iter().filter(|(k, v)| summed.get(*k) != Some(v)).map(|(k, v)| (&k.name, v, summed.get(k))).take(5).collect();
@@ -342,7 +350,7 @@ fn v100_kernel_stats_over_its_step() {
     assert_eq!(steps.len(), 1, "the V100 worker's one step (XProf's overview has step 0)");
     let step = steps[0].2;
     let in_step = kernels_add_up(V100, &mut s, id, &cut_at_steps(&steps));
-    let whole = kernels(&s.run_kernel_stats(&[id]).unwrap());
+    let whole = kernels(&s.kernel_stats(&Scope::run(&[id])).unwrap());
     let (step_n, whole_n) = (in_step.values().map(|v| v.0).sum::<u64>(), whole.values().map(|v| v.0).sum::<u64>());
     assert!(0 < step_n && step_n < whole_n, "{step_n} of {whole_n} kernels in the step");
     // Per kernel name, the step's rows hold what the trace store finds starting in the step on the
@@ -357,10 +365,10 @@ fn v100_kernel_stats_over_its_step() {
     let differ: Vec<_> = by_name.iter().filter(|(name, v)| stream.get(*name) != Some(v)).take(5).collect();
     assert!(differ.is_empty(), "the step's kernels differ from the trace store's events in it: {differ:?}");
     let everything = TimeWindow::new(i64::MIN, i64::MAX).unwrap();
-    assert_eq!(*s.run_kernel_stats_in(&[id], Some(everything)).unwrap(), *s.run_kernel_stats(&[id]).unwrap());
+    assert_eq!(*s.kernel_stats(&Scope::run(&[id]).within(Some(everything))).unwrap(), *s.kernel_stats(&Scope::run(&[id])).unwrap());
     // The step's table is XProf's shape (the CLI's JSON below) and is kept with the step's op metrics.
-    let kept = s.run_op_metrics_in(&[id], Some(step)).unwrap();
-    assert!(Arc::ptr_eq(&kept.kernel_stats, &s.run_kernel_stats_in(&[id], Some(step)).unwrap()));
+    let kept = s.op_metrics(&Scope::run(&[id]).within(Some(step))).unwrap();
+    assert!(Arc::ptr_eq(&kept.kernel_stats, &s.kernel_stats(&Scope::run(&[id]).within(Some(step))).unwrap()));
 }
 
 /// The CLI's `kernel-stats --step 0` and `roofline-model --step 0` on V100 print the engine's tables over
@@ -372,12 +380,12 @@ fn v100_cli_kernel_stats_and_roofline_over_a_step() {
     let (_, name, w) = s.run_step_windows(&[id]).unwrap().remove(0);
     let (code, out, err) = common::tidemark(&["kernel-stats", &path, "--step", "0", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let expected = kernel_stats::table::to_xprof_json(&s.run_kernel_stats_in(&[id], Some(w)).unwrap());
+    let expected = kernel_stats::table::to_xprof_json(&s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap());
     assert_eq!(common::json_diff(&serde_json::from_str(&out).unwrap(), &expected), None);
-    assert_ne!(expected, kernel_stats::table::to_xprof_json(&s.run_kernel_stats(&[id]).unwrap()));
+    assert_ne!(expected, kernel_stats::table::to_xprof_json(&s.kernel_stats(&Scope::run(&[id])).unwrap()));
     let (code, out, err) = common::tidemark(&["roofline-model", &path, "--step", "0", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let expected = roofline_model::table::to_xprof_json(&s.run_roofline_model_in(&[id], Some(w)).unwrap());
+    let expected = roofline_model::table::to_xprof_json(&s.roofline_model(&Scope::run(&[id]).within(Some(w))).unwrap());
     assert_eq!(common::json_diff(&serde_json::from_str(&out).unwrap(), &expected), None);
     let (code, out, err) = common::tidemark(&["kernel-stats", &path, "--step", "0"]);
     assert_eq!(code, 0, "{err}");
@@ -418,7 +426,7 @@ fn roofline_windows_add_up_to_the_whole_trace() {
         cuts.push(i64::MAX);
         let mut summed: BTreeMap<(u64, String), (u64, f64)> = BTreeMap::new();
         for c in cuts.windows(2) {
-            let model = s.run_roofline_model_in(&[id], Some(TimeWindow::new(c[0], c[1]).unwrap())).unwrap();
+            let model = s.roofline_model(&Scope::run(&[id]).within(Some(TimeWindow::new(c[0], c[1]).unwrap()))).unwrap();
             assert!(step_records(&model).is_empty() && model.warnings.iter().any(|w| w == NO_STEP_MARKER));
             for (op, (n, t)) in roofline_ops(&model) {
                 let e = summed.entry(op).or_default();
@@ -426,7 +434,7 @@ fn roofline_windows_add_up_to_the_whole_trace() {
                 e.1 += t;
             }
         }
-        let whole = roofline_ops(&s.run_roofline_model(&[id]).unwrap());
+        let whole = roofline_ops(&s.roofline_model(&Scope::run(&[id])).unwrap());
         assert!(whole.len() > 10, "{} op records", whole.len());
         assert_eq!(summed.keys().collect::<Vec<_>>(), whole.keys().collect::<Vec<_>>());
         for (op, (n, t)) in &whole {
@@ -435,26 +443,26 @@ fn roofline_windows_add_up_to_the_whole_trace() {
         }
         // The peaks are the device's, whatever the window.
         let (w, all) = (
-            s.run_roofline_view_in(&[id], true, Some(TimeWindow::new(i64::MIN, cuts[4]).unwrap())).unwrap(),
-            s.run_roofline_view(&[id], true).unwrap(),
+            s.roofline_view(&Scope::run(&[id]).within(Some(TimeWindow::new(i64::MIN, cuts[4]).unwrap())), true).unwrap(),
+            s.roofline_view(&Scope::run(&[id]), true).unwrap(),
         );
         assert_eq!((w.peak_flop_rate, &w.roofs), (all.peak_flop_rate, &all.roofs));
         assert!(w.records.rank.len() < all.records.rank.len() || w.records.total_time_us[0] < all.records.total_time_us[0]);
     }
     if let Some((mut s, id)) = open_device(V100) {
         let steps = s.run_step_windows(&[id]).unwrap();
-        assert_eq!(step_records(&s.run_roofline_model(&[id]).unwrap()), vec![0]);
+        assert_eq!(step_records(&s.roofline_model(&Scope::run(&[id])).unwrap()), vec![0]);
         let mut per_window = Vec::new();
         for (is_step, w) in cut_at_steps(&steps) {
-            let model = s.run_roofline_model_in(&[id], Some(w)).unwrap();
+            let model = s.roofline_model(&Scope::run(&[id]).within(Some(w))).unwrap();
             assert_eq!(step_records(&model), if is_step { vec![0] } else { vec![] }, "{w:?}");
             assert_eq!(model.warnings.iter().any(|w| w == NO_STEP_MARKER), !is_step);
             per_window.push(model);
         }
         // The step's program record spans the step's kernels: part of the whole trace's.
         let program = |m: &RooflineModel| m.records[0].total_time_us;
-        let step_model = s.run_roofline_model_in(&[id], Some(steps[0].2)).unwrap();
-        assert!(0.0 < program(&step_model) && program(&step_model) < program(&s.run_roofline_model(&[id]).unwrap()));
+        let step_model = s.roofline_model(&Scope::run(&[id]).within(Some(steps[0].2))).unwrap();
+        assert!(0.0 < program(&step_model) && program(&step_model) < program(&s.roofline_model(&Scope::run(&[id])).unwrap()));
     }
 }
 
@@ -462,34 +470,44 @@ fn roofline_windows_add_up_to_the_whole_trace() {
 /// windows) is the whole trace's, and the wire form leaves an absent window out.
 #[test]
 fn the_page_asks_kernel_stats_and_the_roofline_over_a_step() {
-    let body = serde_json::to_string(&RequestBody::RunKernelStats { file_ids: vec![1, 2], window: None }).unwrap();
-    assert_eq!(body, r#"{"type":"run_kernel_stats","file_ids":[1,2]}"#);
+    let body =
+        serde_json::to_string(&RequestBody::from(request::KernelStats { scope: Scope { file_ids: vec![1, 2], window: None } })).unwrap();
+    assert_eq!(body, r#"{"type":"kernel_stats","file_ids":[1,2]}"#);
     let w = TimeWindow::new(5, 9).unwrap();
-    let body = serde_json::to_string(&RequestBody::RooflineModel { file_id: 1, include_infeed_outfeed: true, window: Some(w) }).unwrap();
-    assert_eq!(body, r#"{"type":"roofline_model","file_id":1,"include_infeed_outfeed":true,"window":{"begin_ps":5,"end_ps":9}}"#);
+    let body = serde_json::to_string(&RequestBody::from(request::RooflineModel {
+        scope: Scope::file(1).within(Some(w)),
+        include_infeed_outfeed: true,
+    }))
+    .unwrap();
+    assert_eq!(body, r#"{"type":"roofline_model","file_ids":[1],"window":{"begin_ps":5,"end_ps":9},"include_infeed_outfeed":true}"#);
     let Some((mut s, id)) = open_device(V100) else { return };
     let (_, _, w) = s.run_step_windows(&[id]).unwrap().remove(0);
     let window = format!(r#""window":{{"begin_ps":{},"end_ps":{}}}"#, w.begin_ps(), w.end_ps());
-    let ResponseBody::KernelStats { view } = ask(&mut s, &format!(r#"{{"type":"kernel_stats","file_id":{id},{window}}}"#)) else {
+    let ResponseBody::KernelStats { view } = ask_json(&mut s, &format!(r#"{{"type":"kernel_stats","file_ids":[{id}],{window}}}"#), None)
+    else {
         panic!()
     };
-    assert_eq!(*view, s.run_kernel_stats_view_in(&[id], Some(w)).unwrap());
-    let ResponseBody::KernelStats { view: whole } = ask(&mut s, &format!(r#"{{"type":"kernel_stats","file_id":{id}}}"#)) else { panic!() };
+    assert_eq!(*view, s.kernel_stats_view(&Scope::run(&[id]).within(Some(w))).unwrap());
+    let ResponseBody::KernelStats { view: whole } = ask_json(&mut s, &format!(r#"{{"type":"kernel_stats","file_ids":[{id}]}}"#), None)
+    else {
+        panic!()
+    };
     assert!(view.total_duration_us < whole.total_duration_us);
-    assert_eq!(*whole, s.kernel_stats_view(id).unwrap());
-    let ResponseBody::KernelStats { view: run } = ask(&mut s, &format!(r#"{{"type":"run_kernel_stats","file_ids":[{id}],{window}}}"#))
+    assert_eq!(*whole, s.kernel_stats_view(&Scope::file(id)).unwrap());
+    let ResponseBody::KernelStats { view: run } =
+        ask_json(&mut s, &format!(r#"{{"type":"kernel_stats","file_ids":[{id}],{window}}}"#), None)
     else {
         panic!()
     };
     assert_eq!(run, view);
-    let ask_roofline = |s: &mut Session, body: String| match ask(s, &body) {
+    let ask_roofline = |s: &mut Session, body: String| match ask_json(s, &body, None) {
         ResponseBody::RooflineModel { view } => view,
         other => panic!("{other:?}"),
     };
-    let step = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_id":{id},"include_infeed_outfeed":true,{window}}}"#));
-    assert_eq!(*step, s.run_roofline_view_in(&[id], true, Some(w)).unwrap());
-    let run = ask_roofline(&mut s, format!(r#"{{"type":"run_roofline_model","file_ids":[{id}],"include_infeed_outfeed":true,{window}}}"#));
+    let step = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_ids":[{id}],"include_infeed_outfeed":true,{window}}}"#));
+    assert_eq!(*step, s.roofline_view(&Scope::run(&[id]).within(Some(w)), true).unwrap());
+    let run = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_ids":[{id}],"include_infeed_outfeed":true,{window}}}"#));
     assert_eq!(run, step);
-    let whole = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_id":{id},"include_infeed_outfeed":true}}"#));
+    let whole = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_ids":[{id}],"include_infeed_outfeed":true}}"#));
     assert!(step.records.total_time_us[0] < whole.records.total_time_us[0]);
 }

@@ -34,9 +34,9 @@ fn engine_and_cli_give_the_same_pages() {
     let mut session = tidemark::engine::Session::new();
     let rel = "tf/d1_tf_keras_bfc/d1_tf_keras_bfc";
     let id = session.open(rel, common::bytes(&format!("{rel}.xplane.pb.gz")), &mut |_, _| {}).expect("opens").id;
-    let page = session.cached_overview_page(id).expect("overview").clone();
+    let page = session.overview_page(&[id]).expect("overview").clone();
     assert_eq!(common::json_diff(&xprof_json::overview_page_json(&page), &common::json(&format!("{rel}.overview_page.json"))), None);
-    assert_eq!(session.input_pipeline(id).expect("input pipeline"), &page.input);
+    assert_eq!(session.input_pipeline(&[id]).expect("input pipeline"), &page.input);
 
     let bin = env!("CARGO_BIN_EXE_tidemark");
     for (tool, command) in [("input_pipeline_analyzer", "input-pipeline-analyzer"), ("overview_page", "overview-page")] {

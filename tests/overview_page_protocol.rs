@@ -6,23 +6,16 @@
 
 mod common;
 
+use common::ask;
+
 use serde_json::Value;
 use tidemark::analysis::input_pipeline::{one_digit, NO_STEP_TIME};
 use tidemark::analysis::overview_page::Figure;
 use tidemark::engine::overview_page::OverviewPageView;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::Session;
 
 const D2: &str = "tf/d2_tf_cnn/d2_tf_cnn";
-
-/// Sends `body` as the page does and returns the reply as the page reads it (JSON both ways).
-fn ask(s: &mut Session, body: RequestBody, file: Option<Vec<u8>>) -> ResponseBody {
-    let json = serde_json::to_string(&Request { v: VERSION, seq: 9, body }).unwrap();
-    let reply = handle(s, &json, file, &mut |_| {});
-    assert_eq!(reply.seq, 9);
-    let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).expect("the page can read the reply");
-    back.body
-}
 
 fn open(s: &mut Session, rel: &str) -> u32 {
     match ask(s, RequestBody::Open { path: rel.into() }, Some(common::bytes(rel))) {
@@ -33,7 +26,7 @@ fn open(s: &mut Session, rel: &str) -> u32 {
 
 fn page(s: &mut Session, rel: &str) -> OverviewPageView {
     let file_id = open(s, rel);
-    match ask(s, RequestBody::OverviewPage { file_id }, None) {
+    match ask(s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::OverviewPage { view } => *view,
         other => panic!("{other:?}"),
     }
@@ -122,7 +115,7 @@ fn step_spans_hold_their_memory_events() {
     let mut s = Session::new();
     let rel = format!("{D2}.xplane.pb.gz");
     let file_id = open(&mut s, &rel);
-    let v = match ask(&mut s, RequestBody::OverviewPage { file_id }, None) {
+    let v = match ask(&mut s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::OverviewPage { view } => *view,
         other => panic!("{other:?}"),
     };
@@ -174,7 +167,7 @@ fn no_steps_and_no_trace_say_so() {
 
     let rel = "hlo/module_0008.jit_tiny.cpu_after_optimizations.hlo.pb";
     let file_id = open(&mut s, rel);
-    match ask(&mut s, RequestBody::OverviewPage { file_id }, None) {
+    match ask(&mut s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::Failed { error } => assert!(!error.detail().is_empty()),
         other => panic!("{other:?}"),
     }
@@ -191,7 +184,7 @@ fn tpu_top_ops_are_xprofs() {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{other:?}"),
     };
-    let v = match ask(&mut s, RequestBody::OverviewPage { file_id }, None) {
+    let v = match ask(&mut s, RequestBody::from(request::OverviewPage { file_ids: vec![file_id] }), None) {
         ResponseBody::OverviewPage { view } => *view,
         other => panic!("{other:?}"),
     };

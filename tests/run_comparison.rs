@@ -10,6 +10,7 @@ use serde_json::Value;
 use std::path::Path;
 use tidemark::analysis::framework_op_stats::FrameworkOpRow;
 use tidemark::engine::run_comparison::{Presence, RunComparison};
+use tidemark::engine::Scope;
 use tidemark::engine::Session;
 
 /// The current run: XProf's host order of `tf_two_hosts`.
@@ -44,8 +45,8 @@ fn by_key(rows: &[FrameworkOpRow]) -> std::collections::HashMap<Key, &FrameworkO
 #[test]
 fn op_changes_are_the_difference_of_each_runs_framework_op_stats() {
     let (mut session, current, baseline, c) = compared();
-    let current_rows = session.run_framework_op_stats(&current).unwrap().with_idle.rows;
-    let baseline_rows = session.run_framework_op_stats(&baseline).unwrap().with_idle.rows;
+    let current_rows = session.framework_op_stats(&Scope::run(&current)).unwrap().with_idle.rows;
+    let baseline_rows = session.framework_op_stats(&Scope::run(&baseline)).unwrap().with_idle.rows;
     let (cur, base) = (by_key(&current_rows), by_key(&baseline_rows));
 
     // The current run's table is XProf's "all hosts" table for the same two files.
@@ -161,7 +162,7 @@ fn memory_peaks_are_each_hosts_memory_profile_peak() {
 fn step_times_are_each_runs_overview_and_the_order_is_stable() {
     let (mut session, current, baseline, c) = compared();
     let steps = |session: &mut Session, ids: &[u32]| {
-        let s = &session.run_overview_page(ids).unwrap().input.step_time_ms;
+        let s = &session.overview_page(ids).unwrap().input.step_time_ms;
         (s.count, s.average)
     };
     let (cur, base) = (steps(&mut session, &current), steps(&mut session, &baseline));
@@ -221,9 +222,9 @@ fn cli_prints_the_engines_comparison() {
 
 #[test]
 fn compare_runs_through_the_protocol() {
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (mut session, current, baseline, c) = compared();
-    let body = RequestBody::CompareRuns { current, baseline };
+    let body = RequestBody::from(request::CompareRuns { current, baseline });
     let json = serde_json::to_string(&Request { v: VERSION, seq: 9, body }).unwrap();
     assert!(json.contains(r#""type":"compare_runs","current":[0,1],"baseline":[2,3]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});
@@ -233,9 +234,12 @@ fn compare_runs_through_the_protocol() {
     if let Some(d) = common::json_diff(&serde_json::to_value(&*comparison).unwrap(), &serde_json::to_value(&c).unwrap()) {
         panic!("CompareRuns reply: {d}");
     }
-    let bad =
-        serde_json::to_string(&Request { v: VERSION, seq: 10, body: RequestBody::CompareRuns { current: vec![0], baseline: vec![99] } })
-            .unwrap();
+    let bad = serde_json::to_string(&Request {
+        v: VERSION,
+        seq: 10,
+        body: RequestBody::from(request::CompareRuns { current: vec![0], baseline: vec![99] }),
+    })
+    .unwrap();
     let ResponseBody::Failed { error } = handle(&mut session, &bad, None, &mut |_| {}).body else { panic!("an unknown file is an error") };
     assert!(matches!(error, tidemark::engine::EngineError::UnknownFile { file_id: 99 }), "{error:?}");
 }

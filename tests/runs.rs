@@ -14,6 +14,7 @@ use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
 use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
 use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
+use tidemark::engine::Scope;
 use tidemark::engine::Session;
 
 /// The runs with XProf's output: name, and its hosts' traces in XProf's order.
@@ -48,13 +49,13 @@ fn open_run(hosts: &[&str]) -> (Session, Vec<u32>) {
 
 fn combined(session: &mut Session, ids: &[u32], tool: &str) -> Value {
     let r = match tool {
-        "framework_op_stats" => session.run_framework_op_stats(ids).map(|s| framework_op_stats_json(&s)),
-        "hlo_stats" => session.run_hlo_stats(ids).map(|s| hlo_stats_json(&s)),
-        "kernel_stats" => session.run_kernel_stats(ids).map(|s| kernel_stats_json(&s)),
-        "op_profile" => session.run_op_profile(ids).map(|s| op_profile_json(&s)),
-        "roofline_model" => session.run_roofline_model(ids).map(|s| roofline_json(&s)),
-        "overview_page" => session.run_overview_page(ids).map(overview_page_json),
-        "input_pipeline_analyzer" => session.run_input_pipeline(ids).map(input_pipeline_json),
+        "framework_op_stats" => session.framework_op_stats(&Scope::run(ids)).map(|s| framework_op_stats_json(&s)),
+        "hlo_stats" => session.hlo_stats(&Scope::run(ids)).map(|s| hlo_stats_json(&s)),
+        "kernel_stats" => session.kernel_stats(&Scope::run(ids)).map(|s| kernel_stats_json(&s)),
+        "op_profile" => session.op_profile(&Scope::run(ids)).map(|s| op_profile_json(&s)),
+        "roofline_model" => session.roofline_model(&Scope::run(ids)).map(|s| roofline_json(&s)),
+        "overview_page" => session.overview_page(ids).map(overview_page_json),
+        "input_pipeline_analyzer" => session.input_pipeline(ids).map(input_pipeline_json),
         other => panic!("no tool {other}"),
     };
     r.unwrap_or_else(|e| panic!("{tool}: {e}"))
@@ -85,9 +86,9 @@ fn combined_tools_equal_xprof() {
 #[test]
 fn a_run_of_one_file_is_that_file() {
     let (mut session, ids) = open_run(&[RUNS[0].1[0]]);
-    let alone = framework_op_stats_json(&session.framework_op_stats(ids[0]).unwrap());
-    assert_eq!(framework_op_stats_json(&session.run_framework_op_stats(&ids).unwrap()), alone);
-    assert!(session.run_framework_op_stats(&[]).is_err());
+    let alone = framework_op_stats_json(&session.framework_op_stats(&Scope::file(ids[0])).unwrap());
+    assert_eq!(framework_op_stats_json(&session.framework_op_stats(&Scope::run(&ids)).unwrap()), alone);
+    assert!(session.framework_op_stats(&Scope::run(&[])).is_err());
 }
 
 /// An empty folder of this test's own under cargo's scratch space.
@@ -161,17 +162,17 @@ fn inspect_gives_each_file_its_run_and_host() {
     assert_eq!(v["errors"].as_array().map(Vec::len), Some(0));
 }
 
-/// The page's "all hosts" through the worker protocol: `RunFrameworkOpStats` answers XProf's combined
-/// table, and the run's file ids travel in the request.
+/// The page's "all hosts" through the worker protocol: `FrameworkOpStats` of the run's scope answers
+/// XProf's combined table, and the run's file ids travel in the request.
 #[test]
 fn all_hosts_through_the_protocol() {
     use tidemark::analysis::framework_op_stats::FrameworkOpTable;
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (run, hosts) = RUNS[0];
     let (mut session, ids) = open_run(&hosts);
-    let body = RequestBody::RunFrameworkOpStats { file_ids: ids, include_idle: true, window: None };
+    let body = RequestBody::from(request::FrameworkOpStats { scope: Scope { file_ids: ids, window: None }, include_idle: true });
     let json = serde_json::to_string(&Request { v: VERSION, seq: 3, body }).unwrap();
-    assert!(json.contains(r#""type":"run_framework_op_stats","file_ids":[0,1]"#), "{json}");
+    assert!(json.contains(r#""type":"framework_op_stats","file_ids":[0,1]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});
     let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
     let ResponseBody::FrameworkOpStats { view } = back.body else { panic!("{:?}", back.body) };
@@ -189,7 +190,7 @@ fn all_hosts_through_the_protocol() {
 #[test]
 fn every_op_tool_answers_all_hosts_through_the_protocol() {
     use tidemark::engine::op_profile::OpProfileGrouping;
-    use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+    use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (run, hosts) = RUNS[0];
     let (mut session, ids) = open_run(&hosts);
     let ask = |session: &mut Session, body: RequestBody| -> ResponseBody {
@@ -210,42 +211,56 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     }
     let file_ids = ids.clone();
 
-    let ResponseBody::OverviewPage { view } = ask(&mut session, RequestBody::RunOverviewPage { file_ids: file_ids.clone() }) else {
+    let ResponseBody::OverviewPage { view } = ask(&mut session, RequestBody::from(request::OverviewPage { file_ids: file_ids.clone() }))
+    else {
         panic!()
     };
     let xprof = &oracle("overview_page")[1];
     assert_eq!(view.steps.names.len(), xprof["rows"].as_array().unwrap().len());
     let average: f64 = xprof["p"]["steptime_ms_average"].as_str().unwrap().parse().unwrap();
     assert!((view.step_time_ms.as_ref().unwrap().average - average).abs() <= 0.05, "XProf writes the average with one decimal");
-    same(&*view, &session.run_overview_page_view(&ids).unwrap());
-    assert!(common::json_diff(&json(&*view), &json(&session.overview_page_view(ids[0]).unwrap())).is_some(), "not the first host's alone");
+    same(&*view, &session.overview_page_view(&ids).unwrap());
+    assert!(
+        common::json_diff(&json(&*view), &json(&session.overview_page_view(&[ids[0]]).unwrap())).is_some(),
+        "not the first host's alone"
+    );
 
-    let ResponseBody::InputPipeline { view } = ask(&mut session, RequestBody::RunInputPipeline { file_ids: file_ids.clone() }) else {
+    let ResponseBody::InputPipeline { view } = ask(&mut session, RequestBody::from(request::InputPipeline { file_ids: file_ids.clone() }))
+    else {
         panic!()
     };
     assert_eq!(view.steps.names.len(), oracle("input_pipeline_analyzer")[1]["rows"].as_array().unwrap().len());
-    same(&*view, &session.run_input_pipeline_view(&ids).unwrap());
+    same(&*view, &session.input_pipeline_view(&ids).unwrap());
 
-    let ResponseBody::HloOpStats { view } = ask(&mut session, RequestBody::RunHloOpStats { file_ids: file_ids.clone(), window: None })
+    let ResponseBody::HloOpStats { view } =
+        ask(&mut session, RequestBody::from(request::HloOpStats { scope: Scope { file_ids: file_ids.clone(), window: None } }))
     else {
         panic!()
     };
     assert_eq!(view.columns.rank.len(), oracle("hlo_stats")["rows"].as_array().map_or(0, Vec::len));
-    same(&*view, &session.run_hlo_op_stats_view(&ids).unwrap());
+    same(&*view, &session.hlo_op_stats_view(&Scope::run(&ids)).unwrap());
 
-    let ResponseBody::KernelStats { view } = ask(&mut session, RequestBody::RunKernelStats { file_ids: file_ids.clone(), window: None })
+    let ResponseBody::KernelStats { view } =
+        ask(&mut session, RequestBody::from(request::KernelStats { scope: Scope { file_ids: file_ids.clone(), window: None } }))
     else {
         panic!()
     };
     assert_eq!(view.columns.kernel_name.len(), oracle("kernel_stats")["rows"].as_array().map_or(0, Vec::len));
-    same(&*view, &session.run_kernel_stats_view(&ids).unwrap());
+    same(&*view, &session.kernel_stats_view(&Scope::run(&ids)).unwrap());
 
-    let body = RequestBody::RunRooflineModel { file_ids: file_ids.clone(), include_infeed_outfeed: true, window: None };
+    let body = RequestBody::from(request::RooflineModel {
+        scope: Scope { file_ids: file_ids.clone(), window: None },
+        include_infeed_outfeed: true,
+    });
     let ResponseBody::RooflineModel { view } = ask(&mut session, body) else { panic!() };
-    same(&*view, &session.run_roofline_view(&ids, true).unwrap());
+    same(&*view, &session.roofline_view(&Scope::run(&ids), true).unwrap());
 
-    let body = RequestBody::RunOpProfile { file_ids, grouping: OpProfileGrouping::ByCategory, include_idle: true, window: None };
+    let body = RequestBody::from(request::OpProfile {
+        scope: Scope { file_ids, window: None },
+        grouping: OpProfileGrouping::ByCategory,
+        include_idle: true,
+    });
     let ResponseBody::OpProfile { view } = ask(&mut session, body) else { panic!() };
-    same(&*view, &session.run_op_profile_view(&ids, OpProfileGrouping::ByCategory, true).unwrap());
+    same(&*view, &session.op_profile_view(&Scope::run(&ids), OpProfileGrouping::ByCategory, true).unwrap());
     assert_eq!(view.device_type, oracle("op_profile")["deviceType"].as_str().unwrap_or_default());
 }

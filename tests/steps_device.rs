@@ -54,7 +54,7 @@ fn device_profiles_against_xprof() {
     let mut failures = Vec::new();
     for (stem, ipa_differs, overview_differs, computed) in DEVICE {
         let Some((mut session, id, path)) = open(stem) else { continue };
-        let page = session.cached_overview_page(id).unwrap_or_else(|e| panic!("{stem}: {e}")).clone();
+        let page = session.overview_page(&[id]).unwrap_or_else(|e| panic!("{stem}: {e}")).clone();
         for (tool, actual, expected_differs) in [
             ("input_pipeline_analyzer", input_pipeline_json(&page.input), ipa_differs),
             ("overview_page", overview_page_json(&page), overview_differs),
@@ -77,7 +77,7 @@ fn v100_step_from_the_gpus() {
     let stem = "tf_v100_multi_worker/v100_worker";
     let Some((mut session, id, path)) = open(stem) else { return };
     let expected = oracle(&path, "input_pipeline_analyzer");
-    let view = session.input_pipeline_view(id).expect("view");
+    let view = session.input_pipeline_view(&[id]).expect("view");
     let row = &expected[1]["rows"][0]["c"];
     assert_eq!(view.steps.names, [row[0]["v"].as_str().unwrap()]);
     assert_eq!(view.steps.step_time_ms, [row[11]["v"].as_f64().unwrap()]);
@@ -97,12 +97,12 @@ fn v100_step_from_the_gpus() {
 fn tpu_without_a_step_line_has_no_step() {
     let stem = "jax_tpu_v6e_inference/tpu_v6e_inference";
     let Some((mut session, id, path)) = open(stem) else { return };
-    let view = session.input_pipeline_view(id).expect("view");
+    let view = session.input_pipeline_view(&[id]).expect("view");
     assert!(view.steps.names.is_empty());
     assert_eq!(view.hardware_type, "TPU");
     assert_eq!(view.verdict.classification, "unknown");
     let expected = oracle(&path, "input_pipeline_analyzer");
-    assert_eq!(common::json_diff(&input_pipeline_json(session.input_pipeline(id).expect("analysis")), &expected), None);
+    assert_eq!(common::json_diff(&input_pipeline_json(session.input_pipeline(&[id]).expect("analysis")), &expected), None);
 }
 
 /// On the TPU trace the overview's top ten device ops (from the device op table, folded into framework
@@ -111,7 +111,7 @@ fn tpu_without_a_step_line_has_no_step() {
 fn tpu_overview_equals_xprof() {
     let stem = "jax_tpu_v6e_inference/tpu_v6e_inference";
     let Some((mut session, id, path)) = open(stem) else { return };
-    let actual = overview_page_json(session.cached_overview_page(id).expect("overview"));
+    let actual = overview_page_json(session.overview_page(&[id]).expect("overview"));
     let expected = oracle(&path, "overview_page");
     for key in ["device_duty_cycle_percent", "device_idle_time_percent", "host_idle_time_percent", "idle_time_high_confidence_ps"] {
         assert_ne!(expected[0]["p"][key], Value::Null, "{key} in the oracle");

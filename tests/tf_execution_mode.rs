@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
-use tidemark::engine::Session;
+use tidemark::engine::{Scope, Session};
 
 /// The TensorFlow traces in the repository (relative to `tests/fixtures`), each with XProf's outputs.
 const TF_FIXTURES: &[&str] = &[
@@ -50,14 +50,14 @@ fn check(name: &str, hosts: &[&Path], framework_op_stats: &Value, overview_page:
             session.open(&p.display().to_string(), std::fs::read(p).unwrap(), &mut |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}")).id
         })
         .collect();
-    let ours = to_xprof_json(&session.run_framework_op_stats(&ids).unwrap_or_else(|e| panic!("{name}: {e}")));
+    let ours = to_xprof_json(&session.framework_op_stats(&Scope::run(&ids)).unwrap_or_else(|e| panic!("{name}: {e}")));
     let (ours, theirs) = (host_modes(&ours[0]), host_modes(&framework_op_stats[0]));
     assert!(!theirs.is_empty(), "{name}: XProf lists host ops");
     assert_eq!(ours.len(), theirs.len(), "{name}: host rows");
     for (key, modes) in &theirs {
         assert_eq!(ours.get(key), Some(modes), "{name}: execution mode of {key:?}");
     }
-    let page = overview_page_json(session.run_overview_page(&ids).unwrap_or_else(|e| panic!("{name}: {e}")));
+    let page = overview_page_json(session.overview_page(&ids).unwrap_or_else(|e| panic!("{name}: {e}")));
     for field in ["host_op_time_eager_percent", "host_tf_op_percent"] {
         assert_eq!(page[0]["p"][field], overview_page[0]["p"][field], "{name}: {field}");
     }

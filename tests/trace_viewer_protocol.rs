@@ -6,20 +6,17 @@ mod common;
 
 use serde_json::Value;
 use tidemark::analysis::trace_viewer::lod::{LodQuery, LodReply};
-use tidemark::engine::protocol::{handle, source_bytes, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{answer, Answered, Response, ResponseBody, VERSION};
 use tidemark::engine::{EngineError, Session};
 
-/// Sends `body` (JSON of a `RequestBody`) and returns the reply as the page receives it, and the
-/// bytes that travel beside it.
+/// The reply, the bytes that travel beside it, and the reply as the JSON the page parses.
 fn ask(s: &mut Session, seq: u64, body: &str, bytes: Option<Vec<u8>>) -> (ResponseBody, Option<Vec<u8>>, Value) {
-    let req = format!(r#"{{"v":{VERSION},"seq":{seq},"body":{body}}}"#);
-    let r = handle(s, &req, bytes, &mut |_| {});
-    assert_eq!(r.seq, seq);
-    let wire = serde_json::to_string(&r).expect("encodes");
-    let back: Response = serde_json::from_str(&wire).expect("decodes on the page side");
-    assert_eq!(back, r);
-    let beside = source_bytes(s, &r).map(|b| b.into_owned());
-    (back.body, beside, serde_json::from_str(&wire).unwrap())
+    let request = format!(r#"{{"v":{VERSION},"seq":{seq},"body":{body}}}"#);
+    let Answered { response, beside } = answer(s, &request, bytes, &mut |_| {});
+    assert_eq!(response.seq, seq);
+    let wire = serde_json::to_value(&response).expect("encodes");
+    let read: Response = serde_json::from_value(wire.clone()).expect("the page can read the reply");
+    (read.body, beside, wire)
 }
 
 fn open(s: &mut Session, rel: &str) -> u32 {
@@ -35,7 +32,7 @@ const D1: &str = "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz";
 fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     let mut s = Session::new();
     let id = open(&mut s, D1);
-    let outline = match ask(&mut s, 2, &format!(r#"{{"type":"trace_outline","file_id":{id}}}"#), None).0 {
+    let outline = match ask(&mut s, 2, &format!(r#"{{"type":"trace","of":"outline","file_id":{id}}}"#), None).0 {
         ResponseBody::TraceOutline { outline } => *outline,
         other => panic!("{other:?}"),
     };
@@ -45,8 +42,9 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     // The whole trace at 1000 px: every event counted once, the spans packed beside a reply that
     // only names the query.
     let (start, end) = (outline.start_ps, outline.end_ps);
-    let body =
-        format!(r#"{{"type":"trace_spans","file_id":{id},"query":{{"start_ps":{start},"end_ps":{end},"width_px":1000,"threads":null}}}}"#);
+    let body = format!(
+        r#"{{"type":"trace","of":"spans","file_id":{id},"query":{{"start_ps":{start},"end_ps":{end},"width_px":1000,"threads":null}}}}"#
+    );
     let (reply, beside, wire) = ask(&mut s, 3, &body, None);
     let query = LodQuery { start_ps: start, end_ps: end, width_px: 1000, threads: None };
     assert_eq!(reply, ResponseBody::TraceSpans { file_id: id, query: query.clone() });
@@ -63,7 +61,7 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     // One thread only, when the page folds the others away.
     let thread = outline.processes[0].threads.iter().find(|t| t.event_count > 0).expect("a thread with events");
     let body = format!(
-        r#"{{"type":"trace_spans","file_id":{id},"query":{{"start_ps":{start},"end_ps":{end},"width_px":500,"threads":[{}]}}}}"#,
+        r#"{{"type":"trace","of":"spans","file_id":{id},"query":{{"start_ps":{start},"end_ps":{end},"width_px":500,"threads":[{}]}}}}"#,
         thread.index
     );
     let (reply, beside, _) = ask(&mut s, 4, &body, None);
@@ -74,7 +72,7 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
 
     // Details of a drawn span's event.
     let event = spans.threads.iter().find(|t| !t.is_empty()).unwrap().event[0];
-    match ask(&mut s, 5, &format!(r#"{{"type":"trace_event_details","file_id":{id},"event":{event}}}"#), None).0 {
+    match ask(&mut s, 5, &format!(r#"{{"type":"trace","of":"event_details","file_id":{id},"event":{event}}}"#), None).0 {
         ResponseBody::TraceEventDetails { details: Some(d) } => {
             assert_eq!(Some(*d.clone()), s.trace_event_details(id, event).unwrap());
             assert_eq!(d.event, event);
@@ -82,7 +80,7 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
         }
         other => panic!("{other:?}"),
     }
-    match ask(&mut s, 6, &format!(r#"{{"type":"trace_event_details","file_id":{id},"event":4294967295}}"#), None).0 {
+    match ask(&mut s, 6, &format!(r#"{{"type":"trace","of":"event_details","file_id":{id},"event":4294967295}}"#), None).0 {
         ResponseBody::TraceEventDetails { details: None } => {}
         other => panic!("{other:?}"),
     }
@@ -91,12 +89,12 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     let needle = outline.names[0].to_uppercase();
     let found = s.trace_search(id, &needle).unwrap();
     assert!(found.count > 0);
-    match ask(&mut s, 7, &format!(r#"{{"type":"trace_search","file_id":{id},"needle":{needle:?}}}"#), None).0 {
+    match ask(&mut s, 7, &format!(r#"{{"type":"trace","of":"search","file_id":{id},"needle":{needle:?}}}"#), None).0 {
         ResponseBody::TraceSearch { count } => assert_eq!(count, found.count),
         other => panic!("{other:?}"),
     }
     for index in [0, found.count / 2, found.count - 1, found.count] {
-        let body = format!(r#"{{"type":"trace_search_match","file_id":{id},"needle":{needle:?},"index":{index}}}"#);
+        let body = format!(r#"{{"type":"trace","of":"search_match","file_id":{id},"needle":{needle:?},"index":{index}}}"#);
         let expected = found.event.get(index).map(|&e| (e, found.start_ps[index]));
         match ask(&mut s, 70, &body, None).0 {
             ResponseBody::TraceSearchMatch { index: i, found } => assert_eq!((i as usize, found), (index, expected)),
@@ -105,13 +103,13 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
     }
     // Another needle's match is searched for, not taken from the last search.
     let other = outline.names[outline.names.len() - 1].clone();
-    let body = format!(r#"{{"type":"trace_search_match","file_id":{id},"needle":{other:?},"index":0}}"#);
+    let body = format!(r#"{{"type":"trace","of":"search_match","file_id":{id},"needle":{other:?},"index":0}}"#);
     let first = s.trace_search(id, &other).unwrap();
     match ask(&mut s, 71, &body, None).0 {
         ResponseBody::TraceSearchMatch { found, .. } => assert_eq!(found, first.event.first().map(|&e| (e, first.start_ps[0]))),
         other => panic!("{other:?}"),
     }
-    let body = format!(r#"{{"type":"trace_range_summary","file_id":{id},"from_ps":{start},"to_ps":{},"threads":null}}"#, end + 1);
+    let body = format!(r#"{{"type":"trace","of":"range_summary","file_id":{id},"from_ps":{start},"to_ps":{},"threads":null}}"#, end + 1);
     match ask(&mut s, 8, &body, None).0 {
         ResponseBody::TraceRangeSummary { rows } => assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), outline.event_count),
         other => panic!("{other:?}"),
@@ -119,7 +117,8 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
 
     // Export of a window: the JSON comes beside the reply, the events that overlap it.
     let (from, to) = (start + (end - start) / 3, start + (end - start) / 2);
-    let (reply, beside, _) = ask(&mut s, 9, &format!(r#"{{"type":"trace_export","file_id":{id},"start_ps":{from},"end_ps":{to}}}"#), None);
+    let (reply, beside, _) =
+        ask(&mut s, 9, &format!(r#"{{"type":"trace","of":"export","file_id":{id},"start_ps":{from},"end_ps":{to}}}"#), None);
     assert_eq!(reply, ResponseBody::TraceExport { file_id: id, start_ps: from, end_ps: to });
     let bytes = beside.expect("the JSON travels beside the reply");
     let mut expected = Vec::new();
@@ -135,11 +134,11 @@ fn outline_spans_details_search_summary_and_export_answer_as_the_engine_does() {
 #[test]
 fn trace_requests_on_a_file_without_a_trace_or_unknown_fail_with_the_engine_error() {
     let mut s = Session::new();
-    match ask(&mut s, 1, r#"{"type":"trace_outline","file_id":77}"#, None).0 {
+    match ask(&mut s, 1, r#"{"type":"trace","of":"outline","file_id":77}"#, None).0 {
         ResponseBody::Failed { error: EngineError::UnknownFile { .. } } => {}
         other => panic!("{other:?}"),
     }
-    let (reply, beside, _) = ask(&mut s, 2, r#"{"type":"trace_export","file_id":77,"start_ps":0,"end_ps":1}"#, None);
+    let (reply, beside, _) = ask(&mut s, 2, r#"{"type":"trace","of":"export","file_id":77,"start_ps":0,"end_ps":1}"#, None);
     assert!(matches!(reply, ResponseBody::Failed { .. }), "{reply:?}");
     assert!(beside.is_none());
 }
@@ -155,7 +154,7 @@ fn outline_names_are_xprofs() {
         ResponseBody::Opened { file_id, .. } => file_id,
         other => panic!("{other:?}"),
     };
-    let outline = match ask(&mut s, 2, &format!(r#"{{"type":"trace_outline","file_id":{id}}}"#), None).0 {
+    let outline = match ask(&mut s, 2, &format!(r#"{{"type":"trace","of":"outline","file_id":{id}}}"#), None).0 {
         ResponseBody::TraceOutline { outline } => *outline,
         other => panic!("{other:?}"),
     };

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use tidemark::analysis::xla_ops_cpu::XlaOpsCpu;
 use tidemark::decode::xplane::XSpace;
 use tidemark::decode::Profile;
-use tidemark::engine::protocol::{handle, Request, RequestBody, Response, ResponseBody, VERSION};
+use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
 use tidemark::engine::Session;
 use tidemark::proto::xplane as pb;
 
@@ -150,7 +150,7 @@ fn the_page_and_the_cli_get_the_same_table() {
         serde_json::from_str::<Response>(&serde_json::to_string(&reply).unwrap()).unwrap().body
     };
     let ResponseBody::Opened { file_id, .. } = ask(RequestBody::Open { path: rel.into() }, Some(common::bytes(rel))) else { panic!() };
-    match ask(RequestBody::XlaOpsCpu { file_id }, None) {
+    match ask(RequestBody::from(request::XlaOpsCpu { file_id }), None) {
         ResponseBody::XlaOpsCpu { table } => {
             assert_eq!(table.rows.len(), expected.rows.len());
             assert_eq!(table.rows[0].op_name, expected.rows[0].op_name);

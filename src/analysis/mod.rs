@@ -16,6 +16,7 @@ pub mod kernel_stats;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
+pub mod number_text;
 pub mod op_metrics;
 pub mod op_profile;
 pub mod overview_page;

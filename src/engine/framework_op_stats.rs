@@ -1,9 +1,8 @@
 //! What the Framework Op Stats page draws: one of XProf's two tables (with or without the `IDLE`
 //! rows) and, per side, the self time grouped by op type (XProf's two pie charts).
 
-use super::{EngineError, Session};
+use super::{EngineError, Scope, Session};
 use crate::analysis::framework_op_stats::{FrameworkOpRow, FrameworkOpTable};
-use crate::analysis::op_metrics::TimeWindow;
 use crate::fast_hash::FastMap;
 use serde::{Deserialize, Serialize};
 
@@ -37,26 +36,10 @@ pub struct TypeSelfTime {
 }
 
 impl Session {
-    /// The Framework Op Stats page of `file_id`, with the `IDLE` rows when `include_idle`.
-    pub fn framework_op_stats_view(&mut self, file_id: u32, include_idle: bool) -> Result<FrameworkOpStatsView, EngineError> {
-        self.run_framework_op_stats_view(&[file_id], include_idle)
-    }
-
-    /// The Framework Op Stats page of the run `file_ids` (its hosts combined as XProf combines them:
-    /// the page's "all hosts").
-    pub fn run_framework_op_stats_view(&mut self, file_ids: &[u32], include_idle: bool) -> Result<FrameworkOpStatsView, EngineError> {
-        self.run_framework_op_stats_view_in(file_ids, include_idle, None)
-    }
-
-    /// The Framework Op Stats page of the run `file_ids` over the events that start inside `window`
-    /// (the whole run without one).
-    pub fn run_framework_op_stats_view_in(
-        &mut self,
-        file_ids: &[u32],
-        include_idle: bool,
-        window: Option<TimeWindow>,
-    ) -> Result<FrameworkOpStatsView, EngineError> {
-        let stats = self.run_framework_op_stats_in(file_ids, window)?;
+    /// The Framework Op Stats page of `scope` (a run's hosts combined as XProf combines them: the page's
+    /// "all hosts"), with the `IDLE` rows when `include_idle`.
+    pub fn framework_op_stats_view(&mut self, scope: &Scope, include_idle: bool) -> Result<FrameworkOpStatsView, EngineError> {
+        let stats = self.framework_op_stats(scope)?;
         let table = if include_idle { stats.with_idle } else { stats.without_idle };
         let self_time_us = |on_device: bool| table.rows.iter().filter(|r| r.on_device == on_device).map(|r| r.total_self_time_us).sum();
         Ok(FrameworkOpStatsView {

@@ -1,7 +1,7 @@
 //! The Graph Viewer of opened files: an HLO module's graph around an instruction, as plain data for
 //! the CLI and, laid out, for the page.
 
-use super::{EngineError, Session};
+use super::{EngineError, Scope, Session};
 use crate::analysis::graph_viewer::layout::{layout, Layout};
 use crate::analysis::graph_viewer::{graph, Graph, GraphOptions, GraphViewerError, NodeKind};
 use crate::analysis::memory_viewer::assignment::Assignment;
@@ -193,9 +193,10 @@ impl Session {
     /// when it has rows for the module, else the host's XLA ops; `None` when neither has any (or the
     /// file has no trace).
     fn module_times(&mut self, file_id: u32, module: &str) -> Option<(TimeSource, Vec<(String, InstructionFigures)>)> {
-        let metrics = self.op_metrics(file_id).ok()?;
+        let scope = Scope::file(file_id);
+        let metrics = self.op_metrics(&scope).ok()?;
         let device: Vec<(String, InstructionFigures)> = self
-            .run_hlo_stats_in(&[file_id], None)
+            .hlo_stats(&scope)
             .ok()
             .map(|stats| {
                 stats

@@ -3,9 +3,9 @@
 //! the self time its pie charts group ([`HloCharts`]).
 
 use super::framework_op_stats::{self_time_by, TypeSelfTime};
-use super::{EngineError, Session};
+use super::{EngineError, Scope, Session};
 use crate::analysis::hlo_stats::{HloStats, SPARSE_CORE};
-use crate::analysis::op_metrics::{ps_to_us, safe_divide, SourceInfo, TimeWindow};
+use crate::analysis::op_metrics::{ps_to_us, safe_divide, SourceInfo};
 use crate::analysis::xla_modules::XlaModules;
 use serde::{Deserialize, Serialize};
 
@@ -181,20 +181,10 @@ impl HloOpStatsView {
 }
 
 impl Session {
-    /// The HLO Op Stats page of `file_id`.
-    pub fn hlo_op_stats_view(&mut self, file_id: u32) -> Result<HloOpStatsView, EngineError> {
-        self.run_hlo_op_stats_view(&[file_id])
-    }
-
-    /// The HLO Op Stats page of the run `file_ids`, its hosts combined.
-    pub fn run_hlo_op_stats_view(&mut self, file_ids: &[u32]) -> Result<HloOpStatsView, EngineError> {
-        self.run_hlo_op_stats_view_in(file_ids, None)
-    }
-
-    /// The HLO Op Stats page of the run `file_ids` over the ops that start inside `window`.
-    pub fn run_hlo_op_stats_view_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<HloOpStatsView, EngineError> {
-        let stats = self.run_hlo_stats_in(file_ids, window)?;
-        Ok(HloOpStatsView::of(&stats, &self.run_op_metrics(file_ids)?.modules))
+    /// The HLO Op Stats page of `scope`, its ops joined with the whole run's modules.
+    pub fn hlo_op_stats_view(&mut self, scope: &Scope) -> Result<HloOpStatsView, EngineError> {
+        let stats = self.hlo_stats(scope)?;
+        Ok(HloOpStatsView::of(&stats, &self.op_metrics(&Scope::run(&scope.file_ids))?.modules))
     }
 }
 

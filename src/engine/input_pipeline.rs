@@ -141,23 +141,14 @@ impl InputPipelineView {
 }
 
 impl Session {
-    /// The Input Pipeline Analyzer of `file_id` (computed with its Overview Page on first use).
-    pub fn input_pipeline(&mut self, file_id: u32) -> Result<&InputPipeline, EngineError> {
-        Ok(&self.cached_overview_page(file_id)?.input)
+    /// The Input Pipeline Analyzer of the run `file_ids` (one file, or its hosts combined), computed
+    /// with its Overview Page.
+    pub fn input_pipeline(&mut self, file_ids: &[u32]) -> Result<&InputPipeline, EngineError> {
+        Ok(&self.overview_page(file_ids)?.input)
     }
 
-    /// The Input Pipeline Analyzer of the run `file_ids` (computed with its Overview Page).
-    pub fn run_input_pipeline(&mut self, file_ids: &[u32]) -> Result<&InputPipeline, EngineError> {
-        Ok(&self.run_overview_page(file_ids)?.input)
-    }
-
-    /// What the Input Pipeline page draws for `file_id`.
-    pub fn input_pipeline_view(&mut self, file_id: u32) -> Result<InputPipelineView, EngineError> {
-        self.run_input_pipeline_view(&[file_id])
-    }
-
-    /// What the Input Pipeline page draws for the run `file_ids`, its hosts combined.
-    pub fn run_input_pipeline_view(&mut self, file_ids: &[u32]) -> Result<InputPipelineView, EngineError> {
-        Ok(InputPipelineView::of(self.run_input_pipeline(file_ids)?))
+    /// What the Input Pipeline page draws for the run `file_ids` (one file, or its hosts combined).
+    pub fn input_pipeline_view(&mut self, file_ids: &[u32]) -> Result<InputPipelineView, EngineError> {
+        Ok(InputPipelineView::of(self.input_pipeline(file_ids)?))
     }
 }

@@ -2,9 +2,9 @@
 //! total duration first) and the figures of its summary line (kernel time, and the shares of it on
 //! Tensor Cores and in ops that could use them), over the whole trace or a step's window.
 
-use super::{EngineError, Session};
+use super::{EngineError, Scope, Session};
 use crate::analysis::kernel_stats::{ns_to_us as us, KernelStats};
-use crate::analysis::op_metrics::{safe_divide, TimeWindow};
+use crate::analysis::op_metrics::safe_divide;
 use serde::{Deserialize, Serialize};
 
 /// XProf's Kernel Stats table, column by column: entry `i` of every vector is row `i`.
@@ -88,19 +88,8 @@ impl KernelStatsView {
 }
 
 impl Session {
-    /// The Kernel Stats page of `file_id` (no rows for a trace without GPU kernels).
-    pub fn kernel_stats_view(&mut self, file_id: u32) -> Result<KernelStatsView, EngineError> {
-        self.run_kernel_stats_view(&[file_id])
-    }
-
-    /// The Kernel Stats page of the run `file_ids`: its hosts' kernels.
-    pub fn run_kernel_stats_view(&mut self, file_ids: &[u32]) -> Result<KernelStatsView, EngineError> {
-        self.run_kernel_stats_view_in(file_ids, None)
-    }
-
-    /// The Kernel Stats page of the run `file_ids` over the kernels that start inside `window` (the
-    /// whole trace's without one).
-    pub fn run_kernel_stats_view_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<KernelStatsView, EngineError> {
-        Ok(KernelStatsView::of(&*self.run_kernel_stats_in(file_ids, window)?))
+    /// The Kernel Stats page of `scope`: its hosts' kernels (no rows for a trace without GPU kernels).
+    pub fn kernel_stats_view(&mut self, scope: &Scope) -> Result<KernelStatsView, EngineError> {
+        Ok(KernelStatsView::of(&*self.kernel_stats(scope)?))
     }
 }

@@ -28,6 +28,7 @@ pub mod retain_memory;
 pub mod roofline;
 pub mod run_comparison;
 pub mod run_op_metrics;
+pub mod scope;
 pub mod slim;
 pub mod trace_viewer;
 pub mod warmup;
@@ -36,6 +37,7 @@ pub mod xla_ops_cpu;
 use crate::decode::{self, DecodedFile, Progress};
 pub use error::EngineError;
 pub use overview::FileOverview;
+pub use scope::Scope;
 use std::collections::HashMap;
 
 /// An opened file: its decoded content and its overview.
@@ -56,16 +58,14 @@ pub struct Session {
     /// (see [`Session::memory_profile_view`]).
     allocation_names: HashMap<u32, Option<crate::analysis::allocation_names::AllocationNames>>,
     viewers: memory_viewer::ViewerCache,
-    /// Op metrics computed so far, by file id (see [`Session::op_metrics`]).
-    op_metrics: op_metrics::OpMetricsCache,
-    /// Op metrics of runs of several hosts combined, by their file ids (see [`Session::run_op_metrics`]).
-    run_op_metrics: run_op_metrics::RunOpMetricsCache,
+    /// Op metrics computed so far, by scope (see [`Session::op_metrics`]).
+    op_metrics: scope::OpMetricsCache,
     /// Trace Viewer event stores built so far, by file id (see [`Session::trace_store`]).
     trace_stores: HashMap<u32, crate::analysis::trace_viewer::TraceStore>,
     /// Overview Pages (with their input pipeline analyses) computed so far, by the file ids of the run
     /// (one id for a file).
     overview_pages: HashMap<Vec<u32>, crate::analysis::overview_page::OverviewPage>,
-    /// Device op tables read from the op metrics so far, by file id (see [`Session::hlo_stats`]).
+    /// Device op tables read from the op metrics so far, by the run's file ids (see [`Session::hlo_stats`]).
     op_tables: op_tables::OpTablesCache,
     /// Whether [`Session::open`] leaves a trace's Memory Profile until it is asked for
     /// ([`Session::deferring_memory_profiles`]).
@@ -196,9 +196,8 @@ impl Session {
         self.step_dbs.remove(&id);
         self.host_memory.remove(&id);
         self.memory_profiles.remove(&id);
+        self.op_metrics.forget_file(id);
         self.allocation_names.remove(&id);
-        self.op_metrics.remove(&id);
-        self.forget_runs_of(id);
         self.overview_pages.retain(|ids, _| !ids.contains(&id));
         self.viewers.forget_file(id);
         self.trace_stores.remove(&id);

@@ -2,11 +2,10 @@
 //! stats, Op Profile, the roofline, Kernel Stats, the Overview Page and the input-pipeline op table)
 //! reads the same dbs, so the host threads and the device planes are read once per file however many
 //! tables the user opens. Limited to a time window (a step), the same passes read only the events that
-//! start inside it ([`Session::run_op_metrics_in`]); Kernel Stats and the roofline too.
+//! start inside it; a run's hosts are combined ([`super::scope`] keys and keeps them all).
 
 use super::overview_page::step_end_ps;
-use super::run_op_metrics::combine;
-use super::{EngineError, Session};
+use super::{EngineError, Scope, Session};
 use crate::analysis::device_ops::{self, tf_ops::tf_metrics_db, DeviceOps, DeviceOpsError};
 use crate::analysis::framework_op_stats::{self, FrameworkOpStats};
 use crate::analysis::kernel_stats::{self, KernelStats};
@@ -50,110 +49,29 @@ pub struct FileOpMetrics {
     pub xla_ops_cpu: Arc<XlaOpsCpu>,
 }
 
-/// Op metrics computed so far, by file id.
-pub(super) type OpMetricsCache = HashMap<u32, Arc<FileOpMetrics>>;
-
-/// The tools' name in errors.
-const TOOL: &str = "op tables";
-
 impl Session {
-    /// The op metrics of `file_id`, computed on first use and kept until the file is closed.
-    pub fn op_metrics(&mut self, file_id: u32) -> Result<Arc<FileOpMetrics>, EngineError> {
-        if let Some(m) = self.op_metrics.get(&file_id) {
-            return Ok(m.clone());
-        }
-        let (_, space) = self.trace_of(file_id, TOOL)?;
-        let metrics = Arc::new(file_op_metrics(space).map_err(|e| self.analysis_error(file_id, TOOL, e.to_string()))?);
-        self.op_metrics.insert(file_id, metrics.clone());
-        Ok(metrics)
-    }
-
-    /// The op metrics of the run `file_ids` limited to the events that start inside `window` (the whole
-    /// run's, [`Session::run_op_metrics`], without one): each host's pass over the window, hosts
-    /// combined as for the whole run. Kept (the last few windows) until one of the files is closed.
-    pub fn run_op_metrics_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<FileOpMetrics>, EngineError> {
-        let Some(window) = window else { return self.run_op_metrics(file_ids) };
-        if file_ids.is_empty() {
-            return Err(EngineError::EmptyRun);
-        }
-        if let Some(m) = self.op_tables.windowed(file_ids, window) {
-            return Ok(m);
-        }
-        let mut hosts = Vec::with_capacity(file_ids.len());
-        // Each host's window is kept on its own: in the page a run holds one host's bytes at a time,
-        // so a request over several hosts is asked again after each released host is read back, and
-        // the hosts done before must not need their bytes again.
-        for &id in file_ids {
-            let limited = match self.op_tables.windowed(&[id], window) {
-                Some(kept) => kept,
-                None => {
-                    let whole = self.op_metrics(id)?;
-                    let (_, space) = self.trace_of(id, TOOL)?;
-                    let limited = Arc::new(whole.in_window(space, window).map_err(|e| self.analysis_error(id, TOOL, e.to_string()))?);
-                    self.op_tables.keep_windowed(&[id], window, limited.clone());
-                    limited
-                }
-            };
-            hosts.push((limited, self.hostnames(id, TOOL)?));
-        }
-        let metrics = match hosts.as_slice() {
-            [(one, _)] => one.clone(),
-            _ => Arc::new(combine(&hosts)),
-        };
-        if file_ids.len() > 1 {
-            self.op_tables.keep_windowed(file_ids, window, metrics.clone());
-        }
-        Ok(metrics)
-    }
-
     /// The steps of the run `file_ids` (its Overview Page's) as windows the op tables can be limited to:
     /// (group id, name, span as the page's step selection places it), in step order; a step of no
     /// duration has no window and is left out.
     pub fn run_step_windows(&mut self, file_ids: &[u32]) -> Result<Vec<(i64, String, TimeWindow)>, EngineError> {
-        let steps = &self.run_overview_page(file_ids)?.input.steps;
+        let steps = &self.overview_page(file_ids)?.input.steps;
         Ok(steps.iter().filter_map(|s| Some((s.group_id, s.name.clone(), TimeWindow::new(s.begin_ps, step_end_ps(s)).ok()?))).collect())
     }
 
-    /// The device op db of `file_id`: every HLO op the accelerators ran, over all cores.
-    pub fn device_ops(&mut self, file_id: u32) -> Result<Arc<DeviceOps>, EngineError> {
-        self.device_ops_for(&[file_id], TOOL)
-    }
-
-    /// The device op db of the run `file_ids` (one file, or several hosts combined) for `tool`, or why
-    /// there is none: a malformed trace (the error names the run's first file).
-    pub(super) fn device_ops_for(&mut self, file_ids: &[u32], tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
-        self.device_ops_in(file_ids, None, tool)
-    }
-
-    /// [`Session::device_ops_for`] over the events that start inside `window` (all without one).
-    pub(super) fn device_ops_in(
-        &mut self,
-        file_ids: &[u32],
-        window: Option<TimeWindow>,
-        tool: &str,
-    ) -> Result<Arc<DeviceOps>, EngineError> {
-        let first = file_ids.first().copied().ok_or(EngineError::EmptyRun)?;
-        match &self.run_op_metrics_in(file_ids, window)?.device {
+    /// The device op db of `scope` for `tool`: every HLO op the accelerators ran, over all cores; or why
+    /// there is none: a malformed trace (the error names the scope's first file).
+    pub fn device_ops(&mut self, scope: &Scope, tool: &str) -> Result<Arc<DeviceOps>, EngineError> {
+        let first = scope.first()?;
+        match &self.op_metrics(scope)?.device {
             Ok(ops) => Ok(ops.clone()),
             Err(e @ DeviceOpsError::Decode(_)) => Err(self.analysis_error(first, tool, e.to_string())),
         }
     }
 
-    /// Framework op stats of `file_id` (XProf's `framework_op_stats` tool): host rows, and device rows
-    /// where the device db exists.
-    pub fn framework_op_stats(&mut self, file_id: u32) -> Result<FrameworkOpStats, EngineError> {
-        self.run_framework_op_stats(&[file_id])
-    }
-
-    /// Framework op stats of the run `file_ids`, its hosts combined as XProf combines them.
-    pub fn run_framework_op_stats(&mut self, file_ids: &[u32]) -> Result<FrameworkOpStats, EngineError> {
-        self.run_framework_op_stats_in(file_ids, None)
-    }
-
-    /// Framework op stats of the run `file_ids` over the events that start inside `window` (XProf's
-    /// table shape; XProf itself has no such limit).
-    pub fn run_framework_op_stats_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<FrameworkOpStats, EngineError> {
-        let m = self.run_op_metrics_in(file_ids, window)?;
+    /// Framework op stats of `scope` (XProf's `framework_op_stats` tool; XProf has no window): host
+    /// rows, and device rows where the device db exists.
+    pub fn framework_op_stats(&mut self, scope: &Scope) -> Result<FrameworkOpStats, EngineError> {
+        let m = self.op_metrics(scope)?;
         Ok(framework_op_stats::framework_op_stats(&framework_op_stats::Inputs {
             host: &m.host,
             device: &m.device_framework_ops,
@@ -164,25 +82,15 @@ impl Session {
         }))
     }
 
-    /// GPU Kernel Stats of `file_id` (empty for a trace without GPU kernels).
-    pub fn kernel_stats(&mut self, file_id: u32) -> Result<Arc<KernelStats>, EngineError> {
-        self.run_kernel_stats(&[file_id])
-    }
-
-    /// GPU Kernel Stats of the run `file_ids`: its hosts' kernels, the longest kept.
-    pub fn run_kernel_stats(&mut self, file_ids: &[u32]) -> Result<Arc<KernelStats>, EngineError> {
-        self.run_kernel_stats_in(file_ids, None)
-    }
-
-    /// GPU Kernel Stats of the run `file_ids` over the kernels that start inside `window` (XProf's
-    /// table; XProf itself has no such limit): those of the window's kept op metrics.
-    pub fn run_kernel_stats_in(&mut self, file_ids: &[u32], window: Option<TimeWindow>) -> Result<Arc<KernelStats>, EngineError> {
-        Ok(self.run_op_metrics_in(file_ids, window)?.kernel_stats.clone())
+    /// GPU Kernel Stats of `scope` (empty for a trace without GPU kernels): its hosts' kernels, the
+    /// longest kept.
+    pub fn kernel_stats(&mut self, scope: &Scope) -> Result<Arc<KernelStats>, EngineError> {
+        Ok(self.op_metrics(scope)?.kernel_stats.clone())
     }
 }
 
 /// The one op-metrics pass over `space`.
-fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
+pub(super) fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
     // Each HLO module decoded once for both readers (decoding them was a fifth of a small trace's time).
     let every_module = every_decoded_module(space);
     let run_environment = RunEnvironment::with_modules(space, every_module.iter().map(|(_, _, proto)| proto));
@@ -244,7 +152,7 @@ impl FileOpMetrics {
     /// the host and device dbs and the kernel stats passed again over the window, with what derives
     /// from them (the device's framework ops, the Tensor Core share of each op: the window's kernels');
     /// the modules, run environment and XLA ops on CPU stay the whole trace's.
-    fn in_window(&self, space: &XSpace, window: TimeWindow) -> Result<FileOpMetrics, DecodeError> {
+    pub(super) fn in_window(&self, space: &XSpace, window: TimeWindow) -> Result<FileOpMetrics, DecodeError> {
         timed_passes(space, self.modules.clone(), self.run_environment.clone(), self.xla_ops_cpu.clone(), Some(window))
     }
 }

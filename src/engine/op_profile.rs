@@ -6,8 +6,7 @@
 //! node is joined with its HLO instruction in the trace's modules for its shape with layout, its
 //! source line and, where the trace gives none, its text.
 
-use super::{EngineError, Session};
-use crate::analysis::op_metrics::TimeWindow;
+use super::{EngineError, Scope, Session};
 use crate::analysis::op_profile::{Node, OpProfile, DUPLICATES_SUFFIX};
 use crate::analysis::xla_modules::{XlaInstruction, XlaModules};
 use serde::{Deserialize, Serialize};
@@ -180,31 +179,16 @@ pub fn tree(profile: &OpProfile, grouping: OpProfileGrouping, include_idle: bool
 }
 
 impl Session {
-    /// The Op Profile page of `file_id`: the tree `grouping` and `include_idle` pick, in columns.
-    pub fn op_profile_view(&mut self, file_id: u32, grouping: OpProfileGrouping, include_idle: bool) -> Result<OpProfileView, EngineError> {
-        self.run_op_profile_view(&[file_id], grouping, include_idle)
-    }
-
-    /// The Op Profile page of the run `file_ids`, its hosts combined (ops joined with the run's modules).
-    pub fn run_op_profile_view(
+    /// The Op Profile page of `scope`: the tree `grouping` and `include_idle` pick, in columns (ops
+    /// joined with the whole run's modules).
+    pub fn op_profile_view(
         &mut self,
-        file_ids: &[u32],
+        scope: &Scope,
         grouping: OpProfileGrouping,
         include_idle: bool,
     ) -> Result<OpProfileView, EngineError> {
-        self.run_op_profile_view_in(file_ids, grouping, include_idle, None)
-    }
-
-    /// The Op Profile page of the run `file_ids` over the device ops that start inside `window`.
-    pub fn run_op_profile_view_in(
-        &mut self,
-        file_ids: &[u32],
-        grouping: OpProfileGrouping,
-        include_idle: bool,
-        window: Option<TimeWindow>,
-    ) -> Result<OpProfileView, EngineError> {
-        let profile = self.run_op_profile_in(file_ids, window)?;
-        let metrics = self.run_op_metrics(file_ids)?;
+        let profile = self.op_profile(scope)?;
+        let metrics = self.op_metrics(&Scope::run(&scope.file_ids))?;
         Ok(OpProfileView {
             device_type: profile.device_type.to_string(),
             grouping,

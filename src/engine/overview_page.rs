@@ -1,9 +1,9 @@
 //! The Overview Page of an opened file. Its steps need every host event read and grouped, so it is
-//! computed once per file or run and kept ([`Session::run_overview_page`]); the Input Pipeline Analyzer
+//! computed once per file or run and kept ([`Session::overview_page`]); the Input Pipeline Analyzer
 //! is part of it ([`Session::input_pipeline`]). Its op figures come from the file's one op-metrics
 //! pass ([`Session::op_metrics`]). [`OverviewPageView`] is what the page draws.
 
-use super::{EngineError, Session};
+use super::{EngineError, Scope, Session};
 use crate::analysis::input_pipeline::{StepRow, CATEGORIES};
 use crate::analysis::op_metrics::HardwareType;
 use crate::analysis::overview_page::recommendation::tips;
@@ -16,12 +16,12 @@ const TOOL: &str = "Overview Page";
 
 impl Session {
     fn compute_overview_page(&mut self, file_ids: &[u32]) -> Result<OverviewPage, EngineError> {
-        let m = self.run_op_metrics(file_ids)?;
+        let m = self.op_metrics(&Scope::run(file_ids))?;
         // Where some host has devices, the hosts without any (coordinators) have no steps of the run
         // (XProf's `IsCoordinator`).
         let mut has_device = Vec::with_capacity(file_ids.len());
         for &id in file_ids {
-            has_device.push(self.op_metrics(id)?.hardware != HardwareType::CpuOnly);
+            has_device.push(self.op_metrics(&Scope::file(id))?.hardware != HardwareType::CpuOnly);
         }
         let any_device = has_device.contains(&true);
         let mut dbs = Vec::with_capacity(file_ids.len());
@@ -38,14 +38,9 @@ impl Session {
         Ok(page)
     }
 
-    /// The Overview Page of `file_id`, computed on first use and kept until the file is closed.
-    pub fn cached_overview_page(&mut self, file_id: u32) -> Result<&OverviewPage, EngineError> {
-        self.run_overview_page(&[file_id])
-    }
-
     /// The Overview Page of the run `file_ids` (one file, or several hosts combined as XProf combines
     /// them: op tables added up, steps intersected), kept until one of its files is closed.
-    pub fn run_overview_page(&mut self, file_ids: &[u32]) -> Result<&OverviewPage, EngineError> {
+    pub fn overview_page(&mut self, file_ids: &[u32]) -> Result<&OverviewPage, EngineError> {
         if !self.overview_pages.contains_key(file_ids) {
             let page = self.compute_overview_page(file_ids)?;
             self.overview_pages.insert(file_ids.to_vec(), page);
@@ -171,18 +166,14 @@ impl StepColumns {
 const PS_PER_MS: f64 = 1e9;
 
 impl Session {
-    /// The Overview page of `file_id`, from its cached analysis.
-    pub fn overview_page_view(&mut self, file_id: u32) -> Result<OverviewPageView, EngineError> {
-        self.run_overview_page_view(&[file_id])
-    }
-
-    /// The Overview page of the run `file_ids`, its hosts combined (the page's "all hosts").
-    pub fn run_overview_page_view(&mut self, file_ids: &[u32]) -> Result<OverviewPageView, EngineError> {
-        let top_ops_missing = match &self.run_op_metrics(file_ids)?.device {
+    /// The Overview page of the run `file_ids` (one file, or its hosts combined: the page's "all
+    /// hosts"), from its kept analysis.
+    pub fn overview_page_view(&mut self, file_ids: &[u32]) -> Result<OverviewPageView, EngineError> {
+        let top_ops_missing = match &self.op_metrics(&Scope::run(file_ids))?.device {
             Err(e) => Some(e.to_string()),
             Ok(_) => None,
         };
-        let o = self.run_overview_page(file_ids)?;
+        let o = self.overview_page(file_ids)?;
         let (r, a) = (&o.run_environment, &o.input);
         let top_ops_missing = if r.hardware_type == "CPU_ONLY" {
             Some("the trace has no device (a CPU-only run): XProf lists the device's ops only".to_string())

@@ -2,7 +2,8 @@
 //! sequence number; the page drops replies to requests it no longer waits for. File bytes travel beside
 //! the JSON envelope as a transferred `ArrayBuffer`, never inside it.
 
-use super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView};
+pub mod request;
+
 use super::framework_op_stats::FrameworkOpStatsView;
 use super::graph_viewer::GraphView;
 use super::hlo_op_stats::HloOpStatsView;
@@ -10,27 +11,25 @@ use super::input_pipeline::InputPipelineView;
 use super::kernel_stats::KernelStatsView;
 use super::memory_across_hosts::RunMemoryOverview;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
-use super::memory_viewer::ModuleEntry;
 use super::memory_viewer_columns::ViewerReply;
-use super::op_profile::{OpProfileGrouping, OpProfileView};
+use super::op_profile::OpProfileView;
 use super::overview_page::OverviewPageView;
 use super::roofline::RooflineView;
 use super::run_comparison::RunComparison;
-use super::trace_viewer::FlowQuery;
 use super::{EngineError, FileOverview, Session};
 use crate::analysis::graph_viewer::GraphOptions;
-use crate::analysis::op_metrics::TimeWindow;
-use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
+use crate::analysis::trace_viewer::counters::{CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::flows::FlowReply;
 use crate::analysis::trace_viewer::lod::LodQuery;
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::NameSummary;
 use crate::analysis::xla_ops_cpu::XlaOpsCpu;
+use request::{DeviceMemoryAnswer, DeviceMemoryFiles, MemoryViewerPage, Trace};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -39,6 +38,8 @@ pub struct Request {
     pub body: RequestBody,
 }
 
+/// What the page asks: a file's life (open, close, its bytes back) and one variant per tool, each
+/// holding its typed request ([`request`]), whose [`request::Ask`] names the reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RequestBody {
@@ -57,219 +58,24 @@ pub enum RequestBody {
         #[serde(default)]
         slim: bool,
     },
-    /// One JAX device memory profile: live bytes by function and by stack.
-    DeviceMemoryProfile {
-        file_id: u32,
-        query: DeviceMemoryQuery,
-    },
-    /// `target` minus `base`, stack by stack (`pprof --diff_base`).
-    DeviceMemoryDiff {
-        base_file_id: u32,
-        target_file_id: u32,
-        query: DeviceMemoryQuery,
-    },
-    /// Each stack through the snapshots `file_ids`, with ranked leak suspects.
-    DeviceMemorySeries {
-        file_ids: Vec<u32>,
-        query: DeviceMemoryQuery,
-    },
-    /// The Memory Profile of an opened trace: `memory_id`, or the first one when `None`.
-    MemoryProfile {
-        file_id: u32,
-        memory_id: Option<String>,
-    },
-    /// Zoom: the full-resolution timeline of one memory ID between two times, at most `max_points`.
-    MemoryTimeline {
-        file_id: u32,
-        memory_id: String,
-        start_ps: i64,
-        end_ps: i64,
-        max_points: usize,
-    },
-    /// The Memory Viewer page: the modules of the open files `file_ids` (its module selector) and
-    /// module `module` of file `file_id` (the file's largest when `None` or not one of its modules);
-    /// `memory_space` `None` picks device memory where present.
-    MemoryViewer {
-        file_ids: Vec<u32>,
-        file_id: u32,
-        module: Option<String>,
-        memory_space: Option<i64>,
-    },
-    /// The Graph Viewer: the graph of `module` of file `file_id` (the file's largest when `None`)
-    /// around instruction or computation `node` (the entry root when `None`), `width` hops, laid out.
-    GraphViewer {
-        file_id: u32,
-        module: Option<String>,
-        node: Option<String>,
-        width: u32,
-    },
-    /// The Trace Viewer's processes and threads (XProf's names and order), names and time span.
-    TraceOutline {
-        file_id: u32,
-    },
-    /// The spans to draw for a time window `width_px` pixels wide (level of detail), in columns that
-    /// travel beside the reply as one transferred `ArrayBuffer` (see [`source_bytes`]).
-    TraceSpans {
-        file_id: u32,
-        query: LodQuery,
-    },
-    /// One event in full (index from a span's `event` or a search match).
-    TraceEventDetails {
-        file_id: u32,
-        event: u32,
-    },
-    /// How many events' names contain `needle`, ignoring case.
-    TraceSearch {
-        file_id: u32,
-        needle: String,
-    },
-    /// The events starting in `[from_ps, to_ps)` on `threads` (all when `None`), by name.
-    TraceRangeSummary {
-        file_id: u32,
-        from_ps: i64,
-        to_ps: i64,
-        threads: Option<Vec<u32>>,
-    },
-    /// XProf's trace_viewer JSON of the events overlapping `[start_ps, end_ps]`; the JSON travels back
-    /// beside the reply as a transferred `ArrayBuffer` (see [`source_bytes`]).
-    TraceExport {
-        file_id: u32,
-        start_ps: i64,
-        end_ps: i64,
-    },
-    /// The Framework Op Stats page: XProf's table with the `IDLE` rows when `include_idle`, else
-    /// without them, and the self time by op type per side.
-    FrameworkOpStats {
-        file_id: u32,
-        include_idle: bool,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    /// The HLO Op Stats page: XProf's table as columns, and its summary.
-    HloOpStats {
-        file_id: u32,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    /// The Kernel Stats page: XProf's table as columns, and its summary.
-    KernelStats {
-        file_id: u32,
-        /// Only the kernels that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    /// The Roofline page: the device's roofs and the whole-profile records, with the infeed and
-    /// outfeed ops when `include_infeed_outfeed`.
-    RooflineModel {
-        file_id: u32,
-        include_infeed_outfeed: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    /// The Op Profile page: the tree grouped by `grouping`, with the idle node when `include_idle`.
-    OpProfile {
-        file_id: u32,
-        grouping: OpProfileGrouping,
-        include_idle: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    /// The Framework Op Stats page of a run's hosts `file_ids` combined (the host selector's "all
-    /// hosts"), answered as `FrameworkOpStats`.
-    RunFrameworkOpStats {
-        file_ids: Vec<u32>,
-        include_idle: bool,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    /// The Input Pipeline page: the verdict, the steps and their statistics, the host's input time.
-    InputPipeline {
-        file_id: u32,
-    },
-    /// The Overview page (XProf's `overview_page`): summary, steps, top ops, run environment, tips.
-    OverviewPage {
-        file_id: u32,
-    },
-    /// Tidemark's "XLA ops on CPU" table of a trace.
-    XlaOpsCpu {
-        file_id: u32,
-    },
-    /// The HLO Op Stats page of a run's hosts `file_ids` combined (the host selector's "all hosts"),
-    /// answered as `HloOpStats`; so are the `Run*` op requests below, each as its one-file request.
-    RunHloOpStats {
-        file_ids: Vec<u32>,
-        /// Only the events that start inside this window (a step; Tidemark's own, XProf has no such
-        /// limit); absent: the whole trace.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunKernelStats {
-        file_ids: Vec<u32>,
-        /// Only the kernels that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunRooflineModel {
-        file_ids: Vec<u32>,
-        include_infeed_outfeed: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunOpProfile {
-        file_ids: Vec<u32>,
-        grouping: OpProfileGrouping,
-        include_idle: bool,
-        /// Only the device ops that start inside this window (as for `FrameworkOpStats`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        window: Option<TimeWindow>,
-    },
-    RunInputPipeline {
-        file_ids: Vec<u32>,
-    },
-    RunOverviewPage {
-        file_ids: Vec<u32>,
-    },
-    /// Memory across the hosts `file_ids` of a run: every allocator's peak, capacity and timeline.
-    RunMemoryOverview {
-        file_ids: Vec<u32>,
-    },
-    /// The Trace Viewer's flow arrows: those of one event, or those meeting a window.
-    TraceFlows {
-        file_id: u32,
-        query: FlowQuery,
-    },
-    /// The memory counter tracks (one per allocator).
-    TraceCounterTracks {
-        file_id: u32,
-    },
-    /// Allocators' heap and stack steps over a window, merged per pixel: one window per query.
-    TraceCounters {
-        file_id: u32,
-        queries: Vec<CounterQuery>,
-    },
-    /// The run `current` (its hosts' file ids) against the run `baseline`: op times and allocator
-    /// peaks with their changes.
-    CompareRuns {
-        current: Vec<u32>,
-        baseline: Vec<u32>,
-    },
-    /// Which files' bytes the engine holds, and the memory it has (see [`super::residency`]).
-    Residency,
-    /// Match `index` of a Trace Viewer search for `needle` (the engine keeps the last search's matches).
-    TraceSearchMatch {
-        file_id: u32,
-        needle: String,
-        index: u32,
-    },
+    DeviceMemory(request::DeviceMemory),
+    MemoryProfile(request::MemoryProfile),
+    MemoryTimeline(request::MemoryTimeline),
+    MemoryViewer(request::MemoryViewer),
+    GraphViewer(request::GraphViewer),
+    /// Every Trace Viewer request, by what it asks of the trace.
+    Trace(Trace),
+    FrameworkOpStats(request::FrameworkOpStats),
+    HloOpStats(request::HloOpStats),
+    KernelStats(request::KernelStats),
+    RooflineModel(request::RooflineModel),
+    OpProfile(request::OpProfile),
+    InputPipeline(request::InputPipeline),
+    OverviewPage(request::OverviewPage),
+    XlaOpsCpu(request::XlaOpsCpu),
+    RunMemoryOverview(request::RunMemoryOverview),
+    CompareRuns(request::CompareRuns),
+    Residency(request::Residency),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -282,6 +88,8 @@ pub struct Response {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ResponseBody {
+    /// The worker is ready to take requests (sent once, with `seq` 0, before any request is read).
+    Ready,
     Progress {
         done: u64,
         total: u64,
@@ -303,14 +111,8 @@ pub enum ResponseBody {
         name: String,
         slim: bool,
     },
-    DeviceMemoryProfile {
-        view: Box<DeviceMemoryProfileView>,
-    },
-    DeviceMemoryDiff {
-        view: Box<DeviceMemoryDiffView>,
-    },
-    DeviceMemorySeries {
-        view: Box<DeviceMemorySeriesView>,
+    DeviceMemory {
+        answer: DeviceMemoryAnswer,
     },
     MemoryProfile {
         view: Box<MemoryProfileView>,
@@ -318,13 +120,8 @@ pub enum ResponseBody {
     MemoryTimeline {
         window: Box<TimelineWindow>,
     },
-    /// `module`: the module shown (`None` when the file has none), and its Memory Viewer in columns
-    /// or why it has none.
     MemoryViewer {
-        modules: Vec<ModuleEntry>,
-        file_id: u32,
-        module: Option<String>,
-        viewer: Option<Result<ViewerReply, EngineError>>,
+        page: Box<MemoryViewerPage>,
     },
     GraphViewer {
         view: Box<GraphView>,
@@ -413,203 +210,154 @@ pub enum ResponseBody {
     },
 }
 
+/// A reply and the bytes that travel beside it (a `TraceSpans` reply's spans packed, a `TraceExport`
+/// reply's JSON; a `Source` reply's file is borrowed from the session instead, see [`source_bytes`]).
+pub struct Answered {
+    pub response: Response,
+    pub beside: Option<Vec<u8>>,
+}
+
 /// Answers `request` (JSON) against `session`; `bytes` are the file for `Open`. Progress is reported
 /// through `emit` before the final response is returned.
-pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit: &mut dyn FnMut(Response)) -> Response {
+pub fn answer(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit: &mut dyn FnMut(Response)) -> Answered {
     let req = match parse(request) {
         Ok(r) => r,
-        Err(rejected) => return *rejected,
+        Err(rejected) => return Answered { response: *rejected, beside: None },
     };
     let seq = req.seq;
-    let reply = |body| Response { v: VERSION, seq, body };
-    match req.body {
+    let mut beside = None;
+    let body = match req.body {
         RequestBody::Open { path } => {
             let mut progress = in_percents(|done, total| emit(Response { v: VERSION, seq, body: ResponseBody::Progress { done, total } }));
-            opened(session.open(&path, bytes.unwrap_or_default(), &mut progress), seq)
+            return Answered { response: opened(session.open(&path, bytes.unwrap_or_default(), &mut progress), seq), beside: None };
         }
-        RequestBody::Source { file_id, slim } => match session.file(file_id) {
-            Ok(f) => {
-                let slim = slim && super::slim::possible(&f.file);
-                reply(ResponseBody::Source { file_id, name: f.file.name.clone(), slim })
-            }
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::Close { file_id } => {
-            session.close(file_id);
-            reply(ResponseBody::Closed { file_id })
+        body => dispatch(session, body, &mut beside).unwrap_or_else(|error| ResponseBody::Failed { error }),
+    };
+    Answered { response: Response { v: VERSION, seq, body }, beside }
+}
+
+/// [`answer`] without the bytes that travel beside the reply.
+pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit: &mut dyn FnMut(Response)) -> Response {
+    answer(session, request, bytes, emit).response
+}
+
+/// [`answer`], reading again, through `reread`, each released file the request needs (the page holds
+/// one trace's bytes at a time, see [`super::residency`]): one at a time, each at most once (a request
+/// that needs two released files at once, which no tool does, is answered with the second's
+/// [`EngineError::NotResident`]).
+pub fn answer_rereading(
+    session: &mut Session,
+    request: &str,
+    bytes: Option<Vec<u8>>,
+    emit: &mut dyn FnMut(Response),
+    reread: &mut dyn FnMut(&mut Session, u32) -> Result<(), EngineError>,
+) -> Answered {
+    let mut bytes = bytes;
+    let mut read_again = Vec::new();
+    loop {
+        let answered = answer(session, request, bytes.take(), emit);
+        let ResponseBody::Failed { error: EngineError::NotResident { file_id, .. } } = &answered.response.body else { return answered };
+        let file_id = *file_id;
+        if read_again.contains(&file_id) {
+            return answered;
         }
-        RequestBody::DeviceMemoryProfile { file_id, query } => match session.device_memory_profile(file_id, &query) {
-            Ok(view) => reply(ResponseBody::DeviceMemoryProfile { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::DeviceMemoryDiff { base_file_id, target_file_id, query } => {
-            match session.device_memory_diff(base_file_id, target_file_id, &query) {
-                Ok(view) => reply(ResponseBody::DeviceMemoryDiff { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
+        read_again.push(file_id);
+        if let Err(error) = reread(session, file_id) {
+            let response = Response { body: ResponseBody::Failed { error }, ..answered.response };
+            return Answered { response, beside: None };
         }
-        RequestBody::DeviceMemorySeries { file_ids, query } => match session.device_memory_series(&file_ids, &query) {
-            Ok(view) => reply(ResponseBody::DeviceMemorySeries { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::MemoryProfile { file_id, memory_id } => match session.memory_profile_view(file_id, memory_id.as_deref()) {
-            Ok(view) => reply(ResponseBody::MemoryProfile { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::MemoryTimeline { file_id, memory_id, start_ps, end_ps, max_points } => {
-            match session.memory_timeline_window(file_id, &memory_id, start_ps, end_ps, max_points) {
-                Ok(window) => reply(ResponseBody::MemoryTimeline { window: Box::new(window) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::MemoryViewer { file_ids, file_id, module, memory_space } => {
-            match session.memory_viewer_page(&file_ids, file_id, module.as_deref(), memory_space) {
-                Ok(page) => {
-                    let (module, viewer) = match page.shown {
-                        Some((name, viewer)) => (Some(name), Some(viewer.map(ViewerReply::Engine))),
-                        None => (None, None),
-                    };
-                    reply(ResponseBody::MemoryViewer { modules: page.modules, file_id, module, viewer })
-                }
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::GraphViewer { file_id, module, node, width } => {
-            match session.graph_view(file_id, module.as_deref(), &GraphOptions { node, width }) {
-                Ok(view) => reply(ResponseBody::GraphViewer { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::TraceOutline { file_id } => match session.trace_outline(file_id) {
-            Ok(outline) => reply(ResponseBody::TraceOutline { outline: Box::new(outline) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        // The spans are packed by `source_bytes` as the reply is posted (a buffer the page reads
-        // without parsing); here the event store is built, so a failure is a `Failed` reply.
-        RequestBody::TraceSpans { file_id, query } => match session.trace_store(file_id) {
-            Ok(_) => reply(ResponseBody::TraceSpans { file_id, query }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::TraceEventDetails { file_id, event } => match session.trace_event_details(file_id, event) {
-            Ok(details) => reply(ResponseBody::TraceEventDetails { details: details.map(Box::new) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::TraceSearch { file_id, needle } => match session.trace_search_count(file_id, &needle) {
-            Ok(count) => reply(ResponseBody::TraceSearch { count }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::TraceRangeSummary { file_id, from_ps, to_ps, threads } => {
-            match session.trace_range_summary(file_id, from_ps, to_ps, threads.as_deref()) {
-                Ok(rows) => reply(ResponseBody::TraceRangeSummary { rows }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        // The JSON itself is written by `source_bytes` as the reply is posted; here the file is
-        // checked to be a trace, so a failure is a `Failed` reply rather than missing bytes.
-        RequestBody::TraceExport { file_id, start_ps, end_ps } => match session.trace_store(file_id) {
-            Ok(_) => reply(ResponseBody::TraceExport { file_id, start_ps, end_ps }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::FrameworkOpStats { file_id, include_idle, window } => {
-            match session.run_framework_op_stats_view_in(&[file_id], include_idle, window) {
-                Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::HloOpStats { file_id, window } => match session.run_hlo_op_stats_view_in(&[file_id], window) {
-            Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::KernelStats { file_id, window } => match session.run_kernel_stats_view_in(&[file_id], window) {
-            Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RooflineModel { file_id, include_infeed_outfeed, window } => {
-            match session.run_roofline_view_in(&[file_id], include_infeed_outfeed, window) {
-                Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::OpProfile { file_id, grouping, include_idle, window } => {
-            match session.run_op_profile_view_in(&[file_id], grouping, include_idle, window) {
-                Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::RunFrameworkOpStats { file_ids, include_idle, window } => {
-            match session.run_framework_op_stats_view_in(&file_ids, include_idle, window) {
-                Ok(view) => reply(ResponseBody::FrameworkOpStats { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::InputPipeline { file_id } => match session.input_pipeline_view(file_id) {
-            Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::OverviewPage { file_id } => match session.overview_page_view(file_id) {
-            Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::XlaOpsCpu { file_id } => match session.xla_ops_cpu(file_id) {
-            Ok(table) => reply(ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&table)) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunHloOpStats { file_ids, window } => match session.run_hlo_op_stats_view_in(&file_ids, window) {
-            Ok(view) => reply(ResponseBody::HloOpStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunKernelStats { file_ids, window } => match session.run_kernel_stats_view_in(&file_ids, window) {
-            Ok(view) => reply(ResponseBody::KernelStats { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed, window } => {
-            match session.run_roofline_view_in(&file_ids, include_infeed_outfeed, window) {
-                Ok(view) => reply(ResponseBody::RooflineModel { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::RunOpProfile { file_ids, grouping, include_idle, window } => {
-            match session.run_op_profile_view_in(&file_ids, grouping, include_idle, window) {
-                Ok(view) => reply(ResponseBody::OpProfile { view: Box::new(view) }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::RunInputPipeline { file_ids } => match session.run_input_pipeline_view(&file_ids) {
-            Ok(view) => reply(ResponseBody::InputPipeline { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunOverviewPage { file_ids } => match session.run_overview_page_view(&file_ids) {
-            Ok(view) => reply(ResponseBody::OverviewPage { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::RunMemoryOverview { file_ids } => match session.run_memory_overview(&file_ids) {
-            Ok(view) => reply(ResponseBody::RunMemoryOverview { view: Box::new(view) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::TraceFlows { file_id, query } => match session.trace_flows(file_id, &query) {
-            Ok(flows) => reply(ResponseBody::TraceFlows { flows: Box::new(flows) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::TraceCounterTracks { file_id } => match session.trace_counter_tracks(file_id) {
-            Ok(tracks) => reply(ResponseBody::TraceCounterTracks { tracks: Box::new(tracks) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::TraceCounters { file_id, queries } => {
-            match queries.iter().map(|q| session.trace_counters(file_id, q)).collect::<Result<Vec<_>, _>>() {
-                Ok(windows) => reply(ResponseBody::TraceCounters { windows }),
-                Err(error) => reply(ResponseBody::Failed { error }),
-            }
-        }
-        RequestBody::CompareRuns { current, baseline } => match session.compare_runs(&current, &baseline) {
-            Ok(comparison) => reply(ResponseBody::CompareRuns { comparison: Box::new(comparison) }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
-        RequestBody::Residency => reply(ResponseBody::Residency { report: Box::new(session.residency()) }),
-        RequestBody::TraceSearchMatch { file_id, needle, index } => match session.trace_search_match(file_id, &needle, index) {
-            Ok(found) => reply(ResponseBody::TraceSearchMatch { index, found }),
-            Err(error) => reply(ResponseBody::Failed { error }),
-        },
     }
+}
+
+/// The reply to every request but `Open`: one arm a request, each failure an [`EngineError`].
+fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) -> Result<ResponseBody, EngineError> {
+    Ok(match body {
+        RequestBody::Open { .. } => unreachable!("answered by `answer`"),
+        RequestBody::Close { file_id } => {
+            s.close(file_id);
+            ResponseBody::Closed { file_id }
+        }
+        RequestBody::Source { file_id, slim } => {
+            let f = s.file(file_id)?;
+            ResponseBody::Source { file_id, name: f.file.name.clone(), slim: slim && super::slim::possible(&f.file) }
+        }
+        RequestBody::DeviceMemory(r) => ResponseBody::DeviceMemory {
+            answer: match r.files {
+                DeviceMemoryFiles::Profile { file_id } => {
+                    DeviceMemoryAnswer::Profile(Box::new(s.device_memory_profile(file_id, &r.query)?))
+                }
+                DeviceMemoryFiles::Diff { base_file_id, target_file_id } => {
+                    DeviceMemoryAnswer::Diff(Box::new(s.device_memory_diff(base_file_id, target_file_id, &r.query)?))
+                }
+                DeviceMemoryFiles::Series { file_ids } => {
+                    DeviceMemoryAnswer::Series(Box::new(s.device_memory_series(&file_ids, &r.query)?))
+                }
+            },
+        },
+        RequestBody::MemoryProfile(r) => {
+            ResponseBody::MemoryProfile { view: Box::new(s.memory_profile_view(r.file_id, r.memory_id.as_deref())?) }
+        }
+        RequestBody::MemoryTimeline(r) => ResponseBody::MemoryTimeline {
+            window: Box::new(s.memory_timeline_window(r.file_id, &r.memory_id, r.start_ps, r.end_ps, r.max_points)?),
+        },
+        RequestBody::MemoryViewer(r) => {
+            let page = s.memory_viewer_page(&r.file_ids, r.file_id, r.module.as_deref(), r.memory_space)?;
+            let (module, viewer) = match page.shown {
+                Some((name, viewer)) => (Some(name), Some(viewer.map(ViewerReply::Engine))),
+                None => (None, None),
+            };
+            ResponseBody::MemoryViewer { page: Box::new(MemoryViewerPage { modules: page.modules, file_id: r.file_id, module, viewer }) }
+        }
+        RequestBody::GraphViewer(r) => ResponseBody::GraphViewer {
+            view: Box::new(s.graph_view(r.file_id, r.module.as_deref(), &GraphOptions { node: r.node, width: r.width })?),
+        },
+        RequestBody::Trace(t) => trace(s, t, beside)?,
+        RequestBody::FrameworkOpStats(r) => {
+            ResponseBody::FrameworkOpStats { view: Box::new(s.framework_op_stats_view(&r.scope, r.include_idle)?) }
+        }
+        RequestBody::HloOpStats(r) => ResponseBody::HloOpStats { view: Box::new(s.hlo_op_stats_view(&r.scope)?) },
+        RequestBody::KernelStats(r) => ResponseBody::KernelStats { view: Box::new(s.kernel_stats_view(&r.scope)?) },
+        RequestBody::RooflineModel(r) => {
+            ResponseBody::RooflineModel { view: Box::new(s.roofline_view(&r.scope, r.include_infeed_outfeed)?) }
+        }
+        RequestBody::OpProfile(r) => ResponseBody::OpProfile { view: Box::new(s.op_profile_view(&r.scope, r.grouping, r.include_idle)?) },
+        RequestBody::InputPipeline(r) => ResponseBody::InputPipeline { view: Box::new(s.input_pipeline_view(&r.file_ids)?) },
+        RequestBody::OverviewPage(r) => ResponseBody::OverviewPage { view: Box::new(s.overview_page_view(&r.file_ids)?) },
+        RequestBody::XlaOpsCpu(r) => ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&*s.xla_ops_cpu(r.file_id)?)) },
+        RequestBody::RunMemoryOverview(r) => ResponseBody::RunMemoryOverview { view: Box::new(s.run_memory_overview(&r.file_ids)?) },
+        RequestBody::CompareRuns(r) => ResponseBody::CompareRuns { comparison: Box::new(s.compare_runs(&r.current, &r.baseline)?) },
+        RequestBody::Residency(_) => ResponseBody::Residency { report: Box::new(s.residency()) },
+    })
+}
+
+/// A Trace Viewer request's reply; the spans and an export's JSON go into `beside`.
+fn trace(s: &mut Session, t: Trace, beside: &mut Option<Vec<u8>>) -> Result<ResponseBody, EngineError> {
+    Ok(match t {
+        Trace::Outline(r) => ResponseBody::TraceOutline { outline: Box::new(s.trace_outline(r.file_id)?) },
+        Trace::Spans(r) => {
+            *beside = Some(s.trace_spans(r.file_id, &r.query)?.to_bytes());
+            ResponseBody::TraceSpans { file_id: r.file_id, query: r.query }
+        }
+        Trace::EventDetails(r) => ResponseBody::TraceEventDetails { details: s.trace_event_details(r.file_id, r.event)?.map(Box::new) },
+        Trace::Search(r) => ResponseBody::TraceSearch { count: s.trace_search_count(r.file_id, &r.needle)? },
+        Trace::SearchMatch(r) => {
+            ResponseBody::TraceSearchMatch { index: r.index, found: s.trace_search_match(r.file_id, &r.needle, r.index)? }
+        }
+        Trace::RangeSummary(r) => {
+            ResponseBody::TraceRangeSummary { rows: s.trace_range_summary(r.file_id, r.from_ps, r.to_ps, r.threads.as_deref())? }
+        }
+        Trace::Export(r) => {
+            let mut json = Vec::new();
+            s.trace_export_json(r.file_id, Some((r.start_ps, r.end_ps)), &mut json)?;
+            *beside = Some(json);
+            ResponseBody::TraceExport { file_id: r.file_id, start_ps: r.start_ps, end_ps: r.end_ps }
+        }
+        Trace::Flows(r) => ResponseBody::TraceFlows { flows: Box::new(s.trace_flows(r.file_id, &r.query)?) },
+        Trace::CounterTracks(r) => ResponseBody::TraceCounterTracks { tracks: Box::new(s.trace_counter_tracks(r.file_id)?) },
+        Trace::Counters(r) => {
+            ResponseBody::TraceCounters { windows: r.queries.iter().map(|q| s.trace_counters(r.file_id, q)).collect::<Result<_, _>>()? }
+        }
+    })
 }
 
 /// The request in `request` (JSON), or the rejection it gets: not JSON, or of another version.
@@ -695,23 +443,14 @@ impl<F: FnMut(u64, u64)> std::io::Read for ReadCount<'_, F> {
     }
 }
 
-/// The bytes that travel beside `response`: a `Source` reply carries its file (or its slim copy), a
-/// `TraceExport` reply the range's trace JSON, a `TraceSpans` reply its spans packed.
+/// The bytes that travel beside a `Source` reply: its file (or its slim copy), borrowed from the
+/// session rather than copied (a file may be 2 GB).
 pub fn source_bytes<'s>(session: &'s Session, response: &Response) -> Option<std::borrow::Cow<'s, [u8]>> {
-    match &response.body {
-        ResponseBody::TraceSpans { file_id, query } => session.trace_spans_bytes(*file_id, query).map(std::borrow::Cow::Owned),
-        &ResponseBody::TraceExport { file_id, start_ps, end_ps } => {
-            let mut json = Vec::new();
-            session.trace_export_json(file_id, Some((start_ps, end_ps)), &mut json).ok()?;
-            Some(std::borrow::Cow::Owned(json))
-        }
-        &ResponseBody::Source { file_id, slim, .. } => session.get(file_id).and_then(|f| {
-            if slim {
-                super::slim::of(&f.file).map(std::borrow::Cow::Owned)
-            } else {
-                Some(std::borrow::Cow::Borrowed(f.file.source_bytes()))
-            }
-        }),
-        _ => None,
+    let &ResponseBody::Source { file_id, slim, .. } = &response.body else { return None };
+    let f = session.get(file_id)?;
+    if slim {
+        super::slim::of(&f.file).map(std::borrow::Cow::Owned)
+    } else {
+        Some(std::borrow::Cow::Borrowed(f.file.source_bytes()))
     }
 }

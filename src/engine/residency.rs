@@ -11,7 +11,6 @@
 //! path as its first read) and asks once more. A released trace's buffer is the next one's: the
 //! memory grows only to the largest file.
 
-use super::protocol::{self, Response, ResponseBody};
 use super::{EngineError, FileOverview, OpenFile, Session};
 use crate::analysis::steps::{self, StepDb};
 use crate::decode::{self, Profile, Progress};
@@ -118,7 +117,7 @@ impl Session {
         if self.trace_of(id, "op tables").is_err() {
             return;
         }
-        let _ = self.op_metrics(id);
+        let _ = self.op_metrics(&super::Scope::file(id));
         let _ = self.host_step_db(id, "Overview Page");
         let _ = self.host_memory(id);
     }
@@ -209,31 +208,5 @@ fn held_bytes(file: &decode::DecodedFile) -> u64 {
     match &file.profile {
         Profile::XSpace(space) => space.bytes().len() as u64,
         _ => file.source_bytes().len() as u64,
-    }
-}
-
-/// Answers `request` ([`protocol::handle`]), reading again, through `reread`, each released file it
-/// needs: one at a time, each at most once (a request that needs two released files at once, which no
-/// tool does, is answered with the second's [`EngineError::NotResident`]).
-pub fn answer(
-    session: &mut Session,
-    request: &str,
-    bytes: Option<Vec<u8>>,
-    emit: &mut dyn FnMut(Response),
-    reread: &mut dyn FnMut(&mut Session, u32) -> Result<(), EngineError>,
-) -> Response {
-    let mut bytes = bytes;
-    let mut read_again = Vec::new();
-    loop {
-        let reply = protocol::handle(session, request, bytes.take(), emit);
-        let ResponseBody::Failed { error: EngineError::NotResident { file_id, .. } } = &reply.body else { return reply };
-        let file_id = *file_id;
-        if read_again.contains(&file_id) {
-            return reply;
-        }
-        read_again.push(file_id);
-        if let Err(error) = reread(session, file_id) {
-            return Response { body: ResponseBody::Failed { error }, ..reply };
-        }
     }
 }

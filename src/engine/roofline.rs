@@ -3,8 +3,7 @@
 //! records of one infeed/outfeed setting as columns, the program first, then the ops by self time;
 //! over the whole trace or a step's window (then "whole profile" is the window's).
 
-use super::{EngineError, Session};
-use crate::analysis::op_metrics::TimeWindow;
+use super::{EngineError, Scope, Session};
 use crate::analysis::roofline_model::{RecordSpan, RooflineModel};
 use crate::analysis::xla_modules::XlaModules;
 use serde::{Deserialize, Serialize};
@@ -134,25 +133,11 @@ impl RooflineView {
 }
 
 impl Session {
-    /// The Roofline page of `file_id`: its roofs and the records with or without infeed/outfeed ops.
-    pub fn roofline_view(&mut self, file_id: u32, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-        self.run_roofline_view(&[file_id], include_infeed_outfeed)
-    }
-
-    /// The Roofline page of the run `file_ids`, its hosts combined.
-    pub fn run_roofline_view(&mut self, file_ids: &[u32], include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
-        self.run_roofline_view_in(file_ids, include_infeed_outfeed, None)
-    }
-
-    /// The Roofline page of the run `file_ids` over the device ops that start inside `window` (the
-    /// whole trace's without one).
-    pub fn run_roofline_view_in(
-        &mut self,
-        file_ids: &[u32],
-        include_infeed_outfeed: bool,
-        window: Option<TimeWindow>,
-    ) -> Result<RooflineView, EngineError> {
-        let model = self.run_roofline_model_in(file_ids, window)?;
-        Ok(RooflineView::of(&model, include_infeed_outfeed, &self.run_op_metrics(file_ids)?.modules))
+    /// The Roofline page of `scope`: its roofs and the records with or without infeed/outfeed ops, each
+    /// row naming its module (the modules are the whole trace's, whatever the window).
+    pub fn roofline_view(&mut self, scope: &Scope, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
+        let model = self.roofline_model(scope)?;
+        let metrics = self.op_metrics(&Scope::run(&scope.file_ids))?;
+        Ok(RooflineView::of(&model, include_infeed_outfeed, &metrics.modules))
     }
 }

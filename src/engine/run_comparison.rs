@@ -7,7 +7,7 @@
 //! Page. Runs are matched host by host by host name (the file name without its profile suffix, the
 //! same in every run of a TensorBoard log folder); what only one run has is listed as such.
 
-use super::{EngineError, Session};
+use super::{EngineError, Scope, Session};
 use crate::analysis::framework_op_stats::FrameworkOpRow;
 use crate::analysis::op_metrics::IDLE;
 use serde::{Deserialize, Serialize};
@@ -131,8 +131,8 @@ pub struct RunComparison {
 impl Session {
     /// The run `current` (its hosts' file ids, in the run's order) against the run `baseline`.
     pub fn compare_runs(&mut self, current: &[u32], baseline: &[u32]) -> Result<RunComparison, EngineError> {
-        let current_rows = self.run_framework_op_stats(current)?.with_idle.rows;
-        let baseline_rows = self.run_framework_op_stats(baseline)?.with_idle.rows;
+        let current_rows = self.framework_op_stats(&Scope::run(current))?.with_idle.rows;
+        let baseline_rows = self.framework_op_stats(&Scope::run(baseline))?.with_idle.rows;
         let ops = op_deltas(&current_rows, &baseline_rows);
         let side_total = |on_device: bool| {
             let sum = |rows: &[FrameworkOpRow]| {
@@ -201,7 +201,7 @@ impl Session {
     /// The run's step count and average step time (ms), `None` without steps; a run whose steps
     /// could not be found gets a note saying why.
     fn step_time(&mut self, ids: &[u32], which: &str, notes: &mut Vec<String>) -> Option<(usize, f64)> {
-        match self.run_overview_page(ids) {
+        match self.overview_page(ids) {
             Ok(page) => {
                 let s = &page.input.step_time_ms;
                 (s.count > 0).then_some((s.count, s.average))

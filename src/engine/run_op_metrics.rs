@@ -1,47 +1,13 @@
 //! The op metrics of a run's hosts combined, as XProf combines the op stats of several hosts for
 //! "all hosts" (`CombineAllOpStats`): every op tool of a run reads them as a single file's tools read
-//! [`FileOpMetrics`]. A run of one file is that file.
+//! [`FileOpMetrics`] (the scope's op metrics, [`super::Session::op_metrics`]).
 
 use super::op_metrics::FileOpMetrics;
-use super::{EngineError, Session};
 use crate::analysis::device_ops::DeviceOps;
 use crate::analysis::kernel_stats::KernelStats;
 use crate::analysis::op_metrics::{HardwareType, OpMetricsDbBuilder, PerfEnv};
 use crate::analysis::overview_page::RunEnvironment;
-use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Combined op metrics computed so far, by the run's file ids (in the run's host order).
-pub(super) type RunOpMetricsCache = HashMap<Vec<u32>, Arc<FileOpMetrics>>;
-
-impl Session {
-    /// The op metrics of the hosts `file_ids` (in that order, the order XProf combines them in)
-    /// combined; for one file, its own ([`Session::op_metrics`]). Kept until one of the files is closed.
-    pub fn run_op_metrics(&mut self, file_ids: &[u32]) -> Result<Arc<FileOpMetrics>, EngineError> {
-        match file_ids {
-            [] => Err(EngineError::EmptyRun),
-            [id] => self.op_metrics(*id),
-            _ => {
-                if let Some(m) = self.run_op_metrics.get(file_ids) {
-                    return Ok(m.clone());
-                }
-                let mut hosts = Vec::with_capacity(file_ids.len());
-                for &id in file_ids {
-                    let metrics = self.op_metrics(id)?;
-                    hosts.push((metrics, self.hostnames(id, "op tables")?));
-                }
-                let combined = Arc::new(combine(&hosts));
-                self.run_op_metrics.insert(file_ids.to_vec(), combined.clone());
-                Ok(combined)
-            }
-        }
-    }
-
-    /// Forgets the combined op metrics of every run with file `file_id`.
-    pub(super) fn forget_runs_of(&mut self, file_id: u32) {
-        self.run_op_metrics.retain(|ids, _| !ids.contains(&file_id));
-    }
-}
 
 /// XProf's order of hardware types (`UNKNOWN_HARDWARE < CPU_ONLY < GPU < TPU`).
 fn rank(h: HardwareType) -> u8 {

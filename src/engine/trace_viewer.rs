@@ -72,12 +72,6 @@ impl Session {
         Ok(lod::query(self.trace_store(file_id)?, query))
     }
 
-    /// The spans of `query` packed for the page ([`LodReply::to_bytes`]); `None` while file
-    /// `file_id` has no event store ([`Session::trace_store`] builds it).
-    pub fn trace_spans_bytes(&self, file_id: u32, query: &LodQuery) -> Option<Vec<u8>> {
-        self.trace_stores.get(&file_id).map(|store| lod::query(store, query).to_bytes())
-    }
-
     /// One event in full; `None` for an event index out of range.
     pub fn trace_event_details(&mut self, file_id: u32, event: u32) -> Result<Option<EventDetails>, EngineError> {
         self.trace_store(file_id)?;

@@ -8,6 +8,6 @@ use std::sync::Arc;
 impl Session {
     /// The XLA ops the host threads of `file_id` ran, one row per (module, HLO op).
     pub fn xla_ops_cpu(&mut self, file_id: u32) -> Result<Arc<XlaOpsCpu>, EngineError> {
-        Ok(self.op_metrics(file_id)?.xla_ops_cpu.clone())
+        Ok(self.op_metrics(&super::Scope::file(file_id))?.xla_ops_cpu.clone())
     }
 }

@@ -5,7 +5,7 @@
 //! handed over without copying (the `ArrayBuffer` is transferred).
 
 use super::state::{AppState, FileStatus, LoadedFile, Tool};
-use crate::engine::protocol::{Request, RequestBody, Response, ResponseBody, VERSION};
+use crate::engine::protocol::{request, Request, RequestBody, Response, ResponseBody, VERSION};
 use crate::engine::{first_screen, EngineError};
 use leptos::prelude::*;
 use std::cell::RefCell;
@@ -87,7 +87,14 @@ fn on_message(generation: u64, ev: MessageEvent) {
             (msg.get(0).as_string().unwrap_or_default(), msg.get(1).dyn_into::<js_sys::ArrayBuffer>().ok())
         }
     };
-    if text == "{\"ready\":true}" {
+    let resp: Response = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            report_alert(format!("the engine sent a reply the page cannot read: {e}"));
+            return;
+        }
+    };
+    if matches!(resp.body, ResponseBody::Ready) {
         let queued = CLIENT.with(|c| {
             let mut c = c.borrow_mut();
             let c = c.as_mut()?;
@@ -101,13 +108,6 @@ fn on_message(generation: u64, ev: MessageEvent) {
         }
         return;
     }
-    let resp: Response = match serde_json::from_str(&text) {
-        Ok(r) => r,
-        Err(e) => {
-            report_alert(format!("the engine sent a reply the page cannot read: {e}"));
-            return;
-        }
-    };
     // The reply is read in this task and handed to its handler (which builds the view) in a task of
     // its own: a large reply's parsing and the view it builds would otherwise block the page's thread
     // as one task. Timers of equal delay run in the order they were set, so replies keep their order.
@@ -386,7 +386,7 @@ pub async fn source(file_id: u32, label: String, slim: bool) -> Result<(js_sys::
 /// XProf's trace JSON of the events of file `file_id` overlapping `[start_ps, end_ps]`, written by the
 /// engine, for the Trace Viewer's "export visible range".
 pub async fn trace_export(file_id: u32, start_ps: i64, end_ps: i64, label: String) -> Result<js_sys::ArrayBuffer, String> {
-    let reply = with_bytes(RequestBody::TraceExport { file_id, start_ps, end_ps }, label, |body| {
+    let reply = with_bytes(request::TraceExport { file_id, start_ps, end_ps }.into(), label, |body| {
         matches!(body, ResponseBody::TraceExport { .. }).then_some(())
     });
     reply.await.map(|(bytes, ())| bytes)

@@ -417,6 +417,12 @@ impl AppState {
         (ids.len() > 1).then_some(ids)
     }
 
+    /// What the op tools of file `file_id` read: the run's hosts combined as XProf combines them
+    /// ([`AppState::all_hosts_ids`]), else the file alone.
+    pub fn op_file_ids(&self, file_id: u32) -> Vec<u32> {
+        self.all_hosts_ids().unwrap_or_else(|| vec![file_id])
+    }
+
     /// The loaded files' engine ids and paths, in list order.
     pub fn ready_files(&self) -> Vec<(u32, String)> {
         self.files.with(|fs| {

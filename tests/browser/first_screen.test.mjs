@@ -8,9 +8,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, dropFiles, waitForFile, one, shot, fixture } from './harness.mjs';
+import { ROOT, DEVICE, deviceSkip, serve, launch, newPage, openApp, dropFiles, waitForFile, one, shot, fixture } from './harness.mjs';
 import { scratchDir } from './support/scratch.mjs';
 
 const A1 = fixture('jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz');
@@ -21,8 +21,8 @@ const D1 = fixture('tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz');
 const TWO_HOSTS = JSON.parse(readFileSync(fixture('runs/tf_two_hosts/tf_two_hosts.overview_page.json')).toString());
 const DUMP = fixture('hlo/module_0042.jit_mlp_train_step.cpu_after_optimizations.hlo.pb');
 const LEAK = [1, 2, 3].map((k) => fixture(`pprof/docs_leak/memory${k}.prof`));
-const N6 = path.resolve(ROOT, '../shared/fixtures/device/nvidia_h200_jax/n6_oom_seed/n6_oom_seed.xplane.pb.gz');
-const N6_ABSENT = existsSync(N6) ? false : `device fixture ${path.relative(ROOT, N6)} is absent`;
+const N6 = path.join(DEVICE, 'nvidia_h200_jax/n6_oom_seed/n6_oom_seed.xplane.pb.gz');
+const N6_ABSENT = deviceSkip(N6);
 const BIN = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
 
 let server, browser;

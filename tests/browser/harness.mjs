@@ -2,7 +2,7 @@
 // headless Chromium with playwright-core, and read figures through data-metric/data-value.
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,21 @@ export const SHOTS = path.join(ROOT, 'tests/browser/out');
 mkdirSync(SHOTS, { recursive: true });
 
 export const fixture = (rel) => path.join(FIXTURES, rel);
+
+/** The real GPU/TPU profiles recorded by others, read in place beside the checkout (never copied in). */
+export const DEVICE = path.resolve(ROOT, '../shared/fixtures/device');
+
+/**
+ * `false` when device fixture `file` is there, else why its test is skipped (for `test`'s `skip`). With
+ * `CI=true` an absent device fixture is an error, not a skip: CI has them, so a test that would pass by
+ * skipping there hides a broken checkout.
+ */
+export function deviceSkip(file) {
+  if (existsSync(file)) return false;
+  const why = `device fixture ${path.relative(ROOT, file)} is absent (it lives beside the checkout, not in it)`;
+  if (process.env.CI === 'true') throw new Error(`${why}; with CI=true every device fixture must be there`);
+  return why;
+}
 
 async function freePort() {
   const srv = createServer();

@@ -14,6 +14,8 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ROOT, serve, launch, newPage, openApp, waitForFile, one, shot, fixture } from './harness.mjs';
 
+/** The engine's protocol version, read from its source so that a bump needs no edit here. */
+const VERSION = Number(/pub const VERSION: u32 = (\d+);/.exec(readFileSync(path.join(ROOT, 'src/engine/protocol.rs'), 'utf8'))[1]);
 const RUN = '2026_11_24_09_30_00';
 const RUN_DIR = `logs/plugins/profile/${RUN}`;
 /** host, fixture, times written, gzipped. */
@@ -68,7 +70,7 @@ async function watchedPage() {
 
 /** The worker's `residency` reply: which files it holds, and its wasm memory. The page ignores the
  *  reply (no request of its own has that sequence number). */
-const residency = (page) => page.evaluate(() => new Promise((resolve) => {
+const residency = (page) => page.evaluate((v) => new Promise((resolve) => {
   const w = window.__engineWorker;
   const seq = 4_000_000_000 + Math.floor(Math.random() * 1e6);
   const on = (ev) => {
@@ -79,8 +81,8 @@ const residency = (page) => page.evaluate(() => new Promise((resolve) => {
     resolve(r.body.report);
   };
   w.addEventListener('message', on);
-  w.postMessage([JSON.stringify({ v: 11, seq, body: { type: 'residency' } }), null]);
-}));
+  w.postMessage([JSON.stringify({ v, seq, body: { type: 'residency' } }), null]);
+}), VERSION);
 
 const held = (report) => report.resident.map((r) => r.path);
 

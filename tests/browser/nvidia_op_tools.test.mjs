@@ -4,15 +4,13 @@
 // through data-metric and equal to XProf 2.24's own output for the same file.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, one, close, column, shot } from './harness.mjs';
+import { DEVICE, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, one, close, column, shot } from './harness.mjs';
 
-const N2 = path.resolve(ROOT, '../shared/fixtures/device/nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16');
+const N2 = path.join(DEVICE, 'nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16');
 const TRACE = `${N2}.xplane.pb.gz`;
-const absent = !existsSync(TRACE);
-if (absent && process.env.CI === 'true') throw new Error(`device fixture ${TRACE} is absent and CI=true: CI must have it`);
-const skip = absent ? `device fixture ${path.relative(ROOT, TRACE)} is absent` : false;
+const skip = deviceSkip(TRACE);
 const oracle = (tool) => JSON.parse(readFileSync(`${N2}.${tool}.json`).toString());
 
 let server, browser;

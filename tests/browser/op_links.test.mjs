@@ -6,12 +6,11 @@
 // and the roofline table offer the same links.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot } from './harness.mjs';
+import { DEVICE, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot } from './harness.mjs';
 
-const TPU = path.resolve(ROOT, '../shared/fixtures/device/jax_tpu_v6e_inference/tpu_v6e_inference');
-const absent = existsSync(`${TPU}.xplane.pb`) ? false : `device fixture ${path.relative(ROOT, TPU)}.xplane.pb is absent`;
+const TPU = path.join(DEVICE, 'jax_tpu_v6e_inference/tpu_v6e_inference');
+const absent = deviceSkip(`${TPU}.xplane.pb`);
 if (absent) console.log(`# op_links: ${absent}; its tests are skipped`);
 
 let server, browser;

@@ -6,16 +6,15 @@
 // trace, a message in words; the AMD traces a message or a tree. Screenshots in light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture, ROOT } from './harness.mjs';
+import { DEVICE, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture } from './harness.mjs';
 
-const DEVICE = path.join(ROOT, '../shared/fixtures/device');
 const TPU = path.join(DEVICE, 'jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb');
 const V100 = path.join(DEVICE, 'tf_v100_multi_worker/v100_worker.xplane.pb');
 const AMD = path.join(DEVICE, 'jax_mi300x_conv/mi300x_conv.xplane.pb');
 const CPU = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
-const absent = (f) => !existsSync(f) && `${path.relative(ROOT, f)} is absent (the device fixtures sit beside the checkout)`;
+const absent = deviceSkip;
 const oracle = (f) => JSON.parse(readFileSync(f.replace(/\.xplane\.pb$/, '.op_profile.json')).toString());
 
 let server, browser;

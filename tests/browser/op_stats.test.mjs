@@ -8,16 +8,14 @@
 // the page at 1280 px (no sideways scroll), light and dark, and at 1600 px.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, column, shot, fixture } from './harness.mjs';
+import { DEVICE, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, column, shot, fixture } from './harness.mjs';
 
-const DEVICE = path.resolve(ROOT, '../shared/fixtures/device');
 const TPU = path.join(DEVICE, 'jax_tpu_v6e_inference/tpu_v6e_inference');
 const V100 = path.join(DEVICE, 'tf_v100_multi_worker/v100_worker');
-const present = (prefix) => existsSync(`${prefix}.xplane.pb`);
-const skip = (prefix) => (present(prefix) ? false : `device fixture ${path.relative(ROOT, prefix)}.xplane.pb is absent`);
-if (!present(TPU) || !present(V100)) console.log(`# op_stats: device fixtures absent under ${DEVICE}; their tests are skipped`);
+const skip = (prefix) => deviceSkip(`${prefix}.xplane.pb`);
+if (skip(TPU) || skip(V100)) console.log(`# op_stats: device fixtures absent under ${DEVICE}; their tests are skipped`);
 const oracle = (prefix, tool) => JSON.parse(readFileSync(`${prefix}.${tool}.json`).toString());
 
 let server, browser;

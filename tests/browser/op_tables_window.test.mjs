@@ -7,9 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, one, shot, fixture } from './harness.mjs';
+import { DEVICE, deviceSkip, ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, one, shot, fixture } from './harness.mjs';
 
 const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
 const D2_NAME = 'd2_tf_cnn.xplane.pb.gz';
@@ -120,9 +119,9 @@ for (const dark of [false, true]) {
 // Kernel stats and the Roofline over a step. The CPU fixtures have no GPU kernels, and of the device
 // fixtures only the V100 trace has kernels and a step (step 0), so this test reads it in place from
 // ../shared/fixtures/device and is skipped with a note when it is absent.
-const V100 = path.resolve(ROOT, '../shared/fixtures/device/tf_v100_multi_worker/v100_worker.xplane.pb');
+const V100 = path.join(DEVICE, 'tf_v100_multi_worker/v100_worker.xplane.pb');
 const V100_NAME = 'v100_worker.xplane.pb';
-const v100Skip = existsSync(V100) ? false : `device fixture ${path.relative(ROOT, V100)} is absent`;
+const v100Skip = deviceSkip(V100);
 if (v100Skip) console.log(`# op_tables_window: ${v100Skip}; the Kernel stats and Roofline step test is skipped`);
 
 /** The CLI's `--json` table of `command` on the V100 trace (over step `step` when given). */

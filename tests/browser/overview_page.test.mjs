@@ -5,9 +5,9 @@
 // on screen at 1400 px. Screenshots in light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture } from './harness.mjs';
+import { DEVICE, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture } from './harness.mjs';
 
 const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
 const D2_NAME = 'd2_tf_cnn.xplane.pb.gz';
@@ -15,8 +15,8 @@ const A1 = fixture('jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz');
 const ORACLE = JSON.parse(readFileSync(fixture('tf/d2_tf_cnn/d2_tf_cnn.overview_page.json')).toString());
 const STEPS = ORACLE[1];
 // The TPU v6e trace, read in place (its test is skipped with a note when absent).
-const TPU = path.resolve(ROOT, '../shared/fixtures/device/jax_tpu_v6e_inference/tpu_v6e_inference');
-const TPU_ABSENT = existsSync(`${TPU}.xplane.pb`) ? false : `device fixture ${path.relative(ROOT, TPU)}.xplane.pb is absent`;
+const TPU = path.join(DEVICE, 'jax_tpu_v6e_inference/tpu_v6e_inference');
+const TPU_ABSENT = deviceSkip(`${TPU}.xplane.pb`);
 
 let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });

@@ -7,15 +7,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import {
-  ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture,
+  DEVICE, deviceSkip, ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture,
 } from './harness.mjs';
 
 const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
 // Read in place from the device fixtures; its test is skipped with a note when they are absent.
-const MI300X = path.resolve(ROOT, '../shared/fixtures/device/jax_mi300x_conv/mi300x_conv.xplane.pb');
-const mi300xAbsent = existsSync(MI300X) ? false : `device fixture ${path.relative(ROOT, MI300X)} is absent`;
+const MI300X = path.join(DEVICE, 'jax_mi300x_conv/mi300x_conv.xplane.pb');
+const mi300xAbsent = deviceSkip(MI300X);
 if (mi300xAbsent) console.log(`# trace_viewer: ${mi300xAbsent}; the MI300X Memory Profile link test is skipped`);
 
 let server, browser;
@@ -228,9 +228,12 @@ test('d2_tf_cnn: the Memory Profile peak links to the same time in the Trace Vie
   assert.ok(c.start <= peak && peak <= c.end, `peak ${peak} in ${c.start}–${c.end}`);
   assert.ok(c.end - c.start <= 2e9 + 1, `a 2 ms window: ${c.end - c.start}`);
   assert.ok(c.start / 1e6 >= full[0] - 1e-3 && c.end / 1e6 <= full[1] + 1e-3, 'the window lies in the trace');
-  // The events the page counts in the window are XProf's that overlap it.
-  const overlap = events.filter((e) => e.ts <= c.end / 1e6 && e.ts + (e.dur ?? 0) >= c.start / 1e6).length;
-  assert.ok(Math.abs(c.visible - overlap) <= overlap * 0.001 + 2, `${c.visible} events drawn, XProf's JSON has ${overlap} overlapping`);
+  // The events the page counts in the window are exactly XProf's that overlap it (both ends
+  // included, as the engine's window query). XProf writes times in µs to the ns; this trace's times are
+  // whole ns (a host clock), so each event's start and end in ps are exact integers.
+  const ps = (us) => Math.round(us * 1e3) * 1e3;
+  const overlap = events.filter((e) => ps(e.ts) <= c.end && ps(e.ts) + ps(e.dur ?? 0) >= c.start).length;
+  assert.equal(c.visible, overlap, `${c.visible} events drawn, XProf's JSON has ${overlap} overlapping`);
   await shot(page, 'trace-viewer-peak-link');
   assert.deepEqual(page.errors, []);
 });

@@ -57,9 +57,10 @@ pub fn tidemark(args: &[&str]) -> (i32, String, String) {
 }
 
 /// A real GPU/TPU profile recorded by others, read in place from `../shared/fixtures/device/` beside the
-/// checkout (CI has it; it is other people's data and is never copied into the repository). `None`, with a
-/// note on stderr, where that folder is absent, so the test passes as skipped; a panic instead under
-/// `CI=true`, where a missing folder would silently skip every device check.
+/// checkout (CI has it; it is other people's data and is never copied into the repository). Where that
+/// folder is absent: with `CI=true` the test fails (a run that passes by skipping hides a broken
+/// checkout); otherwise `None`, with a note on stderr and a line in the file `TIDEMARK_SKIP_LOG` names
+/// (`scripts/test.sh` counts them), so the test passes as skipped.
 pub fn device_fixture(rel: &str) -> Option<PathBuf> {
     // This project's own NVIDIA recording n1 is also kept in the repository (tests/fixtures/device/…),
     // so a clone without `../shared` still checks every tool on a real GPU trace: that copy first.
@@ -71,9 +72,44 @@ pub fn device_fixture(rel: &str) -> Option<PathBuf> {
     if p.exists() {
         return Some(p);
     }
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "device fixture {} is absent and CI=true: CI must have it", p.display());
-    eprintln!("skipped: device fixture {} is absent (it lives beside the checkout, not in it)", p.display());
+    let why = format!("device fixture {} is absent (it lives beside the checkout, not in it)", p.display());
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{why}; with CI=true every device fixture must be there");
+    }
+    eprintln!("skipped: {why}");
+    if let Some(log) = std::env::var_os("TIDEMARK_SKIP_LOG") {
+        use std::io::Write;
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+            let _ = writeln!(f, "{} {test}: {why}", env!("CARGO_CRATE_NAME"));
+        }
+    }
     None
+}
+
+/// `body` sent as the page's worker sends it (JSON, sequence number `seq`, the file's bytes beside it),
+/// the reply checked to carry `seq`, and returned as the page reads it (JSON both ways, so a figure may
+/// differ from the engine's in the last bit).
+pub fn ask_at(s: &mut tidemark::engine::Session, seq: u64, body: &str, bytes: Option<Vec<u8>>) -> tidemark::engine::protocol::Response {
+    use tidemark::engine::protocol::{handle, Response, VERSION};
+    let request = format!(r#"{{"v":{VERSION},"seq":{seq},"body":{body}}}"#);
+    let reply = handle(s, &request, bytes, &mut |_| {});
+    assert_eq!(reply.seq, seq);
+    serde_json::from_str::<Response>(&serde_json::to_string(&reply).expect("encodes")).expect("the page can read the reply")
+}
+
+/// [`ask_at`] with a typed request body: the reply's body.
+pub fn ask(
+    s: &mut tidemark::engine::Session,
+    body: tidemark::engine::protocol::RequestBody,
+    bytes: Option<Vec<u8>>,
+) -> tidemark::engine::protocol::ResponseBody {
+    ask_json(s, &serde_json::to_string(&body).expect("encodes"), bytes)
+}
+
+/// [`ask_at`] with the request body as JSON (as a test of the wire format writes it): the reply's body.
+pub fn ask_json(s: &mut tidemark::engine::Session, body: &str, bytes: Option<Vec<u8>>) -> tidemark::engine::protocol::ResponseBody {
+    ask_at(s, 1, body, bytes).body
 }
 
 /// A JSON file at `path`, gunzipped if it ends in `.gz`.

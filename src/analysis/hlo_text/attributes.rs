@@ -2,9 +2,9 @@
 //! (`PrintExtraAttributesImpl` of each instruction class), the called computations by name, then
 //! sharding, frontend attributes and control predecessors.
 
-use super::literal::format_g;
 use super::shape::{join, shape_text};
 use super::ModuleText;
+use crate::analysis::number_text::format_g;
 use crate::proto::hlo::{ConvolutionDimensionNumbers, HloInstructionProto, OpSharding, PrecisionConfig, Window};
 use std::fmt::Write;
 

@@ -3,6 +3,7 @@
 //! when that does not read back the same value).
 
 use super::shape::primitive_type_name;
+use crate::analysis::number_text::format_g;
 use crate::proto::hlo::LiteralProto;
 use std::fmt::Write;
 
@@ -52,35 +53,6 @@ fn float_text(v: f64, short: usize, long: usize, parse: impl Fn(&str) -> Option<
         text
     } else {
         format_g(v, long)
-    }
-}
-
-/// C's `%.{precision}g`.
-pub fn format_g(v: f64, precision: usize) -> String {
-    if v.is_nan() {
-        return if v.is_sign_negative() { "-nan".into() } else { "nan".into() };
-    }
-    if v.is_infinite() {
-        return if v < 0.0 { "-inf".into() } else { "inf".into() };
-    }
-    let p = precision.max(1);
-    let sci = format!("{:.*e}", p - 1, v);
-    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
-    let exp: i32 = exp.parse().expect("exponent");
-    if exp < -4 || exp >= p as i32 {
-        let mantissa = strip_zeros(mantissa);
-        format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
-    } else {
-        let decimals = (p as i32 - 1 - exp).max(0) as usize;
-        strip_zeros(&format!("{v:.decimals$}")).to_string()
-    }
-}
-
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
     }
 }
 
@@ -191,11 +163,6 @@ mod tests {
 
     #[test]
     fn numbers_round_trip_as_xla_prints_them() {
-        assert_eq!(format_g(1.0, 6), "1");
-        assert_eq!(format_g(0.5, 6), "0.5");
-        assert_eq!(format_g(1e-7, 6), "1e-07");
-        assert_eq!(format_g(123456789.0, 6), "1.23457e+08");
-        assert_eq!(format_g(f64::NEG_INFINITY, 6), "-inf");
         // 0.1f32 needs nine digits to read back.
         assert_eq!(literal_text(&f32s(&[], &[0.1])).unwrap(), "0.1");
         assert_eq!(literal_text(&f32s(&[], &[16777217.0])).unwrap(), "16777216");

@@ -5,7 +5,7 @@ use super::recommendation::tips;
 use super::{Figure, OverviewPage};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType, DataTable};
 use crate::analysis::input_pipeline::{one_digit, xprof_json as input_json};
-use crate::analysis::roofline_model::table::six_digits;
+use crate::analysis::number_text::six_digits;
 use serde_json::{json, Value};
 use ColumnType::{Boolean, Number, String as Text};
 

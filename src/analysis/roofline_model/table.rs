@@ -4,6 +4,7 @@
 use super::{RooflineModel, RooflineRecord};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType as T, DataTable};
 use crate::analysis::hlo_stats::table::source_info_html;
+use crate::analysis::number_text::six_digits;
 
 const COLUMNS: &[(&str, T, &str)] = &[
     ("step", T::String, "Step"),
@@ -89,29 +90,6 @@ fn push_row(table: &mut DataTable, r: &RooflineRecord) {
         Cell::Text(&module_id),
         Cell::Text(&source),
     ]);
-}
-
-/// A double as C++'s `absl::StrCat` writes it: 6 significant digits, trailing zeros dropped, an
-/// exponent below 1e-4 or from 1e6 (`%g`).
-pub fn six_digits(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return if x.is_nan() {
-            "nan".into()
-        } else if x.is_infinite() {
-            (if x > 0.0 { "inf" } else { "-inf" }).into()
-        } else {
-            "0".into()
-        };
-    }
-    let exponent = format!("{x:.5e}");
-    let (mantissa, exp) = exponent.split_once('e').expect("formatted with an exponent");
-    let exp: i32 = exp.parse().expect("an integer exponent");
-    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if (-4..6).contains(&exp) {
-        trim(format!("{x:.*}", (5 - exp).max(0) as usize))
-    } else {
-        format!("{}e{}{:02}", trim(mantissa.to_string()), if exp < 0 { '-' } else { '+' }, exp.abs())
-    }
 }
 
 /// Columns XProf's GPU table leaves out (no DMA stalls, CMEM or VMEM reads on a GPU).

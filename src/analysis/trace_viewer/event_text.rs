@@ -6,6 +6,7 @@
 //! XProf's internal ones; they are listed sorted by name.
 
 use super::layout::{INTERNAL_EVENTS, INTERNAL_STATS};
+use crate::analysis::number_text::six_digits;
 use crate::decode::xplane::{IdTable, Plane, RawStat, StatValue};
 use crate::decode::DecodeError;
 use std::collections::BTreeMap;
@@ -126,56 +127,5 @@ pub fn stat_text(v: &StatValue) -> String {
         StatValue::Double(d) => six_digits(*d),
         StatValue::Str(s) => s.to_string(),
         StatValue::Bytes(_) => "<opaque bytes>".into(),
-    }
-}
-
-/// `printf("%g")`: six significant digits, trailing zeros dropped, exponent form below 1e-4 and from
-/// 1e6 on.
-fn six_digits(d: f64) -> String {
-    if !d.is_finite() {
-        return if d.is_nan() {
-            "nan".into()
-        } else if d > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0".into() } else { "0".into() };
-    }
-    let sci = format!("{d:.5e}");
-    let (mantissa, exp) = sci.split_once('e').expect("exponent form");
-    let exp: i32 = exp.parse().expect("exponent");
-    let trim = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if !(-4..6).contains(&exp) {
-        format!("{}e{}{:02}", trim(mantissa.to_string()), if exp < 0 { '-' } else { '+' }, exp.abs())
-    } else {
-        trim(format!("{d:.*}", (5 - exp) as usize))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn doubles_print_as_absl_does() {
-        let cases = [
-            (0.5, "0.5"),
-            (1.0, "1"),
-            (123456.0, "123456"),
-            (1234567.0, "1.23457e+06"),
-            (0.0001, "0.0001"),
-            (0.00001234, "1.234e-05"),
-            (1.234567891, "1.23457"),
-            (-2.5, "-2.5"),
-            (99999.95, "99999.9"),
-            (999999.5, "1e+06"),
-            (0.0, "0"),
-        ];
-        for (d, want) in cases {
-            assert_eq!(six_digits(d), want, "{d}");
-        }
     }
 }

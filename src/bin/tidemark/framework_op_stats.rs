@@ -6,6 +6,7 @@ use crate::step_window::step_window;
 use crate::units::{count, duration_us};
 use std::fmt::Write;
 use tidemark::analysis::framework_op_stats::{xprof_json, FrameworkOpRow, FrameworkOpStats};
+use tidemark::engine::Scope;
 
 const USAGE: &str = "usage: tidemark framework-op-stats FILE|RUN_DIR [--step N] [--json]";
 /// Rows shown in the text output (the JSON has all of XProf's).
@@ -20,7 +21,8 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let stats = match run.session.run_framework_op_stats_in(&run.ids, step.as_ref().map(|s| s.window)) {
+    let scope = Scope::run(&run.ids).within(step.as_ref().map(|s| s.window));
+    let stats = match run.session.framework_op_stats(&scope) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("tidemark: {e}");
@@ -28,7 +30,7 @@ pub fn run(argv: &[String]) -> i32 {
         }
     };
     // Kept with the table (the same pass): the HLO ops whose GPU cost Tidemark cannot compute.
-    let note = run.session.run_op_metrics_in(&run.ids, step.as_ref().map(|s| s.window)).ok().and_then(|m| match &m.device {
+    let note = run.session.op_metrics(&scope).ok().and_then(|m| match &m.device {
         Ok(d) => d.cost_note(),
         Err(_) => None,
     });

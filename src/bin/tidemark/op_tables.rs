@@ -7,20 +7,20 @@ use crate::units::count;
 use std::fmt::Write;
 use tidemark::analysis::hlo_stats::HloStats;
 use tidemark::analysis::kernel_stats::KernelStats;
-use tidemark::analysis::op_metrics::TimeWindow;
-use tidemark::analysis::op_profile::{Node, OpProfile};
+use tidemark::analysis::op_profile::{OpProfile, DUPLICATES_SUFFIX};
 use tidemark::analysis::roofline_model::RooflineModel;
 use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
 use tidemark::engine::first_screen::Tool as Shown;
-use tidemark::engine::{EngineError, Session};
+use tidemark::engine::op_profile::{OpNodeColumns, OpProfileGrouping};
+use tidemark::engine::{EngineError, Scope, Session};
 
 /// Characters of a kernel or op name shown in a table (C++ template names run to thousands).
 const NAME_WIDTH: usize = 60;
 /// Rows of HLO Op Stats shown in the table.
 const TOP_HLO_ROWS: usize = 40;
 
-/// How an op table is computed for a run, over the window of `--step` where it is given.
-type Compute<T> = fn(&mut Session, &[u32], Option<TimeWindow>) -> Result<std::sync::Arc<T>, EngineError>;
+/// How an op table is computed for a file or run, over the window of `--step` where it is given.
+type Compute<T> = fn(&mut Session, &Scope) -> Result<std::sync::Arc<T>, EngineError>;
 
 /// One op table: its command name, how to compute it, and its two renderings.
 struct Tool<T> {
@@ -29,7 +29,9 @@ struct Tool<T> {
     shown: Shown,
     compute: Compute<T>,
     json: fn(&T) -> serde_json::Value,
-    table: fn(&str, &T) -> String,
+    /// The text: the file or run's name and the table, read from the engine's page view where the
+    /// page draws figures of its own (the Op Profile's utilisations), so both print the same numbers.
+    table: fn(&mut Session, &Scope, &str, &T) -> Result<String, EngineError>,
 }
 
 pub fn kernel_stats(argv: &[String]) -> i32 {
@@ -38,9 +40,9 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
         Tool {
             command: "kernel-stats",
             shown: Shown::KernelStats,
-            compute: Session::run_kernel_stats_in,
+            compute: Session::kernel_stats,
             json: kernel_stats::table::to_xprof_json,
-            table: kernel_table,
+            table: |_, _, name, t| Ok(kernel_table(name, t)),
         },
     )
 }
@@ -51,9 +53,9 @@ pub fn hlo_stats(argv: &[String]) -> i32 {
         Tool {
             command: "hlo-stats",
             shown: Shown::HloOpStats,
-            compute: Session::run_hlo_stats_in,
+            compute: Session::hlo_stats,
             json: hlo_stats::table::to_xprof_json,
-            table: hlo_table,
+            table: |_, _, name, t| Ok(hlo_table(name, t)),
         },
     )
 }
@@ -64,7 +66,7 @@ pub fn op_profile(argv: &[String]) -> i32 {
         Tool {
             command: "op-profile",
             shown: Shown::OpProfile,
-            compute: Session::run_op_profile_in,
+            compute: Session::op_profile,
             json: op_profile::json::to_xprof_json,
             table: profile_tree,
         },
@@ -77,9 +79,9 @@ pub fn roofline_model(argv: &[String]) -> i32 {
         Tool {
             command: "roofline-model",
             shown: Shown::Roofline,
-            compute: Session::run_roofline_model_in,
+            compute: Session::roofline_model,
             json: roofline_model::table::to_xprof_json,
-            table: roofline_table,
+            table: |_, _, name, t| Ok(roofline_table(name, t)),
         },
     )
 }
@@ -97,7 +99,8 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
     if !f.args.flag("json") {
         print!("{}", crate::open::empty_reason_line(&f.session, &f.ids, tool.shown));
     }
-    let result = match (tool.compute)(&mut f.session, &f.ids, step.as_ref().map(|s| s.window)) {
+    let scope = Scope::run(&f.ids).within(step.as_ref().map(|s| s.window));
+    let result = match (tool.compute)(&mut f.session, &scope) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("tidemark {}: {e}", tool.command);
@@ -106,8 +109,14 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
     };
     if f.args.flag("json") {
         println!("{}", serde_json::to_string_pretty(&(tool.json)(&result)).unwrap_or_default());
-    } else {
-        print!("{}{}{}", f.hosts_line(), step.map(|s| s.line()).unwrap_or_default(), (tool.table)(&f.name, &result));
+        return 0;
+    }
+    match (tool.table)(&mut f.session, &scope, &f.name, &result) {
+        Ok(table) => print!("{}{}{table}", f.hosts_line(), step.map(|s| s.line()).unwrap_or_default()),
+        Err(e) => {
+            eprintln!("tidemark {}: {e}", tool.command);
+            return 1;
+        }
     }
     0
 }
@@ -283,60 +292,59 @@ const TREE_CHILDREN: usize = 10;
 /// Characters of an op's HLO text shown at the end of its line in the Op Profile tree.
 const EXPRESSION_WIDTH: usize = 100;
 
-fn profile_tree(name: &str, profile: &OpProfile) -> String {
+/// The Op Profile tree by program, idle included, as the page's view gives it (its time shares and
+/// utilisations: XProf's page formulas, computed once in the engine).
+fn profile_tree(session: &mut Session, scope: &Scope, name: &str, profile: &OpProfile) -> Result<String, EngineError> {
     let mut s = String::new();
-    let root = &profile.by_program;
-    if root.children.is_empty() && root.xla.is_none() {
+    if profile.by_program.children.is_empty() && profile.by_program.xla.is_none() {
         let _ = writeln!(s, "{name}: no device ops ({}; Op Profile reads TPU `XLA Ops` lines and GPU kernels)", profile.device_type);
-        return s;
+        return Ok(s);
     }
-    let total = root.metrics.raw_time_ps.max(1) as f64;
+    let view = session.op_profile_view(scope, OpProfileGrouping::ByProgram, true)?;
     let _ = writeln!(
         s,
         "{name}: {} — time, share of the device's time, FLOPS and HBM utilisation, HLO text; under a fusion, its fused instructions",
-        profile.device_type
+        view.device_type
     );
-    write_cost_note(&mut s, &profile.cost_note);
-    fn walk(s: &mut String, n: &Node, depth: usize, total: f64, in_fusion: bool) {
-        let m = &n.metrics;
-        let expression = n.xla.as_ref().map_or("", |x| x.expression.as_str());
+    write_cost_note(&mut s, &view.cost_note);
+    fn walk(s: &mut String, nodes: &OpNodeColumns, children: &[Vec<u32>], i: usize, depth: usize, in_fusion: bool) {
         if in_fusion {
             // A fused instruction has no time of its own: its category and text say what it is.
-            let category = n.xla.as_ref().map_or("", |x| x.category.as_str());
             let _ = writeln!(
                 s,
                 "{:indent$}{:<w$} {:<49}  {}",
                 "",
-                shorten(&n.name),
-                category,
-                shorten_to(expression, EXPRESSION_WIDTH),
+                shorten(&nodes.name[i]),
+                nodes.category[i],
+                shorten_to(&nodes.expression[i], EXPRESSION_WIDTH),
                 indent = depth * 2,
                 w = NAME_WIDTH + 1
             );
         } else {
+            let percent = |v: Option<f64>| v.map_or_else(|| format!("{:>7}", "-"), |v| format!("{:>7.2}", v * 100.0 + 0.0));
             let _ = writeln!(
                 s,
-                "{:indent$}{:<w$} {:>16.3} µs {:>7.3} % {:>7.2} % {:>7.2} %  {}",
+                "{:indent$}{:<w$} {:>16.3} µs {:>7.3} % {} % {} %  {}",
                 "",
-                shorten(&n.name),
-                m.raw_time_ps as f64 / 1e6,
-                m.raw_time_ps as f64 / total * 100.0,
-                m.flops / (m.raw_time_ps as f64 / total).max(f64::MIN_POSITIVE) * 100.0,
-                m.bandwidth_utils[0] * 100.0 + 0.0,
-                shorten_to(expression, EXPRESSION_WIDTH),
+                shorten(&nodes.name[i]),
+                nodes.raw_time_ps[i] as f64 / 1e6,
+                nodes.time_fraction[i] * 100.0,
+                percent(nodes.flops_utilization[i]),
+                percent(nodes.bandwidth_utilization[0][i]),
+                shorten_to(&nodes.expression[i], EXPRESSION_WIDTH),
                 indent = depth * 2,
                 w = NAME_WIDTH + 1
             );
         }
         // An op's children are the instructions fused into it.
-        let fused = in_fusion || n.xla.as_ref().is_some_and(|x| x.program_id != 0) && !n.name.ends_with(" and its duplicate(s)");
-        for c in n.children.iter().take(TREE_CHILDREN) {
-            walk(s, c, depth + 1, total, fused);
+        let fused = in_fusion || nodes.is_op[i] && nodes.program_id[i] != 0 && !nodes.name[i].ends_with(DUPLICATES_SUFFIX);
+        for &c in children[i].iter().take(TREE_CHILDREN) {
+            walk(s, nodes, children, c as usize, depth + 1, fused);
         }
-        if n.children.len() > TREE_CHILDREN {
-            let _ = writeln!(s, "{:indent$}… {} more", "", n.children.len() - TREE_CHILDREN, indent = depth * 2 + 2);
+        if children[i].len() > TREE_CHILDREN {
+            let _ = writeln!(s, "{:indent$}… {} more", "", children[i].len() - TREE_CHILDREN, indent = depth * 2 + 2);
         }
     }
-    walk(&mut s, root, 0, total, false);
-    s
+    walk(&mut s, &view.nodes, &view.nodes.children(), 0, 0, false);
+    Ok(s)
 }

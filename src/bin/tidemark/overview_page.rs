@@ -31,7 +31,7 @@ pub fn run(argv: &[String]) -> i32 {
 pub fn open(command: &str, usage: &str, argv: &[String], tool: Tool) -> Result<(Args, String, OverviewPage), i32> {
     let mut f = open_run(command, usage, argv, &[], &["json"])?;
     let hosts = f.hosts_line() + &crate::open::empty_reason_line(&f.session, &f.ids, tool);
-    match f.session.run_overview_page(&f.ids) {
+    match f.session.overview_page(&f.ids) {
         Ok(page) => Ok((f.args, hosts, page.clone())),
         Err(e) => {
             eprintln!("tidemark: {e}");

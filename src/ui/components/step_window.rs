@@ -2,17 +2,24 @@
 //! Overview, an op table (Framework op stats, HLO op stats, Op Profile, Kernel stats, Roofline) offers
 //! to limit itself to the events that start inside the step's span; once limited it shows the chip
 //! "Step N · 12.3 ms window ✕", whose ✕ restores the whole trace. The choice is kept in the URL hash
-//! (`ops=step`) and holds for every op table that reads [`op_window`].
+//! (`ops=step`) and holds for every op table that reads [`op_scope`].
 
 use crate::analysis::op_metrics::TimeWindow;
+use crate::engine::Scope;
 use crate::ui::state::AppState;
 use leptos::prelude::*;
 
 /// The window the op tables are limited to: the selected step's span when "this step only" is on.
 /// Reads the signals, so a request built with it follows them.
-pub fn op_window(state: AppState) -> Option<TimeWindow> {
+fn op_window(state: AppState) -> Option<TimeWindow> {
     let step = state.step.get().filter(|_| state.step_ops.get())?;
     TimeWindow::new(step.begin_ps, step.end_ps).ok()
+}
+
+/// What the op tools of file `file_id` read ([`AppState::op_file_ids`]), over the selected step's
+/// window when the tables are limited to it ([`op_window`]).
+pub fn op_scope(state: AppState, file_id: u32) -> Scope {
+    Scope { file_ids: state.op_file_ids(file_id), window: op_window(state) }
 }
 
 /// Nothing without a selected step; else the button that limits the tables to it, or the chip that

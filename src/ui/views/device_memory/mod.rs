@@ -14,7 +14,7 @@ mod stacks;
 use crate::analysis::device_memory::{order_by_number, DiffRow, Frame, FunctionRow, SeriesStack, StackRow};
 use crate::decode::Format;
 use crate::engine::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView, Labels};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request::{self, DeviceMemoryAnswer as Answer, DeviceMemoryFiles};
 use crate::engine::FileOverview;
 use crate::ui::charts::flame::FlameGraph;
 use crate::ui::charts::sparkline::SeriesChart;
@@ -43,24 +43,6 @@ impl Mode {
             Mode::Profile => "profile",
             Mode::Diff => "diff",
             Mode::Series => "series",
-        }
-    }
-}
-
-/// One of the tool's three answers.
-#[derive(Debug, Clone, PartialEq)]
-enum Answer {
-    Profile(Box<DeviceMemoryProfileView>),
-    Diff(Box<DeviceMemoryDiffView>),
-    Series(Box<DeviceMemorySeriesView>),
-}
-
-impl Answer {
-    fn labels(&self) -> &Labels {
-        match self {
-            Answer::Profile(v) => &v.labels,
-            Answer::Diff(v) => &v.labels,
-            Answer::Series(v) => &v.labels,
         }
     }
 }
@@ -120,25 +102,29 @@ fn profiles(state: AppState) -> (Vec<(String, u32)>, usize) {
 }
 
 /// The request the current choices call for, or why there is none yet.
-fn request(state: AppState, u: &Ui, mode: Mode, pprofs: &[(String, u32)], loading: usize) -> Result<RequestBody, String> {
+fn request(state: AppState, u: &Ui, mode: Mode, pprofs: &[(String, u32)], loading: usize) -> Result<request::DeviceMemory, String> {
     let query = DeviceMemoryQuery { fold_library_frames: u.fold.get(), kind: u.kind.get(), device: u.device.get() };
     let id = |name: &str| pprofs.iter().find(|(n, _)| n == name).map(|(_, id)| *id);
     match mode {
         Mode::Profile => {
             let selected = state.selected.get().unwrap_or_default();
             id(&selected)
-                .map(|file_id| RequestBody::DeviceMemoryProfile { file_id, query })
+                .map(|file_id| request::DeviceMemory { files: DeviceMemoryFiles::Profile { file_id }, query })
                 .ok_or_else(|| format!("{selected} is not a loaded profile"))
         }
         Mode::Diff => {
             let (base, target) = diff_pair(state, u, pprofs);
             match (base.as_deref().and_then(id), target.as_deref().and_then(id)) {
-                (Some(base_file_id), Some(target_file_id)) => Ok(RequestBody::DeviceMemoryDiff { base_file_id, target_file_id, query }),
+                (Some(base_file_id), Some(target_file_id)) => {
+                    Ok(request::DeviceMemory { files: DeviceMemoryFiles::Diff { base_file_id, target_file_id }, query })
+                }
                 _ => Err("Pick a base and a target profile.".into()),
             }
         }
         Mode::Series if loading > 0 => Err(format!("Waiting for {loading} file(s) to finish loading…")),
-        Mode::Series => Ok(RequestBody::DeviceMemorySeries { file_ids: pprofs.iter().map(|(_, id)| *id).collect(), query }),
+        Mode::Series => {
+            Ok(request::DeviceMemory { files: DeviceMemoryFiles::Series { file_ids: pprofs.iter().map(|(_, id)| *id).collect() }, query })
+        }
     }
 }
 
@@ -181,16 +167,7 @@ pub fn DeviceMemory(overview: FileOverview) -> impl IntoView {
             request(state, &u, mode.get(), &pprofs, loading)
         })
     };
-    let fetch = use_engine(
-        "device memory",
-        move || wanted.get().ok(),
-        |body| match body {
-            ResponseBody::DeviceMemoryProfile { view } => Some(Answer::Profile(view)),
-            ResponseBody::DeviceMemoryDiff { view } => Some(Answer::Diff(view)),
-            ResponseBody::DeviceMemorySeries { view } => Some(Answer::Series(view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("device memory", move || wanted.get().ok());
     // The filters offer the labels of the last answer (the files' labels, whatever is filtered); kept
     // while the next answer is computed so the selects do not empty meanwhile.
     let labels = RwSignal::new(Labels::default());

@@ -7,10 +7,10 @@ mod table;
 
 use super::op_page::SelfTimePie;
 use crate::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Text};
-use crate::ui::components::step_window::{op_window, StepWindowChip};
+use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
 use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::state::AppState;
@@ -27,22 +27,9 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     let side = RwSignal::new(Side::Both);
     // Sort and filter outlive the table, which is built again when the IDLE toggle brings new rows.
     let table_state = TableState::new();
-    let fetch = use_engine(
-        "Framework op stats",
-        move || {
-            let include_idle = include_idle.get();
-            let window = op_window(state);
-            // "All hosts": the run's hosts combined, as XProf combines them.
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunFrameworkOpStats { file_ids, include_idle, window },
-                None => RequestBody::FrameworkOpStats { file_id, include_idle, window },
-            })
-        },
-        |body| match body {
-            ResponseBody::FrameworkOpStats { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Framework op stats", move || {
+        Some(request::FrameworkOpStats { scope: op_scope(state, file_id), include_idle: include_idle.get() })
+    });
     let state_attr = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
         Reply::Ready(_) => "ready",

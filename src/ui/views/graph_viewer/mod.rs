@@ -10,7 +10,7 @@ use crate::analysis::graph_viewer::dot::colors;
 use crate::analysis::graph_viewer::layout::{node_lines, Layout, Rect, LINE_HEIGHT};
 use crate::analysis::graph_viewer::{ColorScheme, EdgeKind, Graph, NodeKind, MAX_WIDTH};
 use crate::engine::graph_viewer::{GraphFigures, GraphView, TimeSource};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::ui::charts::pan_zoom::PanZoom;
 use crate::ui::charts::plot::redraw;
 use crate::ui::charts::viewport::{Frame, Margins, Viewport};
@@ -71,21 +71,9 @@ fn heat(t: f64) -> String {
 #[component]
 pub fn GraphViewerView(file_id: u32) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "Graph Viewer",
-        move || {
-            Some(RequestBody::GraphViewer {
-                file_id,
-                module: state.module.get(),
-                node: state.graph_node.get(),
-                width: state.graph_width.get(),
-            })
-        },
-        |body| match body {
-            ResponseBody::GraphViewer { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Graph Viewer", move || {
+        Some(request::GraphViewer { file_id, module: state.module.get(), node: state.graph_node.get(), width: state.graph_width.get() })
+    });
     let body = move || match fetch.reply.get() {
         Reply::Waiting => view! { <p class="muted loading">"Drawing the graph…"</p> }.into_any(),
         Reply::Failed(e) => view! { <p class="banner error" data-testid="graph-error">{e.to_string()}</p> }.into_any(),

@@ -7,10 +7,10 @@ mod table;
 
 use super::op_page;
 use crate::engine::hlo_op_stats::HloOpStatsView;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Percent, Text};
-use crate::ui::components::step_window::{op_window, StepWindowChip};
+use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
@@ -20,20 +20,7 @@ use std::sync::Arc;
 #[component]
 pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "HLO op stats",
-        move || {
-            let window = op_window(state);
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunHloOpStats { file_ids, window },
-                None => RequestBody::HloOpStats { file_id, window },
-            })
-        },
-        |body| match body {
-            ResponseBody::HloOpStats { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("HLO op stats", move || Some(request::HloOpStats { scope: op_scope(state, file_id) }));
     let csv_name = op_page::csv_name(&overview, "hlo_op_stats");
     op_page::frame(
         "hlo-op-stats",

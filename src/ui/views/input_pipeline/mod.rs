@@ -8,7 +8,7 @@ mod input_ops;
 mod steps;
 
 use crate::engine::input_pipeline::InputPipelineView;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::Text;
 use crate::ui::components::table::TableState;
@@ -20,19 +20,7 @@ use std::sync::Arc;
 #[component]
 pub fn InputPipeline(file_id: u32, overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "Input pipeline",
-        move || {
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunInputPipeline { file_ids },
-                None => RequestBody::InputPipeline { file_id },
-            })
-        },
-        |body| match body {
-            ResponseBody::InputPipeline { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Input pipeline", move || Some(request::InputPipeline { file_ids: state.op_file_ids(file_id) }));
     let state_attr = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
         Reply::Ready(_) => "ready",

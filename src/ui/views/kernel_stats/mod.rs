@@ -6,10 +6,10 @@ mod table;
 
 use super::op_page;
 use crate::engine::kernel_stats::KernelStatsView;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Percent};
-use crate::ui::components::step_window::{op_window, StepWindowChip};
+use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
@@ -19,20 +19,7 @@ use std::sync::Arc;
 #[component]
 pub fn KernelStats(file_id: u32, overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "Kernel stats",
-        move || {
-            let window = op_window(state);
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunKernelStats { file_ids, window },
-                None => RequestBody::KernelStats { file_id, window },
-            })
-        },
-        |body| match body {
-            ResponseBody::KernelStats { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Kernel stats", move || Some(request::KernelStats { scope: op_scope(state, file_id) }));
     let csv_name = op_page::csv_name(&overview, "kernel_stats");
     op_page::frame(
         "kernel-stats",

@@ -5,7 +5,7 @@
 //! engine's ([`crate::engine::memory_across_hosts`]); this view lays them out and maps times to pixels.
 
 use crate::engine::memory_across_hosts::{HostAllocator, RunMemoryOverview};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::charts::axis::{decimals, x_axis, Style};
 use crate::ui::charts::viewport::{Frame, Margins, Viewport};
@@ -23,18 +23,11 @@ const AXIS_H: f64 = 22.0;
 #[component]
 pub fn MemoryAcrossHosts(file_id: u32, overview: FileOverview) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "Memory across hosts",
-        move || {
-            // The selected file's run: every ready host (one file alone is a run of one host).
-            let ids = state.selected_run_ids();
-            Some(RequestBody::RunMemoryOverview { file_ids: if ids.is_empty() { vec![file_id] } else { ids } })
-        },
-        |body| match body {
-            ResponseBody::RunMemoryOverview { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Memory across hosts", move || {
+        // The selected file's run: every ready host (one file alone is a run of one host).
+        let ids = state.selected_run_ids();
+        Some(request::RunMemoryOverview { file_ids: if ids.is_empty() { vec![file_id] } else { ids } })
+    });
     let data_state = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
         Reply::Ready(_) => "ready",

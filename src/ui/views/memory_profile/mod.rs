@@ -13,8 +13,8 @@ mod timeline_chart;
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::LiveOpGroup;
 use crate::decode::Format;
-use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, TimelineEvent, TimelineWindow};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, TimelineEvent};
+use crate::engine::protocol::request;
 use crate::engine::EngineError;
 use crate::engine::FileOverview;
 use crate::ui::charts::timeline::{self, Scene};
@@ -52,14 +52,7 @@ pub fn MemoryProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
     let article_name = name.clone();
 
     // One request per memory ID; the worker keeps the analysis, so only the first one computes it.
-    let fetch = use_engine(
-        "Memory Profile",
-        move || Some(RequestBody::MemoryProfile { file_id, memory_id: memory_id.get() }),
-        |body| match body {
-            ResponseBody::MemoryProfile { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Memory Profile", move || Some(request::MemoryProfile { file_id, memory_id: memory_id.get() }));
     // A memory ID from a link that this file does not have: show the file's first instead.
     Effect::new(move |_| {
         if let Reply::Failed(EngineError::UnknownMemoryId { .. }) = fetch.reply.get() {

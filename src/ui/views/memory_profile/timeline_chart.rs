@@ -42,18 +42,11 @@ pub(super) fn TimelineChart(file_id: u32, a: Arc<AllocatorView>, selected_row: R
     let range = move || zoom.get().unwrap_or(full);
     // Zoomed: ask for the full-resolution events of the range (about two per pixel).
     let memory_id = a.memory_id.clone();
-    let window = use_engine(
-        "Memory Profile zoom",
-        move || {
-            let (start_ps, end_ps) = zoom.get()?;
-            let max_points = (width.get_untracked() * 2.0).max(500.0) as usize;
-            Some(RequestBody::MemoryTimeline { file_id, memory_id: memory_id.clone(), start_ps, end_ps, max_points })
-        },
-        |body| match body {
-            ResponseBody::MemoryTimeline { window } => Some(Arc::<TimelineWindow>::from(window)),
-            _ => None,
-        },
-    )
+    let window = use_engine("Memory Profile zoom", move || {
+        let (start_ps, end_ps) = zoom.get()?;
+        let max_points = (width.get_untracked() * 2.0).max(500.0) as usize;
+        Some(request::MemoryTimeline { file_id, memory_id: memory_id.clone(), start_ps, end_ps, max_points })
+    })
     .reply;
     Effect::new(move |_| {
         zoom.track();

@@ -12,7 +12,7 @@ mod shrink;
 
 use crate::engine::memory_viewer::ModuleEntry;
 use crate::engine::memory_viewer_columns::{ViewerData, ViewerReply};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::EngineError;
 use crate::ui::charts::block_timeline::TimelineData;
 use crate::ui::state::AppState;
@@ -37,6 +37,25 @@ struct Page {
     viewer: Option<Result<Drawn, EngineError>>,
 }
 
+impl Page {
+    fn of(p: &request::MemoryViewerPage) -> Page {
+        let file_id = p.file_id;
+        Page {
+            modules: Arc::new(p.modules.clone()),
+            shown: p.module.clone().map(|m| (file_id, m)),
+            viewer: p.viewer.clone().map(|r| {
+                r.and_then(|v| match v {
+                    ViewerReply::Page(c) => {
+                        let timeline = Arc::new(TimelineData::new(&c));
+                        Ok((c, timeline))
+                    }
+                    ViewerReply::Engine(_) => Err(EngineError::UnknownFile { file_id }),
+                })
+            }),
+        }
+    }
+}
+
 #[component]
 pub fn MemoryViewerView(file_id: u32) -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -44,33 +63,9 @@ pub fn MemoryViewerView(file_id: u32) -> impl IntoView {
     let ready = Memo::new(move |_| state.ready_files().into_iter().map(|(id, _)| id).collect::<Vec<u32>>());
     // One request: the modules of the loaded files and the module shown (the URL's, when the file has
     // it, else the file's largest), in the memory space of the URL.
-    let fetch = use_engine(
-        "Memory Viewer",
-        move || {
-            Some(RequestBody::MemoryViewer {
-                file_ids: ready.get(),
-                file_id,
-                module: state.module.get(),
-                memory_space: state.memory_space.get(),
-            })
-        },
-        |body| match body {
-            ResponseBody::MemoryViewer { modules, file_id, module, viewer } => Some(Page {
-                modules: Arc::new(modules),
-                shown: module.map(|m| (file_id, m)),
-                viewer: viewer.map(|r| {
-                    r.and_then(|v| match v {
-                        ViewerReply::Page(c) => {
-                            let timeline = Arc::new(TimelineData::new(&c));
-                            Ok((c, timeline))
-                        }
-                        ViewerReply::Engine(_) => Err(EngineError::UnknownFile { file_id }),
-                    })
-                }),
-            }),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Memory Viewer", move || {
+        Some(request::MemoryViewer { file_ids: ready.get(), file_id, module: state.module.get(), memory_space: state.memory_space.get() })
+    });
     // A highlighted op belongs to one module: choosing another module drops it.
     Effect::new(move |prev: Option<Option<String>>| {
         let current = state.module.get();
@@ -80,7 +75,10 @@ pub fn MemoryViewerView(file_id: u32) -> impl IntoView {
         current
     });
     let load_ms = fetch.elapsed_ms;
-    let page = move || fetch.reply.get();
+    // The reply as drawn: each module's block timeline is laid out once, when its reply arrives.
+    let drawn = RwSignal::new(Reply::Waiting);
+    Effect::new(move |_| drawn.set(fetch.reply.get().map(|p| Page::of(&p))));
+    let page = move || drawn.get();
 
     let body = move || match page() {
         Reply::Waiting => view! { <p class="muted loading">"Reading the HLO modules of the loaded files…"</p> }.into_any(),
@@ -115,8 +113,8 @@ pub fn MemoryViewerView(file_id: u32) -> impl IntoView {
     view! {
         <article class="memory-viewer" data-testid="memory-viewer">
             <header class="mv-head">
-                {move || fetch.reply.get().ready().map(|p| view! { <ModulePicker modules=p.modules.clone() current=p.shown.clone() /> })}
-                {move || match fetch.reply.get() {
+                {move || drawn.get().ready().map(|p| view! { <ModulePicker modules=p.modules.clone() current=p.shown.clone() /> })}
+                {move || match drawn.get() {
                     Reply::Ready(Page { viewer: Some(Ok((viewer, _))), .. }) if viewer.memory_spaces.len() > 1 => Some(view! { <MemorySpace viewer /> }),
                     _ => None,
                 }}

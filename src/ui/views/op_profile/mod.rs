@@ -10,10 +10,10 @@ mod rows;
 mod tree;
 
 use crate::engine::op_profile::{OpProfileGrouping, OpProfileView};
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Duration, Percent, Text};
-use crate::ui::components::step_window::{op_window, StepWindowChip};
+use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
@@ -41,20 +41,9 @@ pub fn OpProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
     let grouping = RwSignal::new(OpProfileGrouping::ByProgram);
     let include_idle = RwSignal::new(false);
     let display = Display { limit: RwSignal::new(LIMITS.0), top90: RwSignal::new(false), search: RwSignal::new(state.take_op_search()) };
-    let fetch = use_engine(
-        "Op profile",
-        move || {
-            let (grouping, include_idle, window) = (grouping.get(), include_idle.get(), op_window(state));
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunOpProfile { file_ids, grouping, include_idle, window },
-                None => RequestBody::OpProfile { file_id, grouping, include_idle, window },
-            })
-        },
-        |body| match body {
-            ResponseBody::OpProfile { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Op profile", move || {
+        Some(request::OpProfile { scope: op_scope(state, file_id), grouping: grouping.get(), include_idle: include_idle.get() })
+    });
     let state_attr = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
         Reply::Ready(_) => "ready",

@@ -9,7 +9,7 @@ mod step_graph;
 use crate::analysis::overview_page::Figure;
 use crate::decode::Format;
 use crate::engine::overview_page::OverviewPageView;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, Text};
 use crate::ui::state::AppState;
@@ -29,16 +29,7 @@ pub fn OverviewPage(file_id: u32, overview: FileOverview) -> impl IntoView {
     let fetch = use_engine(
         "Overview",
         // "All hosts": the run's hosts combined, as XProf combines them.
-        move || {
-            is_trace.then(|| match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunOverviewPage { file_ids },
-                None => RequestBody::OverviewPage { file_id },
-            })
-        },
-        |body| match body {
-            ResponseBody::OverviewPage { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
+        move || is_trace.then(|| request::OverviewPage { file_ids: state.op_file_ids(file_id) }),
     );
     let data_state = move || match fetch.reply.get() {
         Reply::Waiting => "loading",

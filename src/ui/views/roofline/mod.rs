@@ -7,11 +7,11 @@ mod chart;
 mod table;
 
 use super::op_page;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::roofline::RooflineView;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Text};
-use crate::ui::components::step_window::{op_window, StepWindowChip};
+use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
@@ -26,20 +26,9 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
     let table_state = TableState::new();
     // A node's link from the Graph tool: its row found.
     table_state.filter.set(state.take_op_search());
-    let fetch = use_engine(
-        "Roofline model",
-        move || {
-            let (include_infeed_outfeed, window) = (include_infeed_outfeed.get(), op_window(state));
-            Some(match state.all_hosts_ids() {
-                Some(file_ids) => RequestBody::RunRooflineModel { file_ids, include_infeed_outfeed, window },
-                None => RequestBody::RooflineModel { file_id, include_infeed_outfeed, window },
-            })
-        },
-        |body| match body {
-            ResponseBody::RooflineModel { view } => Some(Arc::new(*view)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Roofline model", move || {
+        Some(request::RooflineModel { scope: op_scope(state, file_id), include_infeed_outfeed: include_infeed_outfeed.get() })
+    });
     let csv_name = op_page::csv_name(&overview, "roofline_model");
     let controls = view! {
         <StepWindowChip />

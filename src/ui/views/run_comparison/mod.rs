@@ -6,7 +6,7 @@
 mod table;
 
 use super::op_page;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::run_comparison::{Change, Presence, RunComparison as Comparison, RunInfo};
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration, SignedDuration, SignedRatio, Text};
@@ -46,17 +46,10 @@ pub fn RunComparison(overview: FileOverview) -> impl IntoView {
 #[component]
 fn Compared(overview: FileOverview, baseline: String) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "Run comparison",
-        move || {
-            let (current, baseline) = (state.selected_run_ids(), state.run_ids(&baseline));
-            (!current.is_empty() && !baseline.is_empty()).then_some(RequestBody::CompareRuns { current, baseline })
-        },
-        |body| match body {
-            ResponseBody::CompareRuns { comparison } => Some(Arc::new(*comparison)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Run comparison", move || {
+        let (current, baseline) = (state.selected_run_ids(), state.run_ids(&baseline));
+        (!current.is_empty() && !baseline.is_empty()).then_some(request::CompareRuns { current, baseline })
+    });
     let csv_name = op_page::csv_name(&overview, "run_comparison");
     let table_state = TableState::new();
     op_page::frame("run-comparison", &overview, fetch, ().into_any(), ("Comparing the two runs…", "rc-error"), move |c| {

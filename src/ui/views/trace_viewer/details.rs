@@ -2,14 +2,12 @@
 //! every argument as XProf shows it, its flow and its producer/consumer contexts.
 
 use super::ps_text;
-use crate::analysis::trace_viewer::details::EventDetails;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::ui::components::metric::Text;
 use crate::ui::components::op_links::{show_graph, LinkButton};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
-use std::sync::Arc;
 
 /// A time figure: the raw ps in `data-value`, in words on screen.
 fn time(metric: &'static str, ps: i64) -> impl IntoView {
@@ -25,14 +23,8 @@ fn hlo_op_of(args: &[(String, String)], name: &str) -> Option<(String, String)> 
 
 #[component]
 pub(super) fn Details(file_id: u32, selected_event: RwSignal<Option<u32>>, origin_ps: i64) -> impl IntoView {
-    let fetch = use_engine(
-        "Trace Viewer event details",
-        move || selected_event.get().map(|event| RequestBody::TraceEventDetails { file_id, event }),
-        |body| match body {
-            ResponseBody::TraceEventDetails { details } => Some(details.map(Arc::<EventDetails>::from)),
-            _ => None,
-        },
-    );
+    let fetch =
+        use_engine("Trace Viewer event details", move || selected_event.get().map(|event| request::TraceEventDetails { file_id, event }));
     let body = move || match (selected_event.get(), fetch.reply.get()) {
         (None, _) => view! { <p class="muted">"Click an event to see its details."</p> }.into_any(),
         (Some(_), Reply::Waiting) => view! { <p class="muted loading">"Reading the event…"</p> }.into_any(),

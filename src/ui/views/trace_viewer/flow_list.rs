@@ -2,9 +2,9 @@
 //! at its other end (name, thread, start), which a click selects and centres.
 
 use super::{clamp_window, ps_text};
-use crate::analysis::trace_viewer::flows::{FlowReply, LinkKind};
+use crate::analysis::trace_viewer::flows::LinkKind;
 use crate::analysis::trace_viewer::store::TraceOutline;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::trace_viewer::{FlowQuery, MAX_FLOW_ARROWS};
 use crate::ui::charts::viewport::Viewport;
 use crate::ui::components::metric::{Count, Text};
@@ -25,18 +25,11 @@ fn kind_text(kind: LinkKind) -> String {
 #[component]
 pub(super) fn FlowList(file_id: u32, outline: Arc<TraceOutline>, full: (i64, i64), selected_event: RwSignal<Option<u32>>) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "Trace Viewer event flows",
-        move || {
-            let event = selected_event.get()?;
-            let query = FlowQuery { start_ps: 0, end_ps: 0, threads: None, event: Some(event), limit: MAX_FLOW_ARROWS as u32 };
-            Some(RequestBody::TraceFlows { file_id, query })
-        },
-        |body| match body {
-            ResponseBody::TraceFlows { flows } => Some(Arc::<FlowReply>::from(flows)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Trace Viewer event flows", move || {
+        let event = selected_event.get()?;
+        let query = FlowQuery { start_ps: 0, end_ps: 0, threads: None, event: Some(event), limit: MAX_FLOW_ARROWS as u32 };
+        Some(request::TraceFlows { file_id, query })
+    });
     let thread_names: Vec<String> = {
         let mut names = Vec::new();
         for t in outline.processes.iter().flat_map(|p| &p.threads) {

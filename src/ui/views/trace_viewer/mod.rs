@@ -14,7 +14,7 @@ mod summary;
 mod tracks;
 
 use crate::analysis::trace_viewer::store::TraceOutline;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::ui::charts::axis::decimals;
 use crate::ui::charts::viewport::Viewport;
 use crate::ui::components::metric::{Count, Text};
@@ -75,14 +75,7 @@ pub fn show_span_in_trace(state: AppState, from_ps: i64, to_ps: i64) {
 
 #[component]
 pub fn TraceViewer(file_id: u32) -> impl IntoView {
-    let outline = use_engine(
-        "Trace Viewer outline",
-        move || Some(RequestBody::TraceOutline { file_id }),
-        |body| match body {
-            ResponseBody::TraceOutline { outline } => Some(Arc::<TraceOutline>::from(outline)),
-            _ => None,
-        },
-    );
+    let outline = use_engine("Trace Viewer outline", move || Some(request::TraceOutline { file_id }));
     move || match outline.reply.get() {
         Reply::Waiting => view! { <p class="muted loading" data-testid="trace-loading">"Indexing the trace's events…"</p> }.into_any(),
         Reply::Failed(e) => view! { <p class="banner error" data-testid="trace-error">{e.detail()}</p> }.into_any(),

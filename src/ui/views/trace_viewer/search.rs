@@ -5,13 +5,13 @@
 
 use super::clamp_window;
 use crate::analysis::trace_viewer::op_args::Query;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::ui::charts::viewport::Viewport;
 use crate::ui::components::metric::Count;
 use crate::ui::components::table::download_part;
 use crate::ui::engine_client;
 use crate::ui::state::AppState;
-use crate::ui::use_engine::{use_engine, Reply};
+use crate::ui::use_engine::{read, use_engine, Reply};
 use leptos::prelude::*;
 
 #[component]
@@ -23,28 +23,21 @@ pub(super) fn Search(file_id: u32, full: (i64, i64), selected_event: RwSignal<Op
     let needle = RwSignal::new(preset.unwrap_or_default());
     let current = RwSignal::new(None::<usize>);
     // The count only: the worker keeps the matches, and each is asked for as the user steps to it.
-    let fetch = use_engine(
-        "Trace Viewer search",
-        move || {
-            let needle = needle.get();
-            (!needle.is_empty()).then_some(RequestBody::TraceSearch { file_id, needle })
-        },
-        |body| match body {
-            ResponseBody::TraceSearch { count } => Some(count),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Trace Viewer search", move || {
+        let needle = needle.get();
+        (!needle.is_empty()).then_some(request::TraceSearch { file_id, needle })
+    });
     // Match `index` (of the search still shown): centred in the window (its width kept) and opened
     // in the details panel.
     let go = move |index: usize| {
         let needle_now = needle.get_untracked();
-        let body = RequestBody::TraceSearchMatch { file_id, needle: needle_now.clone(), index: index as u32 };
-        engine_client::request(body, "Trace Viewer search match".into(), move |reply| {
-            let ResponseBody::TraceSearchMatch { index, found: Some((event, start)) } = reply else { return };
+        let ask = request::TraceSearchMatch { file_id, needle: needle_now.clone(), index: index as u32 };
+        engine_client::request(ask.into(), "Trace Viewer search match".into(), move |reply| {
+            let Reply::Ready(Some((event, start))) = read::<request::TraceSearchMatch>(reply) else { return };
             if needle.try_get_untracked().as_ref() != Some(&needle_now) {
                 return; // the search changed meanwhile
             }
-            current.set(Some(index as usize));
+            current.set(Some(index));
             let (a, b) = state.trace_window.get_untracked().unwrap_or(full);
             let half = (b - a) as f64 / 2.0;
             state.trace_window.set(clamp_window(full, Viewport::x_range(start as f64 - half, start as f64 + half)));

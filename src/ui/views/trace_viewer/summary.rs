@@ -3,13 +3,12 @@
 
 use super::ps_text;
 use crate::analysis::trace_viewer::summary::NameSummary;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
-use std::sync::Arc;
 
 fn time_column(id: &'static str, label: &'static str, metric: &'static str, of: fn(&NameSummary) -> i64) -> Column<NameSummary> {
     Column::new(id, label, move |r: &NameSummary, _| {
@@ -24,17 +23,10 @@ fn time_column(id: &'static str, label: &'static str, metric: &'static str, of: 
 #[component]
 pub(super) fn RangeSummary(file_id: u32, origin_ps: i64) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine(
-        "Trace Viewer range summary",
-        move || {
-            let (from_ps, to_ps) = state.trace_range.get()?;
-            Some(RequestBody::TraceRangeSummary { file_id, from_ps, to_ps, threads: None })
-        },
-        |body| match body {
-            ResponseBody::TraceRangeSummary { rows } => Some(Arc::new(rows)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("Trace Viewer range summary", move || {
+        let (from_ps, to_ps) = state.trace_range.get()?;
+        Some(request::TraceRangeSummary { file_id, from_ps, to_ps, threads: None })
+    });
     let table_state = TableState::sorted("total", true);
     let body = move || match (state.trace_range.get(), fetch.reply.get()) {
         (None, _) => view! { <p class="muted">"Shift-drag across the tracks to summarise a range."</p> }.into_any(),

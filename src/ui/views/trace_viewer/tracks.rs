@@ -12,14 +12,13 @@ use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, Count
 use crate::analysis::trace_viewer::flows::FlowReply;
 use crate::analysis::trace_viewer::lod::{LodQuery, LodReply};
 use crate::analysis::trace_viewer::store::TraceOutline;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::trace_viewer::{FlowQuery, MAX_FLOW_ARROWS};
 use crate::ui::charts::axis::{x_axis, Style};
 use crate::ui::charts::trace::{self, Scene, TextWidths};
 use crate::ui::charts::viewport::{key_nav, Frame, KeyNav, Margins, Viewport};
 use crate::ui::charts::{draw_next_frame, observe_width, prepare, prepare_fit, Palette};
 use crate::ui::components::metric::{Bytes, Count, Text};
-use crate::ui::engine_client;
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
@@ -107,14 +106,7 @@ pub(super) fn Tracks(
     let collapsed = RwSignal::new(Vec::<u32>::new());
     // The allocators' counter tracks (none for a trace without allocator events, or where the
     // Memory Profile cannot be computed: the tracks are then simply not drawn).
-    let counter_tracks = use_engine(
-        "Trace Viewer counter tracks",
-        move || Some(RequestBody::TraceCounterTracks { file_id }),
-        |body| match body {
-            ResponseBody::TraceCounterTracks { tracks } => Some(Arc::<CounterTracks>::from(tracks)),
-            _ => None,
-        },
-    );
+    let counter_tracks = use_engine("Trace Viewer counter tracks", move || Some(request::TraceCounterTracks { file_id }));
     let tracks_info = Memo::new(move |_| counter_tracks.reply.get().ready().cloned().unwrap_or_default());
     let o2 = outline.clone();
     let layout = Memo::new(move |_| {
@@ -132,27 +124,15 @@ pub(super) fn Tracks(
     let scroll_ref = NodeRef::<leptos::html::Div>::new();
 
     // The spans of the window at the canvas's width, for the threads of expanded processes.
-    let spans = use_engine(
-        "Trace Viewer spans",
-        move || {
-            let (start_ps, end_ps) = window.get();
-            let width_px = width.get().round() as u32;
-            if width_px == 0 {
-                return None;
-            }
-            let threads = if collapsed.with(Vec::is_empty) { None } else { Some(layout.with(Layout::threads)) };
-            Some(RequestBody::TraceSpans { file_id, query: LodQuery { start_ps, end_ps, width_px, threads } })
-        },
-        // The spans come packed beside the reply: copied into wasm memory and read as columns.
-        |body| match body {
-            ResponseBody::TraceSpans { .. } => {
-                let buffer = engine_client::reply_bytes()?;
-                let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
-                LodReply::from_bytes(&bytes).map(Arc::new).map_err(|e| web_sys::console::error_1(&e.to_string().into())).ok()
-            }
-            _ => None,
-        },
-    );
+    let spans = use_engine("Trace Viewer spans", move || {
+        let (start_ps, end_ps) = window.get();
+        let width_px = width.get().round() as u32;
+        if width_px == 0 {
+            return None;
+        }
+        let threads = if collapsed.with(Vec::is_empty) { None } else { Some(layout.with(Layout::threads)) };
+        Some(request::TraceSpans { file_id, query: LodQuery { start_ps, end_ps, width_px, threads } })
+    });
     // The last answer stays on screen (mapped to the current window) until the next one comes.
     let shown = RwSignal::new(Arc::new(LodReply::default()));
     Effect::new(move |_| {
@@ -162,20 +142,13 @@ pub(super) fn Tracks(
     });
 
     // Every counter track's steps over the window, one request for all.
-    let counters = use_engine(
-        "Trace Viewer counters",
-        move || {
-            let (start_ps, end_ps) = window.get();
-            let width_px = width.get().round() as u32;
-            let queries: Vec<CounterQuery> = tracks_info
-                .with(|t| t.tracks.iter().map(|c| CounterQuery { memory_id: c.memory_id.clone(), start_ps, end_ps, width_px }).collect());
-            (width_px > 0 && !queries.is_empty()).then_some(RequestBody::TraceCounters { file_id, queries })
-        },
-        |body| match body {
-            ResponseBody::TraceCounters { windows } => Some(Arc::new(windows)),
-            _ => None,
-        },
-    );
+    let counters = use_engine("Trace Viewer counters", move || {
+        let (start_ps, end_ps) = window.get();
+        let width_px = width.get().round() as u32;
+        let queries: Vec<CounterQuery> = tracks_info
+            .with(|t| t.tracks.iter().map(|c| CounterQuery { memory_id: c.memory_id.clone(), start_ps, end_ps, width_px }).collect());
+        (width_px > 0 && !queries.is_empty()).then_some(request::TraceCounters { file_id, queries })
+    });
     let counter_windows = RwSignal::new(Arc::new(Vec::<CounterWindow>::new()));
     Effect::new(move |_| {
         if let Reply::Ready(w) = counters.reply.get() {
@@ -191,26 +164,16 @@ pub(super) fn Tracks(
         event,
         limit: MAX_FLOW_ARROWS as u32,
     };
-    let read_flows = |body| match body {
-        ResponseBody::TraceFlows { flows } => Some(Arc::<FlowReply>::from(flows)),
-        _ => None,
-    };
-    let selected_flows = use_engine(
-        "Trace Viewer event flows",
-        move || selected_event.get().map(|e| RequestBody::TraceFlows { file_id, query: flow_query(Some(e), (0, 0), None) }),
-        read_flows,
-    );
-    let window_flows = use_engine(
-        "Trace Viewer flows",
-        move || {
-            if !show_flows.get() {
-                return None;
-            }
-            let threads = if collapsed.with(Vec::is_empty) { None } else { Some(layout.with(Layout::threads)) };
-            Some(RequestBody::TraceFlows { file_id, query: flow_query(None, window.get(), threads) })
-        },
-        read_flows,
-    );
+    let selected_flows = use_engine("Trace Viewer event flows", move || {
+        selected_event.get().map(|e| request::TraceFlows { file_id, query: flow_query(Some(e), (0, 0), None) })
+    });
+    let window_flows = use_engine("Trace Viewer flows", move || {
+        if !show_flows.get() {
+            return None;
+        }
+        let threads = if collapsed.with(Vec::is_empty) { None } else { Some(layout.with(Layout::threads)) };
+        Some(request::TraceFlows { file_id, query: flow_query(None, window.get(), threads) })
+    });
     let flows_drawn = RwSignal::new(0usize);
 
     let frame = move || {

@@ -6,7 +6,7 @@
 mod table;
 
 use crate::analysis::xla_ops_cpu::XlaOpsCpu as Table;
-use crate::engine::protocol::{RequestBody, ResponseBody};
+use crate::engine::protocol::request;
 use crate::engine::FileOverview;
 use crate::ui::components::metric::{Count, Duration};
 use crate::ui::components::table::TableState;
@@ -19,14 +19,7 @@ use table::OpTable;
 
 #[component]
 pub fn XlaOpsCpu(file_id: u32, overview: FileOverview) -> impl IntoView {
-    let fetch = use_engine(
-        "XLA ops on CPU",
-        move || Some(RequestBody::XlaOpsCpu { file_id }),
-        |body| match body {
-            ResponseBody::XlaOpsCpu { table } => Some(Arc::new(*table)),
-            _ => None,
-        },
-    );
+    let fetch = use_engine("XLA ops on CPU", move || Some(request::XlaOpsCpu { file_id }));
     let state_attr = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
         Reply::Ready(_) => "ready",
