@@ -4,6 +4,7 @@
 pub mod gzip;
 pub mod hlo;
 pub mod input;
+pub mod kineto;
 pub mod log_dir;
 pub mod pprof;
 pub mod sniff;

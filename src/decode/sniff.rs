@@ -83,6 +83,9 @@ fn describe_foreign(bytes: &[u8]) -> Option<&'static str> {
     let trimmed = head.iter().skip_while(|b| b.is_ascii_whitespace()).copied().next();
     if !valid.is_empty() && valid.len() + 4 > head.len() && valid.chars().all(printable) {
         return Some(match trimmed {
+            Some(b'{') if super::kineto::looks_like_kineto(bytes) => {
+                "it is a PyTorch profiler (Kineto) trace, read by `tidemark torch-overview`, `torch-operators`, `torch-kernels` and `torch-memory`"
+            }
             Some(b'{') | Some(b'[') => "it is JSON text (XProf's converted tool output?); drop the .xplane.pb it came from instead",
             Some(b'<') => "it is HTML/XML text",
             _ => "it is a text file",
