@@ -100,3 +100,35 @@ fn a_trace_without_kernels_or_memory_says_so() {
     assert_eq!(ov["overview"]["environments"][1]["value"], "CPU");
     assert_eq!(ov["overview"]["performance"][0]["value"], 100);
 }
+
+#[test]
+fn the_session_opens_a_kineto_trace_and_serves_each_view() {
+    let Some(path) = trace() else { return };
+    let bytes = std::fs::read(&path).expect("read");
+    let mut s = tidemark::engine::Session::new();
+    let f = s.open(TRACE, bytes.clone(), &mut |_, _| {}).expect("opens");
+    assert_eq!(f.overview.format, tidemark::decode::Format::Kineto);
+    let id = f.id;
+    let served = [
+        (s.torch_overview(id).expect("overview"), TorchView::Overview),
+        (s.torch_operators(id).expect("operators"), TorchView::Operators),
+        (s.torch_kernels(id).expect("kernels"), TorchView::Kernels),
+        (s.torch_memory(id).expect("memory"), TorchView::Memory),
+    ];
+    for (value, view) in served {
+        assert_eq!(value, torch_view(&bytes, view).expect("view"), "{view:?}");
+    }
+    // Another kind of file: the view says what it needs.
+    let prof = s.open("a.prof", common::bytes("pprof/docs_seed_memory.prof"), &mut |_, _| {}).map(|f| f.id).expect("pprof");
+    let e = s.torch_kernels(prof).expect_err("not a Kineto trace");
+    assert!(e.to_string().contains("PyTorch profiler trace"), "{e}");
+}
+
+#[test]
+fn inspect_describes_a_kineto_trace() {
+    let Some(path) = trace() else { return };
+    let (code, out, err) = common::tidemark(&["inspect", path.to_str().expect("utf-8 path")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("a PyTorch profiler trace (Kineto JSON)"), "{out}");
+    assert!(out.contains("1137 kernels, 1740 [memory] events"), "{out}");
+}

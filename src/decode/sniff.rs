@@ -17,6 +17,8 @@ pub enum Format {
     HloProto,
     /// A pprof profile (`*.prof`), e.g. a JAX device memory profile.
     Pprof,
+    /// A PyTorch profiler trace (Kineto's `*.pt.trace.json[.gz]`).
+    Kineto,
 }
 
 impl fmt::Display for Format {
@@ -25,6 +27,7 @@ impl fmt::Display for Format {
             Format::XSpace => "an XSpace trace (xplane.pb)",
             Format::HloProto => "an HloProto",
             Format::Pprof => "a pprof profile",
+            Format::Kineto => "a PyTorch profiler trace (Kineto JSON)",
         })
     }
 }
@@ -35,7 +38,7 @@ impl fmt::Display for Format {
 pub fn is_profile_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     let n = n.strip_suffix(".gz").unwrap_or(&n);
-    (n.ends_with(".pb") || n.ends_with(".prof")) && !super::log_dir::is_sidecar(name)
+    (n.ends_with(".pb") || n.ends_with(".prof") || n.ends_with(".pt.trace.json")) && !super::log_dir::is_sidecar(name)
 }
 
 fn hint_from_name(name: &str) -> Option<Format> {
@@ -83,9 +86,6 @@ fn describe_foreign(bytes: &[u8]) -> Option<&'static str> {
     let trimmed = head.iter().skip_while(|b| b.is_ascii_whitespace()).copied().next();
     if !valid.is_empty() && valid.len() + 4 > head.len() && valid.chars().all(printable) {
         return Some(match trimmed {
-            Some(b'{') if super::kineto::looks_like_kineto(bytes) => {
-                "it is a PyTorch profiler (Kineto) trace, read by `tidemark torch-overview`, `torch-operators`, `torch-kernels` and `torch-memory`"
-            }
             Some(b'{') | Some(b'[') => "it is JSON text (XProf's converted tool output?); drop the .xplane.pb it came from instead",
             Some(b'<') => "it is HTML/XML text",
             _ => "it is a text file",
@@ -144,6 +144,9 @@ fn classify(bytes: &[u8]) -> Option<Format> {
 
 /// Decides the format of decompressed `bytes` named `name`.
 pub fn sniff(bytes: &[u8], name: &str) -> Result<Format, DecodeError> {
+    if super::kineto::looks_like_kineto(bytes) {
+        return Ok(Format::Kineto);
+    }
     if let Some(what) = describe_foreign(bytes) {
         return Err(DecodeError::NotAProfile { what: what.to_string() });
     }

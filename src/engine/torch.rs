@@ -62,3 +62,44 @@ pub enum TorchViewError {
     #[error("{0}")]
     Empty(&'static str),
 }
+
+impl super::Session {
+    /// The plugin's Overview of the Kineto trace `file_id` (`overview`).
+    pub fn torch_overview(&self, file_id: u32) -> Result<Value, super::EngineError> {
+        self.torch(file_id, TorchView::Overview, "PyTorch Overview")
+    }
+
+    /// The plugin's Operator view of the Kineto trace `file_id` (`operation`, `operation_table`).
+    pub fn torch_operators(&self, file_id: u32) -> Result<Value, super::EngineError> {
+        self.torch(file_id, TorchView::Operators, "PyTorch Operators")
+    }
+
+    /// The plugin's Kernel view of the Kineto trace `file_id` (`kernel`, `kernel_table`,
+    /// `kernel_op_table`, `kernel_tc_pie`).
+    pub fn torch_kernels(&self, file_id: u32) -> Result<Value, super::EngineError> {
+        self.torch(file_id, TorchView::Kernels, "PyTorch Kernels")
+    }
+
+    /// The plugin's Memory view of the Kineto trace `file_id` (`memory`, `memory_curve`,
+    /// `memory_events`).
+    pub fn torch_memory(&self, file_id: u32) -> Result<Value, super::EngineError> {
+        self.torch(file_id, TorchView::Memory, "PyTorch Memory")
+    }
+
+    fn torch(&self, file_id: u32, view: TorchView, tool: &str) -> Result<Value, super::EngineError> {
+        let f = self.file(file_id)?;
+        let crate::decode::Profile::Kineto(trace) = &f.file.profile else {
+            return Err(super::EngineError::WrongFormat {
+                file: f.file.name.clone(),
+                tool: tool.into(),
+                found: f.file.profile.format(),
+                needs: "a PyTorch profiler trace (*.pt.trace.json[.gz] from torch.profiler)".into(),
+            });
+        };
+        view_of(trace, view).map_err(|e| super::EngineError::Unsupported {
+            file: f.file.name.clone(),
+            tool: tool.into(),
+            reason: e.to_string(),
+        })
+    }
+}
