@@ -298,7 +298,7 @@ impl MemorySnapshot {
                 }
                 out.push(*pt);
             }
-            rows.insert(dev.clone(), json!(out));
+            rows.insert(dev.clone(), json!(lttb(out, 10240)));
         }
         let peaks: Map<String, Value> =
             peaks.iter().map(|(d, v)| (d.clone(), json!(format!("Peak Memory Usage: {:.1}MB", MB * v)))).collect();
@@ -390,6 +390,43 @@ impl MemorySnapshot {
     }
 }
 
+/// The plugin's `lttb_sample`: a curve longer than `n_out` points down-sampled by
+/// Largest-Triangle-Three-Buckets on (time, allocated), its first and last points kept; the points
+/// between split into `n_out - 2` bins as `np.array_split` splits them (the first ones one longer).
+fn lttb(data: Vec<[f64; 3]>, n_out: usize) -> Vec<[f64; 3]> {
+    let len = data.len();
+    if n_out >= len {
+        return data;
+    }
+    let n_bins = n_out - 2;
+    let inner = &data[1..len - 1];
+    let (q, r) = (inner.len() / n_bins, inner.len() % n_bins);
+    let bounds: Vec<(usize, usize)> = (0..n_bins).map(|i| (i * q + i.min(r), (i + 1) * q + (i + 1).min(r))).collect();
+    let mut out = vec![[0.0; 3]; n_out];
+    out[0] = data[0];
+    out[n_out - 1] = data[len - 1];
+    for (i, &(lo, hi)) in bounds.iter().enumerate() {
+        let next = if i + 1 < n_bins { &inner[bounds[i + 1].0..bounds[i + 1].1] } else { &data[len - 1..] };
+        let mut c = [0.0; 3];
+        for p in next {
+            for k in 0..3 {
+                c[k] += p[k];
+            }
+        }
+        let c = c.map(|x| x / next.len() as f64);
+        let a = out[i];
+        let area = |b: &[f64; 3]| 0.5 * ((a[0] - c[0]) * (b[1] - a[1]) - (a[0] - b[0]) * (c[1] - a[1])).abs();
+        let mut best = lo;
+        for j in lo..hi {
+            if area(&inner[j]) > area(&inner[best]) {
+                best = j;
+            }
+        }
+        out[i + 1] = inner[best];
+    }
+    out
+}
+
 /// The Memory view's payloads keyed by the plugin's file names: `memory`, `memory_curve`,
 /// `memory_events`; `None` for a trace without `[memory]` events.
 pub fn memory_view(p: &TorchProfile) -> Option<Value> {
@@ -399,4 +436,23 @@ pub fn memory_view(p: &TorchProfile) -> Option<Value> {
         "memory_curve": snap.curve(p.profiler_start_ts),
         "memory_events": snap.events(p.profiler_start_ts),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lttb;
+
+    #[test]
+    fn lttb_keeps_short_curves_and_the_ends_of_long_ones() {
+        let short: Vec<[f64; 3]> = (0..5).map(|i| [i as f64, 1.0, 2.0]).collect();
+        assert_eq!(lttb(short.clone(), 10), short);
+        // A spike in the middle of a flat line survives down-sampling to 4 points.
+        let mut long: Vec<[f64; 3]> = (0..9).map(|i| [i as f64, 0.0, 0.0]).collect();
+        long[3][1] = 5.0;
+        let out = lttb(long.clone(), 4);
+        assert_eq!(out.len(), 4);
+        assert_eq!(out[0], long[0]);
+        assert_eq!(out[3], long[8]);
+        assert!(out.contains(&long[3]), "{out:?}");
+    }
 }
