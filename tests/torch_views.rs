@@ -132,3 +132,26 @@ fn inspect_describes_a_kineto_trace() {
     assert!(out.contains("a PyTorch profiler trace (Kineto JSON)"), "{out}");
     assert!(out.contains("1137 kernels, 1740 [memory] events"), "{out}");
 }
+
+#[test]
+fn the_protocol_serves_each_view() {
+    use tidemark::engine::protocol::{handle, RequestBody, Response, ResponseBody, VERSION};
+    let Some(path) = trace() else { return };
+    let bytes = std::fs::read(&path).expect("read");
+    let mut s = tidemark::engine::Session::new();
+    let file_id = s.open(TRACE, bytes.clone(), &mut |_, _| {}).expect("opens").id;
+    let requests = [
+        (RequestBody::TorchOverview { file_id }, TorchView::Overview),
+        (RequestBody::TorchOperators { file_id }, TorchView::Operators),
+        (RequestBody::TorchKernels { file_id }, TorchView::Kernels),
+        (RequestBody::TorchMemory { file_id }, TorchView::Memory),
+    ];
+    for (body, view) in requests {
+        let req = serde_json::json!({"v": VERSION, "seq": 1, "body": body}).to_string();
+        let r = handle(&mut s, &req, None, &mut |_: Response| {});
+        match r.body {
+            ResponseBody::TorchView { payloads } => assert_eq!(*payloads, torch_view(&bytes, view).expect("view"), "{view:?}"),
+            other => panic!("{view:?}: {other:?}"),
+        }
+    }
+}

@@ -270,6 +270,22 @@ pub enum RequestBody {
         needle: String,
         index: u32,
     },
+    /// The PyTorch Profiler's Overview of a Kineto trace, answered as `TorchView` (payload `overview`).
+    TorchOverview {
+        file_id: u32,
+    },
+    /// Its Operator view (payloads `operation`, `operation_table`).
+    TorchOperators {
+        file_id: u32,
+    },
+    /// Its Kernel view (`kernel`, `kernel_table`, `kernel_op_table`, `kernel_tc_pie`).
+    TorchKernels {
+        file_id: u32,
+    },
+    /// Its Memory view (`memory`, `memory_curve`, `memory_events`).
+    TorchMemory {
+        file_id: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -410,6 +426,11 @@ pub enum ResponseBody {
     TraceSearchMatch {
         index: u32,
         found: Option<(u32, i64)>,
+    },
+    /// A PyTorch Profiler view of a Kineto trace: the TensorBoard plugin's payloads keyed by its file
+    /// names (`overview`; `operation`, `operation_table`; ...), as `tidemark torch-* --json` prints.
+    TorchView {
+        payloads: Box<serde_json::Value>,
     },
 }
 
@@ -605,6 +626,22 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Err(error) => reply(ResponseBody::Failed { error }),
         },
         RequestBody::Residency => reply(ResponseBody::Residency { report: Box::new(session.residency()) }),
+        RequestBody::TorchOverview { file_id } => match session.torch_overview(file_id) {
+            Ok(payloads) => reply(ResponseBody::TorchView { payloads: Box::new(payloads) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TorchOperators { file_id } => match session.torch_operators(file_id) {
+            Ok(payloads) => reply(ResponseBody::TorchView { payloads: Box::new(payloads) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TorchKernels { file_id } => match session.torch_kernels(file_id) {
+            Ok(payloads) => reply(ResponseBody::TorchView { payloads: Box::new(payloads) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
+        RequestBody::TorchMemory { file_id } => match session.torch_memory(file_id) {
+            Ok(payloads) => reply(ResponseBody::TorchView { payloads: Box::new(payloads) }),
+            Err(error) => reply(ResponseBody::Failed { error }),
+        },
         RequestBody::TraceSearchMatch { file_id, needle, index } => match session.trace_search_match(file_id, &needle, index) {
             Ok(found) => reply(ResponseBody::TraceSearchMatch { index, found }),
             Err(error) => reply(ResponseBody::Failed { error }),
