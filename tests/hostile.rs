@@ -170,6 +170,13 @@ fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Resul
         Profile::XSpace(_) => check_memory_viewer(&file.profile)?,
         Profile::Hlo(_) => check_memory_viewer(&file.profile)?,
         Profile::Pprof(p) => check_device_memory(p, base_pprof)?,
+        Profile::Kineto(_) => {
+            for view in [Session::torch_overview, Session::torch_operators, Session::torch_kernels, Session::torch_memory] {
+                if let Err(e) = view(&session, file_id) {
+                    check_message(&e.detail())?;
+                }
+            }
+        }
     }
     Ok(true)
 }

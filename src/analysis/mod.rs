@@ -26,6 +26,7 @@ pub mod step_groups;
 pub mod steps;
 #[cfg(test)]
 pub(crate) mod test_xspace;
+pub mod torch;
 pub mod trace_viewer;
 pub mod xla_modules;
 pub mod xla_ops_cpu;

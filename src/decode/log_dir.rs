@@ -37,12 +37,25 @@ const SIDECAR_SUFFIXES: &[&str] = &[
 ];
 
 /// The suffixes that end a host's profile name, longest first.
-const PROFILE_SUFFIXES: &[&str] = &[".xplane.pb.gz", ".xplane.pb", ".hlo_proto.pb", ".hlo.pb", ".prof.gz", ".prof", ".pb.gz", ".pb"];
+const PROFILE_SUFFIXES: &[&str] = &[
+    ".pt.trace.json.gz",
+    ".pt.trace.json",
+    ".xplane.pb.gz",
+    ".xplane.pb",
+    ".hlo_proto.pb",
+    ".hlo.pb",
+    ".prof.gz",
+    ".prof",
+    ".pb.gz",
+    ".pb",
+];
 
 /// Whether `name` (a path or a file name) is a sidecar TensorBoard or XProf wrote beside a trace.
 pub fn is_sidecar(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    SIDECAR_SUFFIXES.iter().any(|s| n.ends_with(s))
+    // PyTorch's profiler writes its traces as JSON too (`*.pt.trace.json[.gz]`): profiles, not tool output.
+    let kineto = n.strip_suffix(".gz").unwrap_or(&n).ends_with(".pt.trace.json");
+    !kineto && SIDECAR_SUFFIXES.iter().any(|s| n.ends_with(s))
 }
 
 /// The run and host of the file at `path`.
@@ -83,6 +96,7 @@ mod tests {
         assert!(is_sidecar("run/ml-host.trace.json.gz"));
         assert!(is_sidecar("ml-host.input_pipeline.pb"));
         assert!(!is_sidecar("ml-host.xplane.pb"));
+        assert!(!is_sidecar("run/worker0.1795841222.pt.trace.json.gz"));
         assert!(!is_sidecar("NO_MODULE.hlo_proto.pb"));
     }
 }

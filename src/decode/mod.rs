@@ -4,6 +4,7 @@
 pub mod gzip;
 pub mod hlo;
 pub mod input;
+pub mod kineto;
 pub mod log_dir;
 pub mod pprof;
 pub mod sniff;
@@ -58,6 +59,7 @@ pub enum Profile {
     XSpace(xplane::XSpace),
     Hlo(hlo::HloFile),
     Pprof(pprof::PprofFile),
+    Kineto(kineto::KinetoTrace),
 }
 
 impl Profile {
@@ -66,6 +68,7 @@ impl Profile {
             Profile::XSpace(_) => Format::XSpace,
             Profile::Hlo(_) => Format::HloProto,
             Profile::Pprof(_) => Format::Pprof,
+            Profile::Kineto(_) => Format::Kineto,
         }
     }
 }
@@ -142,6 +145,21 @@ pub(crate) fn open_elsewhere() -> &'static str {
         "open it with the `tidemark` command-line tool, which reads it natively with the same analyses: e.g. `tidemark memory-profile FILE` (`tidemark --help` lists every tool)"
     } else {
         "capture fewer steps or hosts per trace"
+    }
+}
+
+impl From<kineto::KinetoError> for DecodeError {
+    fn from(e: kineto::KinetoError) -> Self {
+        use kineto::KinetoError as K;
+        match e {
+            K::Empty => DecodeError::Empty,
+            K::NotKineto { what } => DecodeError::NotAProfile { what },
+            K::Truncated { len, .. } => {
+                DecodeError::Truncated { format: Format::Kineto, end: len, detail: "the JSON ends inside `traceEvents`".into() }
+            }
+            K::Corrupt { detail } => DecodeError::Corrupt { format: Format::Kineto, detail },
+            K::Gzip { detail } => DecodeError::Gzip { detail },
+        }
     }
 }
 
@@ -271,6 +289,7 @@ fn decode_profile(
             original.get_or_insert(raw);
             Profile::Pprof(p)
         }
+        Format::Kineto => Profile::Kineto(kineto::KinetoTrace::decode(&raw)?),
     };
     Ok(profile)
 }

@@ -17,6 +17,8 @@ pub enum Format {
     HloProto,
     /// A pprof profile (`*.prof`), e.g. a JAX device memory profile.
     Pprof,
+    /// A PyTorch profiler trace (Kineto's `*.pt.trace.json[.gz]`).
+    Kineto,
 }
 
 impl fmt::Display for Format {
@@ -25,6 +27,7 @@ impl fmt::Display for Format {
             Format::XSpace => "an XSpace trace (xplane.pb)",
             Format::HloProto => "an HloProto",
             Format::Pprof => "a pprof profile",
+            Format::Kineto => "a PyTorch profiler trace (Kineto JSON)",
         })
     }
 }
@@ -35,7 +38,7 @@ impl fmt::Display for Format {
 pub fn is_profile_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     let n = n.strip_suffix(".gz").unwrap_or(&n);
-    (n.ends_with(".pb") || n.ends_with(".prof")) && !super::log_dir::is_sidecar(name)
+    (n.ends_with(".pb") || n.ends_with(".prof") || n.ends_with(".pt.trace.json")) && !super::log_dir::is_sidecar(name)
 }
 
 fn hint_from_name(name: &str) -> Option<Format> {
@@ -141,6 +144,9 @@ fn classify(bytes: &[u8]) -> Option<Format> {
 
 /// Decides the format of decompressed `bytes` named `name`.
 pub fn sniff(bytes: &[u8], name: &str) -> Result<Format, DecodeError> {
+    if super::kineto::looks_like_kineto(bytes) {
+        return Ok(Format::Kineto);
+    }
     if let Some(what) = describe_foreign(bytes) {
         return Err(DecodeError::NotAProfile { what: what.to_string() });
     }

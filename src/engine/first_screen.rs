@@ -86,6 +86,7 @@ impl Tool {
 pub fn landing(overview: &FileOverview, with_others: bool) -> Tool {
     match overview.format {
         Format::Pprof => Tool::DeviceMemory,
+        Format::Kineto => Tool::Overview,
         Format::HloProto => Tool::MemoryViewer,
         Format::XSpace if with_others || overview.steps.is_some_and(|n| n > 0) => Tool::Overview,
         Format::XSpace if has_allocator_events(overview) => Tool::MemoryProfile,

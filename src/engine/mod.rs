@@ -30,6 +30,7 @@ pub mod run_comparison;
 pub mod run_op_metrics;
 pub mod scope;
 pub mod slim;
+pub mod torch;
 pub mod trace_viewer;
 pub mod warmup;
 pub mod xla_ops_cpu;

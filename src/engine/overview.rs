@@ -249,6 +249,17 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
             let name = h.proto.hlo_module.as_ref().map(|m| m.name.clone()).unwrap_or_default();
             o.hlo_modules.push(hlo::summarize(&name, None, &h.proto));
         }
+        Profile::Kineto(t) => {
+            let kernels = t.events.iter().filter(|e| e.kind == crate::decode::kineto::Kind::Kernel).count();
+            let memory = t.memory.len();
+            let devices: Vec<&str> = t.device_props.iter().flatten().filter_map(|d| d.name.as_deref()).collect();
+            o.notes.push(format!(
+                "PyTorch profiler trace: {} events ({} read: {kernels} kernels, {memory} [memory] events){}; its views: `tidemark torch-overview`, `torch-operators`, `torch-kernels`, `torch-memory`",
+                t.raw_events,
+                t.events.len(),
+                if devices.is_empty() { String::new() } else { format!(" on {}", devices.join(", ")) }
+            ));
+        }
         Profile::Pprof(p) => {
             let mut samples_by_kind = BTreeMap::new();
             for s in &p.proto.sample {

@@ -76,6 +76,10 @@ pub enum RequestBody {
     RunMemoryOverview(request::RunMemoryOverview),
     CompareRuns(request::CompareRuns),
     Residency(request::Residency),
+    TorchOverview(request::TorchOverview),
+    TorchOperators(request::TorchOperators),
+    TorchKernels(request::TorchKernels),
+    TorchMemory(request::TorchMemory),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -208,6 +212,11 @@ pub enum ResponseBody {
         index: u32,
         found: Option<(u32, i64)>,
     },
+    /// A PyTorch Profiler view of a Kineto trace: the TensorBoard plugin's payloads keyed by its file
+    /// names (`overview`; `operation`, `operation_table`; ...), as `tidemark torch-* --json` prints.
+    TorchView {
+        payloads: Box<serde_json::Value>,
+    },
 }
 
 /// A reply and the bytes that travel beside it (a `TraceSpans` reply's spans packed, a `TraceExport`
@@ -327,6 +336,10 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::RunMemoryOverview(r) => ResponseBody::RunMemoryOverview { view: Box::new(s.run_memory_overview(&r.file_ids)?) },
         RequestBody::CompareRuns(r) => ResponseBody::CompareRuns { comparison: Box::new(s.compare_runs(&r.current, &r.baseline)?) },
         RequestBody::Residency(_) => ResponseBody::Residency { report: Box::new(s.residency()) },
+        RequestBody::TorchOverview(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_overview(r.file_id)?) },
+        RequestBody::TorchOperators(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_operators(r.file_id)?) },
+        RequestBody::TorchKernels(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_kernels(r.file_id)?) },
+        RequestBody::TorchMemory(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_memory(r.file_id)?) },
     })
 }
 

@@ -32,6 +32,8 @@ mod overview_page;
 #[cfg(not(target_arch = "wasm32"))]
 mod step_window;
 #[cfg(not(target_arch = "wasm32"))]
+mod torch;
+#[cfg(not(target_arch = "wasm32"))]
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
@@ -87,6 +89,10 @@ Usage:
   tidemark compare-runs RUN_DIR --baseline BASE_RUN_DIR [--json]
                                           a run against a baseline run: each framework op's self and total time
                                           in both with the change, each host allocator's peak, step time
+  tidemark torch-overview | torch-operators | torch-kernels | torch-memory TRACE [--json]
+                                          the PyTorch Profiler's views of a Kineto trace (*.pt.trace.json[.gz]):
+                                          step time by category, ops, kernels, memory; --json prints the
+                                          TensorBoard plugin's payloads keyed by its file names
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                 [--max-bytes N] [--json]  one offline HTML file with the app and the profiles (opens from disk);
                                           without --tool it opens where a drop would land; --max-bytes N:
@@ -132,6 +138,7 @@ fn main() {
         "xla-ops-cpu" => xla_ops_cpu::run(rest),
         "memory-across-hosts" => memory_across_hosts::run(rest),
         "compare-runs" => compare_runs::run(rest),
+        "torch-overview" | "torch-operators" | "torch-kernels" | "torch-memory" => torch::run(command, rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

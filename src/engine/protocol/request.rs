@@ -370,3 +370,31 @@ pub struct TraceCounters {
     pub queries: Vec<CounterQuery>,
 }
 ask!(TraceCounters as Trace(Trace::Counters) => TraceCounters { windows } -> Arc<Vec<CounterWindow>> = Arc::new);
+
+/// The PyTorch Profiler's Overview of a Kineto trace (payload `overview`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchOverview {
+    pub file_id: u32,
+}
+ask!(TorchOverview => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+
+/// Its Operator view (payloads `operation`, `operation_table`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchOperators {
+    pub file_id: u32,
+}
+ask!(TorchOperators => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+
+/// Its Kernel view (`kernel`, `kernel_table`, `kernel_op_table`, `kernel_tc_pie`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchKernels {
+    pub file_id: u32,
+}
+ask!(TorchKernels => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+
+/// Its Memory view (`memory`, `memory_curve`, `memory_events`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchMemory {
+    pub file_id: u32,
+}
+ask!(TorchMemory => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);

@@ -14,6 +14,7 @@ pub(super) fn NotPprof(overview: FileOverview) -> impl IntoView {
         ),
         Format::HloProto => ("an XLA HloProto dump", "The Memory Viewer tab reads its buffer assignment.", Tool::MemoryViewer),
         Format::Pprof => ("a pprof profile", "", Tool::DeviceMemory),
+        Format::Kineto => ("a PyTorch profiler trace", "", Tool::Overview),
     };
     let others = profiles(state).0;
     view! {
