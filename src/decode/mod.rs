@@ -5,6 +5,8 @@ pub mod gzip;
 pub mod hlo;
 pub mod input;
 pub mod log_dir;
+pub mod pickle;
+pub mod pickle_snapshot;
 pub mod pprof;
 pub mod sniff;
 pub mod stream;
@@ -58,6 +60,7 @@ pub enum Profile {
     XSpace(xplane::XSpace),
     Hlo(hlo::HloFile),
     Pprof(pprof::PprofFile),
+    TorchSnapshot(Box<pickle_snapshot::TorchSnapshot>),
 }
 
 impl Profile {
@@ -66,6 +69,7 @@ impl Profile {
             Profile::XSpace(_) => Format::XSpace,
             Profile::Hlo(_) => Format::HloProto,
             Profile::Pprof(_) => Format::Pprof,
+            Profile::TorchSnapshot(_) => Format::TorchSnapshot,
         }
     }
 }
@@ -270,6 +274,11 @@ fn decode_profile(
             let p = pprof::PprofFile::decode(&raw)?;
             original.get_or_insert(raw);
             Profile::Pprof(p)
+        }
+        Format::TorchSnapshot => {
+            let s = pickle_snapshot::TorchSnapshot::decode(&raw)?;
+            original.get_or_insert(raw);
+            Profile::TorchSnapshot(Box::new(s))
         }
     };
     Ok(profile)

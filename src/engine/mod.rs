@@ -29,6 +29,7 @@ pub mod roofline;
 pub mod run_comparison;
 pub mod run_op_metrics;
 pub mod slim;
+pub mod torch_snapshot;
 pub mod trace_viewer;
 pub mod warmup;
 pub mod xla_ops_cpu;

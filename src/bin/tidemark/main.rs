@@ -32,6 +32,8 @@ mod overview_page;
 #[cfg(not(target_arch = "wasm32"))]
 mod step_window;
 #[cfg(not(target_arch = "wasm32"))]
+mod torch_snapshot;
+#[cfg(not(target_arch = "wasm32"))]
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
 mod units;
@@ -87,6 +89,11 @@ Usage:
   tidemark compare-runs RUN_DIR --baseline BASE_RUN_DIR [--json]
                                           a run against a baseline run: each framework op's self and total time
                                           in both with the change, each host allocator's peak, step time
+  tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT] [--json]
+                                          a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot's
+                                          pickle) per device: events, peak active memory and what was live
+                                          there by Python frame, segments, lost history, largest allocations,
+                                          leak suspects, OOMs; --at: the allocator's state after that event
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                 [--max-bytes N] [--json]  one offline HTML file with the app and the profiles (opens from disk);
                                           without --tool it opens where a drop would land; --max-bytes N:
@@ -132,6 +139,7 @@ fn main() {
         "xla-ops-cpu" => xla_ops_cpu::run(rest),
         "memory-across-hosts" => memory_across_hosts::run(rest),
         "compare-runs" => compare_runs::run(rest),
+        "torch-snapshot" => torch_snapshot::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

@@ -41,6 +41,7 @@ pub fn FileList() -> impl IntoView {
                             crate::decode::Format::XSpace => "xplane",
                             crate::decode::Format::HloProto => "hlo",
                             crate::decode::Format::Pprof => "pprof",
+                            crate::decode::Format::TorchSnapshot => "snapshot",
                         },
                         FileStatus::Failed { .. } => "error",
                         FileStatus::Loading { .. } => "…",

@@ -15,6 +15,7 @@ fn format_name(f: Format) -> &'static str {
         Format::XSpace => "XSpace trace (xplane.pb)",
         Format::HloProto => "XLA HloProto",
         Format::Pprof => "pprof profile",
+        Format::TorchSnapshot => "PyTorch CUDA memory snapshot",
     }
 }
 
@@ -23,6 +24,7 @@ fn format_slug(f: Format) -> &'static str {
         Format::XSpace => "xspace",
         Format::HloProto => "hlo_proto",
         Format::Pprof => "pprof",
+        Format::TorchSnapshot => "torch_snapshot",
     }
 }
 
