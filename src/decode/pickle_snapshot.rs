@@ -140,6 +140,9 @@ const DEVICE_TRACES: Role = Role(2);
 const SEGMENTS: Role = Role(3);
 /// `TRACE + d`: device `d`'s list of entries.
 const TRACE: u16 = 16;
+/// The most devices a snapshot may list (a machine has a few dozen at most): a file listing more is
+/// refused before their columns are made.
+pub const MAX_DEVICES: usize = 4096;
 
 #[derive(Default)]
 struct Reader {
@@ -172,7 +175,7 @@ impl Consumer for Reader {
             match (p.parent, p.key) {
                 (ROOT, Some(Value::Str(k))) if heap.str(k) == "device_traces" => return DEVICE_TRACES,
                 (ROOT, Some(Value::Str(k))) if heap.str(k) == "segments" => return SEGMENTS,
-                (DEVICE_TRACES, None) => return Role(TRACE.saturating_add(u16::try_from(p.index).unwrap_or(u16::MAX))),
+                (DEVICE_TRACES, None) if p.index < MAX_DEVICES => return Role(TRACE + p.index as u16),
                 _ => {}
             }
         }
@@ -196,6 +199,9 @@ impl Consumer for Reader {
             // A device's list, its entries already taken; any left (a list whose place was
             // ambiguous when it was begun) are taken now.
             DEVICE_TRACES => {
+                if index >= MAX_DEVICES {
+                    return Err(format!("device_traces lists more than {MAX_DEVICES} devices"));
+                }
                 self.device(index);
                 let Value::Obj(id) = item else { return Err(format!("device_traces[{index}] is not a list")) };
                 if let Object::List(items) = heap.object(id).clone() {
@@ -400,6 +406,9 @@ impl Reader {
         if let Some(Value::Obj(id)) = heap.get(top, "device_traces") {
             if let Object::List(items) = heap.object(id) {
                 let n = items.len();
+                if n > MAX_DEVICES {
+                    return Err(format!("device_traces lists more than {MAX_DEVICES} devices"));
+                }
                 if n > 0 {
                     self.device(n - 1);
                 }

@@ -286,8 +286,8 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
             o.torch_snapshot = Some(TorchSnapshotOverview {
                 events_per_device: t.devices.iter().map(|d| d.len() as u64).collect(),
                 segment_count: t.segments.len(),
-                reserved_bytes: t.segments.iter().map(|g| g.total_size).sum(),
-                active_bytes: t.segments.iter().map(|g| g.active_size).sum(),
+                reserved_bytes: t.segments.iter().fold(0, |a, g| a.saturating_add(g.total_size)),
+                active_bytes: t.segments.iter().fold(0, |a, g| a.saturating_add(g.active_size)),
                 distinct_stacks: t.stack_count(),
             });
         }

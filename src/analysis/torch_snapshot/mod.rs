@@ -212,7 +212,7 @@ impl Actions {
         if a == self.segment_alloc || a == self.segment_map {
             size
         } else if a == self.segment_free || a == self.segment_unmap {
-            -size
+            size.saturating_neg()
         } else {
             0
         }
@@ -269,23 +269,23 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
         let (a, addr, size) = (Some(t.action[i]), t.addr[i], t.size[i]);
         if a == acts.alloc {
             live.alloc(addr, i as u32);
-            active += size;
+            active = active.saturating_add(size);
             if active > peak {
                 (peak, peak_index) = (active, i as i64);
             }
         } else if a == acts.free_completed {
             match live.free(addr) {
                 Some(e) => {
-                    active -= t.size[e as usize];
+                    active = active.saturating_sub(t.size[e as usize]);
                     freed_at.insert(e, i as u32);
                 }
                 None => {
                     unseen += 1;
-                    unseen_freed_bytes += size;
+                    unseen_freed_bytes = unseen_freed_bytes.saturating_add(size);
                 }
             }
         }
-        reserved += acts.reserved_change(t.action[i], size);
+        reserved = reserved.saturating_add(acts.reserved_change(t.action[i], size));
         curve.push(active);
         reserved_curve.push(reserved);
         unseen_curve.push(unseen_freed_bytes);
@@ -299,9 +299,9 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     }
     let segments = SegmentTotals {
         count: segs.len() as u64,
-        total_size: segs.iter().map(|g| g.total_size).sum(),
-        allocated_size: segs.iter().map(|g| g.allocated_size).sum(),
-        active_size: segs.iter().map(|g| g.active_size).sum(),
+        total_size: sum(segs.iter().map(|g| g.total_size)),
+        allocated_size: sum(segs.iter().map(|g| g.allocated_size)),
+        active_size: sum(segs.iter().map(|g| g.active_size)),
         blocks_by_state,
     };
     // Blocks active at the dump that the trace did not leave live were allocated before it.
@@ -310,12 +310,12 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     for b in segs.iter().flat_map(|g| &g.blocks) {
         if s.str(b.state).starts_with("active") && !live_addrs.contains(&b.address) {
             before_blocks += 1;
-            before_bytes += b.requested_size;
+            before_bytes = before_bytes.saturating_add(b.requested_size);
         }
     }
     let history = history(t, unseen, unseen_freed_bytes, before_blocks, before_bytes);
     let start = history.active_at_start_bytes;
-    let with_prior = |i: usize| start + curve[i] - unseen_curve[i];
+    let with_prior = |i: usize| start.saturating_add(curve[i]).saturating_sub(unseen_curve[i]);
     let (mut peak_with_prior_bytes, mut peak_with_prior_event_index) = (start, -1i64);
     for i in 0..n {
         if with_prior(i) > peak_with_prior_bytes {
@@ -337,7 +337,7 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     let ooms = (0..n)
         .filter(|i| Some(t.action[*i]) == acts.oom)
         .map(|i| {
-            let reserved_bytes = reserved_at_end - (reserve_total(&reserved_curve) - reserved_curve[i]);
+            let reserved_bytes = reserved_at_end.saturating_sub(reserve_total(&reserved_curve).saturating_sub(reserved_curve[i]));
             oom(s, t, i, with_prior(i), reserved_bytes)
         })
         .collect();
@@ -359,6 +359,11 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
         growth: growth(s, t, &acts),
         ooms,
     }
+}
+
+/// The sum of file-given sizes, saturating (a corrupt file's sizes may overflow).
+fn sum(v: impl Iterator<Item = i64>) -> i64 {
+    v.fold(0, i64::saturating_add)
 }
 
 /// The reserved change over the whole trace (the last point of the curve).
@@ -391,7 +396,8 @@ fn live_rows(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions, at: usize) -> V
             }
         }
     }
-    rows.sort_by(|a, b| (b.size * b.count as i64).cmp(&(a.size * a.count as i64)).then_with(|| a.frame.cmp(&b.frame)));
+    let product = |r: &LiveRow| i128::from(r.size) * i128::from(r.count);
+    rows.sort_by(|a, b| product(b).cmp(&product(a)).then_with(|| a.frame.cmp(&b.frame)));
     rows
 }
 
@@ -413,7 +419,7 @@ fn history(t: &DeviceTrace, unseen: u64, unseen_freed_bytes: i64, before_blocks:
              (torch.cuda.memory._record_memory_history) or their events fell out of its ring buffer (max_entries); the peak \
              of active bytes counts only what the trace allocated, and with them {} more was live when it began.",
             parts.join(", and "),
-            bytes(before_bytes + unseen_freed_bytes)
+            bytes(before_bytes.saturating_add(unseen_freed_bytes))
         )
     };
     History {
@@ -423,7 +429,7 @@ fn history(t: &DeviceTrace, unseen: u64, unseen_freed_bytes: i64, before_blocks:
         live_before_trace_blocks: before_blocks,
         live_before_trace_bytes: before_bytes,
         unseen_freed_bytes,
-        active_at_start_bytes: before_bytes + unseen_freed_bytes,
+        active_at_start_bytes: before_bytes.saturating_add(unseen_freed_bytes),
         lost,
         sentence,
     }
@@ -473,7 +479,7 @@ fn by_frame(s: &TorchSnapshot, t: &DeviceTrace, live: &[u32]) -> Vec<FrameBytes>
     for e in live {
         let slot = map.entry(frame_text(s, t.stack[*e as usize])).or_default();
         slot.0 += 1;
-        slot.1 += t.size[*e as usize];
+        slot.1 = slot.1.saturating_add(t.size[*e as usize]);
     }
     let mut rows: Vec<FrameBytes> = map.into_iter().map(|(frame, (count, bytes))| FrameBytes { frame, count, bytes }).collect();
     rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.frame.cmp(&b.frame)));
@@ -502,7 +508,8 @@ fn growth(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions) -> Vec<FrameGrowth
         }
         let mut now: BTreeMap<&str, i64> = BTreeMap::new();
         for (size, frame) in live.values() {
-            *now.entry(frame).or_insert(0) += size;
+            let slot = now.entry(frame).or_insert(0);
+            *slot = slot.saturating_add(*size);
         }
         for (frame, bytes) in now {
             per_frame.entry(frame.to_string()).or_insert_with(|| vec![0; GROWTH_CHECKPOINTS])[k] = bytes;
@@ -525,7 +532,7 @@ fn growth(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions) -> Vec<FrameGrowth
 fn oom(s: &TorchSnapshot, t: &DeviceTrace, i: usize, active_bytes: i64, reserved_bytes: i64) -> Oom {
     let bytes = |n: i64| crate::units::bytes(n);
     let (requested_bytes, device_free_bytes) = (t.size[i], t.addr[i]);
-    let cached_free_bytes = (reserved_bytes - active_bytes).max(0);
+    let cached_free_bytes = reserved_bytes.saturating_sub(active_bytes).max(0);
     let frame = frame_text(s, t.stack[i]);
     let at = if frame.is_empty() { String::new() } else { format!(" at {frame}") };
     let sentence = format!(

@@ -51,7 +51,7 @@ pub struct BlockState {
 
 /// The segment of `segs` that holds `addr`.
 fn containing(segs: &mut BTreeMap<i64, Seg>, addr: i64) -> Option<&mut Seg> {
-    segs.range_mut(..=addr).next_back().filter(|(a, g)| addr < **a + g.size).map(|(_, g)| g)
+    segs.range_mut(..=addr).next_back().filter(|(a, g)| addr < a.saturating_add(g.size)).map(|(_, g)| g)
 }
 
 struct Seg {
@@ -118,23 +118,23 @@ pub fn state_at(s: &TorchSnapshot, device: usize, event_index: i64) -> Option<Al
         let (mut cursor, mut largest, mut allocated) = (address, 0i64, 0i64);
         let mut blocks = Vec::with_capacity(g.blocks.len());
         for (b, (size, is_pending, stack)) in g.blocks {
-            largest = largest.max(b - cursor);
-            cursor = cursor.max(b + size);
-            allocated += size;
+            largest = largest.max(b.saturating_sub(cursor));
+            cursor = cursor.max(b.saturating_add(size));
+            allocated = allocated.saturating_add(size);
             if is_pending {
-                out.pending_free_bytes += size;
+                out.pending_free_bytes = out.pending_free_bytes.saturating_add(size);
                 out.pending_free_blocks += 1;
             }
             let state = if is_pending { "active_pending_free" } else { "active_allocated" };
             blocks.push(BlockState { address: b, size, state: state.to_string(), frame: frame_text(s, stack) });
         }
-        largest = largest.max(address + g.size - cursor);
-        out.reserved_bytes += g.size;
-        out.allocated_bytes += allocated;
+        largest = largest.max(address.saturating_add(g.size).saturating_sub(cursor));
+        out.reserved_bytes = out.reserved_bytes.saturating_add(g.size);
+        out.allocated_bytes = out.allocated_bytes.saturating_add(allocated);
         out.largest_free_bytes = out.largest_free_bytes.max(largest);
         out.segments.push(SegmentState { address, total_size: g.size, allocated_bytes: allocated, largest_free_bytes: largest, blocks });
     }
-    out.free_bytes = (out.reserved_bytes - out.allocated_bytes).max(0);
+    out.free_bytes = out.reserved_bytes.saturating_sub(out.allocated_bytes).max(0);
     if out.free_bytes > 0 {
         out.fragmentation = 1.0 - out.largest_free_bytes as f64 / out.free_bytes as f64;
     }

@@ -105,7 +105,13 @@ fn device_text(s: &mut String, d: &str, r: &DeviceReport) {
     let _ = writeln!(s, "  live at the peak (size × count, innermost Python frame):");
     for row in r.live_at_peak.iter().take(TOP_ROWS) {
         let frame = if row.frame.is_empty() { "(no Python frame)" } else { &row.frame };
-        let _ = writeln!(s, "    {:>12} × {:<4} = {:>12}  {frame}", bytes(row.size), row.count, bytes(row.size * row.count as i64));
+        let _ = writeln!(
+            s,
+            "    {:>12} × {:<4} = {:>12}  {frame}",
+            bytes(row.size),
+            row.count,
+            bytes(row.size.saturating_mul(row.count as i64))
+        );
     }
     more(s, r.live_at_peak.len());
     let _ = writeln!(s, "  largest allocations:");
