@@ -170,6 +170,9 @@ fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Resul
         Profile::XSpace(_) => check_memory_viewer(&file.profile)?,
         Profile::Hlo(_) => check_memory_viewer(&file.profile)?,
         Profile::Pprof(p) => check_device_memory(p, base_pprof)?,
+        Profile::TorchSnapshot(s) => {
+            tidemark::analysis::torch_snapshot::analyze(s);
+        }
     }
     Ok(true)
 }

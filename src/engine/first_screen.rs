@@ -166,7 +166,7 @@ impl EmptyReason {
 /// not read this kind of file, which its own error says). A trace whose program never finished
 /// compiling says so on every trace tool: it is why the program's module, memory and ops are missing.
 pub fn empty_reason(tool: Tool, overview: &FileOverview) -> Option<EmptyReason> {
-    if overview.format != Format::XSpace || tool == Tool::DeviceMemory {
+    if overview.format != Format::XSpace || matches!(tool, Tool::DeviceMemory | Tool::TorchSnapshot) {
         return None;
     }
     if !overview.unfinished_compiles.is_empty() {
