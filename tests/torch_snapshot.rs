@@ -179,3 +179,30 @@ fn damaged_snapshots_give_clear_errors() {
     let e = tidemark::decode::decode("x.pkl", b"\x80\x04\x95\x06\0\0\0\0\0\0\0}\x94.".to_vec(), &mut |_, _| {}).err().expect("refused");
     assert!(e.to_string().contains("a Python pickle, but not a PyTorch CUDA memory snapshot"), "{e}");
 }
+
+/// The page's request: the snapshot sent as bytes, then its report and a state, through
+/// `protocol::handle` as the worker answers them; the wire form pinned.
+#[test]
+fn the_protocol_serves_the_report_and_a_state() {
+    use tidemark::engine::protocol::{handle, ResponseBody, VERSION};
+    let Some((path, oracle)) = fixture() else { return };
+    let mut session = Session::new();
+    let open = format!(r#"{{"v":{VERSION},"seq":1,"body":{{"type":"open","path":"snapshot.pickle"}}}}"#);
+    let ResponseBody::Opened { file_id, .. } = handle(&mut session, &open, Some(std::fs::read(&path).expect("read")), &mut |_| {}).body
+    else {
+        panic!("not opened")
+    };
+    let peak = oracle["devices"]["0"]["peak_event_index"].as_i64().expect("index");
+    let ask = format!(
+        r#"{{"v":{VERSION},"seq":2,"body":{{"type":"torch_snapshot","file_id":{file_id},"state_at":{{"device":0,"event_index":{peak}}}}}}}"#
+    );
+    let ResponseBody::TorchSnapshot { report, state } = handle(&mut session, &ask, None, &mut |_| {}).body else { panic!("no report") };
+    let wire = serde_json::to_value(&report).expect("serialises");
+    assert_eq!(oracle_keys(&wire, &oracle), oracle);
+    assert_eq!(state.map(|s| *s), Some(session.torch_snapshot_state(file_id, 0, peak).expect("state")));
+    let bad = format!(
+        r#"{{"v":{VERSION},"seq":3,"body":{{"type":"torch_snapshot","file_id":{file_id},"state_at":{{"device":5,"event_index":0}}}}}}"#
+    );
+    let ResponseBody::Failed { error } = handle(&mut session, &bad, None, &mut |_| {}).body else { panic!("not refused") };
+    assert!(error.to_string().contains("no device 5"), "{error}");
+}

@@ -30,7 +30,7 @@ use crate::analysis::xla_ops_cpu::XlaOpsCpu;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -270,6 +270,21 @@ pub enum RequestBody {
         needle: String,
         index: u32,
     },
+    /// A PyTorch CUDA memory snapshot's report (every device: events, active-memory timeline and
+    /// peak, what was live there, segments, lost history, largest allocations, leak suspects, OOMs)
+    /// and, with `state_at`, the allocator's state after that event of that device.
+    TorchSnapshot {
+        file_id: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state_at: Option<TorchSnapshotEvent>,
+    },
+}
+
+/// An event of a CUDA memory snapshot's device trace (-1: before the first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TorchSnapshotEvent {
+    pub device: usize,
+    pub event_index: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -410,6 +425,11 @@ pub enum ResponseBody {
     TraceSearchMatch {
         index: u32,
         found: Option<(u32, i64)>,
+    },
+    TorchSnapshot {
+        report: Box<crate::analysis::torch_snapshot::SnapshotReport>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<Box<crate::analysis::torch_snapshot::AllocatorState>>,
     },
 }
 
@@ -609,6 +629,13 @@ pub fn handle(session: &mut Session, request: &str, bytes: Option<Vec<u8>>, emit
             Ok(found) => reply(ResponseBody::TraceSearchMatch { index, found }),
             Err(error) => reply(ResponseBody::Failed { error }),
         },
+        RequestBody::TorchSnapshot { file_id, state_at } => {
+            let state = state_at.map(|at| session.torch_snapshot_state(file_id, at.device, at.event_index)).transpose();
+            match (session.torch_snapshot(file_id), state) {
+                (Ok(report), Ok(state)) => reply(ResponseBody::TorchSnapshot { report: Box::new(report), state: state.map(Box::new) }),
+                (Err(error), _) | (_, Err(error)) => reply(ResponseBody::Failed { error }),
+            }
+        }
     }
 }
 
