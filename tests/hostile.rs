@@ -177,6 +177,9 @@ fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Resul
                 }
             }
         }
+        Profile::TorchSnapshot(s) => {
+            tidemark::analysis::torch_snapshot::analyze(s);
+        }
     }
     Ok(true)
 }

@@ -27,6 +27,7 @@ pub mod steps;
 #[cfg(test)]
 pub(crate) mod test_xspace;
 pub mod torch;
+pub mod torch_snapshot;
 pub mod trace_viewer;
 pub mod xla_modules;
 pub mod xla_ops_cpu;

@@ -6,6 +6,8 @@ pub mod hlo;
 pub mod input;
 pub mod kineto;
 pub mod log_dir;
+pub mod pickle;
+pub mod pickle_snapshot;
 pub mod pprof;
 pub mod sniff;
 pub mod stream;
@@ -60,6 +62,7 @@ pub enum Profile {
     Hlo(hlo::HloFile),
     Pprof(pprof::PprofFile),
     Kineto(kineto::KinetoTrace),
+    TorchSnapshot(Box<pickle_snapshot::TorchSnapshot>),
 }
 
 impl Profile {
@@ -69,6 +72,7 @@ impl Profile {
             Profile::Hlo(_) => Format::HloProto,
             Profile::Pprof(_) => Format::Pprof,
             Profile::Kineto(_) => Format::Kineto,
+            Profile::TorchSnapshot(_) => Format::TorchSnapshot,
         }
     }
 }
@@ -290,6 +294,11 @@ fn decode_profile(
             Profile::Pprof(p)
         }
         Format::Kineto => Profile::Kineto(kineto::KinetoTrace::decode(&raw)?),
+        Format::TorchSnapshot => {
+            let s = pickle_snapshot::TorchSnapshot::decode(&raw)?;
+            original.get_or_insert(raw);
+            Profile::TorchSnapshot(Box::new(s))
+        }
     };
     Ok(profile)
 }

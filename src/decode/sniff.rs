@@ -19,6 +19,8 @@ pub enum Format {
     Pprof,
     /// A PyTorch profiler trace (Kineto's `*.pt.trace.json[.gz]`).
     Kineto,
+    /// A PyTorch CUDA memory snapshot (`torch.cuda.memory._dump_snapshot`'s pickle).
+    TorchSnapshot,
 }
 
 impl fmt::Display for Format {
@@ -28,6 +30,7 @@ impl fmt::Display for Format {
             Format::HloProto => "an HloProto",
             Format::Pprof => "a pprof profile",
             Format::Kineto => "a PyTorch profiler trace (Kineto JSON)",
+            Format::TorchSnapshot => "a PyTorch CUDA memory snapshot (snapshot.pickle)",
         })
     }
 }
@@ -38,7 +41,8 @@ impl fmt::Display for Format {
 pub fn is_profile_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     let n = n.strip_suffix(".gz").unwrap_or(&n);
-    (n.ends_with(".pb") || n.ends_with(".prof") || n.ends_with(".pt.trace.json")) && !super::log_dir::is_sidecar(name)
+    (n.ends_with(".pb") || n.ends_with(".prof") || n.ends_with(".pt.trace.json") || n.ends_with(".pickle"))
+        && !super::log_dir::is_sidecar(name)
 }
 
 fn hint_from_name(name: &str) -> Option<Format> {
@@ -142,10 +146,32 @@ fn classify(bytes: &[u8]) -> Option<Format> {
     }
 }
 
+/// A pickle (`PROTO` 2–5 first) whose top-level dict names a memory snapshot's keys near its start
+/// (the snapshot's first key, `segments`, is written right after the dict is opened). Another
+/// pickle is refused by name: Tidemark reads no other.
+fn sniff_pickle(bytes: &[u8]) -> Option<Result<Format, DecodeError>> {
+    let [0x80, protocol, ..] = *bytes else { return None };
+    if !(2..=5).contains(&protocol) {
+        return None;
+    }
+    let head = &bytes[..bytes.len().min(512)];
+    let names_key = |key: &[u8]| head.windows(key.len()).any(|w| w == key);
+    Some(if names_key(b"segments") || names_key(b"device_traces") {
+        Ok(Format::TorchSnapshot)
+    } else {
+        Err(DecodeError::NotAProfile {
+            what: "it is a Python pickle, but not a PyTorch CUDA memory snapshot (a dict with `segments` and `device_traces`)".into(),
+        })
+    })
+}
+
 /// Decides the format of decompressed `bytes` named `name`.
 pub fn sniff(bytes: &[u8], name: &str) -> Result<Format, DecodeError> {
     if super::kineto::looks_like_kineto(bytes) {
         return Ok(Format::Kineto);
+    }
+    if let Some(pickle) = sniff_pickle(bytes) {
+        return pickle;
     }
     if let Some(what) = describe_foreign(bytes) {
         return Err(DecodeError::NotAProfile { what: what.to_string() });

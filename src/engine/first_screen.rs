@@ -23,10 +23,12 @@ pub enum Tool {
     MemoryViewer,
     DeviceMemory,
     MemoryAcrossHosts,
+    /// A PyTorch CUDA memory snapshot's report (`tidemark torch-snapshot`; the page has no view of it yet).
+    TorchSnapshot,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 11] = [
+    pub const ALL: [Tool; 12] = [
         Tool::Overview,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -38,6 +40,7 @@ impl Tool {
         Tool::MemoryViewer,
         Tool::DeviceMemory,
         Tool::MemoryAcrossHosts,
+        Tool::TorchSnapshot,
     ];
 
     pub fn slug(self) -> &'static str {
@@ -53,6 +56,7 @@ impl Tool {
             Tool::MemoryViewer => "memory-viewer",
             Tool::DeviceMemory => "device-memory",
             Tool::MemoryAcrossHosts => "memory-across-hosts",
+            Tool::TorchSnapshot => "torch-snapshot",
         }
     }
 
@@ -74,6 +78,7 @@ impl Tool {
             Tool::MemoryViewer => "Memory Viewer",
             Tool::DeviceMemory => "Device memory",
             Tool::MemoryAcrossHosts => "Across hosts",
+            Tool::TorchSnapshot => "CUDA memory snapshot",
         }
     }
 }
@@ -87,6 +92,7 @@ pub fn landing(overview: &FileOverview, with_others: bool) -> Tool {
     match overview.format {
         Format::Pprof => Tool::DeviceMemory,
         Format::Kineto => Tool::Overview,
+        Format::TorchSnapshot => Tool::TorchSnapshot,
         Format::HloProto => Tool::MemoryViewer,
         Format::XSpace if with_others || overview.steps.is_some_and(|n| n > 0) => Tool::Overview,
         Format::XSpace if has_allocator_events(overview) => Tool::MemoryProfile,
@@ -161,7 +167,7 @@ impl EmptyReason {
 /// not read this kind of file, which its own error says). A trace whose program never finished
 /// compiling says so on every trace tool: it is why the program's module, memory and ops are missing.
 pub fn empty_reason(tool: Tool, overview: &FileOverview) -> Option<EmptyReason> {
-    if overview.format != Format::XSpace || tool == Tool::DeviceMemory {
+    if overview.format != Format::XSpace || matches!(tool, Tool::DeviceMemory | Tool::TorchSnapshot) {
         return None;
     }
     if !overview.unfinished_compiles.is_empty() {

@@ -31,6 +31,7 @@ pub mod run_op_metrics;
 pub mod scope;
 pub mod slim;
 pub mod torch;
+pub mod torch_snapshot;
 pub mod trace_viewer;
 pub mod warmup;
 pub mod xla_ops_cpu;

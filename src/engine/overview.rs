@@ -53,6 +53,9 @@ pub struct FileOverview {
     /// fails while the compiler autotunes) or had not finished when the profile ended. Sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfinished_compiles: Vec<String>,
+    /// What a PyTorch CUDA memory snapshot holds; `None` for other formats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch_snapshot: Option<TorchSnapshotOverview>,
 }
 
 impl FileOverview {
@@ -135,6 +138,19 @@ pub struct PprofOverview {
     pub samples_by_kind: BTreeMap<String, usize>,
 }
 
+/// A PyTorch CUDA memory snapshot at a glance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchSnapshotOverview {
+    /// Trace events per device, by device index.
+    pub events_per_device: Vec<u64>,
+    pub segment_count: usize,
+    /// Bytes the segments at the dump hold (reserved by the caching allocator).
+    pub reserved_bytes: i64,
+    /// Bytes of the segments' active blocks at the dump.
+    pub active_bytes: i64,
+    pub distinct_stacks: usize,
+}
+
 /// XLA's first pass pipeline, which it runs once on every module it compiles and names
 /// `pre-spmd-partitioner (<module>)` in the trace, on CPU and GPU alike.
 const FIRST_COMPILE_PASS: &str = "pre-spmd-partitioner (";
@@ -190,6 +206,7 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
         gzip_cut: file.gzip_cut,
         steps: None,
         unfinished_compiles: Vec::new(),
+        torch_snapshot: None,
     };
     match &file.profile {
         Profile::XSpace(space) => {
@@ -274,6 +291,15 @@ pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Resu
                 function_count: p.proto.function.len(),
                 location_count: p.proto.location.len(),
                 samples_by_kind,
+            });
+        }
+        Profile::TorchSnapshot(t) => {
+            o.torch_snapshot = Some(TorchSnapshotOverview {
+                events_per_device: t.devices.iter().map(|d| d.len() as u64).collect(),
+                segment_count: t.segments.len(),
+                reserved_bytes: t.segments.iter().fold(0, |a, g| a.saturating_add(g.total_size)),
+                active_bytes: t.segments.iter().fold(0, |a, g| a.saturating_add(g.active_size)),
+                distinct_stacks: t.stack_count(),
             });
         }
     }

@@ -80,6 +80,7 @@ pub enum RequestBody {
     TorchOperators(request::TorchOperators),
     TorchKernels(request::TorchKernels),
     TorchMemory(request::TorchMemory),
+    TorchSnapshot(request::TorchSnapshot),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -217,6 +218,11 @@ pub enum ResponseBody {
     TorchView {
         payloads: Box<serde_json::Value>,
     },
+    TorchSnapshot {
+        report: Box<crate::analysis::torch_snapshot::SnapshotReport>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<Box<crate::analysis::torch_snapshot::AllocatorState>>,
+    },
 }
 
 /// A reply and the bytes that travel beside it (a `TraceSpans` reply's spans packed, a `TraceExport`
@@ -340,6 +346,10 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::TorchOperators(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_operators(r.file_id)?) },
         RequestBody::TorchKernels(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_kernels(r.file_id)?) },
         RequestBody::TorchMemory(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_memory(r.file_id)?) },
+        RequestBody::TorchSnapshot(r) => {
+            let state = r.state_at.map(|at| s.torch_snapshot_state(r.file_id, at.device, at.event_index)).transpose()?;
+            ResponseBody::TorchSnapshot { report: Box::new(s.torch_snapshot(r.file_id)?), state: state.map(Box::new) }
+        }
     })
 }
 
@@ -375,10 +385,15 @@ fn trace(s: &mut Session, t: Trace, beside: &mut Option<Vec<u8>>) -> Result<Resp
 
 /// The request in `request` (JSON), or the rejection it gets: not JSON, or of another version.
 fn parse(request: &str) -> Result<Request, Box<Response>> {
-    let req: Request = serde_json::from_str(request).map_err(|e| Response {
-        v: VERSION,
-        seq: 0,
-        body: ResponseBody::Rejected { message: format!("bad request: {e}") },
+    let req: Request = serde_json::from_str(request).map_err(|e| {
+        // A request whose body cannot be read is still answered under its own sequence number where
+        // the envelope has one, so the page fails that request instead of waiting on it.
+        #[derive(Deserialize)]
+        struct Envelope {
+            seq: u64,
+        }
+        let seq = serde_json::from_str::<Envelope>(request).map_or(0, |e| e.seq);
+        Response { v: VERSION, seq, body: ResponseBody::Rejected { message: format!("bad request: {e}") } }
     })?;
     if req.v != VERSION {
         let message = format!("protocol version {} is not {VERSION}; reload the page", req.v);

@@ -72,7 +72,7 @@ pub struct Growth {
 impl Growth {
     /// A stack is a leak suspect when it ended larger than it started and grew in more than half
     /// of the steps: one-off jumps and stacks that go up and down (a cache, a batch) are not.
-    fn of(bytes: &[i64]) -> Growth {
+    pub(crate) fn of(bytes: &[i64]) -> Growth {
         let steps = bytes.len().saturating_sub(1);
         let deltas_bytes: Vec<i64> = bytes.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
         let grew_steps = deltas_bytes.iter().filter(|d| **d > 0).count();
@@ -97,7 +97,7 @@ impl Growth {
         }
     }
 
-    fn is_suspect(&self) -> bool {
+    pub(crate) fn is_suspect(&self) -> bool {
         self.score > 0.0
     }
 

@@ -33,7 +33,7 @@ pub fn module_inputs(profile: &Profile) -> Vec<ModuleInput<'_>> {
             let module_name = file.proto.hlo_module.as_ref().map(|m| m.name.clone()).unwrap_or_default();
             vec![ModuleInput { name: module_name.clone(), module_name, proto: Ok(Cow::Borrowed(&file.proto)) }]
         }
-        Profile::Pprof(_) | Profile::Kineto(_) => Vec::new(),
+        Profile::Pprof(_) | Profile::Kineto(_) | Profile::TorchSnapshot(_) => Vec::new(),
     }
 }
 

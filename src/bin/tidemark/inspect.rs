@@ -113,6 +113,18 @@ fn text(o: &FileOverview, with_others: bool) -> String {
             p.sample_types.join(", ")
         );
     }
+    if let Some(t) = &o.torch_snapshot {
+        let events: Vec<String> = t.events_per_device.iter().enumerate().map(|(d, n)| format!("device {d}: {}", count(*n))).collect();
+        let _ = writeln!(
+            s,
+            "  CUDA memory snapshot: {} segments, {} reserved, {} active; trace events {}; {} distinct stacks",
+            count(t.segment_count as u64),
+            bytes(t.reserved_bytes),
+            bytes(t.active_bytes),
+            if events.is_empty() { "none".to_string() } else { events.join(", ") },
+            count(t.distinct_stacks as u64)
+        );
+    }
     for n in &o.notes {
         let _ = writeln!(s, "  note: {n}");
     }

@@ -33,6 +33,7 @@ mod overview_page;
 mod step_window;
 #[cfg(not(target_arch = "wasm32"))]
 mod torch;
+mod torch_snapshot;
 #[cfg(not(target_arch = "wasm32"))]
 mod trace_viewer;
 #[cfg(not(target_arch = "wasm32"))]
@@ -93,6 +94,11 @@ Usage:
                                           the PyTorch Profiler's views of a Kineto trace (*.pt.trace.json[.gz]):
                                           step time by category, ops, kernels, memory; --json prints the
                                           TensorBoard plugin's payloads keyed by its file names
+  tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT] [--json]
+                                          a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot's
+                                          pickle) per device: events, peak active memory and what was live
+                                          there by Python frame, segments, lost history, largest allocations,
+                                          leak suspects, OOMs; --at: the allocator's state after that event
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                 [--max-bytes N] [--json]  one offline HTML file with the app and the profiles (opens from disk);
                                           without --tool it opens where a drop would land; --max-bytes N:
@@ -139,6 +145,7 @@ fn main() {
         "memory-across-hosts" => memory_across_hosts::run(rest),
         "compare-runs" => compare_runs::run(rest),
         "torch-overview" | "torch-operators" | "torch-kernels" | "torch-memory" => torch::run(command, rest),
+        "torch-snapshot" => torch_snapshot::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");
             2

@@ -22,6 +22,7 @@ use super::super::run_comparison::RunComparison;
 use super::super::trace_viewer::FlowQuery;
 use super::super::{EngineError, Scope};
 use super::{RequestBody, ResponseBody};
+use crate::analysis::torch_snapshot::{AllocatorState, SnapshotReport};
 use crate::analysis::trace_viewer::counters::{CounterQuery, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
 use crate::analysis::trace_viewer::flows::FlowReply;
@@ -398,3 +399,37 @@ pub struct TorchMemory {
     pub file_id: u32,
 }
 ask!(TorchMemory => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+
+/// A PyTorch CUDA memory snapshot's report (every device: events, active-memory timeline and peak,
+/// what was live there, segments, lost history, largest allocations, leak suspects, OOMs) and, with
+/// `state_at`, the allocator's state after that event of that device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchSnapshot {
+    pub file_id: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_at: Option<TorchSnapshotEvent>,
+}
+
+/// An event of a CUDA memory snapshot's device trace (-1: before the first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TorchSnapshotEvent {
+    pub device: usize,
+    pub event_index: i64,
+}
+
+impl From<TorchSnapshot> for RequestBody {
+    fn from(r: TorchSnapshot) -> RequestBody {
+        RequestBody::TorchSnapshot(r)
+    }
+}
+
+impl Ask for TorchSnapshot {
+    /// The report, and the allocator's state when one was asked for.
+    type Reply = (Arc<SnapshotReport>, Option<Arc<AllocatorState>>);
+    fn reply(body: ResponseBody, _beside: Option<&[u8]>) -> Option<Self::Reply> {
+        match body {
+            ResponseBody::TorchSnapshot { report, state } => Some((Arc::from(report), state.map(Arc::from))),
+            _ => None,
+        }
+    }
+}

@@ -42,6 +42,7 @@ pub fn FileList() -> impl IntoView {
                             crate::decode::Format::HloProto => "hlo",
                             crate::decode::Format::Pprof => "pprof",
                             crate::decode::Format::Kineto => "kineto",
+                            crate::decode::Format::TorchSnapshot => "snapshot",
                         },
                         FileStatus::Failed { .. } => "error",
                         FileStatus::Loading { .. } => "…",

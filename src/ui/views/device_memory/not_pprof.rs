@@ -15,6 +15,11 @@ pub(super) fn NotPprof(overview: FileOverview) -> impl IntoView {
         Format::HloProto => ("an XLA HloProto dump", "The Memory Viewer tab reads its buffer assignment.", Tool::MemoryViewer),
         Format::Pprof => ("a pprof profile", "", Tool::DeviceMemory),
         Format::Kineto => ("a PyTorch profiler trace", "", Tool::Overview),
+        Format::TorchSnapshot => (
+            "a PyTorch CUDA memory snapshot",
+            "The page has no view of it yet: `tidemark torch-snapshot FILE` reads it; File details shows what it holds.",
+            Tool::FileDetails,
+        ),
     };
     let others = profiles(state).0;
     view! {

@@ -16,6 +16,7 @@ fn format_name(f: Format) -> &'static str {
         Format::HloProto => "XLA HloProto",
         Format::Pprof => "pprof profile",
         Format::Kineto => "PyTorch profiler trace (Kineto)",
+        Format::TorchSnapshot => "PyTorch CUDA memory snapshot",
     }
 }
 
@@ -25,6 +26,7 @@ fn format_slug(f: Format) -> &'static str {
         Format::HloProto => "hlo_proto",
         Format::Pprof => "pprof",
         Format::Kineto => "kineto",
+        Format::TorchSnapshot => "torch_snapshot",
     }
 }
 

@@ -1,0 +1,48 @@
+//! PyTorch CUDA memory snapshots of opened files: the per-device report and the allocator's state at
+//! a chosen event ([`crate::analysis::torch_snapshot`]). Each is one pass over the file's columns,
+//! so nothing is cached.
+
+use super::{EngineError, Session};
+use crate::analysis::torch_snapshot::{self as ts, AllocatorState, SnapshotReport};
+use crate::decode::pickle_snapshot::TorchSnapshot;
+use crate::decode::Profile;
+
+const TOOL: &str = "CUDA memory snapshot";
+
+impl Session {
+    /// The snapshot of file `file_id`, or why there is none.
+    fn torch_snapshot_of(&self, file_id: u32) -> Result<&TorchSnapshot, EngineError> {
+        let f = self.file(file_id)?;
+        match &f.file.profile {
+            Profile::TorchSnapshot(s) => Ok(s),
+            other => Err(EngineError::WrongFormat {
+                file: f.file.name.clone(),
+                tool: TOOL.into(),
+                found: other.format(),
+                needs: "a PyTorch CUDA memory snapshot (snapshot.pickle from torch.cuda.memory._dump_snapshot)".into(),
+            }),
+        }
+    }
+
+    /// Every device's report: the trace's events, active-memory peak and what was live there, the
+    /// segments at the dump, lost history, largest allocations, leak suspects and OOMs.
+    pub fn torch_snapshot(&self, file_id: u32) -> Result<SnapshotReport, EngineError> {
+        Ok(ts::analyze(self.torch_snapshot_of(file_id)?))
+    }
+
+    /// The allocator's state on `device` after event `event_index` (-1: before the first).
+    pub fn torch_snapshot_state(&self, file_id: u32, device: usize, event_index: i64) -> Result<AllocatorState, EngineError> {
+        let s = self.torch_snapshot_of(file_id)?;
+        ts::state_at(s, device, event_index).ok_or_else(|| {
+            let events = s.devices.get(device).map(|d| d.len());
+            let why = match events {
+                None => format!("the snapshot has no device {device} (it has {})", s.devices.len()),
+                Some(n) => format!(
+                    "event {event_index} is not in device {device}'s trace (events 0 to {}, or -1 for before the first)",
+                    n as i64 - 1
+                ),
+            };
+            self.analysis_error(file_id, TOOL, why)
+        })
+    }
+}

@@ -1,0 +1,208 @@
+//! PyTorch CUDA memory snapshots (issue 31 part 2): the real ResNet-18 snapshot recorded on an NVIDIA
+//! H200 (`../shared/fixtures/device/nvidia_h200_pytorch/p2_torch_resnet/snapshot.pickle`, read in
+//! place) against its independent reading `snapshot.oracle.json` — every figure of it, through the
+//! engine and through `tidemark torch-snapshot --json` — and Tidemark's own figures checked against
+//! what the oracle's figures imply. A fixture absent is skipped with a note (a failure under
+//! `CI=true`, [`common::device_fixture`]).
+
+mod common;
+
+use serde_json::Value;
+use std::path::PathBuf;
+use tidemark::analysis::torch_snapshot::SnapshotReport;
+use tidemark::decode::{DecodeError, Format, Profile};
+use tidemark::engine::Session;
+
+const SNAPSHOT: &str = "nvidia_h200_pytorch/p2_torch_resnet/snapshot.pickle";
+const ORACLE: &str = "nvidia_h200_pytorch/p2_torch_resnet/snapshot.oracle.json";
+
+fn fixture() -> Option<(PathBuf, Value)> {
+    let snapshot = common::device_fixture(SNAPSHOT)?;
+    let oracle = common::json_at(&common::device_fixture(ORACLE)?);
+    Some((snapshot, oracle))
+}
+
+/// `actual`'s devices, each cut to the keys the oracle has (the rest are Tidemark's own).
+fn oracle_keys(actual: &Value, oracle: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    for (d, expected) in oracle["devices"].as_object().expect("devices") {
+        let got = &actual["devices"][d];
+        let cut: serde_json::Map<String, Value> =
+            expected.as_object().expect("device").keys().filter_map(|k| got.get(k).map(|v| (k.clone(), v.clone()))).collect();
+        out.insert(d.clone(), Value::Object(cut));
+    }
+    serde_json::json!({ "devices": out })
+}
+
+fn report(path: &PathBuf) -> (Session, u32, SnapshotReport) {
+    let mut session = Session::new();
+    let bytes = std::fs::read(path).expect("read");
+    let id = session.open("snapshot.pickle", bytes, &mut |_, _| {}).expect("opens").id;
+    let r = session.torch_snapshot(id).expect("report");
+    (session, id, r)
+}
+
+#[test]
+fn equals_the_oracle_through_the_engine() {
+    let Some((path, oracle)) = fixture() else { return };
+    let (_, _, r) = report(&path);
+    let actual = serde_json::to_value(&r).expect("serialises");
+    let cut = oracle_keys(&actual, &oracle);
+    if let Some(d) = common::json_diff(&cut, &oracle) {
+        panic!("differs from snapshot.oracle.json: {d}");
+    }
+    assert_eq!(cut, oracle, "every figure, with live_at_peak in the oracle's order");
+}
+
+#[test]
+fn equals_the_oracle_through_the_cli() {
+    let Some((path, oracle)) = fixture() else { return };
+    let (code, out, err) = common::tidemark(&["torch-snapshot", path.to_str().expect("utf-8"), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let actual: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(oracle_keys(&actual, &oracle), oracle);
+    let (code, text, err) = common::tidemark(&["torch-snapshot", path.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    let peak = oracle["devices"]["0"]["peak_event_index"].as_i64().expect("index");
+    assert!(text.contains(&format!("at event {peak} (time_us {})", oracle["devices"]["0"]["peak_time_us"])), "{text}");
+    assert!(text.contains("conv.py:548 _conv_forward"), "{text}");
+}
+
+/// Tidemark's own figures, each checked against what the oracle's figures and the dump imply.
+#[test]
+fn own_figures_agree_with_the_oracle() {
+    let Some((path, oracle)) = fixture() else { return };
+    let (session, id, r) = report(&path);
+    let o = &oracle["devices"]["0"];
+    let d = &r.devices["0"];
+    let n = |v: &Value| v.as_i64().expect("number");
+    // The timeline's highest point is the peak, at its event.
+    let top = d.timeline.iter().max_by_key(|p| (p.active_bytes, std::cmp::Reverse(p.event_index))).expect("points");
+    assert_eq!((top.active_bytes, top.event_index as i64), (n(&o["peak_active_bytes"]), n(&o["peak_event_index"])));
+    assert_eq!(d.timeline.last().map(|p| p.reserved_delta_bytes), Some(n(&o["reserved_delta_bytes"])));
+    // Blocks active at the dump that the trace did not leave live were allocated before it began.
+    let live_at_end = n(&o["events"]["alloc"]) - n(&o["events"]["free_completed"]);
+    let active_blocks = n(&o["segments"]["blocks_by_state"]["active_allocated"]);
+    assert_eq!(n(&o["unseen_frees"]), 0);
+    assert_eq!(d.history.live_before_trace_blocks as i64, active_blocks - live_at_end);
+    assert!(d.history.lost && d.history.sentence.contains("before its first event"), "{}", d.history.sentence);
+    assert_eq!(d.never_freed.iter().map(|f| f.count as i64).sum::<i64>(), live_at_end);
+    // The allocator's state after the last event is the dump.
+    let last = o["events"].as_object().expect("events").values().map(n).sum::<i64>() - 1;
+    let end = session.torch_snapshot_state(id, 0, last).expect("state");
+    assert_eq!(end.reserved_bytes, n(&o["segments"]["total_size"]));
+    assert_eq!(end.allocated_bytes, n(&o["segments"]["active_size"]));
+    assert_eq!(end.segments.len() as i64, n(&o["segments"]["count"]));
+    assert_eq!(end.segments.iter().map(|g| g.blocks.len() as i64).sum::<i64>(), active_blocks);
+    // Before the first event: the segments the trace did not allocate.
+    let start = session.torch_snapshot_state(id, 0, -1).expect("state");
+    assert_eq!(start.reserved_bytes, n(&o["segments"]["total_size"]) - n(&o["reserved_delta_bytes"]));
+    assert_eq!(start.segments.iter().map(|g| g.blocks.len() as u64).sum::<u64>(), d.history.live_before_trace_blocks);
+    // At the peak every allocation live is in a block.
+    let at_peak = session.torch_snapshot_state(id, 0, n(&o["peak_event_index"])).expect("state");
+    let live_rows: i64 = o["live_at_peak"].as_array().expect("rows").iter().map(|r| n(&r["count"])).sum();
+    let blocks = at_peak.segments.iter().map(|g| g.blocks.len() as i64).sum::<i64>();
+    assert_eq!(blocks, live_rows + d.history.live_before_trace_blocks as i64);
+    assert!(at_peak.fragmentation >= 0.0 && at_peak.fragmentation < 1.0);
+    // The largest allocations are the trace's, largest first, and no OOM happened.
+    assert!(d.largest_allocations.windows(2).all(|w| w[0].size >= w[1].size));
+    assert!(d.ooms.is_empty() && !o["events"].as_object().expect("events").contains_key("oom"));
+    // Bad requests name what exists.
+    let e = session.torch_snapshot_state(id, 0, last + 1).unwrap_err().to_string();
+    assert!(e.contains(&format!("events 0 to {last}")), "{e}");
+    assert!(session.torch_snapshot_state(id, 3, 0).unwrap_err().to_string().contains("no device 3"));
+}
+
+#[test]
+fn recognised_by_content_and_described_by_inspect() {
+    let Some((path, oracle)) = fixture() else { return };
+    let bytes = std::fs::read(&path).expect("read");
+    let f = tidemark::decode::decode("renamed.bin", bytes.clone(), &mut |_, _| {}).expect("decodes");
+    let Profile::TorchSnapshot(s) = &f.profile else { panic!("not a snapshot") };
+    assert_eq!(
+        s.event_count() as i64,
+        oracle["devices"]["0"]["events"].as_object().expect("events").values().map(|v| v.as_i64().expect("n")).sum::<i64>()
+    );
+    let (code, out, err) = common::tidemark(&["inspect", path.to_str().expect("utf-8"), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let file = &v["files"][0];
+    assert_eq!(file["format"], "torch_snapshot");
+    assert_eq!(file["torch_snapshot"]["segment_count"], oracle["devices"]["0"]["segments"]["count"]);
+    assert_eq!(file["torch_snapshot"]["reserved_bytes"], oracle["devices"]["0"]["segments"]["total_size"]);
+    let (_, text, _) = common::tidemark(&["inspect", path.to_str().expect("utf-8")]);
+    assert!(text.contains("CUDA memory snapshot") && text.contains("opens on: CUDA memory snapshot"), "{text}");
+    // Other tools say what they need.
+    let (code, _, err) = common::tidemark(&["memory-profile", path.to_str().expect("utf-8")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("PyTorch CUDA memory snapshot"), "{err}");
+}
+
+/// The real snapshot cut short, or with its bytes changed, gives an error or a reading, never a
+/// panic; a cut names where the file ends.
+#[test]
+fn damaged_snapshots_give_clear_errors() {
+    let Some((path, _)) = fixture() else { return };
+    let bytes = std::fs::read(&path).expect("read");
+    // (From byte 24 on: the first key, `segments`, names it a snapshot.)
+    for cut in [24, 100, 5_000, bytes.len() / 2, bytes.len() - 1] {
+        match tidemark::decode::decode("s.pickle", bytes[..cut].to_vec(), &mut |_, _| {}) {
+            Err(DecodeError::Truncated { format: Format::TorchSnapshot, end, .. }) => assert_eq!(end as usize, cut),
+            Err(other) => panic!("cut at {cut}: {other}"),
+            Ok(_) => panic!("cut at {cut} read"),
+        }
+    }
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..300 {
+        let mut b = bytes.clone();
+        for _ in 0..4 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let at = 16 + (seed as usize) % (b.len() - 16);
+            b[at] = (seed >> 32) as u8;
+        }
+        match tidemark::decode::decode("s.pickle", b, &mut |_, _| {}) {
+            Err(e) => assert!(!e.to_string().is_empty()),
+            // A change that still reads (a number, a letter of a name) is analysed like any snapshot.
+            Ok(f) => {
+                let Profile::TorchSnapshot(s) = &f.profile else { panic!("not a snapshot") };
+                let r = tidemark::analysis::torch_snapshot::analyze(s);
+                for (d, t) in s.devices.iter().enumerate() {
+                    assert!(r.devices.contains_key(&d.to_string()));
+                    tidemark::analysis::torch_snapshot::state_at(s, d, t.len() as i64 / 2);
+                }
+            }
+        }
+    }
+    // Another pickle is named as one, and refused.
+    let e = tidemark::decode::decode("x.pkl", b"\x80\x04\x95\x06\0\0\0\0\0\0\0}\x94.".to_vec(), &mut |_, _| {}).err().expect("refused");
+    assert!(e.to_string().contains("a Python pickle, but not a PyTorch CUDA memory snapshot"), "{e}");
+}
+
+/// The page's request: the snapshot sent as bytes, then its report and a state, through
+/// `protocol::handle` as the worker answers them; the wire form pinned.
+#[test]
+fn the_protocol_serves_the_report_and_a_state() {
+    use tidemark::engine::protocol::{handle, ResponseBody, VERSION};
+    let Some((path, oracle)) = fixture() else { return };
+    let mut session = Session::new();
+    let open = format!(r#"{{"v":{VERSION},"seq":1,"body":{{"type":"open","path":"snapshot.pickle"}}}}"#);
+    let ResponseBody::Opened { file_id, .. } = handle(&mut session, &open, Some(std::fs::read(&path).expect("read")), &mut |_| {}).body
+    else {
+        panic!("not opened")
+    };
+    let peak = oracle["devices"]["0"]["peak_event_index"].as_i64().expect("index");
+    let ask = format!(
+        r#"{{"v":{VERSION},"seq":2,"body":{{"type":"torch_snapshot","file_id":{file_id},"state_at":{{"device":0,"event_index":{peak}}}}}}}"#
+    );
+    let ResponseBody::TorchSnapshot { report, state } = handle(&mut session, &ask, None, &mut |_| {}).body else { panic!("no report") };
+    let wire = serde_json::to_value(&report).expect("serialises");
+    assert_eq!(oracle_keys(&wire, &oracle), oracle);
+    assert_eq!(state.map(|s| *s), Some(session.torch_snapshot_state(file_id, 0, peak).expect("state")));
+    let bad = format!(
+        r#"{{"v":{VERSION},"seq":3,"body":{{"type":"torch_snapshot","file_id":{file_id},"state_at":{{"device":5,"event_index":0}}}}}}"#
+    );
+    let ResponseBody::Failed { error } = handle(&mut session, &bad, None, &mut |_| {}).body else { panic!("not refused") };
+    assert!(error.to_string().contains("no device 5"), "{error}");
+}
