@@ -7,11 +7,11 @@ mod common;
 
 use serde_json::Value;
 use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json as framework_op_stats_json;
-use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
-use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
-use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
+use tidemark::analysis::hlo_stats::xprof_json::to_xprof_json as hlo_stats_json;
+use tidemark::analysis::kernel_stats::xprof_json::to_xprof_json as kernel_stats_json;
+use tidemark::analysis::op_profile::xprof_json::to_xprof_json as op_profile_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
-use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
+use tidemark::analysis::roofline_model::xprof_json::to_xprof_json as roofline_json;
 use tidemark::engine::Scope;
 use tidemark::engine::Session;
 

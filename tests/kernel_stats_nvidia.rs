@@ -5,7 +5,7 @@
 
 mod common;
 
-use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
+use tidemark::analysis::kernel_stats::xprof_json::to_xprof_json as kernel_stats_json;
 use tidemark::engine::{Scope, Session};
 
 /// (folder/stem, rows XProf lists): the counts guard against a table empty on both sides.

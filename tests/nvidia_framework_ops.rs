@@ -14,7 +14,7 @@ mod common;
 use serde_json::Value;
 use std::collections::HashMap;
 use tidemark::analysis::framework_op_stats::xprof_json::to_xprof_json as framework_op_stats_json;
-use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
+use tidemark::analysis::kernel_stats::xprof_json::to_xprof_json as kernel_stats_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
 use tidemark::engine::{Scope, Session};
 

@@ -11,7 +11,7 @@
 
 mod common;
 
-use tidemark::analysis::kernel_stats::table::to_xprof_json as kernel_stats_json;
+use tidemark::analysis::kernel_stats::xprof_json::to_xprof_json as kernel_stats_json;
 use tidemark::analysis::memory_profile;
 use tidemark::analysis::memory_viewer::{analyze, modules, xprof_json::to_xprof_json, Options};
 use tidemark::decode::Profile;

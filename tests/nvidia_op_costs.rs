@@ -7,10 +7,10 @@
 mod common;
 
 use serde_json::Value;
-use tidemark::analysis::hlo_stats::table::to_xprof_json as hlo_stats_json;
-use tidemark::analysis::op_profile::json::to_xprof_json as op_profile_json;
+use tidemark::analysis::hlo_stats::xprof_json::to_xprof_json as hlo_stats_json;
+use tidemark::analysis::op_profile::xprof_json::to_xprof_json as op_profile_json;
 use tidemark::analysis::overview_page::xprof_json::overview_page_json;
-use tidemark::analysis::roofline_model::table::to_xprof_json as roofline_json;
+use tidemark::analysis::roofline_model::xprof_json::to_xprof_json as roofline_json;
 use tidemark::engine::{Scope, Session};
 
 /// The NVIDIA traces whose ops XProf costs (folder/name prefix under `nvidia_h200_jax/`).

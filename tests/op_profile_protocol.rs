@@ -183,9 +183,13 @@ fn cli_text_prints_the_views_figures() {
     let percent = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{:.2}", v * 100.0 + 0.0));
     let mut checked = 0;
     // Names drawn once in the tree (a name under two programs would be ambiguous in the text).
-    let once = |i: usize| n.name.iter().filter(|m| **m == n.name[i]).count() == 1;
+    let once = |i: usize| n.name[i].len() < 60 && n.name.iter().filter(|m| **m == n.name[i]).count() == 1;
     for i in (0..n.len()).filter(|&i| n.is_op[i] && n.raw_time_ps[i] > 0 && once(i)) {
-        let Some(line) = out.lines().find(|l| l.trim_start().starts_with(&format!("{} ", n.name[i]))) else { continue };
+        // The line of exactly this name (not of a longer one it begins, such as "… and its duplicate(s)").
+        let of_name = |l: &&str| {
+            l.trim_start().strip_prefix(n.name[i].as_str()).is_some_and(|rest| rest.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        };
+        let Some(line) = out.lines().find(of_name) else { continue };
         let figures: Vec<&str> = line.split_whitespace().collect();
         let at = figures.iter().position(|f| *f == "µs").expect("a time");
         assert_eq!(figures[at + 1], format!("{:.3}", n.time_fraction[i] * 100.0), "{line}");

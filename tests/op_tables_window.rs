@@ -241,7 +241,8 @@ fn cli_step_gives_xprofs_json_over_the_step() {
     // Every op table takes the option; a CPU trace's Kernel Stats over a step is XProf's empty table.
     let (code, out, err) = common::tidemark(&["kernel-stats", &path, "--step", "3", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let expected = tidemark::analysis::kernel_stats::table::to_xprof_json(&s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap());
+    let expected =
+        tidemark::analysis::kernel_stats::xprof_json::to_xprof_json(&s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap());
     assert_eq!(common::json_diff(&serde_json::from_str(&out).unwrap(), &expected), None);
     assert!(s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap().reports.is_empty());
 }
@@ -254,8 +255,9 @@ fn op_profile_over_a_window() {
     let Some(path) = common::device_fixture(rel) else { return };
     let mut s = Session::new();
     let id = s.open(rel, std::fs::read(&path).unwrap(), &mut |_, _| {}).unwrap_or_else(|e| panic!("{e}")).id;
-    let json =
-        |s: &mut Session, w| tidemark::analysis::op_profile::json::to_xprof_json(&s.op_profile(&Scope::run(&[id]).within(w)).unwrap());
+    let json = |s: &mut Session, w| {
+        tidemark::analysis::op_profile::xprof_json::to_xprof_json(&s.op_profile(&Scope::run(&[id]).within(w)).unwrap())
+    };
     let whole = json(&mut s, None);
     assert_eq!(json(&mut s, Some(TimeWindow::new(i64::MIN, i64::MAX).unwrap())), whole);
     let outline = s.trace_outline(id).unwrap();
@@ -380,12 +382,12 @@ fn v100_cli_kernel_stats_and_roofline_over_a_step() {
     let (_, name, w) = s.run_step_windows(&[id]).unwrap().remove(0);
     let (code, out, err) = common::tidemark(&["kernel-stats", &path, "--step", "0", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let expected = kernel_stats::table::to_xprof_json(&s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap());
+    let expected = kernel_stats::xprof_json::to_xprof_json(&s.kernel_stats(&Scope::run(&[id]).within(Some(w))).unwrap());
     assert_eq!(common::json_diff(&serde_json::from_str(&out).unwrap(), &expected), None);
-    assert_ne!(expected, kernel_stats::table::to_xprof_json(&s.kernel_stats(&Scope::run(&[id])).unwrap()));
+    assert_ne!(expected, kernel_stats::xprof_json::to_xprof_json(&s.kernel_stats(&Scope::run(&[id])).unwrap()));
     let (code, out, err) = common::tidemark(&["roofline-model", &path, "--step", "0", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let expected = roofline_model::table::to_xprof_json(&s.roofline_model(&Scope::run(&[id]).within(Some(w))).unwrap());
+    let expected = roofline_model::xprof_json::to_xprof_json(&s.roofline_model(&Scope::run(&[id]).within(Some(w))).unwrap());
     assert_eq!(common::json_diff(&serde_json::from_str(&out).unwrap(), &expected), None);
     let (code, out, err) = common::tidemark(&["kernel-stats", &path, "--step", "0"]);
     assert_eq!(code, 0, "{err}");

@@ -13,6 +13,7 @@ pub mod hlo_stats;
 pub mod hlo_text;
 pub mod input_pipeline;
 pub mod kernel_stats;
+pub mod memory_across_hosts;
 pub mod memory_events;
 pub mod memory_profile;
 pub mod memory_viewer;
@@ -22,6 +23,7 @@ pub mod op_profile;
 pub mod overview_page;
 pub mod preprocess;
 pub mod roofline_model;
+pub mod run_comparison;
 pub mod step_groups;
 pub mod steps;
 #[cfg(test)]

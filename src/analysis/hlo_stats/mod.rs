@@ -2,7 +2,7 @@
 //! `hlo_stats` tool, `ConvertOpStatsToHloStats`). Ops that never ran (the IDLE row) are left out;
 //! the shares are of the device's total time, idle included.
 
-pub mod table;
+pub mod xprof_json;
 
 use crate::analysis::device_ops::DeviceOps;
 use crate::analysis::op_metrics::{ps_to_us, roofline, safe_divide, CoreType, OpMetrics, RooflineMetrics};

@@ -11,8 +11,8 @@
 //! their end: the tables of windows that cut the trace add up, row by row, to the whole trace's.
 
 pub mod launch;
-pub mod table;
 pub mod tensor_core;
+pub mod xprof_json;
 
 use crate::analysis::device_ops::gpu_perf::GpuCapabilities;
 use crate::analysis::device_planes::device_planes;

@@ -5,7 +5,7 @@
 //! A fusion's node lists the instructions fused into it (from the HLO module, recursively for nested
 //! fusions), each with its HLO text and category and no time, as XProf does.
 
-pub mod json;
+pub mod xprof_json;
 
 use crate::analysis::device_ops::DeviceOps;
 use crate::analysis::op_metrics::builder::add_metrics;

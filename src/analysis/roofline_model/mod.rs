@@ -9,10 +9,10 @@
 //! for their one occurrence. A TPU's steps (from its step line) are not computed: such a trace gives
 //! [`RooflineError::StepsNotSupported`] rather than a table without them. On a GPU the on-chip
 //! memory is the shared memory / L1 (XProf files it as merged VMEM, peaks from the device's
-//! capabilities) and XProf prints a table of its own ([`table::to_xprof_json`]). A GPU plane that
+//! capabilities) and XProf prints a table of its own ([`xprof_json::to_xprof_json`]). A GPU plane that
 //! names no vendor has zero peak FLOP/s and shared-memory bandwidth, as in XProf.
 
-pub mod table;
+pub mod xprof_json;
 
 use crate::analysis::device_ops::DeviceOps;
 use crate::analysis::op_metrics::builder::add_memory_accessed;

@@ -41,7 +41,7 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
             command: "kernel-stats",
             shown: Shown::KernelStats,
             compute: Session::kernel_stats,
-            json: kernel_stats::table::to_xprof_json,
+            json: kernel_stats::xprof_json::to_xprof_json,
             table: |_, _, name, t| Ok(kernel_table(name, t)),
         },
     )
@@ -54,7 +54,7 @@ pub fn hlo_stats(argv: &[String]) -> i32 {
             command: "hlo-stats",
             shown: Shown::HloOpStats,
             compute: Session::hlo_stats,
-            json: hlo_stats::table::to_xprof_json,
+            json: hlo_stats::xprof_json::to_xprof_json,
             table: |_, _, name, t| Ok(hlo_table(name, t)),
         },
     )
@@ -67,7 +67,7 @@ pub fn op_profile(argv: &[String]) -> i32 {
             command: "op-profile",
             shown: Shown::OpProfile,
             compute: Session::op_profile,
-            json: op_profile::json::to_xprof_json,
+            json: op_profile::xprof_json::to_xprof_json,
             table: profile_tree,
         },
     )
@@ -80,7 +80,7 @@ pub fn roofline_model(argv: &[String]) -> i32 {
             command: "roofline-model",
             shown: Shown::Roofline,
             compute: Session::roofline_model,
-            json: roofline_model::table::to_xprof_json,
+            json: roofline_model::xprof_json::to_xprof_json,
             table: |_, _, name, t| Ok(roofline_table(name, t)),
         },
     )

@@ -3,7 +3,7 @@
 
 use super::{RooflineModel, RooflineRecord};
 use crate::analysis::data_table::{warnings_table, Cell, ColumnType as T, DataTable};
-use crate::analysis::hlo_stats::table::source_info_html;
+use crate::analysis::hlo_stats::xprof_json::source_info_html;
 use crate::analysis::number_text::six_digits;
 
 const COLUMNS: &[(&str, T, &str)] = &[
