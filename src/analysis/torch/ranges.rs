@@ -25,56 +25,8 @@ pub fn merge(mut src: Vec<Range>) -> Vec<Range> {
 
 /// The parts of the sorted, disjoint `a` that the sorted, disjoint `b` covers.
 pub fn intersection(a: &[Range], b: &[Range]) -> Vec<Range> {
-    let mut out = Vec::new();
-    if a.is_empty() || b.is_empty() {
-        return out;
-    }
-    let (mut i1, mut i2) = (0, 0);
-    let (mut r1, mut r2) = (a[0], b[0]);
-    while i1 < a.len() {
-        if i2 == b.len() {
-            break;
-        } else if r2.1 <= r1.0 {
-            i2 += 1;
-            if i2 < b.len() {
-                r2 = b[i2];
-            }
-        } else if r2.0 <= r1.0 && r2.1 < r1.1 {
-            out.push((r1.0, r2.1));
-            r1 = (r2.1, r1.1);
-            i2 += 1;
-            if i2 < b.len() {
-                r2 = b[i2];
-            }
-        } else if r2.0 <= r1.0 {
-            out.push(r1);
-            r2 = (r1.1, r2.1);
-            i1 += 1;
-            if i1 < a.len() {
-                r1 = a[i1];
-            }
-        } else if r2.1 < r1.1 {
-            out.push(r2);
-            r1 = (r2.1, r1.1);
-            i2 += 1;
-            if i2 < b.len() {
-                r2 = b[i2];
-            }
-        } else if r2.0 < r1.1 {
-            out.push((r2.0, r1.1));
-            r2 = (r1.1, r2.1);
-            i1 += 1;
-            if i1 < a.len() {
-                r1 = a[i1];
-            }
-        } else {
-            i1 += 1;
-            if i1 < a.len() {
-                r1 = a[i1];
-            }
-        }
-    }
-    out
+    let tagged: Vec<(f64, f64, ())> = a.iter().map(|r| (r.0, r.1, ())).collect();
+    intersection_with_value(&tagged, b).into_iter().map(|r| (r.0, r.1)).collect()
 }
 
 /// The parts of the sorted, disjoint `a` that the sorted, disjoint `b` does not cover.
@@ -164,8 +116,9 @@ pub fn merge_with_value(src: &[(f64, f64, f64)]) -> Vec<(f64, f64, f64)> {
     out
 }
 
-/// [`intersection`] of valued ranges with plain ones, keeping the values.
-pub fn intersection_with_value(a: &[(f64, f64, f64)], b: &[Range]) -> Vec<(f64, f64, f64)> {
+/// [`intersection`] of ranges carrying a value (blocks per SM, or none) with plain ones, each piece
+/// keeping its range's value: the plugin's `intersection_ranges_lists` and its valued twin, one walk.
+pub fn intersection_with_value<V: Copy>(a: &[(f64, f64, V)], b: &[Range]) -> Vec<(f64, f64, V)> {
     let mut out = Vec::new();
     if a.is_empty() || b.is_empty() {
         return out;
