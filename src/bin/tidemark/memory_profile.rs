@@ -6,7 +6,7 @@ use crate::units::{bytes, count};
 use std::fmt::Write;
 use tidemark::analysis::allocation_names::{self, AllocationNames, AllocatorNames, NameKind};
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
-use tidemark::engine::first_screen::Tool;
+use tidemark::engine::tool::Tool;
 
 const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
 /// Breakdown rows shown in the text output (the JSON has all of them).
