@@ -157,14 +157,17 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
     })
 }
 
+/// An instruction (id, or a parameter's number) and a shape index within its value.
+type ValueAt = (i64, Vec<i64>);
+
 /// The entry computation's result: where each element's buffer is defined, and the parameter an
 /// element holds where the HLO says so (the module's input/output aliasing, or a copy of a parameter).
 struct EntryOutputs<'m> {
     /// (defining instruction id, its shape index) → the element's index in the result. Tuple elements
     /// are followed through `get-tuple-element` and `bitcast`, which define no buffer of their own.
-    defined_at: HashMap<(i64, Vec<i64>), Vec<i64>>,
+    defined_at: HashMap<ValueAt, Vec<i64>>,
     /// Result index → the parameter (number, shape index) it is a copy of.
-    copied: HashMap<Vec<i64>, (i64, Vec<i64>)>,
+    copied: HashMap<Vec<i64>, ValueAt>,
     /// The entry's parameter instructions by number.
     parameters: HashMap<i64, &'m HloInstructionProto>,
     module: &'m HloModuleProto,
@@ -178,7 +181,7 @@ impl<'m> EntryOutputs<'m> {
         let Some(entry) = module.computations.iter().find(|c| c.id == module.entry_computation_id) else { return out };
         out.parameters = entry.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| (i.parameter_number, i)).collect();
         let Some(root) = instructions.get(&entry.root_id) else { return out };
-        let elements: Vec<(i64, Vec<i64>)> = if root.opcode == "tuple" {
+        let elements: Vec<ValueAt> = if root.opcode == "tuple" {
             root.operand_ids.iter().enumerate().map(|(k, &op)| (op, vec![k as i64])).collect()
         } else {
             vec![(root.id, Vec::new())]
@@ -221,7 +224,7 @@ impl<'m> EntryOutputs<'m> {
 /// `get-tuple-element` and `bitcast`; and, where the value is a copy of a parameter (a chain of
 /// `copy`, `bitcast` and `get-tuple-element` with at least one copy, ending at a parameter), that
 /// parameter's number and shape index.
-fn resolve(instructions: &HashMap<i64, &HloInstructionProto>, id: i64) -> ((i64, Vec<i64>), Option<(i64, Vec<i64>)>) {
+fn resolve(instructions: &HashMap<i64, &HloInstructionProto>, id: i64) -> (ValueAt, Option<ValueAt>) {
     let mut defining = None;
     let (mut at, mut index, mut copies) = (id, Vec::new(), 0);
     // Bounded: a malformed module may loop.
