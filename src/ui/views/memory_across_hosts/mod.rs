@@ -135,7 +135,7 @@ fn Page(v: Arc<RunMemoryOverview>) -> impl IntoView {
             <thead>
                 <tr>
                     <th>"Host"</th>
-                    <th>"Allocator"</th>
+                    <th class="hostmem-allocator">"Allocator"</th>
                     <th class="r">"Peak"</th>
                     <th class="r">"Capacity"</th>
                     <th class="r">"Peak / capacity"</th>
