@@ -110,6 +110,22 @@ fn named_text(s: &mut String, n: &AllocatorNames) {
         let _ = writeln!(s, "      {:>12} {:>6}  stack", bytes(p.stack_bytes), "");
     }
     let _ = writeln!(s, "      by kind: {}", by_kind(&p.by_kind));
+    let pool = &p.pool;
+    match pool.unused_at_most_bytes {
+        Some(most) => {
+            let _ = writeln!(
+                s,
+                "      preallocated but unused: not in the trace, at most {} (limit {} − in use {})",
+                bytes(most),
+                bytes(pool.limit_bytes),
+                bytes(pool.in_use_bytes)
+            );
+        }
+        None => {
+            let _ = writeln!(s, "      preallocated but unused: not in the trace");
+        }
+    }
+    let _ = writeln!(s, "        {}", pool.note);
     let _ = writeln!(s, "      by module: {}", by_module(&p.by_module));
     let end = &n.live_at_end;
     let shown = if end.rows.len() > TOP_LIVE_OPS { ", largest shown" } else { "" };

@@ -135,7 +135,7 @@ fn Page(v: Arc<MemoryAcrossHosts>) -> impl IntoView {
             <thead>
                 <tr>
                     <th>"Host"</th>
-                    <th>"Allocator"</th>
+                    <th class="hostmem-allocator">"Allocator"</th>
                     <th class="r">"Peak"</th>
                     <th class="r">"Capacity"</th>
                     <th class="r">"Peak / capacity"</th>
@@ -217,7 +217,15 @@ fn Row(
             })
             .collect_view();
         let more = a.peak_by_module.len().saturating_sub(PEAK_MODULES);
-        view! { <div class="muted small hostmem-modules" data-testid="hostmem-peak-modules">"peak: " {parts} {(more > 0).then(|| format!(" · {more} more"))}</div> }
+        // One line, ellipsized in a narrow cell; the tooltip has every module, in the page's unit.
+        let modules = a.peak_by_module.clone();
+        let title = move || {
+            let unit = state.unit.get();
+            let parts: Vec<String> =
+                modules.iter().map(|(m, b)| format!("{} {}", if m.is_empty() { "no module" } else { m }, unit.format(*b))).collect();
+            format!("peak: {}", parts.join(" · "))
+        };
+        view! { <div class="muted small hostmem-modules" data-testid="hostmem-peak-modules" title=title>"peak: " {parts} {(more > 0).then(|| format!(" · {more} more"))}</div> }
     });
     view! {
         <tr class="hostmem-row" data-host=a.host.clone() data-memory-id=a.memory_id.clone() data-file=a.path.clone() on:click=open title="Open this host's Memory Profile on this allocator">
