@@ -157,6 +157,79 @@ fn draw(
     }
 }
 
+/// The hovered frame's tooltip: its function and place, and its bytes (or their change), count and
+/// share of all. `hover`: the frame and the pointer's place; `root_w`: the root's width in bytes.
+fn tooltip(
+    nodes: Arc<Vec<FlameNode>>,
+    hover: RwSignal<Option<(usize, f64, f64)>>,
+    width: RwSignal<f64>,
+    root_w: f64,
+    diff: bool,
+) -> impl IntoView {
+    move || {
+        let (i, x, y) = hover.get()?;
+        let n = nodes.get(i)?;
+        let w = width.get();
+        let side = if x > w / 2.0 { format!("right:{:.0}px", w - x + 14.0) } else { format!("left:{:.0}px", x + 14.0) };
+        let share = if root_w > 0.0 { n.total_bytes.unsigned_abs() as f64 * 100.0 / root_w } else { 0.0 };
+        let name = if i == 0 { "all stacks".to_string() } else { n.function.clone() };
+        let figures = if diff {
+            view! {
+                <tr><td>"Change"</td><td class="r"><SignedBytes metric="flame_hover_total_bytes" value=n.total_bytes /></td></tr>
+                <tr><td>"Change here (self)"</td><td class="r"><SignedBytes metric="flame_hover_self_bytes" value=n.self_bytes /></td></tr>
+                <tr><td>"Change in count"</td><td class="r"><span class="num" data-metric="flame_hover_total_count" data-value=n.total_count.to_string()>{crate::units::signed_count(n.total_count, true)}</span></td></tr>
+            }
+            .into_any()
+        } else {
+            view! {
+                <tr><td>"Live bytes"</td><td class="r"><Bytes metric="flame_hover_total_bytes" value=n.total_bytes /></td></tr>
+                <tr><td>"Allocated here (self)"</td><td class="r"><Bytes metric="flame_hover_self_bytes" value=n.self_bytes /></td></tr>
+                <tr><td>"Buffers / executables"</td><td class="r"><Count metric="flame_hover_total_count" value=n.total_count.unsigned_abs() /></td></tr>
+            }
+            .into_any()
+        };
+        Some(view! {
+            <div class="flame-tip" data-testid="flame-tooltip" data-function=n.function.clone() style=format!("{side};top:{:.0}px", y + 16.0)>
+                <div class="fn">{name}{n.library.then(|| view! { <span class="tag">"library"</span> })}</div>
+                <div class="where">{place(n)}</div>
+                <table>
+                    {figures}
+                    <tr><td>"Share of all"</td><td class="r"><span class="num" data-metric="flame_hover_share_pct" data-value=format!("{share:.2}")>{format!("{share:.1}%")}</span></td></tr>
+                </table>
+            </div>
+        })
+    }
+}
+
+/// The frames on screen as a list inside the canvas, for screen readers and tests: canvas content
+/// is only shown when the canvas is not.
+fn frame_list(nodes: Arc<Vec<FlameNode>>, rects: Memo<Vec<Rect>>) -> impl IntoView {
+    move || {
+        rects
+            .get()
+            .into_iter()
+            .map(|r| {
+                let n = &nodes[r.i];
+                view! {
+                    <li
+                        data-function=n.function.clone()
+                        data-file=n.file.clone()
+                        data-depth=n.depth.to_string()
+                        data-x=format!("{:.1}", r.x)
+                        data-y=format!("{:.1}", r.y)
+                        data-w=format!("{:.1}", r.w)
+                        data-metric="flame_frame_bytes"
+                        data-key=format!("{}@{}", n.function, n.file)
+                        data-value=n.total_bytes.to_string()
+                    >
+                        {format!("{} ({}): {} B", n.function, place(n), n.total_bytes)}
+                    </li>
+                }
+            })
+            .collect_view()
+    }
+}
+
 /// The flame graph of `nodes` (preorder, root first). `diff`: the values are changes (target minus
 /// base). `highlight`: frames of this (function, file) are outlined and the rest dimmed.
 #[component]
@@ -245,71 +318,8 @@ pub fn FlameGraph(
                 .collect_view()
         }
     };
-    let tip = {
-        let nodes = nodes.clone();
-        move || {
-            let (i, x, y) = hover.get()?;
-            let n = nodes.get(i)?;
-            let w = width.get();
-            let side = if x > w / 2.0 { format!("right:{:.0}px", w - x + 14.0) } else { format!("left:{:.0}px", x + 14.0) };
-            let share = if root_w > 0.0 { n.total_bytes.unsigned_abs() as f64 * 100.0 / root_w } else { 0.0 };
-            let name = if i == 0 { "all stacks".to_string() } else { n.function.clone() };
-            let figures = if diff {
-                view! {
-                    <tr><td>"Change"</td><td class="r"><SignedBytes metric="flame_hover_total_bytes" value=n.total_bytes /></td></tr>
-                    <tr><td>"Change here (self)"</td><td class="r"><SignedBytes metric="flame_hover_self_bytes" value=n.self_bytes /></td></tr>
-                    <tr><td>"Change in count"</td><td class="r"><span class="num" data-metric="flame_hover_total_count" data-value=n.total_count.to_string()>{crate::units::signed_count(n.total_count, true)}</span></td></tr>
-                }
-                .into_any()
-            } else {
-                view! {
-                    <tr><td>"Live bytes"</td><td class="r"><Bytes metric="flame_hover_total_bytes" value=n.total_bytes /></td></tr>
-                    <tr><td>"Allocated here (self)"</td><td class="r"><Bytes metric="flame_hover_self_bytes" value=n.self_bytes /></td></tr>
-                    <tr><td>"Buffers / executables"</td><td class="r"><Count metric="flame_hover_total_count" value=n.total_count.unsigned_abs() /></td></tr>
-                }
-                .into_any()
-            };
-            Some(view! {
-                <div class="flame-tip" data-testid="flame-tooltip" data-function=n.function.clone() style=format!("{side};top:{:.0}px", y + 16.0)>
-                    <div class="fn">{name}{n.library.then(|| view! { <span class="tag">"library"</span> })}</div>
-                    <div class="where">{place(n)}</div>
-                    <table>
-                        {figures}
-                        <tr><td>"Share of all"</td><td class="r"><span class="num" data-metric="flame_hover_share_pct" data-value=format!("{share:.2}")>{format!("{share:.1}%")}</span></td></tr>
-                    </table>
-                </div>
-            })
-        }
-    };
-    // The frames on screen, for screen readers and tests: canvas content is only shown when the
-    // canvas is not.
-    let frames = {
-        let nodes = nodes.clone();
-        move || {
-            rects
-                .get()
-                .into_iter()
-                .map(|r| {
-                    let n = &nodes[r.i];
-                    view! {
-                        <li
-                            data-function=n.function.clone()
-                            data-file=n.file.clone()
-                            data-depth=n.depth.to_string()
-                            data-x=format!("{:.1}", r.x)
-                            data-y=format!("{:.1}", r.y)
-                            data-w=format!("{:.1}", r.w)
-                            data-metric="flame_frame_bytes"
-                            data-key=format!("{}@{}", n.function, n.file)
-                            data-value=n.total_bytes.to_string()
-                        >
-                            {format!("{} ({}): {} B", n.function, place(n), n.total_bytes)}
-                        </li>
-                    }
-                })
-                .collect_view()
-        }
-    };
+    let tip = tooltip(nodes.clone(), hover, width, root_w, diff);
+    let frames = frame_list(nodes.clone(), rects);
     view! {
         <div class="flame">
             <div class="flame-bar">

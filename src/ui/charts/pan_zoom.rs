@@ -1,10 +1,12 @@
 //! Wheel, drag, the chart keys and double-click on a canvas that shows a [`Viewport`] of a fixed
 //! extent: the event wiring the roofline chart and the allocation-block timeline share. The chart
 //! keeps its hover and click handling and calls these from its own handlers, so a drag, a wheel turn
-//! or a key moves every such chart the same way.
+//! or a key moves every such chart the same way. A view that keeps its window elsewhere (the Trace
+//! Viewer's time axis, stored in the URL state, and its own presses for clicks and ranges) asks
+//! [`wheel_view`], [`key_view`] and [`drag_view`] for the same moves.
 
 use super::frame_of;
-use super::viewport::{key_nav, Frame, Margins, Viewport};
+use super::viewport::{key_nav, Frame, KeyNav, Margins, Viewport};
 use leptos::attr::{tabindex, Attribute};
 use leptos::ev::{self, on};
 use leptos::prelude::*;
@@ -19,6 +21,46 @@ pub enum ZoomAxes {
     /// pinch arrives as Ctrl+wheel), with Alt y only, and Shift+W/S zoom x only; a sideways wheel
     /// turn pans x.
     ByModifier,
+    /// x only, as on a time axis whose rows scroll instead: the wheel and W/S zoom x, a sideways
+    /// wheel turn and a drag pan x.
+    X,
+}
+
+impl ZoomAxes {
+    /// Whether W/S zoom y too (`shift`: whether Shift is held).
+    fn key_zooms_y(self, shift: bool) -> bool {
+        match self {
+            ZoomAxes::Both => true,
+            ZoomAxes::ByModifier => !shift,
+            ZoomAxes::X => false,
+        }
+    }
+}
+
+/// What the wheel turn `ev` makes of the view of `f` with `axes` (not yet clamped); `None` when it
+/// asks for nothing (no turn along an axis that zooms).
+pub fn wheel_view(f: &Frame, ev: &web_sys::WheelEvent, axes: ZoomAxes) -> Option<Viewport> {
+    let (px, py, dx, dy) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()), ev.delta_x(), ev.delta_y());
+    let (zx, zy) = match axes {
+        ZoomAxes::Both => (true, true),
+        // Sideways turns pan; a time axis ignores the modifiers.
+        ZoomAxes::ByModifier | ZoomAxes::X if dx.abs() > dy.abs() => return Some(f.v.shift(dx * f.per_px().0, 0.0)),
+        ZoomAxes::ByModifier => (!ev.alt_key(), !(ev.ctrl_key() || ev.shift_key())),
+        ZoomAxes::X if dy == 0.0 => return None,
+        ZoomAxes::X => (true, false),
+    };
+    Some(f.wheel(px, py, dy, zx, zy))
+}
+
+/// What the chart key `nav` makes of `v` with `axes` (`shift`: whether Shift is held); `full` is
+/// where Reset goes. Not yet clamped.
+pub fn key_view(v: Viewport, nav: KeyNav, full: Viewport, axes: ZoomAxes, shift: bool) -> Viewport {
+    v.key(nav, full, axes.key_zooms_y(shift))
+}
+
+/// The view `start` of `f` dragged `dpx`, `dpy` pixels, along the axes `axes` pans.
+pub fn drag_view(f: &Frame, start: Viewport, dpx: f64, dpy: f64, axes: ZoomAxes) -> Viewport {
+    f.drag(start, dpx, if axes == ZoomAxes::X { 0.0 } else { dpy })
 }
 
 /// The pan and zoom state of one canvas: its view, the extent the view stays within, and the drag
@@ -73,7 +115,7 @@ impl PanZoom {
         let (px, py) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
         match self.drag.get_value() {
             Some((sx, sy, v0)) => {
-                self.view.set(self.clamp(f.drag(v0, px - sx, py - sy)));
+                self.view.set(self.clamp(drag_view(&f, v0, px - sx, py - sy, self.axes)));
                 None
             }
             None => Some((f, px, py)),
@@ -103,26 +145,16 @@ impl PanZoom {
     /// A wheel turn zooms around the pointer (or, sideways, pans).
     fn wheel(&self, ev: &web_sys::WheelEvent) {
         ev.prevent_default();
-        let Some(f) = self.frame() else { return };
-        let (zx, zy) = match self.axes {
-            ZoomAxes::Both => (true, true),
-            ZoomAxes::ByModifier => {
-                if ev.delta_x().abs() > ev.delta_y().abs() {
-                    self.view.set(self.clamp(f.v.shift(ev.delta_x() * f.per_px().0, 0.0)));
-                    return;
-                }
-                (!ev.alt_key(), !(ev.ctrl_key() || ev.shift_key()))
-            }
-        };
-        self.view.set(self.clamp(f.wheel(f64::from(ev.offset_x()), f64::from(ev.offset_y()), ev.delta_y(), zx, zy)));
+        if let Some(v) = self.frame().and_then(|f| wheel_view(&f, ev, self.axes)) {
+            self.view.set(self.clamp(v));
+        }
     }
 
     /// The chart keys: W/S zoom, A/D and the arrows pan, 0 or Esc resets.
     fn key(&self, ev: &web_sys::KeyboardEvent) {
         let Some(nav) = key_nav(&ev.key()) else { return };
         ev.prevent_default();
-        let zoom_y = self.axes == ZoomAxes::Both || !ev.shift_key();
-        self.view.set(self.clamp(self.view.get_untracked().key(nav, self.full, zoom_y)));
+        self.view.set(self.clamp(key_view(self.view.get_untracked(), nav, self.full, self.axes, ev.shift_key())));
     }
 
     /// Back to the whole extent.

@@ -290,6 +290,69 @@ fn shown_rows<R>(spec: &TableSpec<R>, rows: &[R], needle: &str, sort: Option<(&'
     idx
 }
 
+/// The header row's cells: a column with a sort key sorts the rows on a click (figures largest
+/// first, text A→Z; the sorted column's second click reverses) and says how it sorts.
+fn header<R>(spec: &TableSpec<R>, state: &TableState) -> impl IntoView {
+    spec
+    .columns
+    .iter()
+    .map(|c| {
+        let (id, label, right) = (c.id, c.label, c.align == Align::Right);
+        let width = c.width.map(|w| format!("width:{w}"));
+        if c.sort.is_none() {
+            return view! { <th class:r=right style=width>{label}</th> }.into_any();
+        }
+        let (sort, set) = (state.sort.clone(), state.sort.clone());
+        let aria = move || match sort.get() {
+            Some((s, true)) if s == id => "descending",
+            Some((s, false)) if s == id => "ascending",
+            _ => "none",
+        };
+        let arrow = aria.clone();
+        // Figures start largest first, text A→Z; the sorted column's second click reverses.
+        let click = move |_| set.update(|s| *s = Some(if let Some((c, d)) = *s { (id, if c == id { !d } else { right }) } else { (id, right) }));
+        view! {
+            <th class:r=right style=width aria-sort=aria data-sort=id>
+                <button class="th-sort" on:click=click>
+                    {label}
+                    <span class="arrow" aria-hidden="true">{move || match arrow() { "descending" => "▼", "ascending" => "▲", _ => "" }}</span>
+                </button>
+            </th>
+        }
+        .into_any()
+    })
+    .collect_view()
+}
+
+/// Row `i` of `rows`: its cells, the spec's attributes, class and title, and the spec's selection,
+/// click and hover handlers.
+fn row_view<R: Send + Sync + 'static>(spec: &TableSpec<R>, rows: &[R], i: usize) -> impl IntoView {
+    let r = &rows[i];
+    let attrs: Vec<AnyAttribute> = spec
+        .row_attrs
+        .as_ref()
+        .map(|f| f(r, i).into_iter().map(|(k, v)| custom_attribute(k, v).into_any_attr()).collect())
+        .unwrap_or_default();
+    let cells =
+        spec.columns.iter().map(|c| view! { <td class=c.class class:r=c.align == Align::Right>{(c.cell)(r, i)}</td> }).collect_view();
+    let (selected, click, hover, leave) = (spec.selected.clone(), spec.on_click.clone(), spec.on_hover.clone(), spec.on_hover.clone());
+    let clickable = click.is_some();
+    view! {
+        <tr
+            class=spec.row_class.as_ref().map(|f| f(r))
+            class:selected=move || selected.as_ref().is_some_and(|f| f(i))
+            class:clickable=clickable
+            title=spec.row_title.as_ref().map(|f| f(r))
+            on:click=move |_| if let Some(f) = &click { f(i) }
+            on:mouseenter=move |_| if let Some(f) = &hover { f(Some(i)) }
+            on:mouseleave=move |_| if let Some(f) = &leave { f(None) }
+            {..attrs}
+        >
+            {cells}
+        </tr>
+    }
+}
+
 /// The table of `rows` as `spec` describes it. `state`: the sort and filter, when they should
 /// outlive the table or start sorted. `children`: extra controls for the toolbar.
 #[component]
@@ -326,68 +389,10 @@ pub fn Table<R: Send + Sync + 'static>(
     });
     let scroller = NodeRef::<leptos::html::Div>::new();
 
-    let header = spec
-        .columns
-        .iter()
-        .map(|c| {
-            let (id, label, right) = (c.id, c.label, c.align == Align::Right);
-            let width = c.width.map(|w| format!("width:{w}"));
-            if c.sort.is_none() {
-                return view! { <th class:r=right style=width>{label}</th> }.into_any();
-            }
-            let (sort, set) = (state.sort.clone(), state.sort.clone());
-            let aria = move || match sort.get() {
-                Some((s, true)) if s == id => "descending",
-                Some((s, false)) if s == id => "ascending",
-                _ => "none",
-            };
-            let arrow = aria.clone();
-            // Figures start largest first, text A→Z; the sorted column's second click reverses.
-            let click = move |_| set.update(|s| *s = Some(if let Some((c, d)) = *s { (id, if c == id { !d } else { right }) } else { (id, right) }));
-            view! {
-                <th class:r=right style=width aria-sort=aria data-sort=id>
-                    <button class="th-sort" on:click=click>
-                        {label}
-                        <span class="arrow" aria-hidden="true">{move || match arrow() { "descending" => "▼", "ascending" => "▲", _ => "" }}</span>
-                    </button>
-                </th>
-            }
-            .into_any()
-        })
-        .collect_view();
-
+    let header = header(&spec, &state);
     let row = {
         let (spec, rows) = (spec.clone(), rows.clone());
-        move |i: usize| {
-            let r = &rows[i];
-            let attrs: Vec<AnyAttribute> = spec
-                .row_attrs
-                .as_ref()
-                .map(|f| f(r, i).into_iter().map(|(k, v)| custom_attribute(k, v).into_any_attr()).collect())
-                .unwrap_or_default();
-            let cells = spec
-                .columns
-                .iter()
-                .map(|c| view! { <td class=c.class class:r=c.align == Align::Right>{(c.cell)(r, i)}</td> })
-                .collect_view();
-            let (selected, click, hover, leave) =
-                (spec.selected.clone(), spec.on_click.clone(), spec.on_hover.clone(), spec.on_hover.clone());
-            let clickable = click.is_some();
-            view! {
-                <tr
-                    class=spec.row_class.as_ref().map(|f| f(r))
-                    class:selected=move || selected.as_ref().is_some_and(|f| f(i))
-                    class:clickable=clickable
-                    title=spec.row_title.as_ref().map(|f| f(r))
-                    on:click=move |_| if let Some(f) = &click { f(i) }
-                    on:mouseenter=move |_| if let Some(f) = &hover { f(Some(i)) }
-                    on:mouseleave=move |_| if let Some(f) = &leave { f(None) }
-                    {..attrs}
-                >
-                    {cells}
-                </tr>
-            }
-        }
+        move |i: usize| row_view(&spec, &rows, i)
     };
     let empty_cols = n_cols.clone();
     let spacer = move |px: f64| {

@@ -54,9 +54,9 @@ pub(super) fn NamedPeak(name: String, named: Arc<NamedPeakView>) -> impl IntoVie
     }
 }
 
-#[component]
-fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
-    let n = &named;
+/// The peak's bytes by kind of allocation, with the stack and what was allocated before the trace
+/// as kinds of their own where there are any.
+fn kind_parts(n: &NamedPeakView) -> Vec<Part> {
     let mut kinds = Part::kinds(&n.by_kind);
     if n.stack_bytes > 0 {
         kinds.push(Part { key: "stack".into(), label: "stack".into(), bytes: n.stack_bytes });
@@ -64,9 +64,14 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
     if n.before_trace_bytes > 0 {
         kinds.push(Part { key: "before_trace".into(), label: "allocated before the trace".into(), bytes: n.before_trace_bytes });
     }
-    let modules = Part::modules(&n.by_module);
-    let state = expect_context::<AppState>();
-    let columns: Vec<Column<NamedPeakRow>> = vec![
+    kinds
+}
+
+/// The named table's columns: what asked for each allocation (with its module's largest buffers
+/// and the modules it could be), its kind, module, shape, Python frame, counts and sizes, and the
+/// link to its buffers in the Memory Viewer.
+fn columns(state: AppState) -> Vec<Column<NamedPeakRow>> {
+    vec![
         Column::new("name", "Allocated by", |r: &NamedPeakRow, k| {
             let buffers = (!r.largest_buffers.is_empty()).then(|| {
                 view! {
@@ -148,7 +153,15 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
             .into_any()
         })
         .width("80px"),
-    ];
+    ]
+}
+
+#[component]
+fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
+    let n = &named;
+    let kinds = kind_parts(n);
+    let modules = Part::modules(&n.by_module);
+    let columns = columns(expect_context::<AppState>());
     let export_name = format!("{}.named_peak.csv", name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     let spec = TableSpec::new("mp-table mp-named-table", columns)
         .testid("named-rows")
