@@ -17,7 +17,9 @@ use crate::decode::Format;
 pub fn landing(overview: &FileDetails, with_others: bool) -> Tool {
     match overview.format {
         Format::Pprof => Tool::DeviceMemory,
-        Format::Kineto => Tool::OverviewPage,
+        // The page has no view of a Kineto trace yet: its details say what it holds and which CLI
+        // commands show its views, where an XProf Overview of it would be empty.
+        Format::Kineto => Tool::FileDetails,
         Format::TorchSnapshot => Tool::TorchSnapshot,
         Format::HloProto => Tool::MemoryViewer,
         Format::XSpace if with_others || overview.steps.is_some_and(|n| n > 0) => Tool::OverviewPage,

@@ -62,7 +62,7 @@ test('with no file, the first-run page says what it reads, how to record, and th
     assert.match(text, /Nothing is uploaded/);
     assert.match(await page.textContent('[data-testid="record-jax"]'), /jax\.profiler\.trace\("\/tmp\/tb"\)/);
     assert.match(await page.textContent('[data-testid="record-tf"]'), /tf\.profiler\.experimental\.start/);
-    assert.match(await page.textContent('[data-testid="record-pytorch"]'), /coming.*not read yet/);
+    assert.match(await page.textContent('[data-testid="record-pytorch"]'), /snapshot\.pickle.*tidemark torch-overview/);
     assert.ok(await page.$('[data-testid="landing-demo"]'));
     await shot(page, `first-run-${scheme}`);
     assert.deepEqual(page.errors, []);

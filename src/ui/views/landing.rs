@@ -59,8 +59,10 @@ pub fn Landing() -> impl IntoView {
                         <pre><code>{MEMORY}</code></pre>
                     </div>
                     <p class="muted recipe-note" data-testid="record-pytorch">
-                        <strong>"PyTorch"</strong>" — coming: " <code>"torch.profiler"</code> " traces written by " <code>"tensorboard_trace_handler"</code>
-                        " (" <code>"*.pt.trace.json"</code> ") are not read yet."
+                        <strong>"PyTorch"</strong>" — " <code>"torch.profiler"</code> " traces written by " <code>"tensorboard_trace_handler"</code>
+                        " (" <code>"*.pt.trace.json"</code> ") and CUDA memory snapshots (" <code>"snapshot.pickle"</code>
+                        ") open here with their details; their views are in the command line for now ("
+                        <code>"tidemark torch-overview"</code> ", " <code>"torch-snapshot"</code> "…)."
                     </p>
                 </div>
             </div>
