@@ -73,52 +73,66 @@ for (const l of ladders) {
   console.log(`${l.module} (whole)\t${nodes}\t${median(times).toFixed(1)}\t${times.map((t) => t.toFixed(0)).join(',')}`);
 }
 
-// The overview of the largest module: answered once per module, so each run opens it afresh from
-// another module.
-const overviewTimes = [];
-let overviewNodes = 0;
-for (let r = 0; r <= RUNS; r++) {
-  await answer(ladders[0].file, ladders[0].module, 'main', 1);
-  await page.evaluate(() => document.querySelectorAll('[data-metric="graph_overview_answer_ms"]').forEach((e) => { e.dataset.old = '1'; }));
-  await answer(largest.file, largest.module, null, 1);
-  await page.waitForFunction(() => {
-    const ms = document.querySelector('[data-testid="graph-overview"][data-state="ready"] [data-metric="graph_overview_answer_ms"]');
-    return ms && !ms.dataset.old;
-  }, null, { timeout: 300_000 });
-  overviewNodes = Number(await page.getAttribute('[data-metric="overview_nodes"]', 'data-value'));
-  const ms = Number(await page.getAttribute('[data-metric="graph_overview_answer_ms"]', 'data-value'));
-  if (r > 0) overviewTimes.push(ms);
+/** The overview of `module` of `file` opened afresh (from another module), RUNS times: its answer. */
+async function overview(file, module) {
+  const times = [];
+  let nodes = 0;
+  for (let r = 0; r <= RUNS; r++) {
+    const other = ladders.find((l) => l.module !== module);
+    await answer(other.file, other.module, 'main', 1);
+    await page.evaluate(() => document.querySelectorAll('[data-metric="graph_overview_answer_ms"]').forEach((e) => { e.dataset.old = '1'; }));
+    await answer(file, module, null, 1);
+    await page.waitForFunction(() => {
+      const ms = document.querySelector('[data-testid="graph-overview"][data-state="ready"] [data-metric="graph_overview_answer_ms"]');
+      return ms && !ms.dataset.old;
+    }, null, { timeout: 300_000 });
+    await page.waitForSelector('[data-testid="graph-overview-canvas"][data-marked]');
+    nodes = Number(await page.getAttribute('[data-metric="overview_nodes"]', 'data-value'));
+    const ms = Number(await page.getAttribute('[data-metric="graph_overview_answer_ms"]', 'data-value'));
+    if (r > 0) times.push(ms);
+  }
+  console.log(`${module} (overview)\t${nodes}\t${median(times).toFixed(1)}\t${times.map((t) => t.toFixed(0)).join(',')}`);
+  return nodes;
 }
-console.log(`${largest.module} (overview)\t${overviewNodes}\t${median(overviewTimes).toFixed(1)}\t${overviewTimes.map((t) => t.toFixed(0)).join(',')}`);
 
-// Panning and zooming the overview.
-const canvas = page.locator('[data-testid="graph-overview-canvas"]');
-const box = await canvas.boundingBox();
-await page.evaluate(() => {
-  window.__longTasks = [];
-  new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => e.duration))).observe({ type: 'longtask' });
-  window.__drawMs = [];
-  const c = document.querySelector('[data-testid="graph-overview-canvas"]');
-  new MutationObserver(() => window.__drawMs.push(Number(c.dataset.drawMs))).observe(c, { attributes: true, attributeFilter: ['data-draw-ms'] });
-});
-const cx = box.x + box.width / 2, cy = box.y + box.height / 2;
-await page.mouse.move(cx, cy);
-for (let k = 0; k < 10; k++) {
-  await page.mouse.wheel(0, -200);
-  await page.waitForTimeout(30);
-}
-for (let k = 0; k < 4; k++) {
+/** Wheel turns in, drags, wheel turns out over the overview on screen: its frames and the main
+ * thread's long tasks meanwhile. */
+async function pan(label, nodes) {
+  const box = await page.locator('[data-testid="graph-overview-canvas"]').boundingBox();
+  await page.evaluate(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => e.duration))).observe({ type: 'longtask' });
+    window.__drawMs = [];
+    const c = document.querySelector('[data-testid="graph-overview-canvas"]');
+    new MutationObserver(() => window.__drawMs.push(Number(c.dataset.drawMs))).observe(c, { attributes: true, attributeFilter: ['data-draw-ms'] });
+  });
+  const cx = box.x + box.width / 2, cy = box.y + box.height / 2;
   await page.mouse.move(cx, cy);
-  await page.mouse.down();
-  for (let s = 1; s <= 20; s++) await page.mouse.move(cx + (k % 2 ? -1 : 1) * s * 15, cy + (k < 2 ? 1 : -1) * s * 5);
-  await page.mouse.up();
+  const wheel = async (dy) => {
+    for (let k = 0; k < 10; k++) {
+      await page.mouse.wheel(0, dy);
+      await page.waitForTimeout(30);
+    }
+  };
+  await wheel(-200);
+  for (let k = 0; k < 4; k++) {
+    await page.mouse.move(cx, cy);
+    await page.mouse.down();
+    for (let s = 1; s <= 20; s++) await page.mouse.move(cx + (k % 2 ? -1 : 1) * s * 15, cy + (k < 2 ? 1 : -1) * s * 5);
+    await page.mouse.up();
+  }
+  await wheel(200);
+  await page.waitForTimeout(200);
+  const { longTasks, drawMs } = await page.evaluate(() => ({ longTasks: window.__longTasks, drawMs: window.__drawMs }));
+  console.log(`pan and zoom of ${label}'s overview (${nodes} nodes): ${drawMs.length} frames, slowest ${Math.max(0, ...drawMs).toFixed(1)} ms, median ${median(drawMs.length ? drawMs : [0]).toFixed(1)} ms; ${longTasks.length} long tasks (over 50 ms), longest ${Math.max(0, ...longTasks).toFixed(0)} ms`);
 }
-for (let k = 0; k < 10; k++) {
-  await page.mouse.wheel(0, 200);
-  await page.waitForTimeout(30);
+
+// The overviews of the largest fixture module and of the largest ladder (no fusions: every
+// instruction a node), each then panned.
+const big = ladders[ladders.length - 1];
+for (const m of [largest, big]) {
+  const nodes = await overview(m.file, m.module);
+  await pan(m.module, nodes);
 }
-await page.waitForTimeout(200);
-const { longTasks, drawMs } = await page.evaluate(() => ({ longTasks: window.__longTasks, drawMs: window.__drawMs }));
-console.log(`pan and zoom of the overview (${overviewNodes} nodes): ${drawMs.length} frames, slowest frame ${Math.max(0, ...drawMs).toFixed(1)} ms, median ${median(drawMs.length ? drawMs : [0]).toFixed(1)} ms; ${longTasks.length} long tasks, longest ${Math.max(0, ...longTasks).toFixed(0)} ms`);
 await browser.close();
 server.close();

@@ -626,7 +626,9 @@ fn Overview(file_id: u32, module: RwSignal<Option<String>>, marked: Memo<BTreeSe
         Reply::Ready(o) => view! { <OverviewPanel o marked /> }.into_any(),
     };
     view! {
+        // Hidden until a graph has named its module (a failed first graph names none).
         <details class="graph-overview" data-testid="graph-overview" open
+            style:display=move || if module.with(Option::is_none) { "none" } else { "" }
             data-state=move || if matches!(fetch.reply.get(), Reply::Ready(_)) { "ready" } else { "waiting" }>
             <summary>
                 "Whole module "
@@ -644,7 +646,9 @@ fn OverviewPanel(o: Arc<GraphOverview>, marked: Memo<BTreeSet<String>>) -> impl 
     let state = expect_context::<AppState>();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let l = &o.layout;
-    let span = l.width.max(l.height);
+    // Room to pan, and for the whole module fitted at one scale on a canvas up to 8 times wider than
+    // tall (or taller than wide), which the extent must not clip.
+    let span = 4.0 * l.width.max(l.height);
     let full = Viewport { x0: -span, x1: l.width + span, y0: -span, y1: l.height + span };
     // Zero until the first frame fits the module to the canvas.
     let view = RwSignal::new(Viewport { x0: 0.0, x1: 0.0, y0: 0.0, y1: 0.0 });
