@@ -14,7 +14,7 @@
 // usage: node bench/graph_layout.mjs      Env: RUNS (default 5; the median is printed), DIST, BENCH_DIR.
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, fixture } from '../tests/browser/harness.mjs';
+import { ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, fixture } from '../tests/browser/harness.mjs';
 
 const RUNS = Number(process.env.RUNS || 5);
 const dir = process.env.BENCH_DIR || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'graph-bench');
@@ -39,17 +39,19 @@ for (const f of files) await waitForFile(page, path.basename(f));
  * waits for its answer. */
 async function answer(file, module, node, width) {
   const centre = node === null ? '' : `&node=${encodeURIComponent(node)}`;
+  // The file chosen first: a URL naming another file than the selected one loses its node (the page
+  // forgets a node when the file changes).
+  await selectFile(page, path.basename(file));
   const hash = `#tool=graph&file=${encodeURIComponent(path.basename(file))}&module=${encodeURIComponent(module)}${centre}&width=${width}`;
-  // The figure on screen is marked; the new answer draws a new one.
+  // The time on screen is kept; the new answer's differs (the page updates the figure in place).
   await page.evaluate((h) => {
-    const old = document.querySelector('[data-metric="graph_answer_ms"]');
-    if (old) old.dataset.old = '1';
+    window.__answerMs = document.querySelector('[data-metric="graph_answer_ms"]')?.dataset.value;
     location.hash = h;
   }, hash);
   await page.waitForFunction((n) => {
     const ready = document.querySelector('[data-testid="graph-viewer"][data-state="ready"]');
-    const ms = document.querySelector('[data-metric="graph_answer_ms"]');
-    return ready && (n === null || ready.querySelector('[data-metric="graph_center"]')?.dataset.value === n) && ms && !ms.dataset.old;
+    const ms = document.querySelector('[data-metric="graph_answer_ms"]')?.dataset.value;
+    return ready && (n === null || ready.querySelector('[data-metric="graph_center"]')?.dataset.value === n) && ms && ms !== window.__answerMs;
   }, node, { timeout: 300_000 });
   return {
     nodes: Number(await page.getAttribute('[data-metric="graph_nodes"]', 'data-value')),
@@ -80,11 +82,11 @@ async function overview(file, module) {
   for (let r = 0; r <= RUNS; r++) {
     const other = ladders.find((l) => l.module !== module);
     await answer(other.file, other.module, 'main', 1);
-    await page.evaluate(() => document.querySelectorAll('[data-metric="graph_overview_answer_ms"]').forEach((e) => { e.dataset.old = '1'; }));
+    await page.evaluate(() => { window.__overviewMs = document.querySelector('[data-metric="graph_overview_answer_ms"]')?.dataset.value; });
     await answer(file, module, null, 1);
     await page.waitForFunction(() => {
-      const ms = document.querySelector('[data-testid="graph-overview"][data-state="ready"] [data-metric="graph_overview_answer_ms"]');
-      return ms && !ms.dataset.old;
+      const ms = document.querySelector('[data-testid="graph-overview"][data-state="ready"] [data-metric="graph_overview_answer_ms"]')?.dataset.value;
+      return ms && ms !== window.__overviewMs;
     }, null, { timeout: 300_000 });
     await page.waitForSelector('[data-testid="graph-overview-canvas"][data-marked]');
     nodes = Number(await page.getAttribute('[data-metric="overview_nodes"]', 'data-value'));
