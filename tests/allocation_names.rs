@@ -5,6 +5,7 @@
 mod common;
 
 use serde_json::Value;
+use tidemark::analysis::allocation_names::buffers::{BufferKind, HeldHow};
 use tidemark::analysis::allocation_names::{self, AllocationNames, NameKind};
 use tidemark::analysis::memory_events::Activity;
 use tidemark::analysis::memory_profile::{self, xprof_json, MemoryProfile};
@@ -179,8 +180,97 @@ fn cli_prints_the_named_peak() {
     let (code, out, err) = common::tidemark(&["memory-profile", &path]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("named at peak") && out.contains("jit_train_step(5314) temporary"), "{out}");
+    assert!(out.contains("preallocated but unused: not in the trace, at most 104.57 GiB (limit 104.85 GiB − in use 283.21 MiB)"), "{out}");
     let (code, out, err) = common::tidemark(&["memory-profile", "--json", &path]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(v["tidemark"]["allocation_names"]["runs"].as_array().is_some_and(|r| !r.is_empty()));
+    let pool = &v["tidemark"]["allocation_names"]["allocators"]["GPU_0_bfc"]["peak"]["pool"];
+    assert_eq!(pool["unused_at_most_bytes"], 112_583_507_968i64 - 296_962_304);
+}
+
+/// An output the module's input/output aliasing ties to a parameter holds that parameter, named by the
+/// variable JAX wrote in the parameter's op_name: the TPU trace's `jit_f` aliases its three results
+/// with its three 5 GiB parameters `ws[0]`..`ws[2]`. Each is one of the module's outputs, of the shape
+/// XProf's Memory Viewer gives that element of the result tuple.
+#[test]
+fn aliased_outputs_hold_their_parameters() {
+    let stem = "jax_tpu_v6e_inference/tpu_v6e_inference";
+    let Some((_, names)) = named(stem) else { return };
+    let m = names.modules.iter().find(|m| m.name == "jit_f").expect("jit_f");
+    let viewer = oracle(stem, &format!("memory_viewer.{}", m.xprof_name)).expect("oracle");
+    let tuple = viewer["indefiniteLifetimes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|l| l["commonShape"].as_str().filter(|s| s.starts_with('(')))
+        .expect("the result tuple");
+    let elements: Vec<&str> = tuple[1..tuple.len() - 1].split(", ").collect();
+    let mut held: Vec<_> = m.allocations.iter().filter_map(|a| Some((a.output_index.clone()?, a.holds.clone()?, a))).collect();
+    held.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(held.len(), elements.len());
+    for (k, (index, h, a)) in held.iter().enumerate() {
+        let variable = format!("ws[{k}]");
+        assert_eq!(index, &vec![k as i64]);
+        assert_eq!(a.kind, BufferKind::Output);
+        assert_eq!((h.how, h.parameter_number, h.parameter_shape_index.as_slice()), (HeldHow::Aliased, k as i64, &[][..]));
+        assert_eq!(h.variable.as_deref(), Some(variable.as_str()));
+        assert_eq!(a.shape, elements[k]);
+        assert_eq!(a.size_bytes, 5 * 1024 * 1024 * 256 * 4);
+        assert_eq!(h.text(), format!("holds {variable} (parameter {k}, aliased)"));
+    }
+}
+
+/// A result that is a copy of a parameter says so, by the variable's name: `jit_stage` and
+/// `jit_convert_element_type` (a conversion to the same type) return a copy of `args[0]`, and XProf's
+/// Memory Viewer of each shows the output's buffer defined by a copy beside the parameter `args_0_`.
+/// No other output says it holds a parameter: `jit_train_step` is compiled without aliasing, and an
+/// output computed from a parameter (new weights from old) is tied to it by nothing in the HLO.
+#[test]
+fn copied_outputs_name_their_parameter() {
+    for stem in NVIDIA {
+        let Some((_, names)) = named(stem) else { continue };
+        let mut modules = std::collections::BTreeSet::new();
+        for name in names.allocators.iter().flat_map(|n| &n.names).filter(|x| x.holds.is_some()) {
+            let module = name.module.as_deref().expect("one module");
+            assert!(module.starts_with("jit_stage(") || module.starts_with("jit_convert_element_type("), "{stem}: {}", name.label);
+            let h = name.holds.as_ref().unwrap();
+            assert_eq!((h.how, h.parameter_number, h.variable.as_deref()), (HeldHow::Copied, 0, Some("args[0]")), "{stem}");
+            assert!(name.label.ends_with(", a copy of args[0] (parameter 0)"), "{}", name.label);
+            let viewer = oracle(stem, &format!("memory_viewer.{module}")).expect("oracle");
+            let lifetimes = viewer["indefiniteLifetimes"].as_array().unwrap();
+            let with = |attribute: &str| {
+                lifetimes.iter().find(|l| l["attributes"].as_array().unwrap().iter().any(|x| x == attribute)).unwrap()["logicalBuffers"][0]
+                    ["hloName"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            };
+            assert!(with("may-be live out").starts_with("copy"), "{stem} {module}");
+            assert_eq!(with("entry computation parameter"), "args_0_.1", "{stem} {module}");
+            modules.insert(module.split('(').next().unwrap().to_string());
+        }
+        assert_eq!(modules.into_iter().collect::<Vec<_>>(), ["jit_convert_element_type", "jit_stage"], "{stem}");
+    }
+}
+
+/// "Preallocated but unused" is bounded, never guessed: the allocator events of n1 (recorded with
+/// `XLA_PYTHON_CLIENT_PREALLOCATE=false`) and n2 (preallocated) report the same limit, so the pool the
+/// allocator holds is not in the trace; the most that can be unused is XProf's capacity less the peak,
+/// and the note says what would tell the rest.
+#[test]
+fn preallocated_but_unused_is_bounded_not_guessed() {
+    let mut limits = Vec::new();
+    for stem in &NVIDIA[..2] {
+        let Some((_, names)) = named(stem) else { return };
+        let xprof = oracle(stem, "memory_profile").expect("oracle");
+        let summary = &xprof["memoryProfilePerAllocator"]["GPU_0_bfc"]["profileSummary"];
+        let pool = &names.allocator("GPU_0_bfc").unwrap().peak.pool;
+        assert_eq!(pool.limit_bytes, int(&summary["memoryCapacity"]), "{stem}");
+        assert_eq!(pool.in_use_bytes, int(&summary["peakStats"]["peakBytesInUse"]), "{stem}");
+        assert_eq!(pool.unused_at_most_bytes, Some(pool.limit_bytes - pool.in_use_bytes), "{stem}");
+        assert!(pool.note.contains("not in the trace") && pool.note.contains("memory_stats()['pool_bytes']"), "{}", pool.note);
+        limits.push(pool.limit_bytes);
+    }
+    assert_eq!(limits, [112_583_507_968; 2]);
 }

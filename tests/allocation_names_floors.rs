@@ -216,7 +216,7 @@ fn memory_across_hosts_names_each_peak() {
     if ids.is_empty() {
         return;
     }
-    let o = session.run_memory_overview(&ids).unwrap();
+    let o = session.memory_across_hosts(&ids).unwrap();
     let mut named_rows = 0;
     for row in &o.allocators {
         let stem = NVIDIA[ids.iter().position(|&i| i == row.file_id).unwrap()];

@@ -5,16 +5,16 @@ mod common;
 
 use common::{bytes, fixture, json, open};
 use tidemark::decode::{self, DecodeError, DecodedFile, Format, Profile};
-use tidemark::engine::overview::{overview, FileOverview};
+use tidemark::engine::file_details::{details, FileDetails};
 
 /// The overview, checked to be the same whether the host plane's allocator events are counted by the
 /// overview's own scan or taken from the Memory Profile (as `Session::open` does).
-fn ov(rel: &str) -> FileOverview {
+fn ov(rel: &str) -> FileDetails {
     let file = open(rel);
-    let scanned = overview(&file, None).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let scanned = details(&file, None).unwrap_or_else(|e| panic!("{rel}: {e}"));
     if let decode::Profile::XSpace(space) = &file.profile {
         let profile = tidemark::analysis::memory_profile::analyze(space).unwrap();
-        assert_eq!(overview(&file, Some(&profile)).unwrap(), scanned, "{rel}: counted from the Memory Profile");
+        assert_eq!(details(&file, Some(&profile)).unwrap(), scanned, "{rel}: counted from the Memory Profile");
     }
     scanned
 }
@@ -187,7 +187,7 @@ fn format_is_sniffed_from_content_not_name() {
         "pprof/docs_seed_memory.prof",
     ] {
         let named = ov(rel);
-        let renamed = overview(&decode::decode("unknown", bytes(rel), &mut |_, _| {}).unwrap(), None).unwrap();
+        let renamed = details(&decode::decode("unknown", bytes(rel), &mut |_, _| {}).unwrap(), None).unwrap();
         assert_eq!(renamed.format, named.format, "{rel}");
         assert_eq!(renamed.planes, named.planes);
         assert_eq!(renamed.hlo_modules, named.hlo_modules);
@@ -195,7 +195,7 @@ fn format_is_sniffed_from_content_not_name() {
     }
     // Gzipped or not, the same trace.
     let raw = tidemark::decode::gzip::inflate(&bytes("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz")).unwrap();
-    let plain = overview(&decode::decode("a1.xplane.pb", raw, &mut |_, _| {}).unwrap(), None).unwrap();
+    let plain = details(&decode::decode("a1.xplane.pb", raw, &mut |_, _| {}).unwrap(), None).unwrap();
     assert_eq!(plain.planes, ov("jax/a1_docs_seed/a1_docs_seed.xplane.pb.gz").planes);
 }
 
@@ -278,8 +278,8 @@ fn slim_copies_keep_what_the_memory_tools_read() {
     let tidemark::decode::Profile::XSpace(space) = &full.profile else { panic!("xspace") };
     let small = slim::xspace(space).expect("something to drop");
     assert!(small.len() * 4 < space.bytes().len(), "{} vs {}", small.len(), space.bytes().len());
-    let slim_ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap(), None).unwrap();
-    let full_ov = overview(&full, None).unwrap();
+    let slim_ov = details(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap(), None).unwrap();
+    let full_ov = details(&full, None).unwrap();
     assert_eq!(slim_ov.hlo_modules, full_ov.hlo_modules);
     assert!(slim_ov.planes.iter().all(|p| p.event_count == 0));
     assert!(slim_ov.notes.iter().any(|n| n.contains("slim copy")), "{:?}", slim_ov.notes);
@@ -287,8 +287,8 @@ fn slim_copies_keep_what_the_memory_tools_read() {
     let tf = open("tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz");
     let tidemark::decode::Profile::XSpace(space) = &tf.profile else { panic!("xspace") };
     if let Some(small) = slim::xspace(space) {
-        let ov = overview(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap(), None).unwrap();
-        assert_eq!(ov.allocators, overview(&tf, None).unwrap().allocators);
+        let ov = details(&decode::decode("slim.xplane.pb", small, &mut |_, _| {}).unwrap(), None).unwrap();
+        assert_eq!(ov.allocators, details(&tf, None).unwrap().allocators);
     }
 }
 

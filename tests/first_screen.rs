@@ -5,11 +5,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use tidemark::engine::first_screen::{empty_reason, landing, EmptyReason, Tool};
-use tidemark::engine::{FileOverview, Session};
+use tidemark::engine::first_screen::{empty_reason, landing, EmptyReason};
+use tidemark::engine::tool::Tool;
+use tidemark::engine::{FileDetails, Session};
 
 /// The overview of the file at `path`, opened as the page opens it.
-fn overview_at(path: &Path) -> FileOverview {
+fn overview_at(path: &Path) -> FileDetails {
     let mut session = Session::new();
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let name = path.file_name().expect("a file").to_string_lossy().into_owned();
@@ -65,7 +66,7 @@ fn traces() -> Vec<PathBuf> {
     all
 }
 
-fn device_events(o: &FileOverview) -> usize {
+fn device_events(o: &FileDetails) -> usize {
     o.planes.iter().filter(|p| p.name.starts_with("/device:GPU:") || p.name.starts_with("/device:TPU:")).map(|p| p.event_count).sum()
 }
 
@@ -84,7 +85,7 @@ fn traces_open_on_the_tool_their_facts_name() {
         modules.sort();
         assert_eq!(modules, x.modules, "{name}: HLO modules");
         let expected = if x.steps > 0 {
-            Tool::Overview
+            Tool::OverviewPage
         } else if x.has_memory_ids {
             Tool::MemoryProfile
         } else if device_events(&o) > 0 {
@@ -94,7 +95,7 @@ fn traces_open_on_the_tool_their_facts_name() {
         };
         assert_eq!(landing(&o, false), expected, "{name}");
         // Opened with other files: the run's Overview.
-        assert_eq!(landing(&o, true), Tool::Overview, "{name}");
+        assert_eq!(landing(&o, true), Tool::OverviewPage, "{name}");
         // Only the OOM seed left a compile unfinished.
         assert_eq!(o.unfinished_compiles.is_empty(), !name.contains("n6_oom_seed"), "{name}: {:?}", o.unfinished_compiles);
     }
@@ -126,10 +127,10 @@ fn a_jax_cpu_trace_says_why_each_tool_is_empty() {
     for tool in [Tool::MemoryProfile, Tool::MemoryAcrossHosts] {
         assert_eq!(empty_reason(tool, &o), Some(EmptyReason::NoAllocatorEvents { on_device: false }), "{tool:?}");
     }
-    for tool in [Tool::Overview, Tool::InputPipeline] {
+    for tool in [Tool::OverviewPage, Tool::InputPipeline] {
         assert_eq!(empty_reason(tool, &o), Some(EmptyReason::NoSteps), "{tool:?}");
     }
-    for tool in [Tool::OpProfile, Tool::HloOpStats, Tool::KernelStats, Tool::Roofline] {
+    for tool in [Tool::OpProfile, Tool::HloStats, Tool::KernelStats, Tool::RooflineModel] {
         assert_eq!(empty_reason(tool, &o), Some(EmptyReason::NoDevicePlanes), "{tool:?}");
     }
     // It has HLO modules and events to show.
@@ -144,8 +145,8 @@ fn a_tf_trace_without_xla_says_it_has_no_hlo_modules() {
     let (o, x) = (overview_at(&path), oracle(&path));
     assert!(x.modules.is_empty() && x.steps > 0);
     assert_eq!(empty_reason(Tool::MemoryViewer, &o), Some(EmptyReason::NoHloProtos));
-    assert_eq!(empty_reason(Tool::Overview, &o), None);
-    assert_eq!(landing(&o, false), Tool::Overview);
+    assert_eq!(empty_reason(Tool::OverviewPage, &o), None);
+    assert_eq!(landing(&o, false), Tool::OverviewPage);
 }
 
 /// The OOM seed (n6): `a @ a` too large for the H200 fails while the compiler autotunes, so the
@@ -167,7 +168,7 @@ fn the_oom_seed_says_its_module_never_finished_compiling() {
     }
     assert!(oom.sentence().starts_with("jit_oom began compiling in this trace"));
     // Without the unfinished compile, the same trace's GPU run without allocator events says so.
-    let plain = FileOverview { unfinished_compiles: Vec::new(), ..o };
+    let plain = FileDetails { unfinished_compiles: Vec::new(), ..o };
     assert_eq!(empty_reason(Tool::MemoryProfile, &plain), Some(EmptyReason::NoAllocatorEvents { on_device: true }));
     assert_eq!(empty_reason(Tool::OpProfile, &plain), Some(EmptyReason::NoDeviceEvents));
 }
@@ -181,7 +182,7 @@ fn the_cli_gives_the_same_sentences() {
     let o = overview_at(Path::new(a1));
     for (command, tool) in [
         ("memory-profile", Tool::MemoryProfile),
-        ("overview-page", Tool::Overview),
+        ("overview-page", Tool::OverviewPage),
         ("input-pipeline-analyzer", Tool::InputPipeline),
         ("op-profile", Tool::OpProfile),
         ("kernel-stats", Tool::KernelStats),

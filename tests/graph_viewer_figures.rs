@@ -110,7 +110,7 @@ fn tpu_times_are_xprofs_hlo_stats_rows() {
     let (mut s, id) = session_with(&path);
     let module = "jit_f(12190760917235803885)";
     let v = view(&mut s, id, module, None, 1_000);
-    assert_eq!(v.figures.time_source, Some(TimeSource::HloOpStats));
+    assert_eq!(v.figures.time_source, Some(TimeSource::HloStats));
     let names = drawn(&v);
     let mut checked = 0;
     for row in oracle["rows"].as_array().expect("rows") {
@@ -140,7 +140,7 @@ fn tpu_times_are_xprofs_hlo_stats_rows() {
     assert!(v.figures.by_name["broadcast_add_fusion.1"].self_time_us.is_some());
 
     // The Roofline's rows name their module as the Graph tool does: its "graph" link has a target.
-    let roofline = s.roofline_view(&Scope::file(id), true).expect("roofline");
+    let roofline = s.roofline_model_view(&Scope::file(id), true).expect("roofline");
     let r = &roofline.records;
     let i = r.name.iter().position(|n| n == "broadcast_add_fusion.1").expect("the op's record");
     assert_eq!(r.memory_viewer_module[i].as_deref(), Some(module));

@@ -76,7 +76,7 @@ fn run_requests(ids: &[u32], baseline: &[u32]) -> Vec<RequestBody> {
     let file_ids = ids.to_vec();
     vec![
         RequestBody::from(request::FrameworkOpStats { scope: Scope { file_ids: file_ids.clone(), window: None }, include_idle: true }),
-        RequestBody::from(request::HloOpStats { scope: Scope { file_ids: file_ids.clone(), window: None } }),
+        RequestBody::from(request::HloStats { scope: Scope { file_ids: file_ids.clone(), window: None } }),
         RequestBody::from(request::KernelStats { scope: Scope { file_ids: file_ids.clone(), window: None } }),
         RequestBody::from(request::RooflineModel {
             scope: Scope { file_ids: file_ids.clone(), window: None },
@@ -89,8 +89,8 @@ fn run_requests(ids: &[u32], baseline: &[u32]) -> Vec<RequestBody> {
         }),
         RequestBody::from(request::InputPipeline { file_ids: file_ids.clone() }),
         RequestBody::from(request::OverviewPage { file_ids: file_ids.clone() }),
-        RequestBody::from(request::RunMemoryOverview { file_ids: file_ids.clone() }),
-        RequestBody::from(request::CompareRuns { current: file_ids, baseline: baseline.to_vec() }),
+        RequestBody::from(request::MemoryAcrossHosts { file_ids: file_ids.clone() }),
+        RequestBody::from(request::RunComparison { current: file_ids, baseline: baseline.to_vec() }),
     ]
 }
 
@@ -198,7 +198,7 @@ fn all_hosts_over_a_step_read_each_released_host_once() {
     let (_, _, window) = resident.run_step_windows(tf).unwrap_or_else(|e| panic!("{e}")).into_iter().next().expect("the run has steps");
     for body in [
         RequestBody::from(request::FrameworkOpStats { scope: Scope { file_ids: tf.to_vec(), window: Some(window) }, include_idle: true }),
-        RequestBody::from(request::HloOpStats { scope: Scope { file_ids: tf.to_vec(), window: Some(window) } }),
+        RequestBody::from(request::HloStats { scope: Scope { file_ids: tf.to_vec(), window: Some(window) } }),
     ] {
         let got = ask(&mut lazy, body.clone(), &mut reread);
         let want = ask_resident(&mut resident, body);

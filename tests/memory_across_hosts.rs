@@ -6,7 +6,7 @@
 mod common;
 
 use serde_json::Value;
-use tidemark::engine::memory_across_hosts::{HostAllocator, RunMemoryOverview};
+use tidemark::engine::memory_across_hosts::{HostAllocator, MemoryAcrossHosts};
 use tidemark::engine::Session;
 
 /// The run's hosts, in path order: two TensorFlow traces with BFC and CPU allocators.
@@ -24,14 +24,14 @@ fn open_run() -> (Session, Vec<u32>) {
     (session, ids)
 }
 
-fn overview() -> (Session, Vec<u32>, RunMemoryOverview) {
+fn overview() -> (Session, Vec<u32>, MemoryAcrossHosts) {
     let (mut session, ids) = open_run();
-    let o = session.run_memory_overview(&ids).unwrap_or_else(|e| panic!("{e}"));
+    let o = session.memory_across_hosts(&ids).unwrap_or_else(|e| panic!("{e}"));
     (session, ids, o)
 }
 
 /// Every allocator of every host of `o` is one row whose figures are its host's own Memory Profile's.
-fn check_rows(session: &mut Session, hosts: &[(u32, &str)], o: &RunMemoryOverview) {
+fn check_rows(session: &mut Session, hosts: &[(u32, &str)], o: &MemoryAcrossHosts) {
     let mut expected_rows = 0;
     for &(id, path) in hosts {
         let memory_ids = session.memory_profile_view(id, None).unwrap().memory_ids;
@@ -81,7 +81,7 @@ fn gpu_allocators_of_a_multi_worker_run() {
     let mut session = Session::new();
     let gpu = session.open("worker-0.xplane.pb", std::fs::read(v100).unwrap(), &mut |_, _| {}).unwrap().id;
     let cpu = session.open("worker-1.xplane.pb", common::bytes(HOSTS[1].1), &mut |_, _| {}).unwrap().id;
-    let o = session.run_memory_overview(&[gpu, cpu]).unwrap();
+    let o = session.memory_across_hosts(&[gpu, cpu]).unwrap();
     check_rows(&mut session, &[(gpu, "worker-0.xplane.pb"), (cpu, "worker-1.xplane.pb")], &o);
     let gpus: Vec<&HostAllocator> = o.allocators.iter().filter(|a| a.memory_id.starts_with("GPU_")).collect();
     assert_eq!(gpus.len(), 3, "GPU_1, GPU_4 and GPU_6");
@@ -132,11 +132,11 @@ fn timelines_share_the_run_axis() {
 #[test]
 fn a_run_of_one_host_and_an_empty_run() {
     let (mut session, ids) = open_run();
-    let alone = session.run_memory_overview(&ids[..1]).unwrap();
+    let alone = session.memory_across_hosts(&ids[..1]).unwrap();
     assert!(alone.allocators.iter().all(|a| a.file_id == ids[0]));
     assert_eq!(alone.allocators.iter().map(|a| a.peak_time_ps - a.peak_offset_ps).max(), Some(0));
-    assert!(session.run_memory_overview(&[]).is_err());
-    assert!(session.run_memory_overview(&[99]).is_err());
+    assert!(session.memory_across_hosts(&[]).is_err());
+    assert!(session.memory_across_hosts(&[99]).is_err());
 }
 
 #[test]
@@ -166,11 +166,11 @@ fn cli_prints_the_engines_overview() {
 fn through_the_protocol() {
     use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (mut session, ids) = open_run();
-    let body = RequestBody::from(request::RunMemoryOverview { file_ids: ids.clone() });
+    let body = RequestBody::from(request::MemoryAcrossHosts { file_ids: ids.clone() });
     let json = serde_json::to_string(&Request { v: VERSION, seq: 4, body }).unwrap();
-    assert!(json.contains(r#""type":"run_memory_overview","file_ids":[0,1]"#), "{json}");
+    assert!(json.contains(r#""type":"memory_across_hosts","file_ids":[0,1]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});
     let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
-    let ResponseBody::RunMemoryOverview { view } = back.body else { panic!("{:?}", back.body) };
-    assert_eq!(*view, session.run_memory_overview(&ids).unwrap());
+    let ResponseBody::MemoryAcrossHosts { view } = back.body else { panic!("{:?}", back.body) };
+    assert_eq!(*view, session.memory_across_hosts(&ids).unwrap());
 }

@@ -180,7 +180,7 @@ fn run_comparison_device_ops_equal_xprof() {
     let (Some(current_id), Some(baseline_id)) = (open(&mut session, current), open(&mut session, baseline)) else { return };
     let (current_oracle, baseline_oracle) =
         (oracle_device_ops(&oracle(current, "framework_op_stats")), oracle_device_ops(&oracle(baseline, "framework_op_stats")));
-    let c = session.compare_runs(&[current_id], &[baseline_id]).unwrap_or_else(|e| panic!("{e}"));
+    let c = session.run_comparison(&[current_id], &[baseline_id]).unwrap_or_else(|e| panic!("{e}"));
     let mut keys: Vec<&(String, String)> = current_oracle.keys().chain(baseline_oracle.keys()).collect();
     keys.sort();
     keys.dedup();

@@ -8,10 +8,10 @@ mod common;
 use common::ask;
 
 use serde_json::Value;
-use tidemark::engine::hlo_op_stats::HloOpStatsView;
+use tidemark::engine::hlo_stats::HloStatsView;
 use tidemark::engine::kernel_stats::KernelStatsView;
 use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
-use tidemark::engine::roofline::RooflineView;
+use tidemark::engine::roofline_model::RooflineModelView;
 use tidemark::engine::Scope;
 use tidemark::engine::{EngineError, Session};
 
@@ -42,9 +42,9 @@ fn cpu() -> (Session, u32) {
     (s, id)
 }
 
-fn hlo(s: &mut Session, file_id: u32) -> Result<HloOpStatsView, EngineError> {
-    match ask(s, RequestBody::from(request::HloOpStats { scope: Scope::file(file_id) }), None) {
-        ResponseBody::HloOpStats { view } => Ok(*view),
+fn hlo(s: &mut Session, file_id: u32) -> Result<HloStatsView, EngineError> {
+    match ask(s, RequestBody::from(request::HloStats { scope: Scope::file(file_id) }), None) {
+        ResponseBody::HloStats { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
         other => panic!("{other:?}"),
     }
@@ -57,7 +57,7 @@ fn kernels(s: &mut Session, file_id: u32) -> KernelStatsView {
     }
 }
 
-fn roofline(s: &mut Session, file_id: u32, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
+fn roofline(s: &mut Session, file_id: u32, include_infeed_outfeed: bool) -> Result<RooflineModelView, EngineError> {
     match ask(s, RequestBody::from(request::RooflineModel { scope: Scope::file(file_id), include_infeed_outfeed }), None) {
         ResponseBody::RooflineModel { view } => Ok(*view),
         ResponseBody::Failed { error } => Err(error),
@@ -320,7 +320,7 @@ fn cpu_traces_give_empty_pages() {
 #[test]
 fn wire_form_and_unknown_file() {
     let forms = [
-        (RequestBody::from(request::HloOpStats { scope: Scope::file(3) }), r#"{"type":"hlo_op_stats","file_ids":[3]}"#),
+        (RequestBody::from(request::HloStats { scope: Scope::file(3) }), r#"{"type":"hlo_stats","file_ids":[3]}"#),
         (RequestBody::from(request::KernelStats { scope: Scope::file(3) }), r#"{"type":"kernel_stats","file_ids":[3]}"#),
         (
             RequestBody::from(request::RooflineModel { scope: Scope::file(3), include_infeed_outfeed: true }),
@@ -331,7 +331,7 @@ fn wire_form_and_unknown_file() {
         assert_eq!(serde_json::to_string(&body).unwrap(), json);
         let mut s = Session::new();
         let body = match body {
-            RequestBody::HloOpStats(_) => RequestBody::from(request::HloOpStats { scope: Scope::file(9) }),
+            RequestBody::HloStats(_) => RequestBody::from(request::HloStats { scope: Scope::file(9) }),
             RequestBody::KernelStats(_) => RequestBody::from(request::KernelStats { scope: Scope::file(9) }),
             _ => RequestBody::from(request::RooflineModel { scope: Scope::file(9), include_infeed_outfeed: false }),
         };

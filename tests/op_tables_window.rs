@@ -206,15 +206,12 @@ fn the_page_asks_with_or_without_a_window() {
     };
     assert!(total(&whole.table.rows) > 10.0 * total(&view.table.rows));
     // The wire form leaves an absent window out.
-    let body = serde_json::to_string(&RequestBody::from(request::HloOpStats { scope: Scope::file(1) })).unwrap();
-    assert_eq!(body, r#"{"type":"hlo_op_stats","file_ids":[1]}"#);
-    let body = serde_json::to_string(&RequestBody::from(request::HloOpStats { scope: Scope::file(1).within(Some(w)) })).unwrap();
-    assert_eq!(
-        body,
-        format!(r#"{{"type":"hlo_op_stats","file_ids":[1],"window":{{"begin_ps":{},"end_ps":{}}}}}"#, w.begin_ps(), w.end_ps())
-    );
+    let body = serde_json::to_string(&RequestBody::from(request::HloStats { scope: Scope::file(1) })).unwrap();
+    assert_eq!(body, r#"{"type":"hlo_stats","file_ids":[1]}"#);
+    let body = serde_json::to_string(&RequestBody::from(request::HloStats { scope: Scope::file(1).within(Some(w)) })).unwrap();
+    assert_eq!(body, format!(r#"{{"type":"hlo_stats","file_ids":[1],"window":{{"begin_ps":{},"end_ps":{}}}}}"#, w.begin_ps(), w.end_ps()));
     // An empty window is refused in words.
-    let inverted = format!(r#"{{"type":"hlo_op_stats","file_ids":[{id}],"window":{{"begin_ps":5,"end_ps":5}}}}"#);
+    let inverted = format!(r#"{{"type":"hlo_stats","file_ids":[{id}],"window":{{"begin_ps":5,"end_ps":5}}}}"#);
     match ask_json(&mut s, &inverted, None) {
         ResponseBody::Rejected { message } => assert!(message.contains("empty time window"), "{message}"),
         other => panic!("{other:?}"),
@@ -445,8 +442,8 @@ fn roofline_windows_add_up_to_the_whole_trace() {
         }
         // The peaks are the device's, whatever the window.
         let (w, all) = (
-            s.roofline_view(&Scope::run(&[id]).within(Some(TimeWindow::new(i64::MIN, cuts[4]).unwrap())), true).unwrap(),
-            s.roofline_view(&Scope::run(&[id]), true).unwrap(),
+            s.roofline_model_view(&Scope::run(&[id]).within(Some(TimeWindow::new(i64::MIN, cuts[4]).unwrap())), true).unwrap(),
+            s.roofline_model_view(&Scope::run(&[id]), true).unwrap(),
         );
         assert_eq!((w.peak_flop_rate, &w.roofs), (all.peak_flop_rate, &all.roofs));
         assert!(w.records.rank.len() < all.records.rank.len() || w.records.total_time_us[0] < all.records.total_time_us[0]);
@@ -507,7 +504,7 @@ fn the_page_asks_kernel_stats_and_the_roofline_over_a_step() {
         other => panic!("{other:?}"),
     };
     let step = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_ids":[{id}],"include_infeed_outfeed":true,{window}}}"#));
-    assert_eq!(*step, s.roofline_view(&Scope::run(&[id]).within(Some(w)), true).unwrap());
+    assert_eq!(*step, s.roofline_model_view(&Scope::run(&[id]).within(Some(w)), true).unwrap());
     let run = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_ids":[{id}],"include_infeed_outfeed":true,{window}}}"#));
     assert_eq!(run, step);
     let whole = ask_roofline(&mut s, format!(r#"{{"type":"roofline_model","file_ids":[{id}],"include_infeed_outfeed":true}}"#));

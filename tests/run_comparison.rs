@@ -32,7 +32,7 @@ fn compared() -> (Session, Vec<u32>, Vec<u32>, RunComparison) {
     let mut session = Session::new();
     let current = open_run(&mut session, "new", &CURRENT);
     let baseline = open_run(&mut session, "old", &BASELINE);
-    let c = session.compare_runs(&current, &baseline).unwrap_or_else(|e| panic!("{e}"));
+    let c = session.run_comparison(&current, &baseline).unwrap_or_else(|e| panic!("{e}"));
     (session, current, baseline, c)
 }
 
@@ -172,16 +172,16 @@ fn step_times_are_each_runs_overview_and_the_order_is_stable() {
     assert_eq!((st.baseline_steps, st.average_ms.baseline), base);
     assert_eq!(st.average_ms.delta, cur.1 - base.1);
     // Asked again (cached analyses) and in a fresh session: the same comparison, the same order.
-    assert!(session.compare_runs(&current, &baseline).unwrap() == c, "asked again, the same comparison");
+    assert!(session.run_comparison(&current, &baseline).unwrap() == c, "asked again, the same comparison");
     assert!(compared().3 == c, "in a fresh session, the same comparison");
     // Swapped, every change changes sign.
-    let swapped = session.compare_runs(&baseline, &current).unwrap();
+    let swapped = session.run_comparison(&baseline, &current).unwrap();
     assert_eq!(swapped.ops.len(), c.ops.len());
     for o in &swapped.ops {
         let same = c.ops.iter().find(|x| (x.on_device, &x.op_type, &x.op_name) == (o.on_device, &o.op_type, &o.op_name)).unwrap();
         assert_eq!(o.self_time_us.delta, -same.self_time_us.delta);
     }
-    assert!(session.compare_runs(&[], &baseline).is_err(), "an empty run is an error");
+    assert!(session.run_comparison(&[], &baseline).is_err(), "an empty run is an error");
 }
 
 /// An empty folder of this test's own under cargo's scratch space.
@@ -204,14 +204,14 @@ fn cli_prints_the_engines_comparison() {
     }
     let (new, old) = (root.join("logs/new"), root.join("logs/old"));
     let (new, old) = (new.to_str().unwrap(), old.to_str().unwrap());
-    let (code, out, err) = common::tidemark(&["compare-runs", new, "--baseline", old, "--json"]);
+    let (code, out, err) = common::tidemark(&["run-comparison", new, "--baseline", old, "--json"]);
     assert_eq!(code, 0, "{err}");
     let printed: Value = serde_json::from_str(&out).unwrap();
     let expected = serde_json::to_value(compared().3).unwrap();
     if let Some(d) = common::json_diff(&printed, &expected) {
-        panic!("compare-runs --json: {d}");
+        panic!("run-comparison --json: {d}");
     }
-    let (code, text, err) = common::tidemark(&["compare-runs", new, "--baseline", old]);
+    let (code, text, err) = common::tidemark(&["run-comparison", new, "--baseline", old]);
     assert_eq!(code, 0, "{err}");
     assert!(text.starts_with("new against baseline old"), "{text}");
     assert!(text.contains("worker-2") && text.contains("only in baseline"), "{text}");
@@ -224,20 +224,20 @@ fn cli_prints_the_engines_comparison() {
 fn compare_runs_through_the_protocol() {
     use tidemark::engine::protocol::{handle, request, Request, RequestBody, Response, ResponseBody, VERSION};
     let (mut session, current, baseline, c) = compared();
-    let body = RequestBody::from(request::CompareRuns { current, baseline });
+    let body = RequestBody::from(request::RunComparison { current, baseline });
     let json = serde_json::to_string(&Request { v: VERSION, seq: 9, body }).unwrap();
-    assert!(json.contains(r#""type":"compare_runs","current":[0,1],"baseline":[2,3]"#), "{json}");
+    assert!(json.contains(r#""type":"run_comparison","current":[0,1],"baseline":[2,3]"#), "{json}");
     let reply = handle(&mut session, &json, None, &mut |_| {});
     let back: Response = serde_json::from_str(&serde_json::to_string(&reply).unwrap()).unwrap();
-    let ResponseBody::CompareRuns { comparison } = back.body else { panic!("{:?}", back.body) };
+    let ResponseBody::RunComparison { comparison } = back.body else { panic!("{:?}", back.body) };
     // Through JSON and back: equal to the engine's, figure by figure.
     if let Some(d) = common::json_diff(&serde_json::to_value(&*comparison).unwrap(), &serde_json::to_value(&c).unwrap()) {
-        panic!("CompareRuns reply: {d}");
+        panic!("RunComparison reply: {d}");
     }
     let bad = serde_json::to_string(&Request {
         v: VERSION,
         seq: 10,
-        body: RequestBody::from(request::CompareRuns { current: vec![0], baseline: vec![99] }),
+        body: RequestBody::from(request::RunComparison { current: vec![0], baseline: vec![99] }),
     })
     .unwrap();
     let ResponseBody::Failed { error } = handle(&mut session, &bad, None, &mut |_| {}).body else { panic!("an unknown file is an error") };

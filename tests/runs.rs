@@ -232,13 +232,13 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
     assert_eq!(view.steps.names.len(), oracle("input_pipeline_analyzer")[1]["rows"].as_array().unwrap().len());
     same(&*view, &session.input_pipeline_view(&ids).unwrap());
 
-    let ResponseBody::HloOpStats { view } =
-        ask(&mut session, RequestBody::from(request::HloOpStats { scope: Scope { file_ids: file_ids.clone(), window: None } }))
+    let ResponseBody::HloStats { view } =
+        ask(&mut session, RequestBody::from(request::HloStats { scope: Scope { file_ids: file_ids.clone(), window: None } }))
     else {
         panic!()
     };
     assert_eq!(view.columns.rank.len(), oracle("hlo_stats")["rows"].as_array().map_or(0, Vec::len));
-    same(&*view, &session.hlo_op_stats_view(&Scope::run(&ids)).unwrap());
+    same(&*view, &session.hlo_stats_view(&Scope::run(&ids)).unwrap());
 
     let ResponseBody::KernelStats { view } =
         ask(&mut session, RequestBody::from(request::KernelStats { scope: Scope { file_ids: file_ids.clone(), window: None } }))
@@ -253,7 +253,7 @@ fn every_op_tool_answers_all_hosts_through_the_protocol() {
         include_infeed_outfeed: true,
     });
     let ResponseBody::RooflineModel { view } = ask(&mut session, body) else { panic!() };
-    same(&*view, &session.roofline_view(&Scope::run(&ids), true).unwrap());
+    same(&*view, &session.roofline_model_view(&Scope::run(&ids), true).unwrap());
 
     let body = RequestBody::from(request::OpProfile {
         scope: Scope { file_ids, window: None },

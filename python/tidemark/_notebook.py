@@ -83,7 +83,7 @@ def show(
     max_mb: Optional[float] = DEFAULT_MAX_MB,
 ) -> None:
     """Shows the profiles at `path` (a trace, a run folder, a log dir, a `*.prof`, an HLO dump) inline,
-    on `tool` (`overview`, `memory-profile`, `op-profile`, `trace-viewer`, ... — by default the tool
+    on `tool` (`overview-page`, `memory-profile`, `op-profile`, `trace-viewer`, ... — by default the tool
     the page lands on after a drop). The page and the profiles go into the cell's output once; nothing
     is written outside a temporary folder. Over `max_mb` of profiles the slim copy is embedded (unless
     `slim=False`), and over that the cell says so and what to do instead. A problem is said in the cell,

@@ -4,97 +4,23 @@
 //! HLO modules, device planes, and compiles that never finished), so the page, which follows them,
 //! and the CLI, which prints them (`inspect`'s "opens on", each tool's reason), say the same thing.
 
-use super::overview::FileOverview;
+use super::file_details::FileDetails;
+use super::tool::Tool;
 use crate::analysis::device_planes::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::decode::Format;
-
-/// The tools the first screen opens on or explains; [`Tool::slug`] is the page's name for each (its
-/// URL hash and navigation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
-    Overview,
-    InputPipeline,
-    OpProfile,
-    HloOpStats,
-    KernelStats,
-    Roofline,
-    TraceViewer,
-    MemoryProfile,
-    MemoryViewer,
-    DeviceMemory,
-    MemoryAcrossHosts,
-    /// A PyTorch CUDA memory snapshot's report (`tidemark torch-snapshot`; the page has no view of it yet).
-    TorchSnapshot,
-}
-
-impl Tool {
-    pub const ALL: [Tool; 12] = [
-        Tool::Overview,
-        Tool::InputPipeline,
-        Tool::OpProfile,
-        Tool::HloOpStats,
-        Tool::KernelStats,
-        Tool::Roofline,
-        Tool::TraceViewer,
-        Tool::MemoryProfile,
-        Tool::MemoryViewer,
-        Tool::DeviceMemory,
-        Tool::MemoryAcrossHosts,
-        Tool::TorchSnapshot,
-    ];
-
-    pub fn slug(self) -> &'static str {
-        match self {
-            Tool::Overview => "overview",
-            Tool::InputPipeline => "input-pipeline",
-            Tool::OpProfile => "op-profile",
-            Tool::HloOpStats => "hlo-op-stats",
-            Tool::KernelStats => "kernel-stats",
-            Tool::Roofline => "roofline",
-            Tool::TraceViewer => "trace-viewer",
-            Tool::MemoryProfile => "memory-profile",
-            Tool::MemoryViewer => "memory-viewer",
-            Tool::DeviceMemory => "device-memory",
-            Tool::MemoryAcrossHosts => "memory-across-hosts",
-            Tool::TorchSnapshot => "torch-snapshot",
-        }
-    }
-
-    pub fn from_slug(slug: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|t| t.slug() == slug)
-    }
-
-    /// The tool's name as the page's navigation shows it.
-    pub fn title(self) -> &'static str {
-        match self {
-            Tool::Overview => "Overview",
-            Tool::InputPipeline => "Input pipeline",
-            Tool::OpProfile => "Op Profile",
-            Tool::HloOpStats => "HLO ops",
-            Tool::KernelStats => "Kernels",
-            Tool::Roofline => "Roofline",
-            Tool::TraceViewer => "Trace Viewer",
-            Tool::MemoryProfile => "Memory Profile",
-            Tool::MemoryViewer => "Memory Viewer",
-            Tool::DeviceMemory => "Device memory",
-            Tool::MemoryAcrossHosts => "Across hosts",
-            Tool::TorchSnapshot => "CUDA memory snapshot",
-        }
-    }
-}
 
 /// The tool a file opens on, the answer an XProf user expects first: a JAX device memory profile on
 /// Device memory; an HLO dump on the Memory Viewer (at its largest module, the viewer's default); a
 /// trace opened `with_others` (several files, a log folder) on its run's Overview; a trace alone on
 /// its Overview when it has steps, else on the tool with the most to say — the Memory Profile when
 /// it has allocator events, the Op Profile when its devices ran ops, else the Trace Viewer.
-pub fn landing(overview: &FileOverview, with_others: bool) -> Tool {
+pub fn landing(overview: &FileDetails, with_others: bool) -> Tool {
     match overview.format {
         Format::Pprof => Tool::DeviceMemory,
-        Format::Kineto => Tool::Overview,
+        Format::Kineto => Tool::OverviewPage,
         Format::TorchSnapshot => Tool::TorchSnapshot,
         Format::HloProto => Tool::MemoryViewer,
-        Format::XSpace if with_others || overview.steps.is_some_and(|n| n > 0) => Tool::Overview,
+        Format::XSpace if with_others || overview.steps.is_some_and(|n| n > 0) => Tool::OverviewPage,
         Format::XSpace if has_allocator_events(overview) => Tool::MemoryProfile,
         Format::XSpace if device_events(overview) > 0 => Tool::OpProfile,
         Format::XSpace => Tool::TraceViewer,
@@ -166,7 +92,7 @@ impl EmptyReason {
 /// Why `tool` has nothing to show for this file, or `None` when it has something (or the tool does
 /// not read this kind of file, which its own error says). A trace whose program never finished
 /// compiling says so on every trace tool: it is why the program's module, memory and ops are missing.
-pub fn empty_reason(tool: Tool, overview: &FileOverview) -> Option<EmptyReason> {
+pub fn empty_reason(tool: Tool, overview: &FileDetails) -> Option<EmptyReason> {
     if overview.format != Format::XSpace || matches!(tool, Tool::DeviceMemory | Tool::TorchSnapshot) {
         return None;
     }
@@ -184,8 +110,8 @@ pub fn empty_reason(tool: Tool, overview: &FileOverview) -> Option<EmptyReason> 
             Some(EmptyReason::NoAllocatorEvents { on_device: device_planes > 0 })
         }
         Tool::MemoryViewer if overview.hlo_modules.is_empty() => Some(EmptyReason::NoHloProtos),
-        Tool::Overview | Tool::InputPipeline if overview.steps == Some(0) => Some(EmptyReason::NoSteps),
-        Tool::OpProfile | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline => no_device_ops(),
+        Tool::OverviewPage | Tool::InputPipeline if overview.steps == Some(0) => Some(EmptyReason::NoSteps),
+        Tool::OpProfile | Tool::HloStats | Tool::KernelStats | Tool::RooflineModel => no_device_ops(),
         _ => None,
     }
 }
@@ -195,10 +121,10 @@ fn is_device_plane(name: &str) -> bool {
 }
 
 /// Events on the trace's GPU and TPU planes.
-fn device_events(overview: &FileOverview) -> usize {
+fn device_events(overview: &FileDetails) -> usize {
     overview.planes.iter().filter(|p| is_device_plane(&p.name)).map(|p| p.event_count).sum()
 }
 
-fn has_allocator_events(overview: &FileOverview) -> bool {
+fn has_allocator_events(overview: &FileDetails) -> bool {
     overview.allocators.iter().any(|a| a.allocations + a.deallocations > 0)
 }

@@ -50,7 +50,7 @@ pub struct GraphOverview {
 #[serde(rename_all = "snake_case")]
 pub enum TimeSource {
     /// XProf's HLO Op Stats (device ops).
-    HloOpStats,
+    HloStats,
     /// The XLA ops the host threads ran (a CPU trace; Tidemark's XLA ops table).
     XlaOpsCpu,
 }
@@ -253,7 +253,7 @@ impl Session {
             })
             .unwrap_or_default();
         if !device.is_empty() {
-            return Some((TimeSource::HloOpStats, device));
+            return Some((TimeSource::HloStats, device));
         }
         let host: Vec<(String, InstructionFigures)> = metrics
             .xla_ops_cpu

@@ -19,7 +19,7 @@ pub struct HostMemory {
 impl Session {
     /// Memory across the hosts `file_ids` of a run (one file is a run of one host): every allocator's
     /// peak, capacity and timeline, read from each file's kept Memory Profile.
-    pub fn run_memory_overview(&mut self, file_ids: &[u32]) -> Result<RunMemoryOverview, EngineError> {
+    pub fn memory_across_hosts(&mut self, file_ids: &[u32]) -> Result<MemoryAcrossHosts, EngineError> {
         if file_ids.is_empty() {
             return Err(EngineError::EmptyRun);
         }

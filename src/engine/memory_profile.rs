@@ -7,7 +7,7 @@
 //! lifetimes resolved — never the full snapshot list, which can be millions of events.
 
 use super::{EngineError, Session};
-use crate::analysis::allocation_names::{self, AllocationName, AllocationNames, AllocatorNames, NameKind, PeakRow};
+use crate::analysis::allocation_names::{self, AllocationName, AllocationNames, AllocatorNames, NameKind, PeakRow, PoolAtPeak};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::{
     self, ActivityMetadata, AggregationStats, AllocatorProfile, EventCounts, LeakHints, Lifetime, MemoryProfile, Summary, TimelinePoint,
@@ -126,6 +126,8 @@ pub struct NamedPeakView {
     /// The rows' bytes per kind and per module (`""` for none), most first: the peak's bars.
     pub by_kind: Vec<(NameKind, i64)>,
     pub by_module: Vec<(String, i64)>,
+    /// The by-kind grouping's "preallocated but unused", which the trace bounds but does not state.
+    pub pool: PoolAtPeak,
     /// The label of each of the allocator's names ([`AllocationName::label`]), which a timeline
     /// point's [`TimelineEvent::name`] indexes: the hover names the allocation under the cursor.
     pub labels: Vec<String>,
@@ -394,6 +396,7 @@ fn named_peak(names: &AllocationNames, a: &AllocatorProfile, n: Option<&Allocato
         rows: Vec::new(),
         by_kind: Vec::new(),
         by_module: Vec::new(),
+        pool: PoolAtPeak::default(),
         labels: Vec::new(),
         floors: Vec::new(),
         live_at_end: Vec::new(),
@@ -410,6 +413,7 @@ fn named_peak(names: &AllocationNames, a: &AllocatorProfile, n: Option<&Allocato
     view.stack_bytes = p.stack_bytes;
     view.by_kind = p.by_kind.clone();
     view.by_module = p.by_module.clone();
+    view.pool = p.pool.clone();
     view.labels = n.names.iter().map(|x| x.label.clone()).collect();
     view.floors = n
         .floors

@@ -4,10 +4,11 @@
 pub mod bundle;
 pub mod device_memory;
 pub mod error;
+pub mod file_details;
 pub mod first_screen;
 pub mod framework_op_stats;
 pub mod graph_viewer;
-pub mod hlo_op_stats;
+pub mod hlo_stats;
 pub mod input_pipeline;
 pub mod kernel_stats;
 pub mod memory_across_hosts;
@@ -17,7 +18,6 @@ pub mod memory_viewer_columns;
 pub mod op_metrics;
 pub mod op_profile;
 pub mod op_tables;
-pub mod overview;
 pub mod overview_page;
 pub mod protocol;
 #[cfg(not(target_arch = "wasm32"))]
@@ -25,11 +25,12 @@ pub mod read_input;
 pub mod residency;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod retain_memory;
-pub mod roofline;
+pub mod roofline_model;
 pub mod run_comparison;
 pub mod run_op_metrics;
 pub mod scope;
 pub mod slim;
+pub mod tool;
 pub mod torch;
 pub mod torch_snapshot;
 pub mod trace_viewer;
@@ -38,7 +39,7 @@ pub mod xla_ops_cpu;
 
 use crate::decode::{self, DecodedFile, Progress};
 pub use error::EngineError;
-pub use overview::FileOverview;
+pub use file_details::FileDetails;
 pub use scope::Scope;
 use std::collections::HashMap;
 
@@ -46,7 +47,7 @@ use std::collections::HashMap;
 pub struct OpenFile {
     pub id: u32,
     pub file: DecodedFile,
-    pub overview: FileOverview,
+    pub overview: FileDetails,
 }
 
 /// Files opened so far. Ids are never reused within a session.
@@ -129,7 +130,7 @@ impl Session {
             decode::Profile::XSpace(space) if !self.defer_memory_profiles => crate::analysis::memory_profile::analyze(space).ok(),
             _ => None,
         };
-        let mut overview = overview::overview(&file, memory.as_ref()).map_err(|e| EngineError::decode(path, &e))?;
+        let mut overview = file_details::details(&file, memory.as_ref()).map_err(|e| EngineError::decode(path, &e))?;
         // A step analysis that fails is reported by the tools that need it, when asked; the
         // overview then counts no steps.
         let step_db = match &file.profile {

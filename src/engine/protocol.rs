@@ -6,17 +6,17 @@ pub mod request;
 
 use super::framework_op_stats::FrameworkOpStatsView;
 use super::graph_viewer::{GraphOverview, GraphView};
-use super::hlo_op_stats::HloOpStatsView;
+use super::hlo_stats::HloStatsView;
 use super::input_pipeline::InputPipelineView;
 use super::kernel_stats::KernelStatsView;
-use super::memory_across_hosts::RunMemoryOverview;
+use super::memory_across_hosts::MemoryAcrossHosts as MemoryAcrossHostsView;
 use super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::memory_viewer_columns::ViewerReply;
 use super::op_profile::OpProfileView;
 use super::overview_page::OverviewPageView;
-use super::roofline::RooflineView;
+use super::roofline_model::RooflineModelView;
 use super::run_comparison::RunComparison;
-use super::{EngineError, FileOverview, Session};
+use super::{EngineError, FileDetails, Session};
 use crate::analysis::graph_viewer::GraphOptions;
 use crate::analysis::trace_viewer::counters::{CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::EventDetails;
@@ -29,7 +29,7 @@ use request::{DeviceMemoryAnswer, DeviceMemoryFiles, MemoryViewerPage, Trace};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 12;
+pub const VERSION: u32 = 13;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -67,15 +67,15 @@ pub enum RequestBody {
     /// Every Trace Viewer request, by what it asks of the trace.
     Trace(Trace),
     FrameworkOpStats(request::FrameworkOpStats),
-    HloOpStats(request::HloOpStats),
+    HloStats(request::HloStats),
     KernelStats(request::KernelStats),
     RooflineModel(request::RooflineModel),
     OpProfile(request::OpProfile),
     InputPipeline(request::InputPipeline),
     OverviewPage(request::OverviewPage),
     XlaOpsCpu(request::XlaOpsCpu),
-    RunMemoryOverview(request::RunMemoryOverview),
-    CompareRuns(request::CompareRuns),
+    MemoryAcrossHosts(request::MemoryAcrossHosts),
+    RunComparison(request::RunComparison),
     Residency(request::Residency),
     TorchOverview(request::TorchOverview),
     TorchOperators(request::TorchOperators),
@@ -102,7 +102,7 @@ pub enum ResponseBody {
     },
     Opened {
         file_id: u32,
-        overview: Box<FileOverview>,
+        overview: Box<FileDetails>,
     },
     /// The request could not be answered; every tool's failures are one [`EngineError`].
     Failed {
@@ -163,14 +163,14 @@ pub enum ResponseBody {
     FrameworkOpStats {
         view: Box<FrameworkOpStatsView>,
     },
-    HloOpStats {
-        view: Box<HloOpStatsView>,
+    HloStats {
+        view: Box<HloStatsView>,
     },
     KernelStats {
         view: Box<KernelStatsView>,
     },
     RooflineModel {
-        view: Box<RooflineView>,
+        view: Box<RooflineModelView>,
     },
     OpProfile {
         view: Box<OpProfileView>,
@@ -188,8 +188,8 @@ pub enum ResponseBody {
     XlaOpsCpu {
         table: Box<XlaOpsCpu>,
     },
-    RunMemoryOverview {
-        view: Box<RunMemoryOverview>,
+    MemoryAcrossHosts {
+        view: Box<MemoryAcrossHostsView>,
     },
     TraceFlows {
         flows: Box<FlowReply>,
@@ -200,7 +200,7 @@ pub enum ResponseBody {
     TraceCounters {
         windows: Vec<CounterWindow>,
     },
-    CompareRuns {
+    RunComparison {
         comparison: Box<RunComparison>,
     },
     /// How much of a file sent as a stream has been read, before [`ResponseBody::Progress`] counts
@@ -335,17 +335,17 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::FrameworkOpStats(r) => {
             ResponseBody::FrameworkOpStats { view: Box::new(s.framework_op_stats_view(&r.scope, r.include_idle)?) }
         }
-        RequestBody::HloOpStats(r) => ResponseBody::HloOpStats { view: Box::new(s.hlo_op_stats_view(&r.scope)?) },
+        RequestBody::HloStats(r) => ResponseBody::HloStats { view: Box::new(s.hlo_stats_view(&r.scope)?) },
         RequestBody::KernelStats(r) => ResponseBody::KernelStats { view: Box::new(s.kernel_stats_view(&r.scope)?) },
         RequestBody::RooflineModel(r) => {
-            ResponseBody::RooflineModel { view: Box::new(s.roofline_view(&r.scope, r.include_infeed_outfeed)?) }
+            ResponseBody::RooflineModel { view: Box::new(s.roofline_model_view(&r.scope, r.include_infeed_outfeed)?) }
         }
         RequestBody::OpProfile(r) => ResponseBody::OpProfile { view: Box::new(s.op_profile_view(&r.scope, r.grouping, r.include_idle)?) },
         RequestBody::InputPipeline(r) => ResponseBody::InputPipeline { view: Box::new(s.input_pipeline_view(&r.file_ids)?) },
         RequestBody::OverviewPage(r) => ResponseBody::OverviewPage { view: Box::new(s.overview_page_view(&r.file_ids)?) },
         RequestBody::XlaOpsCpu(r) => ResponseBody::XlaOpsCpu { table: Box::new(XlaOpsCpu::clone(&*s.xla_ops_cpu(r.file_id)?)) },
-        RequestBody::RunMemoryOverview(r) => ResponseBody::RunMemoryOverview { view: Box::new(s.run_memory_overview(&r.file_ids)?) },
-        RequestBody::CompareRuns(r) => ResponseBody::CompareRuns { comparison: Box::new(s.compare_runs(&r.current, &r.baseline)?) },
+        RequestBody::MemoryAcrossHosts(r) => ResponseBody::MemoryAcrossHosts { view: Box::new(s.memory_across_hosts(&r.file_ids)?) },
+        RequestBody::RunComparison(r) => ResponseBody::RunComparison { comparison: Box::new(s.run_comparison(&r.current, &r.baseline)?) },
         RequestBody::Residency(_) => ResponseBody::Residency { report: Box::new(s.residency()) },
         RequestBody::TorchOverview(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_overview(r.file_id)?) },
         RequestBody::TorchOperators(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_operators(r.file_id)?) },

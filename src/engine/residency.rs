@@ -11,7 +11,7 @@
 //! path as its first read) and asks once more. A released trace's buffer is the next one's: the
 //! memory grows only to the largest file.
 
-use super::{EngineError, FileOverview, OpenFile, Session};
+use super::{EngineError, FileDetails, OpenFile, Session};
 use crate::analysis::steps::{self, StepDb};
 use crate::decode::{self, Profile, Progress};
 use serde::{Deserialize, Serialize};
@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 pub(super) struct ReleasedFile {
     pub id: u32,
     pub name: String,
-    pub overview: FileOverview,
+    pub overview: FileDetails,
     /// The trace's own host names (the overview's may fall back to the file name).
     pub hostnames: Vec<String>,
 }
@@ -152,7 +152,7 @@ impl Session {
     }
 
     /// The overview of file `id`, held or released.
-    pub fn overview(&self, id: u32) -> Result<&FileOverview, EngineError> {
+    pub fn overview(&self, id: u32) -> Result<&FileDetails, EngineError> {
         match self.get(id) {
             Some(f) => Ok(&f.overview),
             None => {

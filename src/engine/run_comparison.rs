@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 impl Session {
     /// The run `current` (its hosts' file ids, in the run's order) against the run `baseline`.
-    pub fn compare_runs(&mut self, current: &[u32], baseline: &[u32]) -> Result<RunComparison, EngineError> {
+    pub fn run_comparison(&mut self, current: &[u32], baseline: &[u32]) -> Result<RunComparison, EngineError> {
         let current_rows = self.framework_op_stats(&Scope::run(current))?.with_idle.rows;
         let baseline_rows = self.framework_op_stats(&Scope::run(baseline))?.with_idle.rows;
         let ops = op_deltas(&current_rows, &baseline_rows);

@@ -4,7 +4,7 @@
 //! file is ever read on this thread. Bytes the page already holds (the demo, a bundle's files) are
 //! handed over without copying (the `ArrayBuffer` is transferred).
 
-use super::state::{AppState, FileStatus, LoadedFile, Tool};
+use super::state::{AppState, FileStatus, LoadedFile};
 use crate::engine::protocol::{request, Request, RequestBody, Response, ResponseBody, VERSION};
 use crate::engine::{first_screen, EngineError};
 use leptos::prelude::*;
@@ -327,13 +327,16 @@ fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
 /// the tool the engine names for it ([`first_screen::landing`]); with other files opened beside it
 /// (several files, a log folder), the Overview of the newest run, with all its hosts where it has
 /// several — as XProf opens a log folder.
-fn land(state: AppState, overview: &crate::engine::FileOverview) {
+fn land(state: AppState, overview: &crate::engine::FileDetails) {
     let selected = state.selected.with_untracked(|s| s.as_deref() == Some(overview.path.as_str()));
     if !state.landing_pending.get_untracked() || !selected {
         return;
     }
     let with_others = state.files.with_untracked(Vec::len) > 1;
-    let Some(tool) = Tool::from_slug(first_screen::landing(overview, with_others).slug()) else { return };
+    let tool = first_screen::landing(overview, with_others);
+    if !tool.on_page() {
+        return;
+    }
     state.landing_pending.set(false);
     if with_others {
         land_on_newest_run(state);

@@ -3,158 +3,12 @@
 //! the view. Engine results are not kept here: views ask for them through [`crate::ui::engine`], and
 //! the worker keeps what is costly to compute.
 
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::units::{ByteUnit, TimeUnit};
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// The tools. [`Tool::group`] places each in the navigation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
-    /// What a file is: format, planes, allocators, HLO modules (the file inspector).
-    FileDetails,
-    MemoryProfile,
-    MemoryViewer,
-    DeviceMemory,
-    FrameworkOpStats,
-    TraceViewer,
-    HloOpStats,
-    KernelStats,
-    Roofline,
-    OpProfile,
-    InputPipeline,
-    /// XProf's overview page.
-    Overview,
-    /// Tidemark's own: the XLA ops a CPU trace's host threads ran.
-    XlaOpsCpu,
-    /// Every allocator of every host of the run, closest to its capacity first.
-    MemoryAcrossHosts,
-    /// The selected run against the baseline run: op times and allocator peaks with their changes.
-    RunComparison,
-    /// An HLO module's graph around one instruction (XProf's graph viewer).
-    GraphViewer,
-}
-
-impl Tool {
-    /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 16] = [
-        Tool::Overview,
-        Tool::InputPipeline,
-        Tool::OpProfile,
-        Tool::FrameworkOpStats,
-        Tool::HloOpStats,
-        Tool::KernelStats,
-        Tool::Roofline,
-        Tool::XlaOpsCpu,
-        Tool::GraphViewer,
-        Tool::TraceViewer,
-        Tool::FileDetails,
-        Tool::MemoryProfile,
-        Tool::MemoryViewer,
-        Tool::DeviceMemory,
-        Tool::MemoryAcrossHosts,
-        Tool::RunComparison,
-    ];
-
-    pub fn slug(self) -> &'static str {
-        match self {
-            Tool::FileDetails => "file-details",
-            Tool::MemoryProfile => "memory-profile",
-            Tool::MemoryViewer => "memory-viewer",
-            Tool::DeviceMemory => "device-memory",
-            Tool::FrameworkOpStats => "framework-op-stats",
-            Tool::TraceViewer => "trace-viewer",
-            Tool::HloOpStats => "hlo-op-stats",
-            Tool::KernelStats => "kernel-stats",
-            Tool::Roofline => "roofline",
-            Tool::OpProfile => "op-profile",
-            Tool::InputPipeline => "input-pipeline",
-            // The slug the file inspector had before it was renamed: old links open the overview.
-            Tool::Overview => "overview",
-            Tool::XlaOpsCpu => "xla-ops-cpu",
-            Tool::MemoryAcrossHosts => "memory-across-hosts",
-            Tool::RunComparison => "run-comparison",
-            Tool::GraphViewer => "graph",
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Tool::FileDetails => "File details",
-            Tool::MemoryProfile => "Memory Profile",
-            Tool::MemoryViewer => "Memory Viewer",
-            Tool::DeviceMemory => "Device memory",
-            Tool::FrameworkOpStats => "Framework ops",
-            Tool::TraceViewer => "Trace Viewer",
-            Tool::HloOpStats => "HLO ops",
-            Tool::KernelStats => "Kernels",
-            Tool::Roofline => "Roofline",
-            Tool::OpProfile => "Op Profile",
-            Tool::InputPipeline => "Input pipeline",
-            Tool::Overview => "Overview",
-            Tool::XlaOpsCpu => "XLA ops (CPU)",
-            Tool::MemoryAcrossHosts => "Across hosts",
-            Tool::RunComparison => "Run comparison",
-            Tool::GraphViewer => "Graph",
-        }
-    }
-
-    pub fn from_slug(s: &str) -> Option<Tool> {
-        Self::ALL.into_iter().find(|t| t.slug() == s)
-    }
-
-    /// The question the tool answers, which places it in the navigation.
-    pub fn group(self) -> ToolGroup {
-        match self {
-            Tool::Overview | Tool::InputPipeline => ToolGroup::Steps,
-            Tool::OpProfile | Tool::FrameworkOpStats | Tool::HloOpStats | Tool::KernelStats | Tool::Roofline | Tool::XlaOpsCpu => {
-                ToolGroup::Ops
-            }
-            Tool::TraceViewer => ToolGroup::Trace,
-            Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory | Tool::MemoryAcrossHosts => ToolGroup::Memory,
-            Tool::FileDetails => ToolGroup::File,
-            Tool::RunComparison | Tool::GraphViewer => ToolGroup::Ops,
-        }
-    }
-
-    /// Every tool in the order the navigation lists them: by group, then in [`Tool::ALL`] order. The
-    /// number keys and `[`/`]` follow this order, so what a key does matches what the user sees.
-    pub fn in_nav_order() -> Vec<Tool> {
-        ToolGroup::ALL.into_iter().flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.group() == g)).collect()
-    }
-
-    /// The tool `step` places away from this one in navigation order, wrapping around.
-    pub fn step(self, step: isize) -> Tool {
-        let order = Self::in_nav_order();
-        let at = order.iter().position(|t| *t == self).unwrap_or(0) as isize;
-        order[(at + step).rem_euclid(order.len() as isize) as usize]
-    }
-}
-
-/// The navigation's sections, in the order an investigation usually goes: where the step time went,
-/// which ops, when (the trace), memory, then the file itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolGroup {
-    Steps,
-    Ops,
-    Trace,
-    Memory,
-    File,
-}
-
-impl ToolGroup {
-    pub const ALL: [ToolGroup; 5] = [ToolGroup::Steps, ToolGroup::Ops, ToolGroup::Trace, ToolGroup::Memory, ToolGroup::File];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            ToolGroup::Steps => "Steps",
-            ToolGroup::Ops => "Ops",
-            ToolGroup::Trace => "Trace",
-            ToolGroup::Memory => "Memory",
-            ToolGroup::File => "File",
-        }
-    }
-}
+pub use crate::engine::tool::{Tool, ToolGroup};
 
 /// Where one file is in its journey from disk to overview.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,7 +21,7 @@ pub enum FileStatus {
     },
     Ready {
         file_id: u32,
-        overview: Arc<FileOverview>,
+        overview: Arc<FileDetails>,
     },
     Failed {
         error: crate::engine::EngineError,
@@ -207,7 +61,7 @@ pub enum Shown {
     Nothing,
     Ready {
         file_id: u32,
-        overview: Arc<FileOverview>,
+        overview: Arc<FileDetails>,
     },
     Loading {
         path: String,

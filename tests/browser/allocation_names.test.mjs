@@ -68,6 +68,21 @@ test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line 
   const byModule = peak.by_module.reduce((s, [, b]) => s + b, 0);
   assert.equal(byModule, rows.reduce((s, r) => s + r.allocation_bytes, 0));
 
+  // "Preallocated but unused" is not in the trace: no part of the bar, its bound (the allocator's limit
+  // less the peak) and the note saying what would tell it, as the command line gives them.
+  const pool = peak.pool;
+  assert.equal(pool.unused_at_most_bytes, pool.limit_bytes - pool.in_use_bytes);
+  assert.equal(pool.in_use_bytes, peak.peak_bytes);
+  assert.equal(Number(await one(page, 'pool_unused_at_most_bytes')), pool.unused_at_most_bytes);
+  assert.equal(Number(await one(page, 'pool_limit_bytes')), pool.limit_bytes);
+  assert.equal(Number(await one(page, 'pool_in_use_bytes')), pool.in_use_bytes);
+  assert.equal(await one(page, 'pool_note'), pool.note);
+  assert.match(pool.note, /not in the trace.*memory_stats\(\)\['pool_bytes'\]/);
+  assert.match(await page.textContent('[data-testid="named-by-kind"] [data-testid="named-pool-kind"]'), /preallocated but unused: not in the trace/);
+  assert.equal(await page.$$eval('[data-testid="named-by-kind"] .mp-bar .mp-part', (e) => e.length), (await metric(page, 'peak_kind_bytes')).length);
+  // Labels name the parameter an output holds only where the HLO says so; none of the train step's.
+  assert.ok(rows.every((r) => !r.name.holds || r.name.label.includes(r.name.holds.variable ?? `parameter ${r.name.holds.parameter_number}`)));
+
   // XProf's table keeps its "(no op)" and gets each row's name beside it.
   const rowNames = await metric(page, 'row_name');
   assert.deepEqual(rowNames, names.breakdown_names);
@@ -130,6 +145,12 @@ test('NVIDIA H200 CNN: leak suspects, heap floor by module and the hovered alloc
     for (const [module, bytes] of f.by_module) assert.equal(Number(await one(page, 'floor_module_bytes', `${step}:${module}`)), bytes, step);
     for (const [kind, bytes] of f.by_kind) assert.equal(Number(await one(page, 'floor_kind_bytes', `${step}:${kind}`)), bytes, step);
   }
+  // Each row's "Held by module" has every module and its bytes in its tooltip.
+  const floorTitles = await page.$$eval('[data-testid="floor-modules"]', (els) => els.map((e) => e.getAttribute('title')));
+  assert.equal(floorTitles.length, floors.length);
+  for (const [k, f] of floors.entries()) {
+    for (const [module] of f.by_module) assert.ok(floorTitles[k].includes(module || 'no module'), `${floorTitles[k]} has ${module}`);
+  }
   const last = floors[floors.length - 1];
   assert.equal(await one(page, 'floor_last_step'), String(last.step_id));
   assert.equal(Number(await one(page, 'floor_last_bytes')), last.in_use_bytes);
@@ -165,6 +186,21 @@ test('NVIDIA H200 CNN: leak suspects, heap floor by module and the hovered alloc
     for (const [module, bytes] of shown) {
       assert.equal(Number(await one(page, 'host_peak_module_bytes', `${a.host}|${a.memory_id}|${module}`)), bytes, `${a.memory_id} ${module}`);
     }
+  }
+  // In a narrow cell the module line stays one line, ellipsized, every module in its tooltip.
+  await page.setViewportSize({ width: 820, height: 900 });
+  const lines = await page.$$eval('[data-testid="hostmem-peak-modules"]', (els) => els.map((e) => {
+    const css = getComputedStyle(e);
+    return { title: e.getAttribute('title'), oneLine: e.clientHeight < 2 * parseFloat(css.fontSize), ellipsis: css.textOverflow, cut: e.scrollWidth > e.clientWidth };
+  }));
+  assert.ok(lines.length > 0);
+  for (const l of lines) {
+    assert.ok(l.oneLine, 'one line');
+    assert.equal(l.ellipsis, 'ellipsis');
+  }
+  for (const a of across.allocators.filter((a) => a.peak_by_module.length > 0)) {
+    const title = await page.getAttribute(`tr[data-memory-id="${a.memory_id}"] [data-testid="hostmem-peak-modules"]`, 'title');
+    for (const [module] of a.peak_by_module) assert.ok(title.includes(module || 'no module'), `${title} has ${module}`);
   }
   await shot(page, 'allocation-names-n2-across-hosts');
   assert.deepEqual(page.errors, []);

@@ -71,11 +71,11 @@ test('with no file, the first-run page says what it reads, how to record, and th
 
 test('each kind of file lands on its tool', async () => {
   const cases = [
-    [[D2], 'overview'], // steps
+    [[D2], 'overview-page'], // steps
     [[A1], 'trace-viewer'], // no steps, no allocator event, no device
     [[DUMP], 'memory-viewer'],
     [LEAK, 'device-memory'],
-    [[A1, D2], 'overview'], // several traces: the run's Overview
+    [[A1, D2], 'overview-page'], // several traces: the run's Overview
   ];
   for (const [files, tool] of cases) {
     const page = await drop(files);
@@ -100,7 +100,7 @@ test('a log folder lands on its newest run\'s Overview, all its hosts combined a
   const page = await newPage(browser);
   await openApp(page, server.url);
   await page.setInputFiles('[data-testid="folder-input"]', logdir);
-  await page.waitForSelector('.tab[data-tool="overview"][aria-selected="true"]', { timeout: 30_000 });
+  await page.waitForSelector('.tab[data-tool="overview-page"][aria-selected="true"]', { timeout: 30_000 });
   assert.equal(await page.$eval('[data-testid="run-select"]', (s) => s.value), 'logs/plugins/profile/2026_11_24_09_30_00');
   assert.equal(await page.$eval('[data-testid="file-select"]', (s) => s.value), '*all-hosts*');
   assert.match(page.url(), /hosts=all/);
@@ -132,7 +132,7 @@ test('each empty tool says why in one sentence, the CLI\'s', async () => {
   await page.waitForSelector('.tab[data-tool="trace-viewer"][aria-selected="true"]');
   for (const [tool, command, kind] of [
     ['memory-profile', 'memory-profile', 'no_allocator_events'],
-    ['overview', 'overview-page', 'no_steps'],
+    ['overview-page', 'overview-page', 'no_steps'],
     ['op-profile', 'op-profile', 'no_device_planes'],
   ]) {
     assert.equal(await reasonOf(page, tool, kind), cliReason(command, A1), tool);
@@ -144,7 +144,7 @@ test('each empty tool says why in one sentence, the CLI\'s', async () => {
   assert.equal(await page.$('[data-metric="empty_reason"]'), null);
 
   const none = await drop([D1_NONE]);
-  await none.waitForSelector('.tab[data-tool="overview"][aria-selected="true"]');
+  await none.waitForSelector('.tab[data-tool="overview-page"][aria-selected="true"]');
   assert.equal(await reasonOf(none, 'memory-viewer', 'no_hlo_protos'), cliReason('memory-viewer', D1_NONE));
   await shot(none, 'empty-memory-viewer-d1');
   assert.deepEqual([...page.errors, ...none.errors], []);
@@ -155,7 +155,7 @@ test('the OOM seed lands on its trace and every tool says its module never finis
   await page.waitForSelector('.tab[data-tool="trace-viewer"][aria-selected="true"]', { timeout: 30_000 });
   const sentence = cliReason('memory-profile', N6);
   assert.match(sentence, /^jit_oom began compiling in this trace/);
-  for (const tool of ['trace-viewer', 'memory-profile', 'memory-viewer', 'overview', 'op-profile']) {
+  for (const tool of ['trace-viewer', 'memory-profile', 'memory-viewer', 'overview-page', 'op-profile']) {
     assert.equal(await reasonOf(page, tool, 'unfinished_compile'), sentence, tool);
   }
   await shot(page, 'empty-oom-seed');

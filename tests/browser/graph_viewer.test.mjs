@@ -63,7 +63,7 @@ test('a2_mlp_train: the graph from an op row, re-centred, searched and widened',
   assert.equal(await one(page, 'card_hlo_text'), cli.center_node.expression);
   assert.match(await one(page, 'card_hlo_text'), /^%ynn_fusion\.5 = f32\[128,256\]/);
   const hash = await page.evaluate(() => location.hash);
-  assert.match(hash, /tool=graph/);
+  assert.match(hash, /tool=graph-viewer/);
   assert.match(hash, new RegExp(`module=${encodeURIComponent(MODULE).replace(/[()]/g, '\\$&')}`));
   assert.match(hash, /node=ynn_fusion\.5/);
   const at = (await page.getAttribute('[data-testid="graph-canvas"]', 'data-center-at')).split(',').map(Number);

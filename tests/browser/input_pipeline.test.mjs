@@ -22,7 +22,7 @@ async function openTab(page, file, name) {
   await pickFiles(page, [file]);
   await waitForFile(page, name);
   await selectFile(page, name);
-  await page.click('.tab[data-tool="input-pipeline"]');
+  await page.click('.tab[data-tool="input-pipeline-analyzer"]');
   await ready(page);
 }
 

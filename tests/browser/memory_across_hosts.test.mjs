@@ -103,7 +103,7 @@ test('every allocator of both hosts, closest to capacity first, and a row opens 
 test('All hosts drives the op tools and stays in the URL', async () => {
   const page = await newPage(browser);
   await openRun(page);
-  await page.click('.tab[data-tool="overview"]');
+  await page.click('.tab[data-tool="overview-page"]');
   await page.selectOption('[data-testid="file-select"]', '*all-hosts*');
   const steps = OVERVIEW[1].rows.length;
   const average = Number(OVERVIEW[1].p.steptime_ms_average);
@@ -117,11 +117,11 @@ test('All hosts drives the op tools and stays in the URL', async () => {
   await shot(page, 'overview-all-hosts');
 
   // HLO ops follow it too (a CPU run: XProf's combined table is empty as well).
-  await page.click('.tab[data-tool="hlo-op-stats"]');
-  await page.waitForSelector('[data-testid="hlo-op-stats"][data-state="ready"] [data-testid="hlo-empty"]', { timeout: 90_000 });
+  await page.click('.tab[data-tool="hlo-stats"]');
+  await page.waitForSelector('[data-testid="hlo-stats"][data-state="ready"] [data-testid="hlo-empty"]', { timeout: 90_000 });
 
   // A reload keeps the run's All hosts: the Overview is the combined one again.
-  const url = page.url().replace('tool=hlo-op-stats', 'tool=overview');
+  const url = page.url().replace('tool=hlo-stats', 'tool=overview-page');
   await page.goto('about:blank');
   await openApp(page, url);
   await page.setInputFiles('[data-testid="folder-input"]', logFolder().logdir);

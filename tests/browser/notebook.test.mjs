@@ -33,7 +33,7 @@ test('an executed notebook shows each profile inline, offline, with the engine\'
 
   // The CNN trace, on the tool the cell asked for: XProf's average step time, one decimal as it writes it.
   const trace = await frames[0].contentFrame();
-  await trace.waitForSelector('.tab[data-tool="overview"][aria-selected="true"]', { timeout: 60_000 });
+  await trace.waitForSelector('.tab[data-tool="overview-page"][aria-selected="true"]', { timeout: 60_000 });
   const avg = await trace.waitForSelector('[data-testid="overview-page"][data-state="ready"] [data-metric="step_time_avg_ms"]', { timeout: 60_000 });
   assert.equal(Number(await avg.getAttribute('data-value')).toFixed(1), ORACLE[1].p.steptime_ms_average);
 

@@ -63,7 +63,7 @@ test('NVIDIA H200 CNN: Op Profile, Framework ops (device), Kernels and Roofline 
 
   // Roofline: Hopper's peaks and XProf's whole-profile records.
   const [rm] = oracle('roofline_model');
-  await openTab(page, 'roofline', 'roofline');
+  await openTab(page, 'roofline-model', 'roofline');
   const ids = Object.fromEntries(rm.cols.map((c, k) => [c.id, k]));
   const records = rm.rows.map((r) => r.c.map((c) => c.v)).filter((r) => r[ids.step] === 'Total' && r[ids.include_infeed_outfeed] === true);
   assert.equal(await rowsOf(page, 'roofline-table'), records.length);

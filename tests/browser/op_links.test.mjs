@@ -38,14 +38,14 @@ async function openTab(page, tool, testid) {
 test('TPU v6e: an HLO op\'s occurrences open the Trace Viewer on its matches', { skip: absent }, async () => {
   const page = await newPage(browser);
   await openTrace(page);
-  await openTab(page, 'hlo-op-stats', 'hlo-op-stats');
+  await openTab(page, 'hlo-stats', 'hlo-stats');
   const first = 'table.hlo-table tbody tr[data-op]';
   await page.waitForSelector(first);
   const op = await page.$eval(first, (tr) => tr.getAttribute('data-op'));
   const name = op.slice(op.indexOf('/') + 1);
   const occurrences = Number(await one(page, 'occurrences', op));
   assert.ok(await page.$(`${first} [data-testid="op-show-buffers"]`), 'the op\'s module is in the trace: buffers offered');
-  await shot(page, 'hlo-op-stats-links');
+  await shot(page, 'hlo-stats-links');
   await page.click(`${first} [data-testid="op-show-occurrences"]`);
   await page.waitForSelector('[data-metric="search_match_count"]', { timeout: 60_000 });
   assert.equal(await page.inputValue('[data-testid="trace-search"]'), `="${name}"`);
@@ -53,7 +53,7 @@ test('TPU v6e: an HLO op\'s occurrences open the Trace Viewer on its matches', {
   assert.ok(await page.isVisible('[data-testid="search-exact"]'), 'marked exact');
   await page.waitForFunction((q) => location.hash.includes(`search=${q}`), encodeURIComponent(`="${name}"`));
   await page.waitForFunction(() => /^1 of/.test(document.querySelector('[data-testid="search-status"]').textContent));
-  await shot(page, 'hlo-op-stats-occurrences');
+  await shot(page, 'hlo-stats-occurrences');
   // Typed by hand, the name matches within names: `copy-done.4` is in no other name, `copy-done` is.
   const base = name.replace(/\.\d+$/, '');
   await page.fill('[data-testid="trace-search"]', base);
@@ -66,7 +66,7 @@ test('TPU v6e: an HLO op\'s occurrences open the Trace Viewer on its matches', {
 test('TPU v6e: the Op Profile card and the roofline table link to an op\'s occurrences', { skip: absent }, async () => {
   const page = await newPage(browser);
   await openTrace(page);
-  await openTab(page, 'roofline', 'roofline');
+  await openTab(page, 'roofline-model', 'roofline');
   await page.waitForSelector('table.roofline-table [data-testid="op-show-occurrences"]');
   await openTab(page, 'op-profile', 'op-profile');
   // Select an op of the tree (its card then stays when the pointer leaves), and follow its link.

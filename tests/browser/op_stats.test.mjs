@@ -45,7 +45,7 @@ test('TPU v6e: HLO op stats equal XProf\'s, sort, filter and CSV', { skip: skip(
   const hlo = oracle(TPU, 'hlo_stats');
   const page = await newPage(browser);
   await openTrace(page, TPU);
-  await openTab(page, 'hlo-op-stats', 'hlo-op-stats');
+  await openTab(page, 'hlo-stats', 'hlo-stats');
 
   // Every row, the top one first, its self time XProf's.
   const n = hlo.rows.length;
@@ -93,13 +93,13 @@ test('TPU v6e: HLO op stats equal XProf\'s, sort, filter and CSV', { skip: skip(
 
   // CSV: the filtered rows, in order, XProf's column ids as headers.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="hlo-csv"]')]);
-  assert.match(download.suggestedFilename(), /^tpu_v6e_inference\.hlo_op_stats\.csv$/);
+  assert.match(download.suggestedFilename(), /^tpu_v6e_inference\.hlo_stats\.csv$/);
   const csv = readFileSync(await download.path()).toString().trim().split('\n');
   assert.equal(csv.length, matching('fusion') + 1);
   assert.match(csv[0], /^rank,program_id,category,hlo_op_name,hlo_op_expression,tf_op_name,occurrences,total_time_us,/);
   await page.fill('[data-testid="hlo-filter"]', '');
   await page.waitForFunction((m) => document.querySelector('table.hlo-table')?.dataset.rows === String(m), n);
-  await shot(page, 'hlo-op-stats-light');
+  await shot(page, 'hlo-stats-light');
   assert.deepEqual(page.errors, []);
 });
 
@@ -107,7 +107,7 @@ test('TPU v6e: HLO op stats charts are XProf\'s pies and FLOP rates', { skip: sk
   const hlo = oracle(TPU, 'hlo_stats');
   const page = await newPage(browser);
   await openTrace(page, TPU);
-  await openTab(page, 'hlo-op-stats', 'hlo-op-stats');
+  await openTab(page, 'hlo-stats', 'hlo-stats');
   await page.waitForSelector('[data-testid="hlo-charts"] canvas[data-testid="hlo-pie-category"][data-slices]');
 
   // Time per HLO category: XProf's rows (TensorCore) summed by category; the largest first.
@@ -135,7 +135,7 @@ test('TPU v6e: HLO op stats charts are XProf\'s pies and FLOP rates', { skip: sk
   assert.equal(rates.length, theirs.length);
   rates.forEach((r, i) => assert.ok(close(r, theirs[i]), `row ${i}: ${r} vs ${theirs[i]}`));
   assert.ok(await page.$('[data-testid="hlo-flop-rate-chart"] canvas'));
-  await shot(page, 'hlo-op-stats-charts');
+  await shot(page, 'hlo-stats-charts');
   assert.deepEqual(page.errors, []);
 });
 
@@ -146,7 +146,7 @@ test('TPU v6e: the roofline\'s points, peaks, hover card and zoom', { skip: skip
   const drawable = (rs) => rs.filter((r) => r[ids.bound_by] !== 'Unknown' && r[ids.bottleneck_operational_intensity] > 0 && r[ids.measured_flop_rate] > 0);
   const page = await newPage(browser);
   await openTrace(page, TPU);
-  await openTab(page, 'roofline', 'roofline');
+  await openTab(page, 'roofline-model', 'roofline');
   const chart = 'canvas[data-testid="roofline-chart"]';
   await page.waitForSelector(`${chart}[data-draw-ms]`);
 
@@ -213,7 +213,7 @@ test('V100: kernel stats equal XProf\'s; the roofline says its peak is unknown',
   assert.equal(regs[0], Math.max(...column(ks, 'registers_per_thread')));
   await shot(page, 'kernel-stats-light');
 
-  await openTab(page, 'roofline', 'roofline');
+  await openTab(page, 'roofline-model', 'roofline');
   const rm = oracle(V100, 'roofline_model');
   assert.equal(await one(page, 'peak_flop_rate'), rm[0].p.peak_flop_rate);
   assert.match(await page.textContent('[data-testid="roofline-summary"]'), /unknown \(the trace names no GPU vendor/);
@@ -264,11 +264,11 @@ test('V100: the kernel table fits the page at 1280 px, names cut with the full n
 test('dark theme: the three tabs draw', { skip: skip(TPU) || skip(V100) }, async () => {
   const page = await newPage(browser);
   await openTrace(page, TPU, { dark: true });
-  await openTab(page, 'roofline', 'roofline');
+  await openTab(page, 'roofline-model', 'roofline');
   await page.waitForSelector('canvas[data-testid="roofline-chart"][data-draw-ms]');
   await shot(page, 'roofline-dark');
-  await openTab(page, 'hlo-op-stats', 'hlo-op-stats');
-  await shot(page, 'hlo-op-stats-dark');
+  await openTab(page, 'hlo-stats', 'hlo-stats');
+  await shot(page, 'hlo-stats-dark');
   await pickFiles(page, [`${V100}.xplane.pb`]);
   await waitForFile(page, 'v100_worker.xplane.pb');
   await selectFile(page, 'v100_worker.xplane.pb');
@@ -283,7 +283,7 @@ test('CPU trace: the three tabs say in words why they are empty', async () => {
   await pickFiles(page, [fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz')]);
   await waitForFile(page, 'd2_tf_cnn.xplane.pb.gz');
   await selectFile(page, 'd2_tf_cnn.xplane.pb.gz');
-  for (const [tool, testid, empty] of [['hlo-op-stats', 'hlo-op-stats', 'hlo-empty'], ['kernel-stats', 'kernel-stats', 'kernel-empty'], ['roofline', 'roofline', 'roofline-empty']]) {
+  for (const [tool, testid, empty] of [['hlo-stats', 'hlo-stats', 'hlo-empty'], ['kernel-stats', 'kernel-stats', 'kernel-empty'], ['roofline-model', 'roofline', 'roofline-empty']]) {
     await openTab(page, tool, testid);
     assert.match(await page.textContent(`[data-testid="${empty}"]`), /CPU/, tool);
     assert.equal(await page.$('canvas[data-testid="roofline-chart"]'), null, 'no blank chart');

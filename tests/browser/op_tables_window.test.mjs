@@ -40,7 +40,7 @@ async function waitForTotal(page, previous) {
 
 /** Clicks the `index`-th step (from 0) of the Overview's step-time graph; its group id and span. */
 async function pickStep(page, index) {
-  await page.click('.tab[data-tool="overview"]');
+  await page.click('.tab[data-tool="overview-page"]');
   await page.waitForSelector('[data-testid="step-graph"]', { timeout: 60_000 });
   const at = await page.$eval('[data-testid="step-graph"]', (el, index) => {
     const r = el.getBoundingClientRect();
@@ -98,8 +98,8 @@ for (const dark of [false, true]) {
     await shot(page, `op-tables-step-window${dark ? '-dark' : ''}`);
 
     // HLO op stats and Op Profile follow the same choice.
-    await page.click('.tab[data-tool="hlo-op-stats"]');
-    await page.waitForSelector('[data-testid="hlo-op-stats"] [data-testid="step-chip"]', { timeout: 60_000 });
+    await page.click('.tab[data-tool="hlo-stats"]');
+    await page.waitForSelector('[data-testid="hlo-stats"] [data-testid="step-chip"]', { timeout: 60_000 });
     await page.click('.tab[data-tool="op-profile"]');
     await page.waitForSelector('[data-testid="op-profile"] [data-testid="step-chip"]', { timeout: 60_000 });
 
@@ -185,7 +185,7 @@ test('V100: a step limits Kernel stats and the Roofline to its window, ✕ resto
   await shot(page, 'kernel-stats-step-window');
 
   // The Roofline follows the same choice: the program's time is the step's.
-  await page.click('.tab[data-tool="roofline"]');
+  await page.click('.tab[data-tool="roofline-model"]');
   await page.waitForSelector('[data-testid="roofline"] [data-testid="step-chip"]', { timeout: 60_000 });
   const programInStep = await waitForFigure(page, 'roofline', 'total_time_us', 'Program');
   assert.ok(near(programInStep, cliProgramTimeUs(group)), `${programInStep} vs the CLI's step ${group}`);

@@ -39,7 +39,7 @@ async function openOverview(page, file) {
   const name = file.split('/').pop();
   await waitForFile(page, name);
   await selectFile(page, name);
-  await page.click('.tab[data-tool="overview"]');
+  await page.click('.tab[data-tool="overview-page"]');
   await page.waitForSelector('[data-testid="overview-page"][data-state="ready"], [data-testid="overview-page"][data-state="failed"]', { timeout: 60_000 });
 }
 
@@ -144,7 +144,7 @@ test('d2_tf_cnn: summary cards, a step, and the step tying Memory Profile and Tr
   await page.waitForSelector('[data-testid="timeline-status"][data-zoomed="false"]');
   assert.equal((await memoryWindow(page)).step, null);
   assert.doesNotMatch(new URL(page.url()).hash, /step=/);
-  await page.click('.tab[data-tool="overview"]');
+  await page.click('.tab[data-tool="overview-page"]');
   await page.waitForSelector('[data-testid="overview-page"][data-state="ready"]');
   assert.equal(await page.$('[data-testid="selected-step"]'), null);
 

@@ -45,7 +45,7 @@ def main():
     # A notebook run by a real kernel of that venv.
     cells = [
         "import tidemark",
-        f"tidemark.show({str(TRACE)!r}, tool='overview', height=640)",
+        f"tidemark.show({str(TRACE)!r}, tool='overview-page', height=640)",
         f"tidemark.show({str(LEAK)!r})",
         "tidemark.show('/no/such/profile.xplane.pb')",
         f"tidemark.show({str(ROOT / 'docs')!r})",

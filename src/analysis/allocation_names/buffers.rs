@@ -1,10 +1,13 @@
 //! What each module's run allocates: its buffer assignment's allocations that are neither parameters
 //! (the caller's arrays), constants (loaded with the executable) nor thread-local (never on the device
-//! heap), with the kind, output index and shape each is named by.
+//! heap), with the kind, output index and shape each is named by, and the parameter an output holds
+//! where the HLO says so ([`Held`]). A parameter aliased with an output (`donate_argnums`) is the one
+//! parameter allocation a run may make: where the caller did not donate the array, the run's output
+//! is a fresh allocation of the parameter's size.
 
 use crate::analysis::memory_viewer::assignment::Assignment;
 use crate::analysis::memory_viewer::{self, Options};
-use crate::proto::hlo::{HloModuleProto, HloProto};
+use crate::proto::hlo::{HloInstructionProto, HloModuleProto, HloProto};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -32,6 +35,49 @@ pub struct RunAllocation {
     /// The instruction (with shape index) defining its largest buffer: what the Memory Viewer
     /// highlights.
     pub instruction: String,
+    /// For an output, the parameter it holds, where the HLO says so.
+    pub holds: Option<Held>,
+}
+
+/// The parameter an output holds: the user's variable, where JAX named it. Only what the HLO states:
+/// an output computed from a parameter (new weights from old) holds none, as no field ties them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Held {
+    pub parameter_number: i64,
+    /// The element of a tuple parameter; empty for the whole parameter.
+    pub parameter_shape_index: Vec<i64>,
+    /// The parameter instruction's `op_name`: JAX writes the argument's path there (`p['c3']`,
+    /// `s[0].trace['c3']`, `args[0]`). `None` where it is empty.
+    pub variable: Option<String>,
+    pub how: HeldHow,
+}
+
+/// How the HLO ties an output to a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldHow {
+    /// The module's input/output aliasing: the output is the parameter's new value, in the
+    /// parameter's own buffer where the caller donated it.
+    Aliased,
+    /// The entry's result element is a copy of the parameter.
+    Copied,
+}
+
+impl Held {
+    /// What a label says: `holds p['c3'] (parameter 2, aliased)`, `a copy of args[0] (parameter 0)`.
+    pub fn text(&self) -> String {
+        let mut parameter = format!("parameter {}", self.parameter_number);
+        if !self.parameter_shape_index.is_empty() {
+            let index: Vec<String> = self.parameter_shape_index.iter().map(i64::to_string).collect();
+            parameter.push_str(&format!(" {{{}}}", index.join(",")));
+        }
+        match (self.how, &self.variable) {
+            (HeldHow::Aliased, Some(v)) => format!("holds {v} ({parameter}, aliased)"),
+            (HeldHow::Aliased, None) => format!("holds {parameter} (aliased)"),
+            (HeldHow::Copied, Some(v)) => format!("a copy of {v} ({parameter})"),
+            (HeldHow::Copied, None) => format!("a copy of {parameter}"),
+        }
+    }
 }
 
 /// One module of the trace with what its runs allocate.
@@ -62,19 +108,27 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
     let hlo = proto.hlo_module.as_ref()?;
     let viewer = memory_viewer::analyze(proto, Options::default()).ok()?;
     let assignment = Assignment::new(proto);
-    let outputs = output_positions(hlo);
+    let entry = EntryOutputs::new(hlo);
     let mut allocations = Vec::new();
     for a in assignment.allocations.values() {
         let p = a.proto;
-        if p.is_entry_computation_parameter || p.is_constant || p.is_thread_local {
+        // A parameter's allocation is the caller's array, unless an output is aliased with it.
+        let aliased =
+            p.is_entry_computation_parameter.then(|| entry.aliased_output(p.parameter_number, &p.parameter_shape_index)).flatten();
+        if (p.is_entry_computation_parameter && aliased.is_none()) || p.is_constant || p.is_thread_local {
             continue;
         }
         let kind = if p.maybe_live_out { BufferKind::Output } else { BufferKind::Temporary };
         let buffers: Vec<_> = assignment.buffers.values().filter(|b| b.allocation_index == p.index).collect();
         let largest = buffers.iter().max_by_key(|b| (b.size_bytes(), std::cmp::Reverse(b.id())));
-        let output_index = (kind == BufferKind::Output)
-            .then(|| buffers.iter().find_map(|b| outputs.get(&(b.instruction.id, b.shape_index().to_vec())).cloned()))
-            .flatten();
+        let output_index = match aliased {
+            Some(index) => Some(index),
+            None if kind == BufferKind::Output => {
+                buffers.iter().find_map(|b| entry.defined_at.get(&(b.instruction.id, b.shape_index().to_vec())).cloned())
+            }
+            None => None,
+        };
+        let holds = output_index.as_ref().and_then(|i| entry.held(i));
         allocations.push(RunAllocation {
             index: p.index,
             size_bytes: p.size,
@@ -82,6 +136,7 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
             output_index,
             shape: largest.map(|b| b.shape_text()).unwrap_or_default(),
             instruction: largest.map(|b| b.name_with_shape_index()).unwrap_or_default(),
+            holds,
         });
     }
     let largest_buffers = viewer
@@ -102,32 +157,93 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
     })
 }
 
-/// Where each element of the entry computation's result comes from: (defining instruction id, its
-/// shape index) → the element's index in the result. Tuple elements are followed through
-/// `get-tuple-element` and `bitcast`, which define no buffer of their own.
-fn output_positions(module: &HloModuleProto) -> HashMap<(i64, Vec<i64>), Vec<i64>> {
-    let instructions: HashMap<i64, _> = module.computations.iter().flat_map(|c| &c.instructions).map(|i| (i.id, i)).collect();
-    let Some(entry) = module.computations.iter().find(|c| c.id == module.entry_computation_id) else { return HashMap::new() };
-    let Some(root) = instructions.get(&entry.root_id) else { return HashMap::new() };
-    let resolve = |mut id: i64| {
-        let mut index = Vec::new();
-        // Bounded: a malformed module may loop.
-        for _ in 0..instructions.len() {
-            let Some(i) = instructions.get(&id) else { break };
-            match (i.opcode.as_str(), i.operand_ids.first()) {
-                ("get-tuple-element", Some(&op)) => {
-                    index.insert(0, i.tuple_index);
-                    id = op;
-                }
-                ("bitcast", Some(&op)) => id = op,
-                _ => break,
+/// An instruction (id, or a parameter's number) and a shape index within its value.
+type ValueAt = (i64, Vec<i64>);
+
+/// The entry computation's result: where each element's buffer is defined, and the parameter an
+/// element holds where the HLO says so (the module's input/output aliasing, or a copy of a parameter).
+struct EntryOutputs<'m> {
+    /// (defining instruction id, its shape index) → the element's index in the result. Tuple elements
+    /// are followed through `get-tuple-element` and `bitcast`, which define no buffer of their own.
+    defined_at: HashMap<ValueAt, Vec<i64>>,
+    /// Result index → the parameter (number, shape index) it is a copy of.
+    copied: HashMap<Vec<i64>, ValueAt>,
+    /// The entry's parameter instructions by number.
+    parameters: HashMap<i64, &'m HloInstructionProto>,
+    module: &'m HloModuleProto,
+}
+
+impl<'m> EntryOutputs<'m> {
+    fn new(module: &'m HloModuleProto) -> Self {
+        let mut out = EntryOutputs { defined_at: HashMap::new(), copied: HashMap::new(), parameters: HashMap::new(), module };
+        let instructions: HashMap<i64, &HloInstructionProto> =
+            module.computations.iter().flat_map(|c| &c.instructions).map(|i| (i.id, i)).collect();
+        let Some(entry) = module.computations.iter().find(|c| c.id == module.entry_computation_id) else { return out };
+        out.parameters = entry.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| (i.parameter_number, i)).collect();
+        let Some(root) = instructions.get(&entry.root_id) else { return out };
+        let elements: Vec<ValueAt> = if root.opcode == "tuple" {
+            root.operand_ids.iter().enumerate().map(|(k, &op)| (op, vec![k as i64])).collect()
+        } else {
+            vec![(root.id, Vec::new())]
+        };
+        for (id, index) in elements {
+            let (defining, copy) = resolve(&instructions, id);
+            out.defined_at.insert(defining, index.clone());
+            if let Some(parameter) = copy {
+                out.copied.insert(index, parameter);
             }
         }
-        (id, index)
-    };
-    if root.opcode == "tuple" {
-        root.operand_ids.iter().enumerate().map(|(k, &op)| (resolve(op), vec![k as i64])).collect()
-    } else {
-        HashMap::from([(resolve(root.id), Vec::new())])
+        out
     }
+
+    /// The result index of the output aliased with parameter `number`'s element `shape_index`.
+    fn aliased_output(&self, number: i64, shape_index: &[i64]) -> Option<Vec<i64>> {
+        let entries = self.module.input_output_alias.as_ref().map_or(&[][..], |a| a.entries.as_slice());
+        entries
+            .iter()
+            .find(|e| e.parameter_number == number && e.parameter_shape_index == shape_index)
+            .map(|e| e.output_shape_index.clone())
+    }
+
+    /// The parameter result element `index` holds, where the aliasing or a copy says so.
+    fn held(&self, index: &[i64]) -> Option<Held> {
+        let entries = self.module.input_output_alias.as_ref().map_or(&[][..], |a| a.entries.as_slice());
+        let (number, shape_index, how) = match entries.iter().find(|e| e.output_shape_index == index) {
+            Some(e) => (e.parameter_number, e.parameter_shape_index.clone(), HeldHow::Aliased),
+            None => {
+                let (number, shape_index) = self.copied.get(index)?.clone();
+                (number, shape_index, HeldHow::Copied)
+            }
+        };
+        let variable = self.parameters.get(&number).and_then(|p| p.metadata.as_ref()).map(|m| m.op_name.clone()).filter(|n| !n.is_empty());
+        Some(Held { parameter_number: number, parameter_shape_index: shape_index, variable, how })
+    }
+}
+
+/// Where the buffer of the value `id` is defined (instruction id, shape index), through
+/// `get-tuple-element` and `bitcast`; and, where the value is a copy of a parameter (a chain of
+/// `copy`, `bitcast` and `get-tuple-element` with at least one copy, ending at a parameter), that
+/// parameter's number and shape index.
+fn resolve(instructions: &HashMap<i64, &HloInstructionProto>, id: i64) -> (ValueAt, Option<ValueAt>) {
+    let mut defining = None;
+    let (mut at, mut index, mut copies) = (id, Vec::new(), 0);
+    // Bounded: a malformed module may loop.
+    for _ in 0..=instructions.len() {
+        let Some(i) = instructions.get(&at) else { break };
+        match (i.opcode.as_str(), i.operand_ids.first()) {
+            ("get-tuple-element", Some(&op)) => {
+                index.insert(0, i.tuple_index);
+                at = op;
+            }
+            ("bitcast", Some(&op)) => at = op,
+            ("copy", Some(&op)) => {
+                defining.get_or_insert_with(|| (at, index.clone()));
+                copies += 1;
+                at = op;
+            }
+            ("parameter", _) if copies > 0 => return (defining.unwrap_or((at, index.clone())), Some((i.parameter_number, index))),
+            _ => break,
+        }
+    }
+    (defining.unwrap_or((at, index)), None)
 }

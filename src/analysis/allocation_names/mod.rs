@@ -21,7 +21,7 @@ use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile, HOST_PLAN
 use crate::analysis::xla_modules::decoded_modules;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
-use buffers::{BufferKind, ModuleAllocations, RunAllocation};
+use buffers::{BufferKind, Held, ModuleAllocations, RunAllocation};
 use host_context::{HostEvent, HostRun, Place, Scanned};
 pub use live::{FloorNames, LiveNames, PeakRow};
 use serde::{Deserialize, Serialize};
@@ -79,6 +79,9 @@ pub struct AllocationName {
     pub output_index: Option<String>,
     /// The shape, where every candidate has the same.
     pub shape: Option<String>,
+    /// The parameter (the user's variable) an output holds, where the HLO says so and every
+    /// candidate holds the same.
+    pub holds: Option<Held>,
     /// The instruction whose buffer the Memory Viewer highlights (one candidate only).
     pub instruction: Option<String>,
     /// The host event that says what it was (compile, transfer, other), or the run's module name as
@@ -148,6 +151,47 @@ pub struct PeakNames {
     /// most first.
     pub by_kind: Vec<(NameKind, i64)>,
     pub by_module: Vec<(String, i64)>,
+    /// The allocator's pool beyond what is in use: the by-kind grouping's "preallocated but unused",
+    /// which the trace bounds but does not state.
+    pub pool: PoolAtPeak,
+}
+
+/// What the trace says of "preallocated but unused" at the peak: the device memory the allocator
+/// holds (its pool: what XLA preallocates, or what it has grown to) less what is in use. The trace
+/// does not record the pool: an allocator event carries the bytes in use and free under its limit,
+/// the same with or without preallocation (n1, recorded with `XLA_PYTHON_CLIENT_PREALLOCATE=false`,
+/// and n2 report one limit); `DeviceMemAllocator::Alloc` host events mark the pool growing, without a
+/// size, and none is recorded where the pool was taken before the trace began. So only the bound is
+/// given, never a figure for the unused part.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PoolAtPeak {
+    /// The allocator's limit (heap + stack + free at the peak event, XProf's capacity): the most its
+    /// pool can be.
+    pub limit_bytes: i64,
+    pub in_use_bytes: i64,
+    /// `limit_bytes − in_use_bytes`: the most that can be preallocated but unused at the peak (all of
+    /// it where the pool was preallocated to the limit, XLA's default on a GPU); `None` where the
+    /// events report no limit above what is in use.
+    pub unused_at_most_bytes: Option<i64>,
+    /// What the trace cannot tell, and what would tell it.
+    pub note: String,
+}
+
+impl PoolAtPeak {
+    fn new(limit_bytes: i64, in_use_bytes: i64) -> Self {
+        let unused_at_most_bytes = (limit_bytes > in_use_bytes).then(|| limit_bytes - in_use_bytes);
+        let bound = if unused_at_most_bytes.is_some() {
+            "It lies between nothing and the allocator's limit less the bytes in use: all of that where the pool was preallocated to the limit (XLA's default on a GPU, XLA_PYTHON_CLIENT_PREALLOCATE), less where the pool grows on demand."
+        } else {
+            "Its events report no limit above the bytes in use, so not even a bound is known."
+        };
+        PoolAtPeak {
+            limit_bytes,
+            in_use_bytes,
+            unused_at_most_bytes,
+            note: format!("Preallocated but unused is not in the trace: its allocator events record the bytes in use and free under the allocator's limit, not the pool the allocator holds, and DeviceMemAllocator::Alloc events mark the pool growing without a size. {bound} To know it, record jax.devices()[0].memory_stats()['pool_bytes'] and ['peak_pool_bytes'] with the profile."),
+        }
+    }
 }
 
 /// Every allocator event of a trace named.
@@ -344,6 +388,7 @@ impl Namer<'_> {
                 buffer_candidates: candidates.iter().map(|(_, x)| x.index).collect(),
                 output_index: None,
                 shape: None,
+                holds: None,
                 instruction: None,
                 event,
                 python_frame,
@@ -351,6 +396,7 @@ impl Namer<'_> {
             };
         };
         let shape = common(candidates.iter().map(|(_, x)| x.shape.clone()));
+        let holds = common(candidates.iter().map(|(_, x)| x.holds.clone())).flatten();
         let one = (candidates.len() == 1).then(|| candidates[0].1);
         let output_index = (kind == BufferKind::Output).then(|| {
             let mut indices: Vec<&Vec<i64>> = candidates.iter().filter_map(|(_, x)| x.output_index.as_ref()).collect();
@@ -377,6 +423,10 @@ impl Namer<'_> {
             label.push(' ');
             label.push_str(s);
         }
+        if let Some(h) = &holds {
+            label.push_str(", ");
+            label.push_str(&h.text());
+        }
         if candidates.len() > 1 {
             label.push_str(&format!(" (one of {} allocations of this size)", candidates.len()));
         }
@@ -390,6 +440,7 @@ impl Namer<'_> {
             buffer_candidates: candidates.iter().map(|(_, x)| x.index).collect(),
             output_index,
             shape,
+            holds,
             instruction: one.map(|x| x.instruction.clone()),
             event,
             python_frame,
@@ -418,6 +469,7 @@ impl Namer<'_> {
             buffer_candidates: Vec::new(),
             output_index: None,
             shape: None,
+            holds: None,
             instruction: None,
             event,
             python_frame: e.python_frame.clone(),
@@ -482,6 +534,7 @@ fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -
         peak_index,
         peak_bytes: sum.peak_stats.peak_bytes_in_use,
         stack_bytes: sum.peak_stats.stack_reserved_bytes,
+        pool: PoolAtPeak::new(sum.memory_capacity_bytes, sum.peak_stats.peak_bytes_in_use),
         ..Default::default()
     };
     let Some(p) = peak_index else { return out };

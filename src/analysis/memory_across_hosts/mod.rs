@@ -11,7 +11,7 @@
 //! the profiling session (it subtracts that start from every line), which it records, in ns since the
 //! Unix epoch on the host's clock, as the `Task Environment` plane's `profile_start_time`. An event's
 //! time on the run's axis is its host's session start plus its line's start plus its offset. The
-//! axis's origin is the earliest session start of the run ([`RunMemoryOverview::origin_ns`]). A host
+//! axis's origin is the earliest session start of the run ([`MemoryAcrossHosts::origin_ns`]). A host
 //! plane's lines carry one start in the TensorFlow and JAX traces; where they differ, the earliest is
 //! taken (the Memory Profile itself keeps offsets only). A trace without `profile_start_time` (older
 //! profilers) is placed as if its session started at the epoch.
@@ -43,7 +43,7 @@ pub struct HostAllocator {
     pub capacity_bytes: Option<i64>,
     /// `peak_bytes / capacity_bytes`; `None` without a capacity.
     pub peak_fraction: Option<f64>,
-    /// The peak's time on the run's axis, ps from [`RunMemoryOverview::origin_ns`].
+    /// The peak's time on the run's axis, ps from [`MemoryAcrossHosts::origin_ns`].
     pub peak_time_ps: i64,
     /// The peak's time as the host's own Memory Profile gives it (its `time_offset_ps`).
     pub peak_offset_ps: i64,
@@ -65,7 +65,7 @@ pub struct HostAllocator {
 
 /// The run's allocators and the axis their timelines share.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunMemoryOverview {
+pub struct MemoryAcrossHosts {
     /// The axis's origin: the earliest host start of the run, ns since the Unix epoch.
     pub origin_ns: i64,
     /// The axis's extent: the first and last event of any allocator, ps from the origin.
@@ -81,7 +81,7 @@ pub struct RunMemoryOverview {
 /// The run's overview from each host's start (ns since the epoch) and allocator rows (their times the
 /// host's own offsets): every row placed on the run's one axis, from the earliest host start, and
 /// sorted closest to capacity first; `without_memory` lists the hosts with nothing to show.
-pub fn combine(hosts: Vec<(i64, Vec<HostAllocator>)>, without_memory: Vec<String>) -> RunMemoryOverview {
+pub fn combine(hosts: Vec<(i64, Vec<HostAllocator>)>, without_memory: Vec<String>) -> MemoryAcrossHosts {
     let origin_ns = hosts.iter().map(|(s, _)| *s).min().unwrap_or(0);
     let mut allocators = Vec::new();
     for (start_ns, mut rows) in hosts {
@@ -97,7 +97,7 @@ pub fn combine(hosts: Vec<(i64, Vec<HostAllocator>)>, without_memory: Vec<String
     allocators.sort_by(closest_to_capacity_first);
     let start_ps = allocators.iter().filter_map(|a| a.timeline.first()).map(|p| p.0).min().unwrap_or(0);
     let end_ps = allocators.iter().filter_map(|a| a.timeline.last()).map(|p| p.0).max().unwrap_or(0);
-    RunMemoryOverview { origin_ns, start_ps, end_ps, allocators, without_memory }
+    MemoryAcrossHosts { origin_ns, start_ps, end_ps, allocators, without_memory }
 }
 
 /// Where the host's memory events' offsets start, ns since the epoch: its session's start

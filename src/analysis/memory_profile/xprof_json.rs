@@ -8,7 +8,7 @@
 //! general string escaper (keys included), three times slower; `tidemark` goes through serde.
 
 use super::{ActivityRef, AggregationStats, AllocatorProfile, EventCounts, LeakHints, MemoryProfile, Snapshot};
-use crate::analysis::allocation_names::{AllocationName, AllocationNames, AllocatorNames, LiveNames, PeakRow};
+use crate::analysis::allocation_names::{AllocationName, AllocationNames, AllocatorNames, LiveNames, PeakRow, PoolAtPeak};
 use crate::analysis::memory_events::Activity;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -91,6 +91,8 @@ pub struct PeakJson<'a> {
     pub rows: Vec<PeakRowJson<'a>>,
     pub by_kind: Vec<(&'static str, i64)>,
     pub by_module: &'a [(String, i64)],
+    /// "Preallocated but unused": bounded, not stated ([`PoolAtPeak`]).
+    pub pool: &'a PoolAtPeak,
 }
 
 #[derive(Serialize)]
@@ -135,6 +137,7 @@ fn names_json<'a>(profile: &'a MemoryProfile, names: &'a AllocationNames) -> Nam
                 rows: row_json(n, &p.rows),
                 by_kind: p.by_kind.iter().map(|&(k, b)| (k.label(), b)).collect(),
                 by_module: &p.by_module,
+                pool: &p.pool,
             };
             let floors = n
                 .floors

@@ -4,7 +4,7 @@
 use crate::overview_page::{open, steps_text};
 use std::fmt::Write;
 use tidemark::analysis::input_pipeline::{xprof_json, InputPipeline, CATEGORIES};
-use tidemark::engine::first_screen::Tool;
+use tidemark::engine::tool::Tool;
 
 const USAGE: &str = "usage: tidemark input-pipeline-analyzer FILE|RUN_DIR [--json]";
 

@@ -4,7 +4,7 @@ use crate::args::Args;
 use crate::open::open_file;
 use crate::units::{bytes, count};
 use std::fmt::Write;
-use tidemark::engine::{first_screen, FileOverview, Session};
+use tidemark::engine::{first_screen, FileDetails, Session};
 
 pub fn run(argv: &[String]) -> i32 {
     let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
@@ -60,7 +60,7 @@ pub fn run(argv: &[String]) -> i32 {
 }
 
 /// `o` as text; `with_others`: opened with other files (the page then opens the run's Overview).
-fn text(o: &FileOverview, with_others: bool) -> String {
+fn text(o: &FileDetails, with_others: bool) -> String {
     let mut s = String::new();
     let gz = if o.gzipped { ", gzip" } else { "" };
     let _ = writeln!(s, "{}\n  format: {} ({}{gz})", o.path, o.format, bytes(o.size_bytes as i64));
@@ -134,7 +134,7 @@ fn text(o: &FileOverview, with_others: bool) -> String {
     let _ = writeln!(s, "  opens on: {}", first_screen::landing(o, with_others).title());
     // Each reason once, with the tools it empties.
     let mut reasons: Vec<(first_screen::EmptyReason, Vec<&str>)> = Vec::new();
-    for tool in first_screen::Tool::ALL {
+    for tool in tidemark::engine::tool::Tool::ALL {
         if let Some(r) = first_screen::empty_reason(tool, o) {
             match reasons.iter_mut().find(|(known, _)| *known == r) {
                 Some((_, tools)) => tools.push(tool.title()),

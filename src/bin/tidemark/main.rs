@@ -7,8 +7,6 @@ mod args;
 #[cfg(not(target_arch = "wasm32"))]
 mod bundle;
 #[cfg(not(target_arch = "wasm32"))]
-mod compare_runs;
-#[cfg(not(target_arch = "wasm32"))]
 mod device_memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod framework_op_stats;
@@ -29,6 +27,8 @@ mod op_tables;
 mod open;
 #[cfg(not(target_arch = "wasm32"))]
 mod overview_page;
+#[cfg(not(target_arch = "wasm32"))]
+mod run_comparison;
 #[cfg(not(target_arch = "wasm32"))]
 mod step_window;
 #[cfg(not(target_arch = "wasm32"))]
@@ -88,7 +88,7 @@ Usage:
   tidemark memory-across-hosts FILE|RUN_DIR [--json]
                                           every allocator of every host of a run: peak, capacity, peak time,
                                           closest to capacity first (times from the run's earliest host start)
-  tidemark compare-runs RUN_DIR --baseline BASE_RUN_DIR [--json]
+  tidemark run-comparison RUN_DIR --baseline BASE_RUN_DIR [--json]
                                           a run against a baseline run: each framework op's self and total time
                                           in both with the change, each host allocator's peak, step time
   tidemark torch-overview | torch-operators | torch-kernels | torch-memory TRACE [--json]
@@ -144,7 +144,8 @@ fn main() {
         "roofline-model" => op_tables::roofline_model(rest),
         "xla-ops-cpu" => xla_ops_cpu::run(rest),
         "memory-across-hosts" => memory_across_hosts::run(rest),
-        "compare-runs" => compare_runs::run(rest),
+        // `compare-runs` is the name it had before it took the tool's.
+        "run-comparison" | "compare-runs" => run_comparison::run(rest),
         "torch-overview" | "torch-operators" | "torch-kernels" | "torch-memory" => torch::run(command, rest),
         "torch-snapshot" => torch_snapshot::run(rest),
         other => {

@@ -5,7 +5,7 @@ use crate::args::open_run;
 use crate::memory_profile::{by_kind, by_module};
 use crate::units::{bytes, duration_us};
 use std::fmt::Write;
-use tidemark::engine::memory_across_hosts::RunMemoryOverview;
+use tidemark::engine::memory_across_hosts::MemoryAcrossHosts;
 
 const USAGE: &str = "usage: tidemark memory-across-hosts FILE|RUN_DIR [--json]";
 
@@ -14,7 +14,7 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let overview = match run.session.run_memory_overview(&run.ids) {
+    let overview = match run.session.memory_across_hosts(&run.ids) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("tidemark: {e}");
@@ -35,7 +35,7 @@ pub fn run(argv: &[String]) -> i32 {
     0
 }
 
-fn text(name: &str, hosts: usize, o: &RunMemoryOverview) -> String {
+fn text(name: &str, hosts: usize, o: &MemoryAcrossHosts) -> String {
     let mut s = format!("{name}\n  memory across {hosts} host(s): {} allocators, closest to capacity first\n", o.allocators.len());
     if !o.allocators.is_empty() {
         let _ = writeln!(s, "  {:<24} {:<20} {:>12} {:>12} {:>7} {:>14}", "host", "allocator", "peak", "capacity", "%", "peak at");

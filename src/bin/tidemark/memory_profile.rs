@@ -6,7 +6,7 @@ use crate::units::{bytes, count};
 use std::fmt::Write;
 use tidemark::analysis::allocation_names::{self, AllocationNames, AllocatorNames, NameKind};
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
-use tidemark::engine::first_screen::Tool;
+use tidemark::engine::tool::Tool;
 
 const USAGE: &str = "usage: tidemark memory-profile FILE [--memory-id ID] [--json]";
 /// Breakdown rows shown in the text output (the JSON has all of them).
@@ -110,6 +110,22 @@ fn named_text(s: &mut String, n: &AllocatorNames) {
         let _ = writeln!(s, "      {:>12} {:>6}  stack", bytes(p.stack_bytes), "");
     }
     let _ = writeln!(s, "      by kind: {}", by_kind(&p.by_kind));
+    let pool = &p.pool;
+    match pool.unused_at_most_bytes {
+        Some(most) => {
+            let _ = writeln!(
+                s,
+                "      preallocated but unused: not in the trace, at most {} (limit {} − in use {})",
+                bytes(most),
+                bytes(pool.limit_bytes),
+                bytes(pool.in_use_bytes)
+            );
+        }
+        None => {
+            let _ = writeln!(s, "      preallocated but unused: not in the trace");
+        }
+    }
+    let _ = writeln!(s, "        {}", pool.note);
     let _ = writeln!(s, "      by module: {}", by_module(&p.by_module));
     let end = &n.live_at_end;
     let shown = if end.rows.len() > TOP_LIVE_OPS { ", largest shown" } else { "" };

@@ -6,8 +6,8 @@ use crate::units::bytes;
 use std::fmt::Write;
 use tidemark::analysis::memory_viewer::{xprof_json::to_xprof_json, MemoryViewer};
 use tidemark::decode::Profile;
-use tidemark::engine::first_screen::Tool;
 use tidemark::engine::memory_viewer::ModuleEntry;
+use tidemark::engine::tool::Tool;
 use tidemark::engine::{EngineError, Session};
 
 const USAGE: &str = "usage: tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]";

@@ -10,8 +10,8 @@ use tidemark::analysis::kernel_stats::KernelStats;
 use tidemark::analysis::op_profile::{OpProfile, DUPLICATES_SUFFIX};
 use tidemark::analysis::roofline_model::RooflineModel;
 use tidemark::analysis::{hlo_stats, kernel_stats, op_profile, roofline_model};
-use tidemark::engine::first_screen::Tool as Shown;
 use tidemark::engine::op_profile::{OpNodeColumns, OpProfileGrouping};
+use tidemark::engine::tool::Tool as Shown;
 use tidemark::engine::{EngineError, Scope, Session};
 
 /// Characters of a kernel or op name shown in a table (C++ template names run to thousands).
@@ -52,7 +52,7 @@ pub fn hlo_stats(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "hlo-stats",
-            shown: Shown::HloOpStats,
+            shown: Shown::HloStats,
             compute: Session::hlo_stats,
             json: hlo_stats::xprof_json::to_xprof_json,
             table: |_, _, name, t| Ok(hlo_table(name, t)),
@@ -78,7 +78,7 @@ pub fn roofline_model(argv: &[String]) -> i32 {
         argv,
         Tool {
             command: "roofline-model",
-            shown: Shown::Roofline,
+            shown: Shown::RooflineModel,
             compute: Session::roofline_model,
             json: roofline_model::xprof_json::to_xprof_json,
             table: |_, _, name, t| Ok(roofline_table(name, t)),

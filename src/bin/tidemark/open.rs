@@ -2,7 +2,8 @@
 //! page goes through its worker.
 
 use std::path::Path;
-use tidemark::engine::first_screen::{empty_reason, Tool};
+use tidemark::engine::first_screen::empty_reason;
+use tidemark::engine::tool::Tool;
 use tidemark::engine::{EngineError, Session};
 
 /// Reads `path` and opens it in `session` as `shown_path` (how the file is named in output and

@@ -5,12 +5,12 @@ use crate::args::{open_run, Args};
 use std::fmt::Write;
 use tidemark::analysis::input_pipeline::{InputPipeline, CATEGORIES};
 use tidemark::analysis::overview_page::{xprof_json, OverviewPage};
-use tidemark::engine::first_screen::Tool;
+use tidemark::engine::tool::Tool;
 
 const USAGE: &str = "usage: tidemark overview-page FILE|RUN_DIR [--json]";
 
 pub fn run(argv: &[String]) -> i32 {
-    let (args, hosts, page) = match open("overview-page", USAGE, argv, Tool::Overview) {
+    let (args, hosts, page) = match open("overview-page", USAGE, argv, Tool::OverviewPage) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -7,18 +7,18 @@
 use super::super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView, Labels};
 use super::super::framework_op_stats::FrameworkOpStatsView;
 use super::super::graph_viewer::{GraphOverview as GraphOverviewView, GraphView};
-use super::super::hlo_op_stats::HloOpStatsView;
+use super::super::hlo_stats::HloStatsView;
 use super::super::input_pipeline::InputPipelineView;
 use super::super::kernel_stats::KernelStatsView;
-use super::super::memory_across_hosts::RunMemoryOverview as RunMemoryOverviewView;
+use super::super::memory_across_hosts::MemoryAcrossHosts as MemoryAcrossHostsView;
 use super::super::memory_profile::{MemoryProfileView, TimelineWindow};
 use super::super::memory_viewer::ModuleEntry;
 use super::super::memory_viewer_columns::ViewerReply;
 use super::super::op_profile::{OpProfileGrouping, OpProfileView};
 use super::super::overview_page::OverviewPageView;
 use super::super::residency::ResidencyReport;
-use super::super::roofline::RooflineView;
-use super::super::run_comparison::RunComparison;
+use super::super::roofline_model::RooflineModelView;
+use super::super::run_comparison::RunComparison as RunComparisonView;
 use super::super::trace_viewer::FlowQuery;
 use super::super::{EngineError, Scope};
 use super::{RequestBody, ResponseBody};
@@ -180,11 +180,11 @@ ask!(FrameworkOpStats => FrameworkOpStats { view } -> Arc<FrameworkOpStatsView> 
 
 /// The HLO Op Stats page of `scope`: XProf's table as columns, and its summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HloOpStats {
+pub struct HloStats {
     #[serde(flatten)]
     pub scope: Scope,
 }
-ask!(HloOpStats => HloOpStats { view } -> Arc<HloOpStatsView> = Arc::from);
+ask!(HloStats => HloStats { view } -> Arc<HloStatsView> = Arc::from);
 
 /// The Kernel Stats page of `scope`: XProf's table as columns, and its summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,7 +202,7 @@ pub struct RooflineModel {
     pub scope: Scope,
     pub include_infeed_outfeed: bool,
 }
-ask!(RooflineModel => RooflineModel { view } -> Arc<RooflineView> = Arc::from);
+ask!(RooflineModel => RooflineModel { view } -> Arc<RooflineModelView> = Arc::from);
 
 /// The Op Profile page of `scope`: the tree grouped by `grouping`, with the idle node when
 /// `include_idle`.
@@ -240,19 +240,19 @@ ask!(XlaOpsCpu => XlaOpsCpu { table } -> Arc<XlaOpsCpuTable> = Arc::from);
 
 /// Memory across the hosts `file_ids` of a run: every allocator's peak, capacity and timeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunMemoryOverview {
+pub struct MemoryAcrossHosts {
     pub file_ids: Vec<u32>,
 }
-ask!(RunMemoryOverview => RunMemoryOverview { view } -> Arc<RunMemoryOverviewView> = Arc::from);
+ask!(MemoryAcrossHosts => MemoryAcrossHosts { view } -> Arc<MemoryAcrossHostsView> = Arc::from);
 
 /// The run `current` (its hosts' file ids) against the run `baseline`: op times and allocator peaks
 /// with their changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CompareRuns {
+pub struct RunComparison {
     pub current: Vec<u32>,
     pub baseline: Vec<u32>,
 }
-ask!(CompareRuns => CompareRuns { comparison } -> Arc<RunComparison> = Arc::from);
+ask!(RunComparison => RunComparison { comparison } -> Arc<RunComparisonView> = Arc::from);
 
 /// Which files' bytes the engine holds, and the memory it has (see [`super::super::residency`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

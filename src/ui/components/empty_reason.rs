@@ -10,7 +10,7 @@ use leptos::prelude::*;
 /// answer for several files); its kind in `data-value` of `data-metric="empty_reason"`.
 pub fn empty_reason(tool: Tool, shown: &Shown, combined: bool) -> Option<impl IntoView> {
     let Shown::Ready { overview, .. } = shown else { return None };
-    let tool = first_screen::Tool::from_slug(tool.slug()).filter(|_| !combined)?;
+    let tool = Some(tool).filter(|_| !combined)?;
     let reason = first_screen::empty_reason(tool, overview)?;
     Some(view! {
         <p class="empty-reason" role="note" data-testid="empty-reason" data-metric="empty_reason" data-value=reason.kind()>

@@ -9,18 +9,20 @@ use leptos::prelude::*;
 pub fn ToolNav() -> impl IntoView {
     let state = expect_context::<AppState>();
     let order = Tool::in_nav_order();
-    let key_of = move |t: Tool| order.iter().position(|x| *x == t).filter(|i| *i < 9).map(|i| (i + 1).to_string());
+    let keys = order.clone();
+    let key_of = move |t: Tool| keys.iter().position(|x| *x == t).filter(|i| *i < 9).map(|i| (i + 1).to_string());
     view! {
         <nav class="tool-nav" role="tablist" aria-orientation="vertical" aria-label="Tools">
             {ToolGroup::ALL
                 .into_iter()
-                .filter(|g| Tool::ALL.iter().any(|t| t.group() == *g))
+                .filter(|g| order.iter().any(|t| t.group() == *g))
                 .map(|g| {
                     view! {
                         <div class="tool-group" data-group=g.title()>
                             <div class="tool-group-head">{g.title()}</div>
-                            {Tool::ALL
-                                .into_iter()
+                            {order
+                                .iter()
+                                .copied()
                                 .filter(|t| t.group() == g)
                                 .map(|t| {
                                     let key = key_of(t);

@@ -1,8 +1,8 @@
 //! The banner over every tool of a trace cut short: one calm line saying where the cut is and that
 //! what the tools show is what lies before it. The sentence is the engine's
-//! ([`FileOverview::truncation_message`]), the same the command line prints.
+//! ([`FileDetails::truncation_message`]), the same the command line prints.
 
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::state::Shown;
 use leptos::prelude::*;
 
@@ -14,7 +14,7 @@ pub fn truncated_banner(shown: &Shown) -> Option<impl IntoView> {
     banner(overview)
 }
 
-fn banner(overview: &FileOverview) -> Option<impl IntoView> {
+fn banner(overview: &FileDetails) -> Option<impl IntoView> {
     let message = overview.truncation_message()?;
     let cut = overview.gzip_cut;
     let truncated_at = overview.truncation.as_ref().map(|t| t.truncated_at).or(cut.map(|c| c.inflated_bytes))?.to_string();

@@ -130,7 +130,7 @@ pub fn ExportDialog(
     });
     let file_name = move || {
         let selected = state.selected.get_untracked().unwrap_or_else(|| "profile".into());
-        let base = crate::engine::overview::base_name(&selected).split('.').next().unwrap_or("profile").to_string();
+        let base = crate::engine::file_details::base_name(&selected).split('.').next().unwrap_or("profile").to_string();
         format!("tidemark-{base}.html")
     };
     view! {

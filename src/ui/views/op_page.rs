@@ -3,7 +3,7 @@
 //! shown where the engine could not answer, and the self-time pie charts.
 
 use crate::engine::framework_op_stats::TypeSelfTime;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::charts::pie::{PieChart, PieSlice};
 use crate::ui::components::time_unit::TimeUnitSelect;
 use crate::ui::state::AppState;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// makes of the reply, or, until it is ready, `waiting` or why there is none (`error_testid`).
 pub fn frame<T: Clone + Send + Sync + 'static>(
     testid: &'static str,
-    overview: &FileOverview,
+    overview: &FileDetails,
     fetch: Fetch<T>,
     controls: AnyView,
     (waiting, error_testid): (&'static str, &'static str),
@@ -46,7 +46,7 @@ fn state<T: Clone + Send + Sync + 'static>(fetch: Fetch<T>) -> impl Fn() -> &'st
 }
 
 /// `<trace>.<tool>.csv`, the trace's name without its `.xplane.pb(.gz)`.
-pub fn csv_name(overview: &FileOverview, tool: &str) -> String {
+pub fn csv_name(overview: &FileDetails, tool: &str) -> String {
     let base = overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane");
     format!("{base}.{tool}.csv")
 }

@@ -15,7 +15,7 @@ use crate::analysis::device_memory::{order_by_number, DiffRow, Frame, FunctionRo
 use crate::decode::Format;
 use crate::engine::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView, Labels};
 use crate::engine::protocol::request::{self, DeviceMemoryAnswer as Answer, DeviceMemoryFiles};
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::charts::flame::FlameGraph;
 use crate::ui::charts::sparkline::SeriesChart;
 use crate::ui::components::metric::{Bytes, Count, SignedBytes, Text};
@@ -142,7 +142,7 @@ fn diff_pair(state: AppState, u: &Ui, pprofs: &[(String, u32)]) -> (Option<Strin
 }
 
 #[component]
-pub fn DeviceMemory(overview: FileOverview) -> impl IntoView {
+pub fn DeviceMemory(overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     if overview.format != Format::Pprof {
         return view! { <NotPprof overview=overview /> }.into_any();

@@ -4,7 +4,7 @@ use super::*;
 
 /// A selected file that is not a device memory profile: say what this tool reads, and where to go.
 #[component]
-pub(super) fn NotPprof(overview: FileOverview) -> impl IntoView {
+pub(super) fn NotPprof(overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let (what, instead, tool) = match overview.format {
         Format::XSpace => (
@@ -14,7 +14,7 @@ pub(super) fn NotPprof(overview: FileOverview) -> impl IntoView {
         ),
         Format::HloProto => ("an XLA HloProto dump", "The Memory Viewer tab reads its buffer assignment.", Tool::MemoryViewer),
         Format::Pprof => ("a pprof profile", "", Tool::DeviceMemory),
-        Format::Kineto => ("a PyTorch profiler trace", "", Tool::Overview),
+        Format::Kineto => ("a PyTorch profiler trace", "", Tool::OverviewPage),
         Format::TorchSnapshot => (
             "a PyTorch CUDA memory snapshot",
             "The page has no view of it yet: `tidemark torch-snapshot FILE` reads it; File details shows what it holds.",

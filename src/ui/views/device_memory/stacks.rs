@@ -2,7 +2,7 @@
 //! with a stack panel under it.
 
 use super::*;
-pub(super) use crate::engine::overview::base_name as basename;
+pub(super) use crate::engine::file_details::base_name as basename;
 
 /// `<module>:19 → func2:15 → func1:12`, root first, library frames marked.
 pub(super) fn stack_view(frames: &[Frame]) -> impl IntoView {

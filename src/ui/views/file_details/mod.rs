@@ -3,8 +3,8 @@
 
 use crate::decode::hlo::ModuleSummary;
 use crate::decode::Format;
-use crate::engine::overview::{AllocatorOverview, LineOverview, PlaneOverview};
-use crate::engine::FileOverview;
+use crate::engine::file_details::{AllocatorOverview, LineOverview, PlaneOverview};
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::components::table::{Column, Table, TableSpec};
 use leptos::prelude::*;
@@ -31,7 +31,7 @@ fn format_slug(f: Format) -> &'static str {
 }
 
 #[component]
-pub fn FileDetails(overview: FileOverview) -> impl IntoView {
+pub fn FileDetails(overview: FileDetails) -> impl IntoView {
     let o = overview;
     let is_xspace = o.format == Format::XSpace;
     let planes = o.planes.clone();

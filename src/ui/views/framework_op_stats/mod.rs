@@ -8,7 +8,7 @@ mod table;
 use super::op_page::SelfTimePie;
 use crate::engine::framework_op_stats::{FrameworkOpStatsView, TypeSelfTime};
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Count, Duration, Text};
 use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use table::{OpTable, Side};
 
 #[component]
-pub fn FrameworkOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn FrameworkOpStats(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // XProf's page starts with the IDLE rows in.
     let include_idle = RwSignal::new(true);

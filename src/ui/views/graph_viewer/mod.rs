@@ -330,7 +330,7 @@ fn GraphPanel(v: Arc<GraphView>) -> impl IntoView {
 #[component]
 fn ShadeControl(shade: RwSignal<GraphShade>, figures: GraphFigures) -> impl IntoView {
     let time_note = match figures.time_source {
-        Some(TimeSource::HloOpStats) => "share of the device's time (HLO Op Stats)",
+        Some(TimeSource::HloStats) => "share of the device's time (HLO Op Stats)",
         Some(TimeSource::XlaOpsCpu) => "share of the XLA ops' self time on the host (XLA ops)",
         None => "the file's trace has no times for this module",
     };
@@ -407,10 +407,10 @@ fn Card(node: crate::analysis::graph_viewer::Node, v: Arc<GraphView>) -> impl In
         view! { <LinkButton testid label title=format!("{}: the row of {op}", tool.title()) go=move || show_op_in(state, tool, op.clone()) /> }
     };
     let tables = match v.figures.time_source {
-        Some(TimeSource::HloOpStats) => view! {
+        Some(TimeSource::HloStats) => view! {
             {tool_link(Tool::OpProfile, "node-show-op-profile", "op profile")}
-            {tool_link(Tool::HloOpStats, "node-show-hlo-stats", "HLO ops")}
-            {tool_link(Tool::Roofline, "node-show-roofline", "roofline")}
+            {tool_link(Tool::HloStats, "node-show-hlo-stats", "HLO ops")}
+            {tool_link(Tool::RooflineModel, "node-show-roofline", "roofline")}
         }
         .into_any(),
         Some(TimeSource::XlaOpsCpu) => tool_link(Tool::XlaOpsCpu, "node-show-xla-ops", "XLA ops").into_any(),

@@ -9,7 +9,7 @@ mod steps;
 
 use crate::engine::input_pipeline::InputPipelineView;
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::Text;
 use crate::ui::components::table::TableState;
 use crate::ui::state::AppState;
@@ -18,7 +18,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn InputPipeline(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn InputPipeline(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Input pipeline", move || Some(request::InputPipeline { file_ids: state.op_file_ids(file_id) }));
     let state_attr = move || match fetch.reply.get() {

@@ -7,7 +7,7 @@ mod table;
 use super::op_page;
 use crate::engine::kernel_stats::KernelStatsView;
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Count, Duration, Percent};
 use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
@@ -17,7 +17,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn KernelStats(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn KernelStats(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Kernel stats", move || Some(request::KernelStats { scope: op_scope(state, file_id) }));
     let csv_name = op_page::csv_name(&overview, "kernel_stats");

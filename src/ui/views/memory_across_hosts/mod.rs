@@ -4,9 +4,9 @@
 //! crosshair's time. A row opens that host's Memory Profile on that allocator. Every figure is the
 //! engine's ([`crate::engine::memory_across_hosts`]); this view lays them out and maps times to pixels.
 
-use crate::engine::memory_across_hosts::{HostAllocator, RunMemoryOverview};
+use crate::engine::memory_across_hosts::{HostAllocator, MemoryAcrossHosts};
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::charts::axis::{decimals, x_axis, Style};
 use crate::ui::charts::viewport::{Frame, Margins, Viewport};
 use crate::ui::charts::{observe_width, prepare, Palette};
@@ -21,12 +21,12 @@ const ROW_H: f64 = 34.0;
 const AXIS_H: f64 = 22.0;
 
 #[component]
-pub fn MemoryAcrossHosts(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn MemoryAcrossHostsView(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Memory across hosts", move || {
         // The selected file's run: every ready host (one file alone is a run of one host).
         let ids = state.selected_run_ids();
-        Some(request::RunMemoryOverview { file_ids: if ids.is_empty() { vec![file_id] } else { ids } })
+        Some(request::MemoryAcrossHosts { file_ids: if ids.is_empty() { vec![file_id] } else { ids } })
     });
     let data_state = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
@@ -46,7 +46,7 @@ pub fn MemoryAcrossHosts(file_id: u32, overview: FileOverview) -> impl IntoView 
 }
 
 /// The run's time axis in seconds from its origin, and a row's timeline on it.
-fn frame(v: &RunMemoryOverview, width: f64, height: f64, bottom: f64) -> Frame {
+fn frame(v: &MemoryAcrossHosts, width: f64, height: f64, bottom: f64) -> Frame {
     let (x0, x1) = (v.start_ps as f64 / 1e12, v.end_ps as f64 / 1e12);
     let x1 = if x1 > x0 { x1 } else { x0 + 1e-6 };
     Frame { v: Viewport { x0, x1, y0: 0.0, y1: 1.0 }, w: width, h: height, m: Margins { left: 4.0, right: 4.0, top: 3.0, bottom } }
@@ -64,7 +64,7 @@ fn bytes_at(a: &HostAllocator, time_ps: i64) -> Option<i64> {
 
 /// The table and its timelines.
 #[component]
-fn Page(v: Arc<RunMemoryOverview>) -> impl IntoView {
+fn Page(v: Arc<MemoryAcrossHosts>) -> impl IntoView {
     let state = expect_context::<AppState>();
     if v.allocators.is_empty() {
         return view! {
@@ -135,7 +135,7 @@ fn Page(v: Arc<RunMemoryOverview>) -> impl IntoView {
             <thead>
                 <tr>
                     <th>"Host"</th>
-                    <th>"Allocator"</th>
+                    <th class="hostmem-allocator">"Allocator"</th>
                     <th class="r">"Peak"</th>
                     <th class="r">"Capacity"</th>
                     <th class="r">"Peak / capacity"</th>
@@ -161,7 +161,7 @@ const PEAK_MODULES: usize = 3;
 #[component]
 fn Row(
     a: Arc<HostAllocator>,
-    v: Arc<RunMemoryOverview>,
+    v: Arc<MemoryAcrossHosts>,
     cursor: RwSignal<Option<i64>>,
     width: RwSignal<f64>,
     on_move: impl Fn(web_sys::MouseEvent) + Clone + Send + Sync + 'static,
@@ -217,7 +217,15 @@ fn Row(
             })
             .collect_view();
         let more = a.peak_by_module.len().saturating_sub(PEAK_MODULES);
-        view! { <div class="muted small hostmem-modules" data-testid="hostmem-peak-modules">"peak: " {parts} {(more > 0).then(|| format!(" · {more} more"))}</div> }
+        // One line, ellipsized in a narrow cell; the tooltip has every module, in the page's unit.
+        let modules = a.peak_by_module.clone();
+        let title = move || {
+            let unit = state.unit.get();
+            let parts: Vec<String> =
+                modules.iter().map(|(m, b)| format!("{} {}", if m.is_empty() { "no module" } else { m }, unit.format(*b))).collect();
+            format!("peak: {}", parts.join(" · "))
+        };
+        view! { <div class="muted small hostmem-modules" data-testid="hostmem-peak-modules" title=title>"peak: " {parts} {(more > 0).then(|| format!(" · {more} more"))}</div> }
     });
     view! {
         <tr class="hostmem-row" data-host=a.host.clone() data-memory-id=a.memory_id.clone() data-file=a.path.clone() on:click=open title="Open this host's Memory Profile on this allocator">
@@ -236,7 +244,7 @@ fn Row(
 }
 
 /// `a`'s timeline as a filled step line scaled to its peak, its peak marked, the crosshair at `at`.
-fn draw_row(canvas: &web_sys::HtmlCanvasElement, v: &RunMemoryOverview, a: &HostAllocator, width: f64, at: Option<i64>) {
+fn draw_row(canvas: &web_sys::HtmlCanvasElement, v: &MemoryAcrossHosts, a: &HostAllocator, width: f64, at: Option<i64>) {
     let Some(ctx) = prepare(canvas, width, ROW_H) else { return };
     let pal = Palette::read();
     let f = frame(v, width, ROW_H, 3.0);

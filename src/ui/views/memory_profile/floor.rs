@@ -18,6 +18,7 @@ pub(super) fn HeapFloor(named: Arc<NamedPeakView>) -> impl IntoView {
         kinds.push(Part { key: "before_trace".into(), label: "allocated before the trace".into(), bytes: last.before_trace_bytes });
     }
     let modules = Part::modules(&last.by_module);
+    let state = expect_context::<AppState>();
     let columns = vec![
         Column::new("step", "Step", |f: &NamedFloor, _| view! { <Text metric="floor_step" value=f.step_id.to_string() key=f.step_id.to_string() /> }.into_any())
             .width("70px")
@@ -26,17 +27,24 @@ pub(super) fn HeapFloor(named: Arc<NamedPeakView>) -> impl IntoView {
             .right()
             .width("110px")
             .sort_key(|f| f.in_use_bytes),
-        Column::new("modules", "Held by module", |f: &NamedFloor, _| {
+        Column::new("modules", "Held by module", move |f: &NamedFloor, _| {
             let step = f.step_id;
-            f.by_module
+            let parts = f
+                .by_module
                 .iter()
                 .enumerate()
                 .map(|(i, (m, b))| {
                     let label = if m.is_empty() { "no module".to_string() } else { m.clone() };
                     view! { {(i > 0).then_some(" · ")} <code>{label}</code> " " <Bytes metric="floor_module_bytes" value=*b key=format!("{step}:{m}") /> }
                 })
-                .collect_view()
-                .into_any()
+                .collect_view();
+            // The cell may cut the list short; the tooltip has all of it, in the page's unit.
+            let modules = f.by_module.clone();
+            let title = move || {
+                let unit = state.unit.get();
+                modules.iter().map(|(m, b)| format!("{} {}", if m.is_empty() { "no module" } else { m }, unit.format(*b))).collect::<Vec<_>>().join(" · ")
+            };
+            view! { <span data-testid="floor-modules" title=title>{parts}</span> }.into_any()
         })
         .class("op"),
         Column::new("kinds", "By kind", |f: &NamedFloor, _| {

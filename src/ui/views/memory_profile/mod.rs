@@ -16,7 +16,7 @@ use crate::decode::Format;
 use crate::engine::memory_profile::{AllocatorView, BreakdownEntry, TimelineEvent};
 use crate::engine::protocol::request;
 use crate::engine::EngineError;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::charts::timeline::{self, Scene};
 use crate::ui::charts::viewport::{key_nav, Viewport};
 use crate::ui::charts::{draw_next_frame, observe_width, prepare, Palette};
@@ -45,7 +45,7 @@ fn percent(f: f64) -> String {
 }
 
 #[component]
-pub fn MemoryProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn MemoryProfile(file_id: u32, overview: FileDetails) -> impl IntoView {
     // In the URL hash (with the selected row), so a reload, a shared link or a bundle restores them.
     let memory_id = expect_context::<AppState>().memory_id;
     let name = overview.path.clone();

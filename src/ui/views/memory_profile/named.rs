@@ -4,7 +4,7 @@
 //! buffer highlighted. Every figure is the engine's ([`NamedPeakView`]).
 
 use super::*;
-use crate::analysis::allocation_names::NameKind;
+use crate::analysis::allocation_names::{NameKind, PoolAtPeak};
 use crate::engine::memory_profile::{NamedPeakRow, NamedPeakView};
 use crate::ui::components::op_links::show_buffers;
 
@@ -159,6 +159,14 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
         .csv(export_name, "named-export-csv")
         .row_attrs(|r: &NamedPeakRow, i| vec![("data-row", i.to_string()), ("data-kind", format!("{:?}", r.name.kind))]);
     let peak = n.peak_bytes;
+    let pool = n.pool.clone();
+    let pool_kind = view! { <PoolKind pool=pool.clone() /> };
+    let bound = pool.unused_at_most_bytes.is_some().then(|| {
+        view! {
+            " Here: the limit " <Bytes metric="pool_limit_bytes" value=pool.limit_bytes /> " less "
+            <Bytes metric="pool_in_use_bytes" value=pool.in_use_bytes /> " in use at the peak."
+        }
+    });
     view! {
         <p>
             "All " <Bytes metric="named_peak_bytes" value=peak /> " in use at the peak, by what asked for each allocation: a module's run ("
@@ -171,16 +179,46 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
                 " more than they allocate before the peak: memory allocated before the trace began."
             </p>
         })}
-        <PeakBar title="By kind" metric="peak_kind_bytes" testid="named-by-kind" parts=kinds total=peak />
+        <PeakBar title="By kind" metric="peak_kind_bytes" testid="named-by-kind" parts=kinds total=peak>
+            {pool_kind}
+        </PeakBar>
+        <p class="muted small" data-testid="named-pool">
+            <Text metric="pool_note" value=pool.note.clone() />
+            {bound}
+        </p>
         <PeakBar title="By module" metric="peak_module_bytes" testid="named-by-module" parts=modules total=peak />
         <Table spec rows=Arc::new(named.rows.clone()) />
     }
 }
 
-/// A bar of the peak's bytes in `parts` (each a share of `total`), with a legend whose figures carry
-/// `metric` and the part's key.
+/// The by-kind legend's "preallocated but unused": not in the trace, so no part of the bar; its bound
+/// where the allocator reports a limit ([`PoolAtPeak`]).
 #[component]
-pub(super) fn PeakBar(title: &'static str, metric: &'static str, testid: &'static str, parts: Vec<Part>, total: i64) -> impl IntoView {
+fn PoolKind(pool: PoolAtPeak) -> impl IntoView {
+    let most = match pool.unused_at_most_bytes {
+        Some(b) => view! { " at most " <Bytes metric="pool_unused_at_most_bytes" value=b /> }.into_any(),
+        None => view! { <span data-metric="pool_unused_at_most_bytes" data-value="">" no limit recorded"</span> }.into_any(),
+    };
+    view! {
+        <li data-testid="named-pool-kind" title=pool.note.clone()>
+            <span class="sw mp-part mp-pool-unknown"></span>
+            <span class="mp-part-label mp-pool-unknown">"preallocated but unused: not in the trace"</span>
+            {most}
+        </li>
+    }
+}
+
+/// A bar of the peak's bytes in `parts` (each a share of `total`), with a legend whose figures carry
+/// `metric` and the part's key; `children`, more legend items (what the bar cannot show).
+#[component]
+pub(super) fn PeakBar(
+    title: &'static str,
+    metric: &'static str,
+    testid: &'static str,
+    parts: Vec<Part>,
+    total: i64,
+    #[prop(optional)] children: Option<Children>,
+) -> impl IntoView {
     let share = |bytes: i64| if total > 0 { bytes as f64 / total as f64 * 100.0 } else { 0.0 };
     let bar = parts
         .iter()
@@ -208,7 +246,7 @@ pub(super) fn PeakBar(title: &'static str, metric: &'static str, testid: &'stati
         <div class="mp-bar-row" data-testid=testid>
             <div class="mp-bar-title">{title}</div>
             <div class="mp-bar" role="img" aria-label=title>{bar}</div>
-            <ul class="mp-bar-legend">{legend}</ul>
+            <ul class="mp-bar-legend">{legend} {children.map(|c| c())}</ul>
         </div>
     }
 }

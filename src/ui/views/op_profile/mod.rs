@@ -11,7 +11,7 @@ mod tree;
 
 use crate::engine::op_profile::{OpProfileGrouping, OpProfileView};
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Duration, Percent, Text};
 use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::time_unit::TimeUnitSelect;
@@ -35,7 +35,7 @@ struct Display {
 }
 
 #[component]
-pub fn OpProfile(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn OpProfile(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // XProf's page opens by program, idle excluded, ten ops per node.
     let grouping = RwSignal::new(OpProfileGrouping::ByProgram);

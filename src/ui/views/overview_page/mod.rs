@@ -10,7 +10,7 @@ use crate::analysis::overview_page::Figure;
 use crate::decode::Format;
 use crate::engine::overview_page::OverviewPageView;
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Count, Duration, Text};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
@@ -23,7 +23,7 @@ fn ms_text(x: f64) -> String {
 }
 
 #[component]
-pub fn OverviewPage(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn OverviewPage(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let is_trace = overview.format == Format::XSpace;
     let fetch = use_engine(

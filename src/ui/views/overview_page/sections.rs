@@ -15,9 +15,9 @@ fn tool_named(xprof: &str) -> Option<Tool> {
         "framework_op_stats" => Some(Tool::FrameworkOpStats),
         "input_pipeline_analyzer" => Some(Tool::InputPipeline),
         "op_profile" => Some(Tool::OpProfile),
-        "hlo_stats" => Some(Tool::HloOpStats),
+        "hlo_stats" => Some(Tool::HloStats),
         "kernel_stats" => Some(Tool::KernelStats),
-        "roofline_model" => Some(Tool::Roofline),
+        "roofline_model" => Some(Tool::RooflineModel),
         "memory_profile" => Some(Tool::MemoryProfile),
         _ => None,
     }

@@ -8,7 +8,7 @@ mod table;
 use super::op_page;
 use crate::engine::protocol::request;
 use crate::engine::run_comparison::{Change, Presence, RunComparison as Comparison, RunInfo};
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Count, Duration, SignedDuration, SignedRatio, Text};
 use crate::ui::components::table::TableState;
 use crate::ui::state::AppState;
@@ -17,7 +17,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn RunComparison(overview: FileOverview) -> impl IntoView {
+pub fn RunComparison(overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // A baseline equal to the selected run (after the run was switched) counts as none.
     let baseline = Memo::new(move |_| {
@@ -44,11 +44,11 @@ pub fn RunComparison(overview: FileOverview) -> impl IntoView {
 
 /// The selected run against the run in folder `baseline`.
 #[component]
-fn Compared(overview: FileOverview, baseline: String) -> impl IntoView {
+fn Compared(overview: FileDetails, baseline: String) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Run comparison", move || {
         let (current, baseline) = (state.selected_run_ids(), state.run_ids(&baseline));
-        (!current.is_empty() && !baseline.is_empty()).then_some(request::CompareRuns { current, baseline })
+        (!current.is_empty() && !baseline.is_empty()).then_some(request::RunComparison { current, baseline })
     });
     let csv_name = op_page::csv_name(&overview, "run_comparison");
     let table_state = TableState::new();

@@ -7,7 +7,7 @@ mod table;
 
 use crate::analysis::xla_ops_cpu::XlaOpsCpu as Table;
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Count, Duration};
 use crate::ui::components::table::TableState;
 use crate::ui::components::time_unit::TimeUnitSelect;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use table::OpTable;
 
 #[component]
-pub fn XlaOpsCpu(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn XlaOpsCpu(file_id: u32, overview: FileDetails) -> impl IntoView {
     let fetch = use_engine("XLA ops on CPU", move || Some(request::XlaOpsCpu { file_id }));
     let state_attr = move || match fetch.reply.get() {
         Reply::Waiting => "loading",

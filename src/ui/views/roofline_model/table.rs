@@ -1,7 +1,7 @@
 //! The roofline's records over the page's one table component, beside the chart: hovering a row
 //! rings its point, hovering a point marks its row.
 
-use crate::engine::roofline::RooflineView as C;
+use crate::engine::roofline_model::RooflineModelView as C;
 use crate::ui::components::op_links::OpLinks;
 use crate::ui::components::table::columnar::{rows, Cols, Row};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};

@@ -1,4 +1,4 @@
-//! The overview of one file: what it is and what the memory tools will find in it.
+//! The details of one file: what it is and what the memory tools will find in it.
 
 use crate::analysis::memory_events::{self, Activity};
 use crate::analysis::memory_profile::{self, MemoryProfile};
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileOverview {
+pub struct FileDetails {
     /// The file's base name, for display.
     pub name: String,
     /// The file's path relative to what was opened (a folder, a drop, a bundle): what identifies it,
@@ -34,7 +34,7 @@ pub struct FileOverview {
     /// without buffer assignment, ...).
     pub notes: Vec<String>,
     /// Where a trace cut short ends: every tool then shows what lies before the cut
-    /// ([`FileOverview::truncation_message`]).
+    /// ([`FileDetails::truncation_message`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
     /// Where a gzipped trace was cut short, when it was: what was inflated before the cut is what
@@ -58,7 +58,7 @@ pub struct FileOverview {
     pub torch_snapshot: Option<TorchSnapshotOverview>,
 }
 
-impl FileOverview {
+impl FileDetails {
     /// The one line the page's banner and the CLI's warning give a trace cut short: where the cut
     /// is, how many events lie before it, that the figures are partial, and which plane's
     /// names were lost. A gzipped trace cut short names both places: the compressed file's length,
@@ -187,9 +187,9 @@ fn host_from_name(name: &str) -> Option<String> {
     base.strip_suffix(".xplane.pb").filter(|h| !h.is_empty()).map(str::to_string)
 }
 
-/// The overview of `file`; `host_memory` is its Memory Profile if the caller computed it already.
-pub fn overview(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Result<FileOverview, DecodeError> {
-    let mut o = FileOverview {
+/// The details of `file`; `host_memory` is its Memory Profile if the caller computed it already.
+pub fn details(file: &DecodedFile, host_memory: Option<&MemoryProfile>) -> Result<FileDetails, DecodeError> {
+    let mut o = FileDetails {
         name: base_name(&file.name).to_string(),
         path: file.name.clone(),
         run_host: crate::decode::log_dir::run_host(&file.name),

@@ -1,4 +1,4 @@
-//! `tidemark compare-runs`: a run against a baseline run — op times and allocator peaks with their
+//! `tidemark run-comparison`: a run against a baseline run — op times and allocator peaks with their
 //! changes — as a readable summary, or the engine's comparison as JSON (`--json`).
 
 use crate::args::{open_run_dir, Args, RunError};
@@ -9,12 +9,12 @@ use std::path::Path;
 use tidemark::engine::run_comparison::{Change, Presence, RunComparison};
 use tidemark::engine::Session;
 
-const USAGE: &str = "usage: tidemark compare-runs RUN_DIR|FILE --baseline BASE_RUN_DIR|FILE [--json]";
+const USAGE: &str = "usage: tidemark run-comparison RUN_DIR|FILE --baseline BASE_RUN_DIR|FILE [--json]";
 /// Op rows shown in the text output (the JSON has all).
 const TOP_ROWS: usize = 25;
 
 pub fn run(argv: &[String]) -> i32 {
-    const COMMAND: &str = "compare-runs";
+    const COMMAND: &str = "run-comparison";
     let usage_error = |e: String| RunError::Usage(e).report(COMMAND, USAGE);
     let args = match Args::parse(argv, &["baseline"]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
         Ok(a) => a,
@@ -29,7 +29,7 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(ids) => ids,
         Err(e) => return e.report(COMMAND, USAGE),
     };
-    let comparison = match session.compare_runs(&current, &baseline) {
+    let comparison = match session.run_comparison(&current, &baseline) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("tidemark: {e}");

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// XProf's HLO Op Stats table, column by column: entry `i` of every vector is row `i`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HloOpStatsColumns {
+pub struct HloStatsColumns {
     pub rank: Vec<u64>,
     pub program_id: Vec<u64>,
     pub category: Vec<String>,
@@ -54,8 +54,8 @@ pub struct HloOpStatsColumns {
 
 /// The page's reply: the table and its summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HloOpStatsView {
-    pub columns: HloOpStatsColumns,
+pub struct HloStatsView {
+    pub columns: HloStatsColumns,
     /// Σ self time of the ops, µs.
     pub total_self_time_us: f64,
     /// That sum as a fraction of the device's total time (the rest is idle).
@@ -94,7 +94,7 @@ const SLICE_VISIBILITY_THRESHOLD: f64 = 0.01;
 impl HloCharts {
     /// The charts of the table `c`: its TensorCore rows (XProf's charts leave SparseCore ops out, as
     /// its page shows them in a table of their own).
-    fn of(c: &HloOpStatsColumns) -> HloCharts {
+    fn of(c: &HloStatsColumns) -> HloCharts {
         let yes_no = |flag: bool| if flag { "Yes" } else { "No" };
         HloCharts {
             by_category: chart(c, |i| Some(&c.category[i])),
@@ -108,7 +108,7 @@ impl HloCharts {
 
 /// One pie of [`HloCharts`]: the self time of `c`'s TensorCore rows by `group` (rows without one are
 /// left out), small groups merged.
-fn chart<'c>(c: &'c HloOpStatsColumns, group: impl Fn(usize) -> Option<&'c str>) -> Vec<TypeSelfTime> {
+fn chart<'c>(c: &'c HloStatsColumns, group: impl Fn(usize) -> Option<&'c str>) -> Vec<TypeSelfTime> {
     let rows = (0..c.total_self_time_us.len()).filter(|&i| c.core_type[i] != SPARSE_CORE);
     merge_small(self_time_by(rows.filter_map(|i| group(i).map(|g| (g, c.total_self_time_us[i])))))
 }
@@ -129,10 +129,10 @@ fn merge_small(mut groups: Vec<TypeSelfTime>) -> Vec<TypeSelfTime> {
     groups
 }
 
-impl HloOpStatsView {
+impl HloStatsView {
     /// The rows of `stats` as columns, with the summary; `modules` names each op's module.
-    pub fn of(stats: &HloStats, modules: &XlaModules) -> HloOpStatsView {
-        let mut c = HloOpStatsColumns::default();
+    pub fn of(stats: &HloStats, modules: &XlaModules) -> HloStatsView {
+        let mut c = HloStatsColumns::default();
         for r in &stats.rows {
             let m = &r.op;
             let (total_us, self_us, n) = (ps_to_us(m.time_ps), ps_to_us(m.self_time_ps), m.occurrences as f64);
@@ -169,7 +169,7 @@ impl HloOpStatsView {
         // Most self time first; equal times by name, so the answer does not depend on row order.
         let by_category = self_time_by(c.category.iter().map(String::as_str).zip(c.total_self_time_us.iter().copied()));
         let top_category = by_category.into_iter().next().map(|t| (t.op_type, t.fraction));
-        HloOpStatsView {
+        HloStatsView {
             op_time_fraction: c.cumulative_self_time_fraction.last().copied().unwrap_or(0.0),
             charts: HloCharts::of(&c),
             columns: c,
@@ -182,9 +182,9 @@ impl HloOpStatsView {
 
 impl Session {
     /// The HLO Op Stats page of `scope`, its ops joined with the whole run's modules.
-    pub fn hlo_op_stats_view(&mut self, scope: &Scope) -> Result<HloOpStatsView, EngineError> {
+    pub fn hlo_stats_view(&mut self, scope: &Scope) -> Result<HloStatsView, EngineError> {
         let stats = self.hlo_stats(scope)?;
-        Ok(HloOpStatsView::of(&stats, &self.op_metrics(&Scope::run(&scope.file_ids))?.modules))
+        Ok(HloStatsView::of(&stats, &self.op_metrics(&Scope::run(&scope.file_ids))?.modules))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The HLO op table over the page's one table component: XProf's columns, read from the reply's
 //! column arrays by row index.
 
-use crate::engine::hlo_op_stats::HloOpStatsView as C;
+use crate::engine::hlo_stats::HloStatsView as C;
 use crate::ui::components::metric::Text;
 use crate::ui::components::op_links::OpLinks;
 use crate::ui::components::table::columnar::{rows, Cols, Row};

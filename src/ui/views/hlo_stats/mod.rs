@@ -1,14 +1,14 @@
 //! The HLO Op Stats tool: every HLO op the devices ran, with XProf's figures (times, shares, FLOP
 //! rates, bandwidths, what bounds it, its HLO text and source) and XProf's charts of them. Every
-//! number is the engine's ([`crate::engine::hlo_op_stats`]); this view lays them out.
+//! number is the engine's ([`crate::engine::hlo_stats`]); this view lays them out.
 
 mod charts;
 mod table;
 
 use super::op_page;
-use crate::engine::hlo_op_stats::HloOpStatsView;
+use crate::engine::hlo_stats::HloStatsView;
 use crate::engine::protocol::request;
-use crate::engine::FileOverview;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Count, Duration, Percent, Text};
 use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
@@ -18,12 +18,12 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn HloStats(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let fetch = use_engine("HLO op stats", move || Some(request::HloOpStats { scope: op_scope(state, file_id) }));
-    let csv_name = op_page::csv_name(&overview, "hlo_op_stats");
+    let fetch = use_engine("HLO op stats", move || Some(request::HloStats { scope: op_scope(state, file_id) }));
+    let csv_name = op_page::csv_name(&overview, "hlo_stats");
     op_page::frame(
-        "hlo-op-stats",
+        "hlo-stats",
         &overview,
         fetch,
         view! { <StepWindowChip /> }.into_any(),
@@ -34,7 +34,7 @@ pub fn HloOpStats(file_id: u32, overview: FileOverview) -> impl IntoView {
 
 /// The reply laid out: the summary line, the charts and the table.
 #[component]
-fn Page(v: Arc<HloOpStatsView>, csv_name: String) -> impl IntoView {
+fn Page(v: Arc<HloStatsView>, csv_name: String) -> impl IntoView {
     // A node's link from the Graph tool: its row found.
     let table_state = TableState::new();
     table_state.filter.set(expect_context::<AppState>().take_op_search());

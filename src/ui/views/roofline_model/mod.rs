@@ -1,15 +1,15 @@
 //! The Roofline tool (XProf's Roofline Model): every HLO op's FLOP rate against its operational
 //! intensity on log–log axes, under the device's roofs (peak compute, and each memory's peak
 //! bandwidth up to its ridge point), with the ops in a table beside the chart. Every number is the
-//! engine's ([`crate::engine::roofline`]); where the engine refuses a trace the page says why.
+//! engine's ([`crate::engine::roofline_model`]); where the engine refuses a trace the page says why.
 
 mod chart;
 mod table;
 
 use super::op_page;
 use crate::engine::protocol::request;
-use crate::engine::roofline::RooflineView;
-use crate::engine::FileOverview;
+use crate::engine::roofline_model::RooflineModelView;
+use crate::engine::FileDetails;
 use crate::ui::components::metric::{Count, Text};
 use crate::ui::components::step_window::{op_scope, StepWindowChip};
 use crate::ui::components::table::TableState;
@@ -19,7 +19,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
+pub fn RooflineModel(file_id: u32, overview: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // XProf's page starts with the infeed and outfeed ops in.
     let include_infeed_outfeed = RwSignal::new(true);
@@ -49,7 +49,7 @@ pub fn Roofline(file_id: u32, overview: FileOverview) -> impl IntoView {
 
 /// The reply laid out: the device's roofs, the chart and the table.
 #[component]
-fn Page(v: Arc<RooflineView>, table_state: TableState, csv_name: String) -> impl IntoView {
+fn Page(v: Arc<RooflineModelView>, table_state: TableState, csv_name: String) -> impl IntoView {
     if v.records.rank.is_empty() {
         return view! {
             <div class="fos-empty" data-testid="roofline-empty">

@@ -57,7 +57,7 @@ pub struct RooflineColumns {
 
 /// The page's reply.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RooflineView {
+pub struct RooflineModelView {
     pub device_type: String,
     /// GFLOP/s: the compute roof.
     pub peak_flop_rate: f64,
@@ -73,10 +73,10 @@ pub struct RooflineView {
     pub cost_note: Option<String>,
 }
 
-impl RooflineView {
+impl RooflineModelView {
     /// The whole-profile records of `model` with infeed/outfeed ops when `include_infeed_outfeed`;
     /// `modules` names each op's module.
-    pub fn of(model: &RooflineModel, include_infeed_outfeed: bool, modules: &XlaModules) -> RooflineView {
+    pub fn of(model: &RooflineModel, include_infeed_outfeed: bool, modules: &XlaModules) -> RooflineModelView {
         let mut c = RooflineColumns::default();
         let records = model.records.iter().filter(|r| r.span == RecordSpan::Total && r.include_infeed_outfeed == include_infeed_outfeed);
         for r in records {
@@ -120,7 +120,7 @@ impl RooflineView {
         if model.peak_hbm_bw > 0.0 {
             roofs.push(roof("HBM", "peak_hbm_bw", model.peak_hbm_bw));
         }
-        RooflineView {
+        RooflineModelView {
             device_type: model.device_type.clone(),
             peak_flop_rate: model.peak_flop_rate,
             roofs,
@@ -135,9 +135,9 @@ impl RooflineView {
 impl Session {
     /// The Roofline page of `scope`: its roofs and the records with or without infeed/outfeed ops, each
     /// row naming its module (the modules are the whole trace's, whatever the window).
-    pub fn roofline_view(&mut self, scope: &Scope, include_infeed_outfeed: bool) -> Result<RooflineView, EngineError> {
+    pub fn roofline_model_view(&mut self, scope: &Scope, include_infeed_outfeed: bool) -> Result<RooflineModelView, EngineError> {
         let model = self.roofline_model(scope)?;
         let metrics = self.op_metrics(&Scope::run(&scope.file_ids))?;
-        Ok(RooflineView::of(&model, include_infeed_outfeed, &metrics.modules))
+        Ok(RooflineModelView::of(&model, include_infeed_outfeed, &metrics.modules))
     }
 }

@@ -9,7 +9,7 @@
 //! are left out, and so are records with no FLOPs or bytes, which a log axis cannot place (the page
 //! counts them).
 
-use crate::engine::roofline::RooflineView;
+use crate::engine::roofline_model::RooflineModelView;
 use crate::ui::charts::axis::{x_axis, y_axis, Style};
 use crate::ui::charts::pan_zoom::PanZoom;
 use crate::ui::charts::plot::redraw;
@@ -55,7 +55,7 @@ const PROGRAM_R_PX: f64 = 7.0;
 
 /// The records that can be drawn: the ops largest first (so smaller ones are drawn over them), the
 /// program last (on top, as in XProf's chart).
-fn points(v: &RooflineView) -> Vec<Point> {
+fn points(v: &RooflineModelView) -> Vec<Point> {
     let c = &v.records;
     let is_op = |i: usize| c.rank[i] > 0;
     let longest = (0..c.rank.len()).filter(|&i| is_op(i)).map(|i| c.total_time_us[i]).fold(0.0, f64::max);
@@ -76,7 +76,7 @@ fn points(v: &RooflineView) -> Vec<Point> {
 }
 
 /// Whole decades around the points, the ridge points and the compute roof.
-fn full_view(v: &RooflineView, points: &[Point]) -> Viewport {
+fn full_view(v: &RooflineModelView, points: &[Point]) -> Viewport {
     let peak = v.peak_flop_rate.max(1e-9).log10();
     let ridges: Vec<f64> = v.roofs.iter().filter(|r| r.ridge_point > 0.0).map(|r| r.ridge_point.log10()).collect();
     let xs = points.iter().map(|p| p.x).chain(ridges.iter().copied());
@@ -113,7 +113,13 @@ fn decade_label(t: f64) -> String {
 }
 
 /// Draws the chart; returns the number of points drawn.
-fn draw(canvas: &web_sys::HtmlCanvasElement, v: &RooflineView, points: &[Point], view: Viewport, ring: Option<usize>) -> Option<usize> {
+fn draw(
+    canvas: &web_sys::HtmlCanvasElement,
+    v: &RooflineModelView,
+    points: &[Point],
+    view: Viewport,
+    ring: Option<usize>,
+) -> Option<usize> {
     let (ctx, w, h) = prepare_fit(canvas)?;
     let p = Palette::read();
     let f = Frame { v: view, w, h, m: MARGINS };
@@ -195,7 +201,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, v: &RooflineView, points: &[Point],
 
 /// The chart of `v`'s records; `hovered` is the record under the pointer, here or in the table.
 #[component]
-pub fn RooflineChart(v: Arc<RooflineView>, hovered: RwSignal<Option<usize>>) -> impl IntoView {
+pub fn RooflineChart(v: Arc<RooflineModelView>, hovered: RwSignal<Option<usize>>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let points = Arc::new(points(&v));
     let full = full_view(&v, &points);

@@ -1,12 +1,12 @@
 //! XProf's "Chart Section" of the HLO Op Stats page: the self time pies (by category, by op, on
 //! rematerialization, rematerialization by category, outside compilation), each grouped by the
-//! engine ([`crate::engine::hlo_op_stats::HloCharts`]), and the per-op rate charts: XProf's measured
+//! engine ([`crate::engine::hlo_stats::HloCharts`]), and the per-op rate charts: XProf's measured
 //! FLOP rate (its "model_flop_rate" column, GFLOP/s) and, beside it, the memory bandwidth (GiB/s),
 //! one bar per op in the table's order (longest self time first).
 
 use super::super::op_page::SelfTimePie;
 use crate::engine::framework_op_stats::TypeSelfTime;
-use crate::engine::hlo_op_stats::HloOpStatsView;
+use crate::engine::hlo_stats::HloStatsView;
 use crate::ui::charts::step_chart::{StepChart, StepChartKind, StepSeries};
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ fn yes_no(groups: &[TypeSelfTime]) -> Vec<TypeSelfTime> {
 }
 
 #[component]
-pub fn HloCharts(v: Arc<HloOpStatsView>) -> impl IntoView {
+pub fn HloCharts(v: Arc<HloStatsView>) -> impl IntoView {
     let c = &v.charts;
     let names = Arc::new(v.columns.hlo_op_name.clone());
     let rate = |label: &'static str, metric: &'static str, colour: &'static str, values: &[f64]| StepSeries {
