@@ -3,11 +3,12 @@
 
 use super::{EngineError, Scope, Session};
 use crate::analysis::graph_viewer::layout::{layout, Layout};
-use crate::analysis::graph_viewer::{graph, Graph, GraphOptions, GraphViewerError, NodeKind};
+use crate::analysis::graph_viewer::{graph, overview, Graph, GraphOptions, GraphViewerError, NodeKind};
 use crate::analysis::memory_viewer::assignment::Assignment;
 use crate::analysis::memory_viewer::modules::{self, ModuleInput};
 use crate::analysis::memory_viewer::MemoryViewerError;
 use crate::analysis::op_metrics::ps_to_us;
+use crate::proto::hlo::HloModuleProto;
 use crate::proto::hlo::HloProto;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,6 +28,17 @@ pub struct GraphModule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraphView {
     pub modules: Vec<GraphModule>,
+    pub module: String,
+    pub graph: Graph,
+    pub layout: Layout,
+    pub figures: GraphFigures,
+}
+
+/// The page's overview of a whole module (`analysis::graph_viewer::overview`: each fusion one node),
+/// laid out, with the figures of the instructions it draws; asked once per module, so re-centring
+/// the neighbourhood does not send it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphOverview {
     pub module: String,
     pub graph: Graph,
     pub layout: Layout,
@@ -106,6 +118,30 @@ impl Session {
 
     /// The graph of `module` (XProf's name, or the module name when unique) of file `file_id`.
     pub fn graph_viewer(&self, file_id: u32, module: &str, options: &GraphOptions) -> Result<Graph, EngineError> {
+        self.with_hlo_module(file_id, module, |hlo| graph(hlo, options))
+    }
+
+    /// The overview of `module` of file `file_id`: the whole module, each fusion one node.
+    pub fn graph_overview_graph(&self, file_id: u32, module: &str) -> Result<Graph, EngineError> {
+        self.with_hlo_module(file_id, module, overview)
+    }
+
+    /// The page's overview of `module` (XProf's name, or the module name when unique), laid out, with
+    /// its instructions' figures.
+    pub fn graph_overview(&mut self, file_id: u32, module: &str) -> Result<GraphOverview, EngineError> {
+        let graph = self.graph_overview_graph(file_id, module)?;
+        let layout = layout(&graph);
+        let figures = self.graph_figures(file_id, module, &graph)?;
+        Ok(GraphOverview { module: module.to_string(), graph, layout, figures })
+    }
+
+    /// `draw` of the HloModuleProto of `module` of file `file_id`, its failures as the engine's.
+    fn with_hlo_module(
+        &self,
+        file_id: u32,
+        module: &str,
+        draw: impl FnOnce(&HloModuleProto) -> Result<Graph, GraphViewerError>,
+    ) -> Result<Graph, EngineError> {
         let f = self.file(file_id)?;
         let file = f.file.name.as_str();
         let inputs = modules::module_inputs(&f.file.profile);
@@ -116,7 +152,7 @@ impl Session {
             message: format!("module {} could not be read: {e}", m.name),
         })?;
         let hlo = proto.hlo_module.as_ref().ok_or_else(|| graph_error(file, &m.name, GraphViewerError::NoModule))?;
-        graph(hlo, options).map_err(|e| graph_error(file, &m.name, e))
+        draw(hlo).map_err(|e| graph_error(file, &m.name, e))
     }
 
     /// The page's Graph tool: `module` when the file has it (a link from another file's tool may name

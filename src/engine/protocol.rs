@@ -5,7 +5,7 @@
 pub mod request;
 
 use super::framework_op_stats::FrameworkOpStatsView;
-use super::graph_viewer::GraphView;
+use super::graph_viewer::{GraphOverview, GraphView};
 use super::hlo_stats::HloStatsView;
 use super::input_pipeline::InputPipelineView;
 use super::kernel_stats::KernelStatsView;
@@ -63,6 +63,7 @@ pub enum RequestBody {
     MemoryTimeline(request::MemoryTimeline),
     MemoryViewer(request::MemoryViewer),
     GraphViewer(request::GraphViewer),
+    GraphOverview(request::GraphOverview),
     /// Every Trace Viewer request, by what it asks of the trace.
     Trace(Trace),
     FrameworkOpStats(request::FrameworkOpStats),
@@ -130,6 +131,9 @@ pub enum ResponseBody {
     },
     GraphViewer {
         view: Box<GraphView>,
+    },
+    GraphOverview {
+        overview: Box<GraphOverview>,
     },
     TraceOutline {
         outline: Box<TraceOutline>,
@@ -326,6 +330,7 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::GraphViewer(r) => ResponseBody::GraphViewer {
             view: Box::new(s.graph_view(r.file_id, r.module.as_deref(), &GraphOptions { node: r.node, width: r.width })?),
         },
+        RequestBody::GraphOverview(r) => ResponseBody::GraphOverview { overview: Box::new(s.graph_overview(r.file_id, &r.module)?) },
         RequestBody::Trace(t) => trace(s, t, beside)?,
         RequestBody::FrameworkOpStats(r) => {
             ResponseBody::FrameworkOpStats { view: Box::new(s.framework_op_stats_view(&r.scope, r.include_idle)?) }

@@ -96,6 +96,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.step_ops.set(view.step_ops);
     state.graph_node.set(view.graph_node);
     state.graph_width.set(view.graph_width.unwrap_or(crate::analysis::graph_viewer::DEFAULT_WIDTH));
+    state.graph_shade.set(view.graph_shade.unwrap_or_default());
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -150,6 +151,7 @@ pub fn App(
             step_ops: state.step_ops.get(),
             graph_node: state.graph_node.get(),
             graph_width: Some(state.graph_width.get()).filter(|&w| w != crate::analysis::graph_viewer::DEFAULT_WIDTH),
+            graph_shade: Some(state.graph_shade.get()).filter(|&s| s != crate::ui::state::GraphShade::Category),
         }
         .to_hash();
         if hash != current_hash() {

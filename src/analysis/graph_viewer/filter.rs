@@ -29,11 +29,18 @@ pub enum Shown {
 pub struct NodeFilter {
     /// `None`: a whole computation, everything shown.
     neighbourhood: Option<(HashMap<usize, Shown>, usize)>,
+    /// Every fusion drawn as one node, its fused computation not expanded (the module overview).
+    pub collapse_fusions: bool,
 }
 
 impl NodeFilter {
     pub fn everything() -> Self {
-        NodeFilter { neighbourhood: None }
+        NodeFilter { neighbourhood: None, collapse_fusions: false }
+    }
+
+    /// Everything, each fusion one node: a whole module at the size of its unfused instructions.
+    pub fn collapsed() -> Self {
+        NodeFilter { neighbourhood: None, collapse_fusions: true }
     }
 
     pub fn get(&self, index: &ModuleIndex, i: usize) -> Shown {
@@ -128,5 +135,5 @@ pub fn radius_around(index: &ModuleIndex, root: usize, radius: i64) -> Result<No
         .collect();
     let mut nodes = fixed;
     nodes.insert(root, Shown::Highlight);
-    Ok(NodeFilter { neighbourhood: Some((nodes, computation)) })
+    Ok(NodeFilter { neighbourhood: Some((nodes, computation)), collapse_fusions: false })
 }

@@ -1,7 +1,7 @@
 //! The Graph Viewer: an HLO module's graph around one instruction (XProf's `graph_viewer`, type
 //! `graph`), or a whole computation, drawn as XLA's `HloDotDumper` draws it for XProf — the same
 //! nodes, edges and clusters — and laid out here for the page ([`layout`]) or written as DOT
-//! ([`dot`]).
+//! ([`dot`]); and the whole module with each fusion one node, the page's overview ([`overview`]).
 //!
 //! What XLA's dumper decides, and we with it ([`filter`] picks the instructions):
 //! - a shown fusion whose operands are all shown is expanded: its fused computation becomes a cluster
@@ -209,21 +209,50 @@ pub fn graph(module: &HloModuleProto, options: &GraphOptions) -> Result<Graph, G
     // XProf looks for both and draws the computation when one is so named.
     let computation = index.find_computation(&center_name);
     let instruction = index.find_instruction(&center_name);
-    let (drawn, filter, title_head) = match (computation, instruction) {
-        (Some(c), _) => (c, NodeFilter::everything(), String::new()),
+    let (drawn, filter, title_head, center) = match (computation, instruction) {
+        (Some(c), _) => (c, NodeFilter::everything(), String::new(), Center::Computation(c)),
         (None, Some(i)) => {
             let filter = filter::radius_around(&index, i, i64::from(width))
                 .map_err(|visited| GraphViewerError::Cycle { node: center_name.clone(), visited })?;
-            (index.instructions[i].computation, filter, format!("Neighborhood of {width} nodes around {}", index.name(i)))
+            let head = format!("Neighborhood of {width} nodes around {}", index.name(i));
+            (index.instructions[i].computation, filter, head, Center::Instruction(i))
         }
         (None, None) => return Err(GraphViewerError::UnknownNode { module: module.name.clone(), node: center_name }),
     };
-    let mut dumper = Dumper::new(&index, filter, drawn);
+    Ok(dump(&index, drawn, filter, title_head, center, width))
+}
+
+/// The whole module at a glance (the page's overview, with a neighbourhood as its zoomed view): the
+/// entry computation and every computation it calls, drawn as [`graph`] draws a computation but with
+/// each fusion one node, its fused computation not expanded. Fusions hold most of a compiled
+/// module's instructions, so a module of thousands draws as its few hundred unfused ones, under the
+/// same names the neighbourhoods centre on.
+pub fn overview(module: &HloModuleProto) -> Result<Graph, GraphViewerError> {
+    let index = ModuleIndex::new(module);
+    let Some(entry) = index.entry else {
+        return Err(GraphViewerError::NoComputations { module: module.name.clone() });
+    };
+    let head = format!("Overview of {}: every fusion one node", module.name);
+    Ok(dump(&index, entry, NodeFilter::collapsed(), head, Center::Computation(entry), 0))
+}
+
+/// What a graph is centred on.
+enum Center {
+    /// A computation, drawn whole.
+    Computation(usize),
+    /// An instruction's neighbourhood.
+    Instruction(usize),
+}
+
+/// Computation `drawn` through `filter` as XLA's dumper draws it, titled `title_head`.
+fn dump(index: &ModuleIndex, drawn: usize, filter: NodeFilter, title_head: String, center: Center, width: u32) -> Graph {
+    let module = index.module;
+    let mut dumper = Dumper::new(index, filter, drawn);
     dumper.dump_computation(drawn);
     dumper.dump_root_tag();
-    let center_node = match (computation, instruction) {
-        (None, Some(i)) => Some(dumper.describe(i)),
-        _ => None,
+    let center_node = match center {
+        Center::Instruction(i) => Some(dumper.describe(i)),
+        Center::Computation(_) => None,
     };
     let mut notes = std::mem::take(&mut dumper.notes);
     if index.dangling_references > 0 {
@@ -243,11 +272,14 @@ pub fn graph(module: &HloModuleProto, options: &GraphOptions) -> Result<Graph, G
         let callers: Vec<&str> = comp.callers.iter().map(|&c| index.name(c)).collect();
         title.push(format!("Caller instructions: {}", callers.join(", ")));
     }
-    Ok(Graph {
+    let (center, center_is_computation) = match center {
+        Center::Computation(c) => (index.computations[c].name.to_string(), true),
+        Center::Instruction(i) => (index.name(i).to_string(), false),
+    };
+    Graph {
         module_name: module.name.clone(),
-        center: computation
-            .map_or_else(|| index.name(instruction.unwrap_or_default()).to_string(), |c| index.computations[c].name.to_string()),
-        center_is_computation: computation.is_some(),
+        center,
+        center_is_computation,
         width,
         computation: comp.name.to_string(),
         title,
@@ -256,7 +288,7 @@ pub fn graph(module: &HloModuleProto, options: &GraphOptions) -> Result<Graph, G
         edges,
         clusters,
         notes,
-    })
+    }
 }
 
 /// An edge before its ends are known to be drawn: instruction indices, `None` for the root tag.
@@ -330,7 +362,7 @@ impl<'i, 'a> Dumper<'i, 'a> {
     fn should_show_subcomputation(&self, c: usize) -> bool {
         let comp = &self.index.computations[c];
         if let Some(f) = comp.fusion {
-            if !self.show(f) || self.filter.some_or_all_operands_omitted(self.index, f) {
+            if !self.show(f) || self.filter.collapse_fusions || self.filter.some_or_all_operands_omitted(self.index, f) {
                 return false;
             }
         } else if self.trivial_computation(c).is_some() {

@@ -1,5 +1,6 @@
 //! `tidemark graph-viewer`: an HLO module's graph around an instruction, as XProf's graph viewer
-//! draws it — DOT (the default), Tidemark's JSON, or a list of the modules.
+//! draws it — DOT (the default), Tidemark's JSON, or a list of the modules; `--overview`: the whole
+//! module with each fusion one node (the page's overview).
 
 use crate::args::Args;
 use crate::open::open_file;
@@ -7,10 +8,10 @@ use tidemark::analysis::graph_viewer::dot::to_dot;
 use tidemark::analysis::graph_viewer::{GraphOptions, DEFAULT_WIDTH};
 use tidemark::engine::Session;
 
-const USAGE: &str = "usage: tidemark graph-viewer FILE --module M [--node NAME] [--width N] [--format dot|json]";
+const USAGE: &str = "usage: tidemark graph-viewer FILE --module M [--node NAME] [--width N] [--format dot|json] [--overview]";
 
 pub fn run(argv: &[String]) -> i32 {
-    let args = match Args::parse(argv, &["module", "node", "width", "format"]).and_then(|a| a.check_flags(&[]).map(|_| a)) {
+    let args = match Args::parse(argv, &["module", "node", "width", "format"]).and_then(|a| a.check_flags(&["overview"]).map(|_| a)) {
         Ok(a) => a,
         Err(e) => return usage(&e),
     };
@@ -48,8 +49,15 @@ pub fn run(argv: &[String]) -> i32 {
             return 2;
         }
     };
-    let options = GraphOptions { node: args.option("node").map(str::to_string), width };
-    let graph = match session.graph_viewer(file_id, &module, &options) {
+    let graph = if args.flag("overview") {
+        if args.option("node").is_some() {
+            return usage("--overview draws the whole module: give no --node");
+        }
+        session.graph_overview_graph(file_id, &module)
+    } else {
+        session.graph_viewer(file_id, &module, &GraphOptions { node: args.option("node").map(str::to_string), width })
+    };
+    let graph = match graph {
         Ok(g) => g,
         Err(e) => return fail(&e.to_string()),
     };

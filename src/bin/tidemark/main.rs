@@ -50,9 +50,10 @@ Usage:
                                           XProf's Memory Profile: peak, breakdown, exact counts, leak hints
   tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
                                           XProf's Memory Viewer of one HLO module (lists modules without --module)
-  tidemark graph-viewer FILE --module M [--node NAME] [--width N] [--format dot|json]
+  tidemark graph-viewer FILE --module M [--node NAME] [--width N] [--format dot|json] [--overview]
                                           XProf's Graph Viewer: the module's graph within N hops of an
-                                          instruction (default: the entry root), or a whole computation
+                                          instruction (default: the entry root), or a whole computation;
+                                          --overview: the whole module, each fusion one node
   tidemark overview-page FILE|RUN_DIR [--json]
                                           XProf's Overview Page: run environment, step time, input-bound verdict
   tidemark input-pipeline-analyzer FILE|RUN_DIR [--json]

@@ -6,7 +6,7 @@
 
 use super::super::device_memory::{DeviceMemoryDiffView, DeviceMemoryProfileView, DeviceMemoryQuery, DeviceMemorySeriesView, Labels};
 use super::super::framework_op_stats::FrameworkOpStatsView;
-use super::super::graph_viewer::GraphView;
+use super::super::graph_viewer::{GraphOverview as GraphOverviewView, GraphView};
 use super::super::hlo_stats::HloStatsView;
 use super::super::input_pipeline::InputPipelineView;
 use super::super::kernel_stats::KernelStatsView;
@@ -157,6 +157,15 @@ pub struct GraphViewer {
     pub width: u32,
 }
 ask!(GraphViewer => GraphViewer { view } -> Arc<GraphView> = Arc::from);
+
+/// The Graph Viewer's overview of `module` of file `file_id` (the name a `GraphViewer` reply chose):
+/// the whole module with each fusion one node, laid out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphOverview {
+    pub file_id: u32,
+    pub module: String,
+}
+ask!(GraphOverview => GraphOverview { overview } -> Arc<GraphOverviewView> = Arc::from);
 
 /// The Framework Op Stats page of `scope` (a file, or a run's hosts combined: the host selector's
 /// "all hosts"; over a step's window or the whole trace): XProf's table with the `IDLE` rows when

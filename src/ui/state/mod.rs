@@ -73,12 +73,41 @@ pub struct AppState {
     /// and its width in hops.
     pub graph_node: RwSignal<Option<String>>,
     pub graph_width: RwSignal<u32>,
+    /// What the Graph tool's node fill shows (hash `color=time|bytes`; XLA's categories when absent).
+    pub graph_shade: RwSignal<GraphShade>,
     /// An op to find in the op tools, set by the Graph tool's links back from a node: the next op
     /// table (HLO Op Stats, XLA ops, Roofline) or Op Profile drawn takes it as its filter, once.
     pub op_search: RwSignal<Option<String>>,
     /// Whether the first file to open picks the tool ([`crate::engine::first_screen::landing`]):
     /// until then no tool was chosen, by a link or shared URL that names one, or by the user.
     pub landing_pending: RwSignal<bool>,
+}
+
+/// What the Graph tool's node fill shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GraphShade {
+    /// XLA's colours, by opcode category.
+    #[default]
+    Category,
+    /// The op's share of the time (its op table row's self-time fraction).
+    Time,
+    /// The bytes of the buffers the instruction defines.
+    Bytes,
+}
+
+impl GraphShade {
+    /// Its name in the URL and in the canvas's `data-shade`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            GraphShade::Category => "category",
+            GraphShade::Time => "time",
+            GraphShade::Bytes => "bytes",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<Self> {
+        [GraphShade::Category, GraphShade::Time, GraphShade::Bytes].into_iter().find(|g| g.slug() == s)
+    }
 }
 
 /// A selected step: its group id (what the Memory Profile calls its step id) and its span in the
@@ -116,6 +145,7 @@ impl AppState {
             step_ops: RwSignal::new(false),
             graph_node: RwSignal::new(None),
             graph_width: RwSignal::new(crate::analysis::graph_viewer::DEFAULT_WIDTH),
+            graph_shade: RwSignal::new(GraphShade::Category),
             op_search: RwSignal::new(None),
             landing_pending: RwSignal::new(true),
         }

@@ -2,7 +2,7 @@
 //! bundle restores. Apart from the live state because it is plain data with its own grammar, which
 //! the page applies to the state and derives from it in one place ([`crate::ui`]).
 
-use super::{StepPick, Tool};
+use super::{GraphShade, StepPick, Tool};
 
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
@@ -27,9 +27,10 @@ pub struct HashView {
     pub trace_event: Option<u32>,
     pub baseline_run: Option<String>,
     pub step_ops: bool,
-    /// The Graph tool's centre and width.
+    /// The Graph tool's centre, width and colouring.
     pub graph_node: Option<String>,
     pub graph_width: Option<u32>,
+    pub graph_shade: Option<GraphShade>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -66,6 +67,7 @@ impl HashView {
                 "ops" => v.step_ops = val == "step",
                 "node" if !val.is_empty() => v.graph_node = Some(val),
                 "width" => v.graph_width = val.parse().ok(),
+                "color" => v.graph_shade = GraphShade::from_slug(&val),
                 _ => {}
             }
         }
@@ -128,6 +130,9 @@ impl HashView {
         }
         if let Some(w) = self.graph_width {
             parts.push(format!("width={w}"));
+        }
+        if let Some(s) = self.graph_shade {
+            parts.push(format!("color={}", s.slug()));
         }
         format!("#{}", parts.join("&"))
     }

@@ -25,6 +25,12 @@ pub(super) struct BufferRow {
 }
 
 impl BufferRow {
+    /// The defining instruction's own name: `instruction_name` without its shape index
+    /// (`cudnn-conv.3{0}`), what the Graph tool centres on (HLO names hold no braces).
+    fn instruction(&self) -> &str {
+        self.instruction_name.split_once('{').map_or(self.instruction_name.as_str(), |(name, _)| name)
+    }
+
     pub(super) fn of(o: PeakBuffer<'_>) -> Self {
         BufferRow {
             color_index: o.index,
@@ -89,7 +95,7 @@ pub(super) fn PeakBuffers(
             // The defining instruction in the Graph tool (the module as the URL names it, else by its
             // module name).
             let graph = r.o.logical_buffer_id.is_some().then(|| {
-                let (op, module) = (r.o.instruction_name.clone(), state.module.get_untracked().unwrap_or_else(|| module_name.clone()));
+                let (op, module) = (r.o.instruction().to_string(), state.module.get_untracked().unwrap_or_else(|| module_name.clone()));
                 let title = format!("Graph: {module} around {op}, which defines this buffer");
                 view! { <LinkButton testid="buffer-show-graph" label="graph" title go=move || show_graph(state, module.clone(), op.clone()) /> }
             });

@@ -1,0 +1,175 @@
+// The Graph tool on an NVIDIA H200 JAX trace (n2_cnn_bf16, read in place from ../shared/fixtures/device,
+// skipped with a note when absent): opened from an Op Profile op's card, it shows the CLI's graph
+// (`tidemark graph-viewer --format json`) through data-metric, with the op's device time on the card;
+// the whole module's overview (`--overview`) marks the neighbourhood's nodes and a click on one of its
+// nodes re-centres the graph there; the search centres on a named instruction; the colouring is kept
+// in the URL with the module, node and width and restored from a URL opened afresh. A second test opens
+// the graph from a Memory Viewer buffer: centred on the instruction that defines it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { DEVICE, ROOT, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot } from './harness.mjs';
+
+const N2 = path.join(DEVICE, 'nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16.xplane.pb.gz');
+const NAME = 'n2_cnn_bf16.xplane.pb.gz';
+const absent = deviceSkip(N2);
+if (absent) console.log(`# graph_viewer_device: ${absent}; its tests are skipped`);
+const bin = () => process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
+
+/** The CLI's graph (or, with `node` null, its overview) of `module`. */
+function cli(module, node, width = 1) {
+  const what = node === null ? ['--overview'] : ['--node', node, '--width', String(width)];
+  const args = ['graph-viewer', N2, '--module', module, ...what, '--format', 'json'];
+  return JSON.parse(execFileSync(bin(), args, { maxBuffer: 256 << 20 }).toString());
+}
+
+const names = (g) => g.nodes.filter((n) => n.kind !== 'root').map((n) => n.name).sort();
+
+let server, browser;
+before(async () => { server = await serve(); browser = await launch(); });
+after(async () => { await browser?.close(); server?.close(); });
+
+async function shows(page, center) {
+  await page.waitForFunction((c) => document.querySelector('[data-testid="graph-viewer"][data-state="ready"] [data-metric="graph_center"]')?.dataset.value === c,
+    center, { timeout: 120_000 });
+}
+
+const hashModule = async (page) => decodeURIComponent((await page.evaluate(() => location.hash)).match(/module=([^&]*)/)[1]);
+
+async function openTrace(page, url = server.url) {
+  await openApp(page, url);
+  await pickFiles(page, [N2]);
+  await waitForFile(page, NAME);
+  await selectFile(page, NAME);
+}
+
+/** The overview drawn, and its figures read. */
+async function overviewShown(page) {
+  await page.waitForSelector('[data-testid="graph-overview"][data-state="ready"] [data-testid="graph-overview-canvas"][data-marked]', { timeout: 120_000 });
+}
+
+test('H200 n2_cnn_bf16: the graph from an Op Profile op, its overview, re-centred and searched; colour in the URL', { skip: absent, timeout: 600_000 }, async () => {
+  const page = await newPage(browser);
+  await openTrace(page);
+  await page.click('.tab[data-tool="op-profile"]');
+  await page.waitForSelector('[data-testid="op-profile"][data-state="ready"]', { timeout: 120_000 });
+  // The costliest fusion (the tree's first op is a delay kernel, no HLO instruction): its card's "graph".
+  await page.fill('[data-testid="opp-search"]', 'fusion');
+  await page.waitForFunction(() => {
+    const ops = [...document.querySelectorAll('.opp-scroll .opp-row.op')];
+    return ops.length > 0 && ops.every((r) => r.dataset.name.includes('fusion'));
+  });
+  const op = await page.waitForSelector('.opp-scroll .opp-row.op');
+  const name = await op.getAttribute('data-name');
+  await op.click();
+  await page.waitForSelector(`[data-testid="opp-card"] [data-metric="card_name"][data-value="${name}"]`);
+  await page.click('[data-testid="opp-card"] [data-testid="op-show-graph"]');
+  await shows(page, name);
+  const module = await hashModule(page);
+  assert.match(await page.evaluate(() => location.hash), /tool=graph/);
+
+  // The CLI's neighbourhood, node for node, and the op's device time on the card.
+  let g = cli(module, name);
+  assert.equal(g.figures.time_source, 'hlo_op_stats');
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(g));
+  assert.equal(await one(page, 'graph_nodes'), String(names(g).length));
+  assert.equal(await one(page, 'graph_edges'), String(g.edges.length));
+  assert.equal(await one(page, 'card_name'), name);
+  assert.ok(close(await one(page, 'card_self_time_us'), g.figures.by_name[name].self_time_us));
+
+  // The overview: the CLI's, with the neighbourhood's instructions marked (a fusion the
+  // neighbourhood expands is one node there).
+  await overviewShown(page);
+  const o = cli(module, null);
+  const overviewNames = new Set(names(o));
+  assert.equal(await one(page, 'overview_nodes'), String(overviewNames.size));
+  assert.equal(await one(page, 'overview_edges'), String(o.edges.length));
+  assert.equal(await one(page, 'overview_fusions'), String(o.nodes.filter((n) => n.opcode === 'fusion').length));
+  assert.ok(overviewNames.size > 1, `overview of ${overviewNames.size} nodes`);
+  const marked = new Set([...names(g), ...g.clusters.filter((c) => c.fused).map((c) => c.caller), g.center].filter((n) => overviewNames.has(n)));
+  assert.ok(marked.size > 0);
+  assert.equal(await one(page, 'overview_marked'), String(marked.size));
+  await shot(page, 'graph-viewer-h200');
+
+  // A click on a node of the overview centres the graph there: the pointer is moved over the
+  // canvas (in the page, event by event) until the canvas names a node other than the centre.
+  await page.locator('[data-testid="graph-overview-canvas"]').scrollIntoViewIfNeeded();
+  const target = await page.evaluate(({ skip, names }) => {
+    const c = document.querySelector('[data-testid="graph-overview-canvas"]');
+    const r = c.getBoundingClientRect();
+    for (let y = 2; y < r.height; y += 3) {
+      for (let x = 2; x < r.width; x += 3) {
+        c.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + x, clientY: r.top + y, bubbles: true }));
+        const hover = c.dataset.hover;
+        if (hover && hover !== skip && names.includes(hover)) return { hover, x: r.left + x, y: r.top + y };
+      }
+    }
+    return null;
+  }, { skip: name, names: [...overviewNames] });
+  assert.ok(target, 'no node of the overview under the pointer');
+  assert.equal(await one(page, 'overview_hover'), target.hover);
+  await page.mouse.click(target.x, target.y);
+  await shows(page, target.hover);
+  g = cli(module, target.hover);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(g));
+  // The overview was not asked again: the same figures, the new neighbourhood marked.
+  await page.waitForSelector(`[data-testid="graph-overview-canvas"][data-marked]`);
+  assert.equal(await one(page, 'overview_nodes'), String(overviewNames.size));
+  await shot(page, 'graph-viewer-h200-overview');
+
+  // Search by instruction name: a node of the overview far from here.
+  const searched = [...overviewNames].find((n) => (n.startsWith('convolution') || n.includes('fusion')) && n !== target.hover && n !== name);
+  await page.fill('[data-testid="graph-search"]', searched);
+  await page.press('[data-testid="graph-search"]', 'Enter');
+  await shows(page, searched);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli(module, searched)));
+
+  // The colouring is kept in the URL with the module, node and width.
+  await page.click('[data-testid="graph-width-more"]');
+  await page.waitForFunction(() => document.querySelector('[data-metric="graph_width"]')?.dataset.value === '2');
+  await page.click('[data-testid="graph-shade-time"]');
+  await page.waitForSelector('[data-testid="graph-canvas"][data-shade="time"]');
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /color=time/);
+  assert.match(hash, /width=2/);
+  assert.match(hash, new RegExp(`node=${encodeURIComponent(searched).replace(/[.()]/g, '\\$&')}`));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+
+  // ... and restored by a page opened on that URL.
+  const again = await newPage(browser);
+  await openTrace(again, `${server.url}${hash}`);
+  await shows(again, searched);
+  await again.waitForSelector('[data-testid="graph-canvas"][data-shade="time"]', { timeout: 60_000 });
+  assert.ok(await again.isChecked('[data-testid="graph-shade-time"]'));
+  assert.equal(await one(again, 'graph_width'), '2');
+  assert.equal(await hashModule(again), module);
+  assert.ok((await metric(again, 'node_time_fraction')).length > 0, 'no node shaded by its time');
+  await shot(again, 'graph-viewer-h200-time');
+  assert.deepEqual(again.errors, []);
+  await again.close();
+});
+
+test('H200 n2_cnn_bf16: the graph from a Memory Viewer buffer', { skip: absent, timeout: 300_000 }, async () => {
+  const page = await newPage(browser);
+  await openTrace(page, `${server.url}#tool=memory-viewer&module=${encodeURIComponent('jit_train_step(5312)')}`);
+  await page.waitForSelector('[data-testid="peak-buffer"] [data-testid="buffer-show-graph"]', { timeout: 120_000 });
+  const row = page.locator('[data-testid="peak-buffer"]', { has: page.locator('[data-testid="buffer-show-graph"]') }).first();
+  // The buffer's name carries its shape index (`cudnn-conv.3{0}`); the graph centres on its instruction.
+  const op = (await row.locator('.br-name').textContent()).trim().replace(/\{[\d,]*\}$/, '');
+  await row.locator('[data-testid="buffer-show-graph"]').click();
+  await shows(page, op);
+  assert.equal(await hashModule(page), 'jit_train_step(5312)');
+  const g = cli('jit_train_step(5312)', op);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(g));
+  // The card lists the buffers the instruction defines, the one followed among them.
+  for (const [buffer, bytes] of g.figures.by_name[op].buffers) {
+    assert.equal(await one(page, 'card_buffer_bytes', buffer), String(bytes));
+  }
+  await overviewShown(page);
+  assert.ok(Number(await one(page, 'overview_marked')) > 0);
+  await shot(page, 'graph-viewer-h200-buffer');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
