@@ -21,7 +21,7 @@ pub enum FileStatus {
     },
     Ready {
         file_id: u32,
-        overview: Arc<FileDetails>,
+        details: Arc<FileDetails>,
     },
     Failed {
         error: crate::engine::EngineError,
@@ -61,7 +61,7 @@ pub enum Shown {
     Nothing,
     Ready {
         file_id: u32,
-        overview: Arc<FileDetails>,
+        details: Arc<FileDetails>,
     },
     Loading {
         path: String,
@@ -204,7 +204,7 @@ impl AppState {
                 return Shown::Nothing;
             }
             match selected.as_ref().and_then(|p| fs.iter().find(|f| &f.path == p)).map(|f| &f.status) {
-                Some(FileStatus::Ready { file_id, overview }) => Shown::Ready { file_id: *file_id, overview: overview.clone() },
+                Some(FileStatus::Ready { file_id, details }) => Shown::Ready { file_id: *file_id, details: details.clone() },
                 Some(FileStatus::Loading { .. }) => Shown::Loading { path: selected.unwrap_or_default() },
                 Some(FileStatus::Failed { .. }) => Shown::Failed,
                 None => Shown::Missing { path: selected },
