@@ -4,7 +4,7 @@
 //! file is ever read on this thread. Bytes the page already holds (the demo, a bundle's files) are
 //! handed over without copying (the `ArrayBuffer` is transferred).
 
-use super::state::{AppState, FileStatus, LoadedFile, Tool};
+use super::state::{AppState, FileStatus, LoadedFile};
 use crate::engine::protocol::{request, Request, RequestBody, Response, ResponseBody, VERSION};
 use crate::engine::{first_screen, EngineError};
 use leptos::prelude::*;
