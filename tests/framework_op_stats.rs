@@ -171,8 +171,9 @@ fn mi355x_te_attention_host_rows() {
 fn true_occurrences_differ_exactly_where_allocator_events_name_the_op() {
     use std::collections::HashMap;
     use tidemark::analysis::memory_events;
-    use tidemark::analysis::op_metrics::host::{host_op_metrics_db, HOST_PLANE};
+    use tidemark::analysis::op_metrics::host::host_op_metrics_db;
     use tidemark::analysis::op_metrics::parse_tf_op_fullname;
+    use tidemark::decode::xplane::names::HOST_PLANE;
     for rel in ["tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz", "tf/d1_tf_keras_bfc/d1_tf_keras_bfc.xplane.pb.gz"] {
         let file = common::open(rel);
         let tidemark::decode::Profile::XSpace(space) = &file.profile else { panic!("{rel}: not an XSpace") };

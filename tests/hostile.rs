@@ -22,8 +22,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tidemark::analysis::{device_memory, memory_profile, memory_viewer};
-use tidemark::decode::hlo::{embedded_modules, HLO_PROTO_STAT};
+use tidemark::decode::hlo::embedded_modules;
 use tidemark::decode::wire::{put_len_field, Fields, Value};
+use tidemark::decode::xplane::names::HLO_PROTO;
 use tidemark::decode::{gzip, pprof::PprofFile, Profile};
 use tidemark::engine::protocol::{handle, Response, ResponseBody, VERSION};
 use tidemark::engine::Session;
@@ -426,7 +427,7 @@ fn embedded_hlo_ranges(raw: &[u8]) -> Vec<std::ops::Range<usize>> {
             }
         }
     }
-    assert!(out.is_empty() || HLO_PROTO_STAT == "Hlo Proto");
+    assert!(out.is_empty() || HLO_PROTO == "Hlo Proto");
     out
 }
 

@@ -14,8 +14,9 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use tidemark::analysis::memory_events::{self, Activity};
-use tidemark::analysis::memory_profile::{AllocatorProfile, HOST_PLANE};
+use tidemark::analysis::memory_profile::AllocatorProfile;
 use tidemark::analysis::trace_viewer::counters::CounterQuery;
+use tidemark::decode::xplane::names::HOST_PLANE;
 use tidemark::decode::Profile;
 use tidemark::engine::Session;
 

@@ -1,10 +1,8 @@
 //! Which planes of an XSpace are accelerators, as XProf picks them: the TPU planes if there are any,
 //! else the GPU planes (a trace never mixes both); and which lines are XProf's own derived lines.
 
+use crate::decode::xplane::names::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::decode::xplane::{Plane, XSpace};
-
-pub const TPU_PLANE_PREFIX: &str = "/device:TPU:";
-pub const GPU_PLANE_PREFIX: &str = "/device:GPU:";
 
 /// The kind of accelerator a trace's device planes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

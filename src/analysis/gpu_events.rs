@@ -4,22 +4,13 @@
 use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::op_metrics::window::starts_in;
 use crate::analysis::op_metrics::TimeWindow;
+use crate::decode::xplane::names::{HLO_MODULE, HLO_OP, IS_EAGER, KERNEL_DETAILS, PROGRAM_ID, TF_OP};
 use crate::decode::xplane::{Line, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 
 /// The stats [`GpuEventStats`] reads.
-const STATS: &[&str] = &[
-    "kernel_details",
-    "tf_op",
-    "equation",
-    "hlo_op",
-    "program_id",
-    "is_eager",
-    "flops",
-    "bytes_accessed",
-    "hlo_module",
-    "cuda_graph_exec_id",
-];
+const STATS: &[&str] =
+    &[KERNEL_DETAILS, TF_OP, "equation", HLO_OP, PROGRAM_ID, IS_EAGER, "flops", "bytes_accessed", HLO_MODULE, "cuda_graph_exec_id"];
 
 /// What a GPU event's stats say (the last of a repeated stat wins; absent text is empty).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -57,17 +48,17 @@ impl GpuEventStats {
     fn set(&mut self, stat: &str, value: StatValue<'_>) {
         let text = || value.as_str().unwrap_or("").to_string();
         match stat {
-            "kernel_details" => self.kernel_details = text(),
-            "tf_op" => self.tf_op = text(),
+            KERNEL_DETAILS => self.kernel_details = text(),
+            TF_OP => self.tf_op = text(),
             "equation" => self.equation = text(),
-            "hlo_op" => {
+            HLO_OP => {
                 self.hlo_op_path = text();
                 self.hlo_op = self.hlo_op_path.rsplit("::").next().unwrap_or("").to_string();
             }
-            "hlo_module" => self.hlo_module = text(),
+            HLO_MODULE => self.hlo_module = text(),
             "cuda_graph_exec_id" => self.is_cuda_graph_execution = true,
-            "program_id" => self.program_id = value.as_u64(),
-            "is_eager" => self.is_eager = value.as_i64().is_some_and(|v| v != 0),
+            PROGRAM_ID => self.program_id = value.as_u64(),
+            IS_EAGER => self.is_eager = value.as_i64().is_some_and(|v| v != 0),
             "flops" => self.flops = value.as_u64().unwrap_or(0),
             "bytes_accessed" => self.bytes_accessed = value.as_u64().unwrap_or(0),
             _ => {}

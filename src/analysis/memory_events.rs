@@ -1,6 +1,7 @@
 //! The allocator's `MemoryAllocation` / `MemoryDeallocation` events of an XSpace, typed
 //! (docs/formats.md §2). The input of the Memory Profile and of the overview's per-allocator counts.
 
+use crate::decode::xplane::names::TF_OP;
 use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, RoleValues, XSpace};
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};
@@ -62,7 +63,7 @@ pub const STATS: [&str; 15] = [
     "requested_bytes",
     "allocation_bytes",
     "addr",
-    "tf_op",
+    TF_OP,
     "region_type",
     "data_type",
     "shape",

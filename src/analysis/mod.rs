@@ -5,6 +5,7 @@ pub mod data_table;
 pub mod device_memory;
 pub mod device_ops;
 pub mod device_planes;
+pub mod file_details;
 pub mod framework_op_stats;
 pub mod gpu_cost;
 pub mod gpu_events;

@@ -4,16 +4,12 @@
 use super::sniff::Format;
 use super::xplane::{StatValue, XSpace};
 use super::DecodeError;
+use crate::decode::xplane::names::{HLO_PROTO, METADATA_PLANE, PROGRAM_ID};
 use crate::proto::hlo as pb;
 use prost::bytes::{Buf, Bytes};
 use prost::Message;
 
 const FORMAT: Format = Format::HloProto;
-
-/// The plane holding the HLO protos of an XSpace.
-pub const METADATA_PLANE: &str = "/host:metadata";
-/// The stat that holds a serialized HloProto.
-pub const HLO_PROTO_STAT: &str = "Hlo Proto";
 
 /// A standalone HloProto file.
 pub struct HloFile {
@@ -55,7 +51,7 @@ pub struct EmbeddedModule<'a> {
 /// The HLO modules carried by `space`, in the order XProf lists them (by metadata id).
 pub fn embedded_modules(space: &XSpace) -> Vec<EmbeddedModule<'_>> {
     let Some(plane) = space.plane_named(METADATA_PLANE) else { return Vec::new() };
-    let (Some(hlo_id), program_id_stat) = (plane.stat_id(HLO_PROTO_STAT), plane.stat_id("program_id")) else {
+    let (Some(hlo_id), program_id_stat) = (plane.stat_id(HLO_PROTO), plane.stat_id(PROGRAM_ID)) else {
         return Vec::new();
     };
     let mut out = Vec::new();

@@ -6,7 +6,7 @@
 
 use super::file_details::FileDetails;
 use super::tool::Tool;
-use crate::analysis::device_planes::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
+use crate::decode::xplane::names::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::decode::Format;
 
 /// The tool a file opens on, the answer an XProf user expects first: a JAX device memory profile on

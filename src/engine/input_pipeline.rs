@@ -18,10 +18,14 @@ pub struct InputPipelineView {
     pub step_time_ms: Stats,
     /// Statistics of each of XProf's step-time categories ([`CATEGORIES`], in their order), ms.
     pub category_ms: Vec<Stats>,
+    /// Each category's average as a fraction of the average step time (0 without step time).
+    pub category_fraction: Vec<f64>,
     /// Statistics of the share of each step spent waiting for input, %.
     pub input_percent: Stats,
     /// The host's input time by kind, µs.
     pub input_time: InputTimeBreakdown,
+    /// Each kind's share of the host's input time (fractions; 0 without input time).
+    pub input_time_fraction: InputTimeFractions,
     pub input_ops: InputOpColumns,
     /// XProf's diagnostics (a missing step marker).
     pub warnings: Vec<String>,
@@ -80,6 +84,29 @@ impl From<&Summary> for Stats {
     }
 }
 
+/// The host's input time by kind ([`InputTimeBreakdown`]), each as a fraction of their sum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct InputTimeFractions {
+    pub demanded_file_read: f64,
+    pub advanced_file_read: f64,
+    pub preprocessing: f64,
+    pub enqueue: f64,
+    pub unclassified_non_enqueue: f64,
+}
+
+impl From<&InputTimeBreakdown> for InputTimeFractions {
+    fn from(b: &InputTimeBreakdown) -> Self {
+        let total = b.demanded_file_read_us + b.advanced_file_read_us + b.preprocessing_us + b.enqueue_us + b.unclassified_non_enqueue_us;
+        InputTimeFractions {
+            demanded_file_read: safe_divide(b.demanded_file_read_us, total),
+            advanced_file_read: safe_divide(b.advanced_file_read_us, total),
+            preprocessing: safe_divide(b.preprocessing_us, total),
+            enqueue: safe_divide(b.enqueue_us, total),
+            unclassified_non_enqueue: safe_divide(b.unclassified_non_enqueue_us, total),
+        }
+    }
+}
+
 /// The host's input ops, by self time, one entry per op in every column.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InputOpColumns {
@@ -122,8 +149,10 @@ impl InputPipelineView {
             },
             step_time_ms: Stats::from(&a.step_time_ms),
             category_ms: a.category_ms.iter().map(Stats::from).collect(),
+            category_fraction: a.category_ms.iter().map(|c| safe_divide(c.average, a.step_time_ms.average)).collect(),
             input_percent: Stats::from(&Summary::of(input_percent.into_iter())),
             input_time: a.input_time.clone(),
+            input_time_fraction: InputTimeFractions::from(&a.input_time),
             input_ops: InputOpColumns {
                 names: a.input_ops.iter().map(|o| o.name.clone()).collect(),
                 occurrences: a.input_ops.iter().map(|o| o.occurrences).collect(),

@@ -36,6 +36,10 @@ pub struct PeakColumns<'a> {
     /// Index into the labels, or -1 without a group.
     pub group: Vec<i32>,
     pub opcode: Vec<Cow<'a, str>>,
+    /// The buffer's share of the peak heap ([`fraction_of_peak`]).
+    pub peak_fraction: Vec<Option<f64>>,
+    /// Size over unpadded size ([`expansion`]).
+    pub expansion: Vec<Option<f64>>,
 }
 
 /// The allocation blocks, one column per field.
@@ -51,6 +55,8 @@ pub struct BlockColumns {
     pub unpadded_bytes: Vec<i64>,
     /// Index into the labels.
     pub category: Vec<u32>,
+    /// Size over unpadded size ([`expansion`]).
+    pub expansion: Vec<Option<f64>>,
 }
 
 /// What the Memory Viewer page draws of one module and memory space.
@@ -62,6 +68,8 @@ pub struct ViewerColumns<'a> {
     pub figures: Cow<'a, Figures>,
     pub peak_position: usize,
     pub peak_by_group: Cow<'a, [GroupTotal]>,
+    /// Each group's share of the peak heap ([`fraction_of_peak`]), in `peak_by_group`'s order.
+    pub peak_by_group_fraction: Vec<Option<f64>>,
     pub notes: Cow<'a, [String]>,
     /// Heap size before each event and after the last; the instruction of each event.
     pub heap_bytes: Cow<'a, [i64]>,
@@ -93,6 +101,8 @@ pub struct PeakBuffer<'c> {
     pub unpadded_bytes: i64,
     pub group: Option<&'c str>,
     pub opcode: &'c str,
+    pub peak_fraction: Option<f64>,
+    pub expansion: Option<f64>,
     pub text: &'c BufferText<'c>,
 }
 
@@ -106,6 +116,7 @@ pub struct Block<'c> {
     pub end_step: i64,
     pub unpadded_bytes: i64,
     pub category: &'c str,
+    pub expansion: Option<f64>,
     pub text: &'c BufferText<'c>,
 }
 
@@ -148,8 +159,9 @@ impl<'a> ViewerColumns<'a> {
     pub fn of(v: &'a MemoryViewer) -> Self {
         let mut i = Interner::default();
         let mut peak = PeakColumns::default();
+        let peak_bytes = v.figures.peak_heap_bytes;
         for o in &v.peak_buffers {
-            push_peak(&mut peak, &mut i, o);
+            push_peak(&mut peak, &mut i, o, peak_bytes);
         }
         let mut blocks = BlockColumns::default();
         for b in &v.blocks {
@@ -163,6 +175,7 @@ impl<'a> ViewerColumns<'a> {
             figures: Cow::Borrowed(&v.figures),
             peak_position: v.peak_position,
             peak_by_group: Cow::Borrowed(&v.peak_by_group),
+            peak_by_group_fraction: v.peak_by_group.iter().map(|g| fraction_of_peak(g.bytes, peak_bytes)).collect(),
             notes: Cow::Borrowed(&v.notes),
             heap_bytes: Cow::Borrowed(&v.heap_bytes),
             unpadded_heap_bytes: Cow::Borrowed(&v.unpadded_heap_bytes),
@@ -196,6 +209,8 @@ impl<'a> ViewerColumns<'a> {
             unpadded_bytes: *p.unpadded_bytes.get(index)?,
             group: p.group.get(index).and_then(|g| usize::try_from(*g).ok()).and_then(|g| self.labels.get(g)).map(|l| &**l),
             opcode: p.opcode.get(index)?,
+            peak_fraction: *p.peak_fraction.get(index)?,
+            expansion: *p.expansion.get(index)?,
             text: self.texts.get(*p.text.get(index)? as usize)?,
         })
     }
@@ -219,6 +234,7 @@ impl<'a> ViewerColumns<'a> {
             end_step: *b.end_step.get(index)?,
             unpadded_bytes: *b.unpadded_bytes.get(index)?,
             category: self.labels.get(*b.category.get(index)? as usize)?,
+            expansion: *b.expansion.get(index)?,
             text: self.texts.get(*b.text.get(index)? as usize)?,
         })
     }
@@ -230,7 +246,18 @@ impl<'a> ViewerColumns<'a> {
     }
 }
 
-fn push_peak<'a>(p: &mut PeakColumns<'a>, i: &mut Interner<'a>, o: &'a HeapObject) {
+/// `bytes` as a fraction of the peak heap `peak_bytes`; `None` for an empty peak.
+pub fn fraction_of_peak(bytes: i64, peak_bytes: i64) -> Option<f64> {
+    (peak_bytes > 0).then(|| bytes as f64 / peak_bytes as f64)
+}
+
+/// How much layout padding and tiling grow a buffer: its size over its unpadded size; `None` when the
+/// unpadded size is unknown (0).
+pub fn expansion(size_bytes: i64, unpadded_bytes: i64) -> Option<f64> {
+    (unpadded_bytes > 0).then(|| size_bytes as f64 / unpadded_bytes as f64)
+}
+
+fn push_peak<'a>(p: &mut PeakColumns<'a>, i: &mut Interner<'a>, o: &'a HeapObject, peak_bytes: i64) {
     p.label.push(Cow::Borrowed(&o.label));
     p.text.push(i.text(o.logical_buffer_id, &o.instruction_name, &o.shape, &o.op_name, o.source.as_ref()));
     p.logical_buffer_id.push(o.logical_buffer_id.unwrap_or(-1));
@@ -238,6 +265,8 @@ fn push_peak<'a>(p: &mut PeakColumns<'a>, i: &mut Interner<'a>, o: &'a HeapObjec
     p.unpadded_bytes.push(o.unpadded_bytes);
     p.group.push(o.group.as_deref().map_or(-1, |g| i.label(g) as i32));
     p.opcode.push(Cow::Borrowed(&o.opcode));
+    p.peak_fraction.push(fraction_of_peak(o.size_bytes, peak_bytes));
+    p.expansion.push(expansion(o.size_bytes, o.unpadded_bytes));
 }
 
 fn push_block<'a>(c: &mut BlockColumns, i: &mut Interner<'a>, b: &'a BufferBlock) {
@@ -249,6 +278,7 @@ fn push_block<'a>(c: &mut BlockColumns, i: &mut Interner<'a>, b: &'a BufferBlock
     c.end_step.push(b.end_step);
     c.unpadded_bytes.push(b.unpadded_bytes);
     c.category.push(i.label(&b.category));
+    c.expansion.push(expansion(b.size_bytes, b.unpadded_bytes));
 }
 
 /// A Memory Viewer in a reply: the engine's analysis as it sends it, or the columns as the page reads
@@ -364,7 +394,8 @@ mod tests {
             json["blocks"],
             serde_json::json!({
                 "text": [1, 0], "logical_buffer_id": [-1, 7], "offset_bytes": [0, 0], "size_bytes": [64, 64],
-                "start_step": [1, 1], "end_step": [3, 3], "unpadded_bytes": [64, 64], "category": [0, 0]
+                "start_step": [1, 1], "end_step": [3, 3], "unpadded_bytes": [64, 64], "category": [0, 0],
+                "expansion": [1.0, 1.0]
             })
         );
         assert_eq!(json["texts"].as_array().map(Vec::len), Some(2), "the peak buffer and its block share one text");

@@ -130,14 +130,13 @@ impl Session {
             decode::Profile::XSpace(space) if !self.defer_memory_profiles => crate::analysis::memory_profile::analyze(space).ok(),
             _ => None,
         };
-        let mut overview = file_details::details(&file, memory.as_ref()).map_err(|e| EngineError::decode(path, &e))?;
         // A step analysis that fails is reported by the tools that need it, when asked; the
         // overview then counts no steps.
         let step_db = match &file.profile {
             decode::Profile::XSpace(space) => crate::analysis::steps::step_db(space).ok(),
             _ => None,
         };
-        overview.steps = step_db.as_ref().filter(|db| !db.device_steps_unsupported).map(|db| db.steps.len());
+        let overview = file_details::of(path, &file, memory.as_ref(), step_db.as_ref())?;
         let id = self.next_id;
         self.next_id += 1;
         if let Some(m) = memory {

@@ -104,7 +104,7 @@ pub fn trace() -> Vec<u8> {
     };
     let plane = pb::XPlane {
         id: 1,
-        name: crate::analysis::memory_profile::HOST_PLANE.into(),
+        name: crate::decode::xplane::names::HOST_PLANE.into(),
         event_metadata: metadata(&mut EVENTS.into_iter())
             .into_iter()
             .map(|(id, name)| (id, pb::XEventMetadata { id, name, ..Default::default() }))

@@ -309,9 +309,9 @@ fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
                 let decoded = done.saturating_mul(total).checked_div(t).unwrap_or(total);
                 state.update_file(key, FileStatus::Loading { read: total, decoded, total });
             }
-            ResponseBody::Opened { file_id, overview } => {
-                land(state, &overview);
-                state.update_file(key, FileStatus::Ready { file_id, overview: overview.into() })
+            ResponseBody::Opened { file_id, overview: details } => {
+                land(state, &details);
+                state.update_file(key, FileStatus::Ready { file_id, details: details.into() })
             }
             ResponseBody::Failed { error } => state.update_file(key, FileStatus::Failed { error }),
             ResponseBody::Rejected { message } => {
@@ -327,13 +327,13 @@ fn decode(state: AppState, key: u64, path: &str, file: JsValue, total: u64) {
 /// the tool the engine names for it ([`first_screen::landing`]); with other files opened beside it
 /// (several files, a log folder), the Overview of the newest run, with all its hosts where it has
 /// several — as XProf opens a log folder.
-fn land(state: AppState, overview: &crate::engine::FileDetails) {
-    let selected = state.selected.with_untracked(|s| s.as_deref() == Some(overview.path.as_str()));
+fn land(state: AppState, details: &crate::engine::FileDetails) {
+    let selected = state.selected.with_untracked(|s| s.as_deref() == Some(details.path.as_str()));
     if !state.landing_pending.get_untracked() || !selected {
         return;
     }
     let with_others = state.files.with_untracked(Vec::len) > 1;
-    let tool = first_screen::landing(overview, with_others);
+    let tool = first_screen::landing(details, with_others);
     if !tool.on_page() {
         return;
     }

@@ -273,29 +273,27 @@ pub fn App(
 fn main_view(tool: Tool, shown: Shown) -> AnyView {
     match shown {
         Shown::Nothing => view! { <views::landing::Landing /> }.into_any(),
-        Shown::Ready { file_id, overview } => match tool {
+        Shown::Ready { file_id, details } => match tool {
             // A snapshot has no page of its own yet: its details say what the CLI reports of it.
-            Tool::FileDetails | Tool::TorchSnapshot => {
-                view! { <views::file_details::FileDetails overview=(*overview).clone() /> }.into_any()
-            }
-            Tool::OverviewPage => view! { <views::overview_page::OverviewPage file_id overview=(*overview).clone() /> }.into_any(),
-            Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory overview=(*overview).clone() /> }.into_any(),
-            Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id overview=(*overview).clone() /> }.into_any(),
+            Tool::FileDetails | Tool::TorchSnapshot => view! { <views::file_details::FileDetails details=(*details).clone() /> }.into_any(),
+            Tool::OverviewPage => view! { <views::overview_page::OverviewPage file_id details=(*details).clone() /> }.into_any(),
+            Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory details=(*details).clone() /> }.into_any(),
+            Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id details=(*details).clone() /> }.into_any(),
             Tool::MemoryViewer => view! { <views::memory_viewer::MemoryViewerView file_id /> }.into_any(),
             Tool::TraceViewer => view! { <views::trace_viewer::TraceViewer file_id /> }.into_any(),
             Tool::FrameworkOpStats => {
-                view! { <views::framework_op_stats::FrameworkOpStats file_id overview=(*overview).clone() /> }.into_any()
+                view! { <views::framework_op_stats::FrameworkOpStats file_id details=(*details).clone() /> }.into_any()
             }
-            Tool::HloStats => view! { <views::hlo_stats::HloStats file_id overview=(*overview).clone() /> }.into_any(),
-            Tool::KernelStats => view! { <views::kernel_stats::KernelStats file_id overview=(*overview).clone() /> }.into_any(),
-            Tool::RooflineModel => view! { <views::roofline_model::RooflineModel file_id overview=(*overview).clone() /> }.into_any(),
-            Tool::OpProfile => view! { <views::op_profile::OpProfile file_id overview=(*overview).clone() /> }.into_any(),
-            Tool::InputPipeline => view! { <views::input_pipeline::InputPipeline file_id overview=(*overview).clone() /> }.into_any(),
-            Tool::XlaOpsCpu => view! { <views::xla_ops_cpu::XlaOpsCpu file_id overview=(*overview).clone() /> }.into_any(),
+            Tool::HloStats => view! { <views::hlo_stats::HloStats file_id details=(*details).clone() /> }.into_any(),
+            Tool::KernelStats => view! { <views::kernel_stats::KernelStats file_id details=(*details).clone() /> }.into_any(),
+            Tool::RooflineModel => view! { <views::roofline_model::RooflineModel file_id details=(*details).clone() /> }.into_any(),
+            Tool::OpProfile => view! { <views::op_profile::OpProfile file_id details=(*details).clone() /> }.into_any(),
+            Tool::InputPipeline => view! { <views::input_pipeline::InputPipeline file_id details=(*details).clone() /> }.into_any(),
+            Tool::XlaOpsCpu => view! { <views::xla_ops_cpu::XlaOpsCpu file_id details=(*details).clone() /> }.into_any(),
             Tool::MemoryAcrossHosts => {
-                view! { <views::memory_across_hosts::MemoryAcrossHostsView file_id overview=(*overview).clone() /> }.into_any()
+                view! { <views::memory_across_hosts::MemoryAcrossHostsView file_id details=(*details).clone() /> }.into_any()
             }
-            Tool::RunComparison => view! { <views::run_comparison::RunComparison overview=(*overview).clone() /> }.into_any(),
+            Tool::RunComparison => view! { <views::run_comparison::RunComparison details=(*details).clone() /> }.into_any(),
             Tool::GraphViewer => view! { <views::graph_viewer::GraphViewerView file_id /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),

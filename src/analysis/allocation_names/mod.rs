@@ -17,8 +17,9 @@ mod host_context;
 mod live;
 
 use crate::analysis::memory_events::Activity;
-use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile, HOST_PLANE};
+use crate::analysis::memory_profile::{AllocatorProfile, MemoryProfile};
 use crate::analysis::xla_modules::decoded_modules;
+use crate::decode::xplane::names::HOST_PLANE;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use buffers::{BufferKind, Held, ModuleAllocations, RunAllocation};

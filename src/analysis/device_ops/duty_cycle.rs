@@ -8,14 +8,10 @@
 //! as a chip of its own. Busy and idle time add up over chips.
 
 use crate::decode::wire::{Field, Fields, Value};
+use crate::decode::xplane::names::{HLO_CATEGORY, SPARSE_CORE_MODULES_LINE, SPARSE_CORE_OPS_LINE, XLA_MODULES_LINE, XLA_OPS_LINE};
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{BTreeMap, HashMap};
-
-const XLA_OPS: &str = "XLA Ops";
-const XLA_MODULES: &str = "XLA Modules";
-const SPARSE_CORE_OPS: &str = "Sparse Core Ops";
-const SPARSE_CORE_MODULES: &str = "Sparse Core Modules";
 
 /// HLO categories of ops during which the core waits (XProf's `IsOffDutyOp`).
 const OFF_DUTY_CATEGORIES: &[&str] =
@@ -96,14 +92,14 @@ pub fn tpu_duty_cycle(space: &XSpace, planes: &[&Plane]) -> Result<DutyCycle, De
 }
 
 fn core_tracker(space: &XSpace, plane: &Plane) -> Result<Tracker, DecodeError> {
-    let selection = plane.stat_selection(&["hlo_category"]);
+    let selection = plane.stat_selection(&[HLO_CATEGORY]);
     let mut tracker = Tracker::default();
     // Whether an event metadata's category is off duty, read once per metadata id (the core's
     // thousands of events share a few hundred).
     let mut off_duty_metadata: HashMap<i64, bool> = HashMap::new();
     for line in &plane.lines {
         let name = line.header.name.as_str();
-        if ![XLA_OPS, XLA_MODULES, SPARSE_CORE_OPS, SPARSE_CORE_MODULES].contains(&name) {
+        if ![XLA_OPS_LINE, XLA_MODULES_LINE, SPARSE_CORE_OPS_LINE, SPARSE_CORE_MODULES_LINE].contains(&name) {
             continue;
         }
         let line_start_ps = (line.header.timestamp_ns as u64).wrapping_mul(1000);
@@ -115,8 +111,8 @@ fn core_tracker(space: &XSpace, plane: &Plane) -> Result<Tracker, DecodeError> {
                 let begin_ps = line_start_ps.wrapping_add(raw.header.offset_ps as u64);
                 let end_ps = begin_ps.saturating_add(raw.header.duration_ps as u64);
                 let busy = match name {
-                    XLA_OPS => !is_off_duty(plane, raw.header.metadata_id, raw.stats, &mut off_duty_metadata)?,
-                    SPARSE_CORE_OPS => true,
+                    XLA_OPS_LINE => !is_off_duty(plane, raw.header.metadata_id, raw.stats, &mut off_duty_metadata)?,
+                    SPARSE_CORE_OPS_LINE => true,
                     _ => false,
                 };
                 tracker.add(begin_ps, end_ps, busy);
@@ -149,7 +145,7 @@ fn metadata_off_duty(plane: &Plane, metadata_id: i64) -> bool {
     let category = meta
         .stats
         .iter()
-        .filter(|s| plane.stat_name(s.metadata_id) == "hlo_category")
+        .filter(|s| plane.stat_name(s.metadata_id) == HLO_CATEGORY)
         .find_map(|s| plane.stat_value(s).and_then(|v| v.as_str().map(str::to_string)));
     category.is_some_and(|c| OFF_DUTY_CATEGORIES.contains(&c.as_str()))
 }
@@ -197,7 +193,7 @@ mod tests {
             ..Default::default()
         };
         let line = |id, name: &str, events| TestLine { header: pb::XLine { id, name: name.into(), ..Default::default() }, events };
-        TestPlane { meta, lines: vec![line(1, XLA_MODULES, modules), line(2, XLA_OPS, ops)] }
+        TestPlane { meta, lines: vec![line(1, XLA_MODULES_LINE, modules), line(2, XLA_OPS_LINE, ops)] }
     }
 
     fn duty(planes: &[TestPlane]) -> DutyCycle {

@@ -4,6 +4,7 @@
 
 use crate::analysis::op_metrics::{MemoryAccessed, MemoryOperation, OpMetrics, SourceInfo};
 use crate::decode::wire::{Fields, Value};
+use crate::decode::xplane::names::{DEDUPLICATED_NAME, HLO_CATEGORY, PROGRAM_ID, SYMBOL_ID, TF_OP};
 use crate::decode::xplane::{Plane, StatValue};
 use crate::proto::xplane as pb;
 
@@ -20,8 +21,8 @@ pub fn op_key(plane: &Plane, meta: &pb::XEventMetadata) -> OpKey {
     for s in &meta.stats {
         let Some(v) = plane.stat_value(s) else { continue };
         match plane.stat_name(s.metadata_id) {
-            "program_id" => key.program_id = v.as_u64(),
-            "symbol_id" => key.symbol_id = v.as_u64(),
+            PROGRAM_ID => key.program_id = v.as_u64(),
+            SYMBOL_ID => key.symbol_id = v.as_u64(),
             _ => {}
         }
     }
@@ -40,9 +41,9 @@ pub fn set_op_metadata(plane: &Plane, meta: &pb::XEventMetadata, m: &mut OpMetri
         let Some(v) = plane.stat_value(s) else { continue };
         let text = || v.as_str().unwrap_or("").to_string();
         match plane.stat_name(s.metadata_id) {
-            "program_id" => m.hlo_module_id = v.as_u64().unwrap_or(0),
-            "hlo_category" => m.category = text(),
-            "tf_op" => m.provenance = text(),
+            PROGRAM_ID => m.hlo_module_id = v.as_u64().unwrap_or(0),
+            HLO_CATEGORY => m.category = text(),
+            TF_OP => m.provenance = text(),
             "flops" => {
                 m.flops = v.as_u64().unwrap_or(0);
                 m.flops_v2 = m.flops as f64;
@@ -59,7 +60,7 @@ pub fn set_op_metadata(plane: &Plane, meta: &pb::XEventMetadata, m: &mut OpMetri
                     }
                 }
             }
-            "deduplicated_name" => m.deduplicated_name = text(),
+            DEDUPLICATED_NAME => m.deduplicated_name = text(),
             "source" => set_source_top_line(&text(), m.source_info.get_or_insert_with(SourceInfo::default)),
             "source_stack" => m.source_info.get_or_insert_with(SourceInfo::default).stack_frame = text(),
             _ => {}

@@ -106,7 +106,8 @@ pub fn analyze_in(space: &XSpace, modules: &XlaModules, window: Option<TimeWindo
     }
     // A chip is busy while any of its cores is (XProf sets this on the device db for TPUs only).
     let duty = duty_cycle::tpu_duty_cycle(space, &planes)?;
-    let device_type = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let device_type =
+        planes[0].stat(crate::decode::xplane::names::DEVICE_TYPE_STRING).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let has_steps = planes.iter().flat_map(|p| &p.lines).any(|l| tpu::STEP_LINES.contains(&l.header.name.as_str()) && l.event_count > 0);
     Ok(DeviceOps {
         hardware: HardwareType::Tpu,

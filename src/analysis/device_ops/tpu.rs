@@ -10,14 +10,15 @@
 use super::metadata::{op_key, set_op_metadata, OpKey};
 use crate::analysis::op_metrics::window::starts_in;
 use crate::analysis::op_metrics::{CoreType, OpMetrics, OpMetricsDb, TimeWindow};
+use crate::decode::xplane::names::{SPARSE_CORE_STEPS_LINE, SPARSE_CORE_XLA_OPS_LINE, STEPS_LINE, TENSORFLOW_OPS_LINE, XLA_OPS_LINE};
 use crate::decode::xplane::{Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{BTreeMap, HashMap};
 
 /// Lines whose events are ops.
-const OP_LINES: &[&str] = &["XLA Ops", "TensorFlow Ops", "SparseCore XLA Ops"];
+const OP_LINES: &[&str] = &[XLA_OPS_LINE, TENSORFLOW_OPS_LINE, SPARSE_CORE_XLA_OPS_LINE];
 /// Lines whose events are steps (they count towards the core's span).
-pub const STEP_LINES: &[&str] = &["Steps", "SparseCore Steps"];
+pub const STEP_LINES: &[&str] = &[STEPS_LINE, SPARSE_CORE_STEPS_LINE];
 const ROOT_SYMBOL_ID: u64 = 0;
 const CUSTOM_CALL: &str = "custom-call";
 

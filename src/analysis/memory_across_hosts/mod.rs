@@ -17,12 +17,10 @@
 //! profilers) is placed as if its session started at the epoch.
 
 use crate::analysis::allocation_names::{AllocatorNames, NameKind};
-use crate::analysis::memory_profile::{AllocatorProfile, HOST_PLANE};
+use crate::analysis::memory_profile::AllocatorProfile;
+use crate::decode::xplane::names::{HOST_PLANE, TASK_ENV_PLANE};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
-
-/// The plane where the profiler records the session's start and stop times.
-const TASK_ENV_PLANE: &str = "Task Environment";
 
 /// Points of each allocator's small timeline (the max filter keeps every spike).
 pub const TIMELINE_POINTS: usize = 300;

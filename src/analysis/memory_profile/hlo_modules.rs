@@ -1,13 +1,10 @@
 //! The XLA programs the TPU ran, as XProf lists them beside the Memory Profile (its `hloModules`,
 //! `GenerateHloModules`): every event of each TPU plane's `XLA Modules` line, in file order.
 
-use crate::analysis::device_planes::TPU_PLANE_PREFIX;
+use crate::decode::xplane::names::{DEVICE_PLANE_PREFIX, TPU_PLANE_PREFIX, XLA_MODULES_LINE};
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use serde::Serialize;
-
-/// The line of a TPU plane with one event per program run.
-const MODULE_LINE: &str = "XLA Modules";
 
 /// One run of an XLA program on a TPU core.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -27,8 +24,8 @@ pub fn module_runs(space: &XSpace) -> Result<Vec<ModuleRun>, DecodeError> {
     let mut runs = Vec::new();
     for plane in space.planes.iter().filter(|p| p.name().starts_with(TPU_PLANE_PREFIX)) {
         let no_stats = plane.stat_selection(&[]);
-        let plane_name = plane.name().strip_prefix("/device:").unwrap_or(plane.name());
-        for line in plane.lines.iter().filter(|l| l.header.name == MODULE_LINE) {
+        let plane_name = plane.name().strip_prefix(DEVICE_PLANE_PREFIX).unwrap_or(plane.name());
+        for line in plane.lines.iter().filter(|l| l.header.name == XLA_MODULES_LINE) {
             space.for_each_raw_event(
                 line,
                 &no_stats,

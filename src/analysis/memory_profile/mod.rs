@@ -48,6 +48,7 @@ pub mod xprof_json;
 
 use crate::analysis::memory_events::{self, Activity};
 use crate::analysis::step_groups;
+use crate::decode::xplane::names::HOST_PLANE;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use scan::{scan_in_parallel, scan_once, scan_recorded};
@@ -58,8 +59,6 @@ pub use columns::Snapshots;
 pub use hlo_modules::ModuleRun;
 pub use leaks::{EventCounts, LeakHints, LiveOpGroup, StepFloor};
 
-/// The plane XProf reads memory events from (its `kHostThreadsPlaneName`): the first plane of that name.
-pub const HOST_PLANE: &str = "/host:CPU";
 /// XProf's timeline budget (`max_num_snapshots`).
 pub const MAX_TIMELINE_POINTS: usize = 1000;
 /// XProf's step id for "no step annotation" (`kInvalidStepId`), replaced while post-processing.

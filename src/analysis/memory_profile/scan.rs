@@ -45,7 +45,7 @@ pub(super) fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory
 /// each memory event's step is its own `group_id` stat (XProf reads its integer field; a stat stored
 /// otherwise reads 0, and the last of several wins).
 pub(super) fn scan_recorded<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned, DecodeError> {
-    let stats = plane.stat_selection(&[step_groups::GROUP_ID_STAT]);
+    let stats = plane.stat_selection(&[crate::decode::xplane::names::GROUP_ID]);
     let (mut lines, mut steps) = (Vec::with_capacity(plane.lines.len()), Vec::new());
     let mut event = MemoryEvent::default();
     for (line_index, line) in plane.lines.iter().enumerate() {

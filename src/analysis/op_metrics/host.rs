@@ -42,13 +42,11 @@ use super::{OpMetricsDb, OpMetricsDbBuilder};
 use crate::analysis::device_planes::is_derived_line;
 use crate::analysis::memory_events::{ALLOCATION, DEALLOCATION};
 use crate::analysis::step_groups::{is_grouped, recorded_grouped};
+use crate::decode::xplane::names::{HOST_PLANE, IS_EAGER, TF_OP};
 use crate::decode::xplane::{IdTable, Line, Plane, RawStat, StatValue, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
 use std::borrow::Cow;
-
-/// The plane XProf reads host ops from.
-pub const HOST_PLANE: &str = "/host:CPU";
 
 /// The host op db of `space`: empty (no rows, zero totals) when it has no host plane.
 pub fn host_op_metrics_db(space: &XSpace) -> Result<OpMetricsDb, DecodeError> {
@@ -111,7 +109,7 @@ struct Stats {
 
 impl Stats {
     fn new(plane: &Plane) -> Self {
-        const NAMES: [&str; 5] = ["is_eager", "tf_op", "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
+        const NAMES: [&str; 5] = [IS_EAGER, TF_OP, "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
         let [is_eager, tf_op, stage_id, stage_category, is_func] = NAMES.map(|n| plane.stat_id(n));
         let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category, is_func].into_iter().flatten().map(|id| (id, true)));
         Stats { is_eager, tf_op, stage_id, stage_category, is_func, selection }

@@ -33,7 +33,10 @@ impl RunEnvironment {
         let (device_type, device_core_count, hardware_type) = match device_planes(space) {
             Some((DeviceKind::Gpu, planes)) => (GpuCapabilities::of(planes[0]).model_name(), planes.len(), "GPU"),
             Some((DeviceKind::Tpu, planes)) => {
-                let name = planes[0].stat("device_type_string").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                let name = planes[0]
+                    .stat(crate::decode::xplane::names::DEVICE_TYPE_STRING)
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
                 (name, planes.len(), "TPU")
             }
             None => ("CPU".to_string(), 0, "CPU_ONLY"),

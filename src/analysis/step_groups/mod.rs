@@ -45,6 +45,7 @@ mod classify;
 mod graph;
 mod roots;
 
+use crate::decode::xplane::names::GROUP_ID;
 use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -105,16 +106,11 @@ impl StepGroups {
     }
 }
 
-/// The stat a grouped event carries its group id in.
-pub const GROUP_ID_STAT: &str = "group_id";
-/// The stat grouping gives the root that named a group (`train 7`), which then names the event.
-pub const STEP_NAME_STAT: &str = "step_name";
-
 /// Whether the file was grouped when it was recorded (XProf's `IsXSpaceGrouped`: some plane declares
 /// the `group_id` stat, as TensorFlow's profiler does when it saves a trace). XProf then groups
 /// nothing again: each event's group is the `group_id` stat it carries, if any.
 pub fn recorded_grouped(space: &XSpace) -> bool {
-    space.planes.iter().any(|p| p.meta.stat_metadata.values().any(|m| m.name == GROUP_ID_STAT))
+    space.planes.iter().any(|p| p.meta.stat_metadata.values().any(|m| m.name == GROUP_ID))
 }
 
 /// Whether XProf groups `space`'s events: not when a plane names a TensorFlow loop op.

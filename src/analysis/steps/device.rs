@@ -19,7 +19,8 @@ use super::events::{Span, StepEvents};
 use super::EventType;
 use crate::analysis::device_planes::{is_derived_line, DERIVED_LINE_ID_MIN};
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, TfOpCategory};
-use crate::analysis::step_groups::{self, GROUP_ID_STAT};
+use crate::analysis::step_groups;
+use crate::decode::xplane::names::{CORRELATION_ID, GROUP_ID};
 use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{BTreeMap, HashMap};
@@ -28,9 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 const STEP_LINE_ID: i32 = DERIVED_LINE_ID_MIN;
 
 /// The stats read from device events (`shape`: the tensor shapes of the op that launched it).
-const STATS: [&str; 5] = [GROUP_ID_STAT, CORRELATION_ID, "shape", "device_offset_ps", "device_duration_ps"];
-/// The stat pairing a kernel or copy with the host event that launched it.
-const CORRELATION_ID: &str = "correlation_id";
+const STATS: [&str; 5] = [GROUP_ID, CORRELATION_ID, "shape", "device_offset_ps", "device_duration_ps"];
 
 /// What a device event's stats say.
 #[derive(Default)]
@@ -70,7 +69,7 @@ pub fn gpu_step_events(space: &XSpace, planes: &[&Plane], groups: &Groups) -> Re
 /// trace has no host plane or names TensorFlow loop ops (XProf then groups nothing).
 pub fn launch_groups(space: &XSpace) -> Result<Groups, DecodeError> {
     let mut by_correlation = HashMap::new();
-    let Some(host) = space.plane_named(crate::analysis::memory_profile::HOST_PLANE) else {
+    let Some(host) = space.plane_named(crate::decode::xplane::names::HOST_PLANE) else {
         return Ok(Groups::Launched { by_correlation });
     };
     let correlation = host.stat_id(CORRELATION_ID);

@@ -4,6 +4,7 @@
 use super::EventType;
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use crate::analysis::step_groups::{self, Grouper, StepGroups};
+use crate::decode::xplane::names::{GROUP_ID, STEP_NAME};
 use crate::decode::xplane::{IdTable, Plane, RawEvent, StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{BTreeMap, HashSet};
@@ -86,7 +87,7 @@ pub fn host_step_events(space: &XSpace, plane: &Plane) -> Result<BTreeMap<i64, S
     let roles: IdTable<Role> = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| (id, role_of(&m.name))));
     let stages = Stages::new(space, plane)?;
     let mut names: Vec<&str> = step_groups::STATS.to_vec();
-    names.extend([STAGE_NAME, step_groups::GROUP_ID_STAT, step_groups::STEP_NAME_STAT]);
+    names.extend([STAGE_NAME, GROUP_ID, STEP_NAME]);
     let stats = plane.stat_selection(&names);
     let mut source = if step_groups::recorded_grouped(space) {
         Source::Recorded(Recorded::new(plane))
@@ -161,7 +162,7 @@ struct Recorded {
 
 impl Recorded {
     fn new(plane: &Plane) -> Self {
-        let ids = (plane.stat_id(step_groups::GROUP_ID_STAT), plane.stat_id(step_groups::STEP_NAME_STAT));
+        let ids = (plane.stat_id(GROUP_ID), plane.stat_id(STEP_NAME));
         Recorded { ids, groups: Vec::with_capacity(plane.event_count()), step_names: Vec::new() }
     }
 
@@ -310,7 +311,7 @@ mod tests {
             meta: pb::XPlane {
                 name: "/host:CPU".into(),
                 event_metadata: tx::event_metadata(&[(1, "StepFunction"), (2, "MatMul")]),
-                stat_metadata: tx::stat_metadata(&[(1, step_groups::GROUP_ID_STAT), (2, step_groups::STEP_NAME_STAT)]),
+                stat_metadata: tx::stat_metadata(&[(1, GROUP_ID), (2, STEP_NAME)]),
                 ..Default::default()
             },
             lines: vec![TestLine {

@@ -27,6 +27,7 @@ pub mod intersection;
 
 use crate::analysis::device_planes::{device_planes, DeviceKind};
 use crate::analysis::step_groups;
+use crate::decode::xplane::names::STEPS_LINE;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 
@@ -118,7 +119,7 @@ pub struct PrecisionStats {
 pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
     let unsupported = || Ok(StepDb { device_steps_unsupported: true, ..StepDb::default() });
     let (details, has_device) = match device_planes(space) {
-        None => match space.plane_named(crate::analysis::memory_profile::HOST_PLANE) {
+        None => match space.plane_named(crate::decode::xplane::names::HOST_PLANE) {
             Some(host) => (events::host_step_events(space, host)?, false),
             None => return Ok(StepDb::default()),
         },
@@ -127,7 +128,7 @@ pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
             (device::gpu_step_events(space, &planes, &groups)?, true)
         }
         // XProf's TPU steps are the TensorCores' step lines; without one there are none.
-        Some((DeviceKind::Tpu, planes)) if planes.iter().any(|p| p.lines.iter().any(|l| l.header.name == TPU_STEP_LINE)) => {
+        Some((DeviceKind::Tpu, planes)) if planes.iter().any(|p| p.lines.iter().any(|l| l.header.name == STEPS_LINE)) => {
             return unsupported()
         }
         Some((DeviceKind::Tpu, _)) => return Ok(StepDb::default()),
@@ -135,6 +136,3 @@ pub fn step_db(space: &XSpace) -> Result<StepDb, DecodeError> {
     let (steps, steps_found, precision) = db::steps(details, has_device);
     Ok(StepDb { steps, steps_found, device_steps_unsupported: false, precision, slowest_host_step_ps: Vec::new() })
 }
-
-/// The name of a TPU TensorCore's line of steps (XProf's `kStepLineName`).
-const TPU_STEP_LINE: &str = "Steps";

@@ -11,7 +11,7 @@
 //! ([`AllocatorProfile::trace_time_ps`](crate::analysis::memory_profile::AllocatorProfile::trace_time_ps)).
 
 use crate::analysis::memory_events;
-use crate::analysis::memory_profile::HOST_PLANE;
+use crate::decode::xplane::names::HOST_PLANE;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use serde::{Deserialize, Serialize};

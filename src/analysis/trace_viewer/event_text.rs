@@ -12,7 +12,7 @@ use crate::decode::DecodeError;
 use std::collections::BTreeMap;
 
 /// The stat that renames an event (`StatType::kStepName`).
-pub const STEP_NAME: &str = crate::analysis::step_groups::STEP_NAME_STAT;
+pub use crate::decode::xplane::names::STEP_NAME;
 /// The argument that keeps an event's full name when it is shown by its display name.
 pub const LONG_NAME: &str = "long_name";
 

@@ -16,6 +16,7 @@
 use super::layout::{self, HOST_PID};
 use super::store::{Source, TraceStore};
 use crate::analysis::preprocess::threadpool::RegionFinder;
+use crate::decode::xplane::names::CORRELATION_ID;
 use crate::decode::xplane::{IdTable, Plane, StatValue, Want, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -29,8 +30,6 @@ const PRODUCER_ID: usize = 2;
 const CONSUMER_TYPE: usize = 3;
 const CONSUMER_ID: usize = 4;
 const CORRELATION: usize = 5;
-/// The stat pairing a GPU kernel launch on the host with the kernel on the device.
-pub const CORRELATION_ID: &str = "correlation_id";
 /// tsl's limit: a context with at least this many producers and consumers is not linked.
 const MAX_GROUP_SIDE: usize = 64;
 

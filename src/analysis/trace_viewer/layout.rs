@@ -19,18 +19,17 @@
 //!   ids it gives them and its derived lines are threads of their own.
 
 use super::derived::DerivedTimeline;
+use crate::decode::xplane::names::{
+    CUSTOM_PLANE_PREFIX, GPU_PLANE_PREFIX, HOST_PLANE, PROGRAM_ID, SYMBOL_ID, TPU_PLANE_PREFIX, XLA_ASYNC_OPS_LINE,
+};
 use crate::decode::xplane::{Line, XSpace};
 use std::collections::BTreeMap;
 
 /// XProf's process id of the host threads (`kHostThreadsDeviceId`).
 pub const HOST_PID: u32 = 701;
-/// The plane of the host threads.
-pub const HOST_PLANE: &str = "/host:CPU";
 /// Device plane prefixes, the first that names any plane wins (`kGpuPlanePrefix`, `kTpuPlanePrefix`,
 /// `kCustomPlanePrefix`).
-pub const DEVICE_PLANE_PREFIXES: [&str; 3] = ["/device:GPU:", "/device:TPU:", "/device:CUSTOM:"];
-/// The line whose events XProf does not show (`kXlaAsyncOpLineName`).
-pub const XLA_ASYNC_OPS_LINE: &str = "Async XLA Ops";
+pub const DEVICE_PLANE_PREFIXES: [&str; 3] = [GPU_PLANE_PREFIX, TPU_PLANE_PREFIX, CUSTOM_PLANE_PREFIX];
 /// Events XProf never shows (`IsInternalEvent`): allocator events and tf.data producer/consumer marks.
 pub const INTERNAL_EVENTS: [&str; 13] = [
     "MemoryAllocation",
@@ -48,7 +47,7 @@ pub const INTERNAL_EVENTS: [&str; 13] = [
     "ParseExampleConsume",
 ];
 /// Stats XProf never shows as arguments (`IsInternalStat`).
-pub const INTERNAL_STATS: [&str; 8] = ["_pt", "_p", "_ct", "_c", "_r", "flops", "program_id", "symbol_id"];
+pub const INTERNAL_STATS: [&str; 8] = ["_pt", "_p", "_ct", "_c", "_r", "flops", PROGRAM_ID, SYMBOL_ID];
 
 /// One process of the trace viewer: a plane.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,12 +14,13 @@
 use super::store::{Source, TraceStore};
 use super::summary::{self, SearchResult};
 use crate::analysis::op_metrics::tf_op::parse_tf_op_fullname;
+use crate::decode::xplane::names::{HLO_OP, TF_OP};
 use crate::decode::xplane::{IdTable, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
 
 /// The stats naming the op an event ran for.
-pub const OP_STATS: [&str; 2] = ["tf_op", "hlo_op"];
+pub const OP_STATS: [&str; 2] = [TF_OP, HLO_OP];
 
 /// What a search looks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

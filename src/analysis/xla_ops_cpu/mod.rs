@@ -22,8 +22,8 @@
 //!   rows in the same order.
 
 use crate::analysis::device_planes::is_derived_line;
-use crate::analysis::op_metrics::host::HOST_PLANE;
 use crate::analysis::xla_modules::XlaModules;
+use crate::decode::xplane::names::{HLO_MODULE, HLO_OP, HOST_PLANE, PROGRAM_ID};
 use crate::decode::xplane::{Plane, RawStat, StatValue, Want, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -89,7 +89,7 @@ pub struct XlaOpsCpu {
 pub const UNKNOWN: &str = "unknown";
 
 /// The stats an op event is read by.
-const STATS: [&str; 3] = ["hlo_op", "hlo_module", "program_id"];
+const STATS: [&str; 3] = [HLO_OP, HLO_MODULE, PROGRAM_ID];
 
 /// What names one op event: instruction, module name, program id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

@@ -9,6 +9,7 @@
 mod events;
 mod id_table;
 mod index;
+pub mod names;
 mod salvage;
 mod stats;
 

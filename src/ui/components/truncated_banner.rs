@@ -10,14 +10,14 @@ use leptos::prelude::*;
 /// inflated trace, for a gzipped one) is in `data-value` of `data-metric="truncated_at"`, and that
 /// of a gzipped file's cut in its compressed bytes in `data-metric="gzip_cut_at"`.
 pub fn truncated_banner(shown: &Shown) -> Option<impl IntoView> {
-    let Shown::Ready { overview, .. } = shown else { return None };
-    banner(overview)
+    let Shown::Ready { details, .. } = shown else { return None };
+    banner(details)
 }
 
-fn banner(overview: &FileDetails) -> Option<impl IntoView> {
-    let message = overview.truncation_message()?;
-    let cut = overview.gzip_cut;
-    let truncated_at = overview.truncation.as_ref().map(|t| t.truncated_at).or(cut.map(|c| c.inflated_bytes))?.to_string();
+fn banner(details: &FileDetails) -> Option<impl IntoView> {
+    let message = details.truncation_message()?;
+    let cut = details.gzip_cut;
+    let truncated_at = details.truncation.as_ref().map(|t| t.truncated_at).or(cut.map(|c| c.inflated_bytes))?.to_string();
     let gzip_cut_at = cut.map(|c| view! { <span hidden data-metric="gzip_cut_at" data-value=c.compressed_len.to_string()></span> });
     Some(view! {
         <div class="banner warn" role="status" data-testid="truncated-banner" data-metric="truncated_at" data-value=truncated_at>

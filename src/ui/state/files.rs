@@ -8,7 +8,7 @@ use crate::engine::FileDetails;
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// Where one file is in its journey from disk to overview.
+/// Where one file is in its journey from disk to its details.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileStatus {
     /// Reading from disk (`read` of `total` bytes), then decoding in the worker (`decoded` of `total`).
@@ -19,7 +19,7 @@ pub enum FileStatus {
     },
     Ready {
         file_id: u32,
-        overview: Arc<FileDetails>,
+        details: Arc<FileDetails>,
     },
     Failed {
         error: crate::engine::EngineError,
@@ -59,7 +59,7 @@ pub enum Shown {
     Nothing,
     Ready {
         file_id: u32,
-        overview: Arc<FileDetails>,
+        details: Arc<FileDetails>,
     },
     Loading {
         path: String,
@@ -91,7 +91,7 @@ impl AppState {
                 return Shown::Nothing;
             }
             match selected.as_ref().and_then(|p| fs.iter().find(|f| &f.path == p)).map(|f| &f.status) {
-                Some(FileStatus::Ready { file_id, overview }) => Shown::Ready { file_id: *file_id, overview: overview.clone() },
+                Some(FileStatus::Ready { file_id, details }) => Shown::Ready { file_id: *file_id, details: details.clone() },
                 Some(FileStatus::Loading { .. }) => Shown::Loading { path: selected.unwrap_or_default() },
                 Some(FileStatus::Failed { .. }) => Shown::Failed,
                 None => Shown::Missing { path: selected },

@@ -37,7 +37,7 @@ pub fn FileList() -> impl IntoView {
                     };
                     let status = move || state.files.with(|fs| fs.iter().find(|x| x.key == key).map(|x| x.status.clone()));
                     let badge = match &f.status {
-                        FileStatus::Ready { overview, .. } => match overview.format {
+                        FileStatus::Ready { details, .. } => match details.format {
                             crate::decode::Format::XSpace => "xplane",
                             crate::decode::Format::HloProto => "hlo",
                             crate::decode::Format::Pprof => "pprof",

@@ -15,14 +15,14 @@ use std::sync::Arc;
 /// makes of the reply, or, until it is ready, `waiting` or why there is none (`error_testid`).
 pub fn frame<T: Clone + Send + Sync + 'static>(
     testid: &'static str,
-    overview: &FileDetails,
+    details: &FileDetails,
     fetch: Fetch<T>,
     controls: AnyView,
     (waiting, error_testid): (&'static str, &'static str),
     page: impl Fn(T) -> AnyView + Send + Sync + 'static,
 ) -> impl IntoView {
     view! {
-        <article class="fos ops-page" data-file=overview.path.clone() data-testid=testid data-state=state(fetch)>
+        <article class="fos ops-page" data-file=details.path.clone() data-testid=testid data-state=state(fetch)>
             <div class="fos-controls">
                 {controls}
                 <TimeUnitSelect />
@@ -46,8 +46,8 @@ fn state<T: Clone + Send + Sync + 'static>(fetch: Fetch<T>) -> impl Fn() -> &'st
 }
 
 /// `<trace>.<tool>.csv`, the trace's name without its `.xplane.pb(.gz)`.
-pub fn csv_name(overview: &FileDetails, tool: &str) -> String {
-    let base = overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane");
+pub fn csv_name(details: &FileDetails, tool: &str) -> String {
+    let base = details.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane");
     format!("{base}.{tool}.csv")
 }
 

@@ -1,22 +1,26 @@
 //! The lines XProf derives on a GPU plane (`DeriveEventsFromAnnotations`); see the parent module.
 
 use super::cpp_sort;
-use super::groups::{HostGroups, CORRELATION_ID};
+use super::groups::HostGroups;
 use super::line_builder::{DerivedEvent, Lines};
 use super::{DerivedLine, DerivedPlane, Names, NO_GROUP};
 use crate::analysis::device_planes::{is_derived_line, DERIVED_LINE_ID_MIN};
 use crate::analysis::gpu_events;
-use crate::analysis::step_groups::STEP_NAME_STAT;
 use crate::analysis::steps::device::{derived_step_line, give_ungrouped_the_group_before};
 use crate::analysis::steps::events::Span;
 use crate::analysis::xla_modules::{decoded_modules, tf_op_fullname};
+use crate::decode::xplane::names::{
+    CORRELATION_ID, FRAMEWORK_NAME_SCOPE_LINE, FRAMEWORK_OPS_LINE, SCOPE_RANGE_TREE_PLANE, SOURCE_LINE, STEP_NAME, XLA_MODULES_LINE,
+    XLA_OPS_LINE,
+};
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
 use std::collections::HashMap;
 
 /// The derived lines of one stream, in their thread order (XProf 2.24's `kThreadIdTfNameScope` …
 /// `kThreadIdSource`, then its command buffers).
-const DERIVED_LINE_NAMES: [&str; 6] = ["Framework Name Scope", "Framework Ops", "XLA Modules", "XLA Ops", "Source code", "Command Buffers"];
+const DERIVED_LINE_NAMES: [&str; 6] =
+    [FRAMEWORK_NAME_SCOPE_LINE, FRAMEWORK_OPS_LINE, XLA_MODULES_LINE, XLA_OPS_LINE, SOURCE_LINE, "Command Buffers"];
 const NAME_SCOPE: usize = 0;
 const FRAMEWORK_OPS: usize = 1;
 const XLA_MODULES: usize = 2;
@@ -27,8 +31,6 @@ const COMMAND_BUFFERS: usize = 5;
 const CUDA_GRAPH_ID: &str = "cuda_graph_id";
 /// The stat naming a kernel's innermost scope range (its XLA op's, nested in its module's).
 const SCOPE_RANGE_ID: &str = "scope_range_id";
-/// The plane whose stats give each scope range's parent (XProf's `kScopeRangeIdTreePlaneName`).
-const SCOPE_RANGE_TREE_PLANE: &str = "/host:__ScopeRangeCallStack__";
 /// The thread id of XProf's `Steps` line (`kThreadIdStepInfo`).
 const STEPS_TID: u32 = DERIVED_LINE_ID_MIN as u32;
 /// Thread ids each stream takes: itself and its derived lines.
@@ -235,7 +237,7 @@ fn group_events(host: &HostGroups, launched: &Launched, out: &mut DerivedPlane, 
         let name = names.id(step_name.map_or_else(|| group.to_string(), str::to_string).as_str(), String::new);
         let duration_ps = span.end_ps - span.begin_ps;
         steps.events.push(DerivedEvent { start_ps: span.begin_ps, duration_ps, name, group_id: Some(group) });
-        steps.args.push(step_name.map(|n| vec![(STEP_NAME_STAT.to_string(), n.to_string())]).unwrap_or_default());
+        steps.args.push(step_name.map(|n| vec![(STEP_NAME.to_string(), n.to_string())]).unwrap_or_default());
     }
     if !steps.events.is_empty() {
         out.lines.push(steps);

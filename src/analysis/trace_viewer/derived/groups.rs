@@ -19,12 +19,11 @@ use crate::analysis::device_planes::DERIVED_LINE_ID_MIN;
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use crate::analysis::step_groups::{self, StepGroups};
 use crate::analysis::trace_viewer::event_text::stat_text;
+use crate::decode::xplane::names::CORRELATION_ID;
 use crate::decode::xplane::{StatValue, XSpace};
 use crate::decode::DecodeError;
 use std::collections::{BTreeMap, HashMap};
 
-/// The stat pairing a launch on the host with the kernel or copy it launched.
-pub(super) const CORRELATION_ID: &str = "correlation_id";
 /// The stat naming the device a host event launched work on.
 const DEVICE_ID: &str = "device_id";
 /// The thread id of XProf's `Launch Stats` line (`kThreadIdKernelLaunch`).

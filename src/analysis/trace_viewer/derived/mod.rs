@@ -46,18 +46,15 @@ pub mod line_builder;
 mod tpu;
 
 use super::event_text::{EventText, LONG_NAME};
-use super::layout::HOST_PLANE;
-use crate::analysis::device_planes::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::analysis::op_metrics::tf_op::{parse_tf_op_fullname, tf_name_scopes, TfOpCategory};
-use crate::analysis::step_groups::{self, GROUP_ID_STAT, STEP_NAME_STAT};
+use crate::analysis::step_groups;
+use crate::decode::xplane::names::{CORRELATION_ID, GPU_PLANE_PREFIX, GROUP_ID, HOST_PLANE, IS_EAGER, STEP_NAME, TPU_PLANE_PREFIX};
 use crate::decode::xplane::{Plane, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
 use line_builder::{DerivedEvent, Lines};
 use std::collections::BTreeMap;
 
-/// The stat grouping adds to device events launched by the host (see the module doc).
-pub const IS_EAGER: &str = "is_eager";
 /// The event whose presence makes `is_eager` need the host nesting (not done).
 const EAGER_KERNEL_EXECUTE: &str = "EagerKernelExecute";
 /// A group id column's "no group".
@@ -110,7 +107,7 @@ impl DerivedPlane {
         let (name, display) = &self.names[event.name as usize];
         let mut args: BTreeMap<String, String> = l.args.get(index).cloned().unwrap_or_default().into_iter().collect();
         if let Some(g) = event.group_id {
-            args.insert(GROUP_ID_STAT.into(), g.to_string());
+            args.insert(GROUP_ID.into(), g.to_string());
         }
         let shown = if display.is_empty() {
             name.clone()
@@ -145,13 +142,13 @@ impl DerivedPlane {
         if let Ok(i) = self.step_names.binary_search_by(|(at, _)| at.cmp(&(line, index))) {
             let name = &self.step_names[i].1;
             text.name = name.clone();
-            set(&mut text.args, STEP_NAME_STAT, name.clone());
+            set(&mut text.args, STEP_NAME, name.clone());
         }
         if let Some(g) = self.group_id(line, index) {
-            set(&mut text.args, GROUP_ID_STAT, g.to_string());
+            set(&mut text.args, GROUP_ID, g.to_string());
         }
-        let eager_known = (self.not_eager && text.args.iter().any(|(k, _)| k == groups::CORRELATION_ID))
-            || self.tf_ops.binary_search(&metadata_id).is_ok();
+        let eager_known =
+            (self.not_eager && text.args.iter().any(|(k, _)| k == CORRELATION_ID)) || self.tf_ops.binary_search(&metadata_id).is_ok();
         if eager_known {
             set(&mut text.args, IS_EAGER, "0".into());
         }

@@ -25,19 +25,21 @@ use super::{add_framework_op, DerivedLine, DerivedPlane, Names, NO_GROUP};
 use crate::analysis::device_planes::DERIVED_LINE_ID_MIN;
 use crate::analysis::step_groups;
 use crate::analysis::trace_viewer::event_text::stat_text;
+use crate::decode::xplane::names::{
+    FRAMEWORK_NAME_SCOPE_LINE, FRAMEWORK_OPS_LINE, HOST_PLANE, SHAPE_WITH_LAYOUT, SOURCE_LINE, STEPS_LINE, TF_OP, TPU_PLANE_PREFIX,
+    XLA_MODULES_LINE,
+};
 use crate::decode::xplane::{IdTable, Plane, StatValue, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
 use std::collections::{HashMap, VecDeque};
 
-const MODULE_LINE: &str = "XLA Modules";
-const STEP_LINE: &str = "Steps";
 const NAME_SCOPE: usize = 0;
 const FRAMEWORK_OPS: usize = 1;
 const SOURCE: usize = 2;
 /// Thread ids of the derived lines (XProf's `kThreadIdTfNameScope`, `kThreadIdTfOp`,
 /// `kThreadIdSource`, `kThreadIdHostOffloadOpStart`).
-const LINE_IDS: [(u32, &str); 3] = [(2, "Framework Name Scope"), (3, "Framework Ops"), (7, "Source code")];
+const LINE_IDS: [(u32, &str); 3] = [(2, FRAMEWORK_NAME_SCOPE_LINE), (3, FRAMEWORK_OPS_LINE), (7, SOURCE_LINE)];
 const HOST_OFFLOAD_FIRST_ID: u32 = 8;
 const HOST_OFFLOAD_ROWS: usize = 41;
 const HOST_OFFLOAD_KEYWORDS: [&str; 6] =
@@ -45,7 +47,7 @@ const HOST_OFFLOAD_KEYWORDS: [&str; 6] =
 /// XLA's host memory space in a shape's layout.
 const HOST_MEMORY_LABEL: &str = "S(5)";
 /// The stats read from the events: framework op, source, asynchronous; and for host-offload copies.
-const STATS: [&str; 5] = ["tf_op", "source", "_a", "raw_bytes_accessed", "shape_with_layout"];
+const STATS: [&str; 5] = [TF_OP, "source", "_a", "raw_bytes_accessed", SHAPE_WITH_LAYOUT];
 
 /// One event of the plane as derivation reads it.
 struct Event {
@@ -79,7 +81,7 @@ pub(super) fn derive_plane(space: &XSpace, plane_index: usize) -> Result<Derived
 
 /// `/device:TPU:<digits>` (XProf's tensor-core planes).
 fn is_tensor_core(name: &str) -> bool {
-    name.strip_prefix(crate::analysis::device_planes::TPU_PLANE_PREFIX).is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()))
+    name.strip_prefix(TPU_PLANE_PREFIX).is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()))
 }
 
 /// Whether the groups are the ones the module doc describes.
@@ -87,9 +89,9 @@ fn groups_known(space: &XSpace, plane: &Plane) -> bool {
     let host_roots = space
         .planes
         .iter()
-        .filter(|p| p.name() == super::super::layout::HOST_PLANE)
+        .filter(|p| p.name() == HOST_PLANE)
         .any(|p| p.stat_id("_r").is_some() || p.meta.event_metadata.values().any(|m| m.name == "TraceContext"));
-    let has_steps = plane.lines.iter().any(|l| l.header.name == STEP_LINE);
+    let has_steps = plane.lines.iter().any(|l| l.header.name == STEPS_LINE);
     !host_roots && !has_steps && step_groups::is_grouped(space)
 }
 
@@ -192,7 +194,7 @@ impl GroupQueue<'_> {
 
 /// The group of every event, by line (see the module doc).
 fn group(plane: &Plane, events: &[Event]) -> Vec<(usize, Vec<u32>)> {
-    let Some(module_line) = plane.lines.iter().rposition(|l| l.header.name == MODULE_LINE) else { return Vec::new() };
+    let Some(module_line) = plane.lines.iter().rposition(|l| l.header.name == XLA_MODULES_LINE) else { return Vec::new() };
     let modules: Vec<(i64, i64)> =
         events.iter().filter(|e| e.line == module_line).map(|e| (e.start_ps, e.start_ps.saturating_add(e.duration_ps))).collect();
     let mut out: Vec<(usize, Vec<u32>)> = Vec::new();
@@ -306,7 +308,7 @@ impl HostOffload {
         r.events.push(super::line_builder::DerivedEvent { start_ps, duration_ps: (end_ps - start_ps).max(0), name: id, group_id: None });
         let mut args = vec![("_a".to_string(), "1".to_string())];
         args.extend(raw_bytes.clone().map(|v| ("raw_bytes_accessed".to_string(), v)));
-        args.extend(shape.map(|v| ("shape_with_layout".to_string(), v)));
+        args.extend(shape.map(|v| (SHAPE_WITH_LAYOUT.to_string(), v)));
         r.args.push(args);
     }
 }

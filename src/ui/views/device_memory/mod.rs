@@ -91,7 +91,7 @@ fn profiles(state: AppState) -> (Vec<(String, u32)>, usize) {
         let ready: Vec<(String, u32)> = fs
             .iter()
             .filter_map(|f| match &f.status {
-                FileStatus::Ready { file_id, overview } if overview.format == Format::Pprof => Some((f.path.clone(), *file_id)),
+                FileStatus::Ready { file_id, details } if details.format == Format::Pprof => Some((f.path.clone(), *file_id)),
                 _ => None,
             })
             .collect();
@@ -142,10 +142,10 @@ fn diff_pair(state: AppState, u: &Ui, pprofs: &[(String, u32)]) -> (Option<Strin
 }
 
 #[component]
-pub fn DeviceMemory(overview: FileDetails) -> impl IntoView {
+pub fn DeviceMemory(details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
-    if overview.format != Format::Pprof {
-        return view! { <NotPprof overview=overview /> }.into_any();
+    if details.format != Format::Pprof {
+        return view! { <NotPprof details=details /> }.into_any();
     }
     let u = ui();
     let mode = {

@@ -4,9 +4,9 @@ use super::*;
 
 /// A selected file that is not a device memory profile: say what this tool reads, and where to go.
 #[component]
-pub(super) fn NotPprof(overview: FileDetails) -> impl IntoView {
+pub(super) fn NotPprof(details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let (what, instead, tool) = match overview.format {
+    let (what, instead, tool) = match details.format {
         Format::XSpace => (
             "an XProf trace (xplane.pb)",
             "The Memory Profile tab reads its allocator events; the Memory Viewer reads the HLO modules it embeds.",
@@ -25,7 +25,7 @@ pub(super) fn NotPprof(overview: FileDetails) -> impl IntoView {
     view! {
         <section class="pending" data-testid="dm-not-pprof">
             <h2>"Device memory"</h2>
-            <p>{format!("{} is {what}. ", overview.name)}"This tool reads JAX device memory profiles: the " <code>"*.prof"</code> " files that " <code>"jax.profiler.save_device_memory_profile"</code> " writes."</p>
+            <p>{format!("{} is {what}. ", details.name)}"This tool reads JAX device memory profiles: the " <code>"*.prof"</code> " files that " <code>"jax.profiler.save_device_memory_profile"</code> " writes."</p>
             <p>{instead} " " <button class="btn" on:click=move |_| state.tool.set(tool)>{format!("Open {}", tool.title())}</button></p>
             {(!others.is_empty()).then(|| view! {
                 <p class="muted">"Loaded profiles: "

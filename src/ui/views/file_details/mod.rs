@@ -31,8 +31,8 @@ fn format_slug(f: Format) -> &'static str {
 }
 
 #[component]
-pub fn FileDetails(overview: FileDetails) -> impl IntoView {
-    let o = overview;
+pub fn FileDetails(details: FileDetails) -> impl IntoView {
+    let o = details;
     let is_xspace = o.format == Format::XSpace;
     let planes = o.planes.clone();
     let allocators = o.allocators.clone();

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use table::{OpTable, Side};
 
 #[component]
-pub fn FrameworkOpStats(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn FrameworkOpStats(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // XProf's page starts with the IDLE rows in.
     let include_idle = RwSignal::new(true);
@@ -36,9 +36,9 @@ pub fn FrameworkOpStats(file_id: u32, overview: FileDetails) -> impl IntoView {
         Reply::Failed(_) | Reply::Rejected(_) => "failed",
     };
     let csv_name =
-        format!("{}.framework_op_stats.csv", overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
+        format!("{}.framework_op_stats.csv", details.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     view! {
-        <article class="fos" data-file=overview.path.clone() data-testid="framework-op-stats" data-state=state_attr>
+        <article class="fos" data-file=details.path.clone() data-testid="framework-op-stats" data-state=state_attr>
             <div class="fos-controls">
                 <label class="field" title="XProf's two tables: with the IDLE rows (shares of all time) or without them (shares of op time)">
                     <input

@@ -18,13 +18,13 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn HloStats(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn HloStats(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("HLO op stats", move || Some(request::HloStats { scope: op_scope(state, file_id) }));
-    let csv_name = op_page::csv_name(&overview, "hlo_stats");
+    let csv_name = op_page::csv_name(&details, "hlo_stats");
     op_page::frame(
         "hlo-stats",
-        &overview,
+        &details,
         fetch,
         view! { <StepWindowChip /> }.into_any(),
         ("Reading the device ops…", "hlo-error"),

@@ -22,25 +22,23 @@ pub fn HostSide(v: Arc<InputPipelineView>, table_state: TableState, csv_name: St
         }
         .into_any();
     }
-    let b = &v.input_time;
-    let kinds: [(&str, &str, f64); 5] = [
-        ("Reading data on demand", "demanded_file_read_us", b.demanded_file_read_us),
-        ("Reading data in advance", "advanced_file_read_us", b.advanced_file_read_us),
-        ("Preprocessing", "preprocessing_us", b.preprocessing_us),
-        ("Enqueuing to the device", "enqueue_us", b.enqueue_us),
-        ("Other reading or processing", "unclassified_nonequeue_us", b.unclassified_non_enqueue_us),
+    let (b, f) = (&v.input_time, &v.input_time_fraction);
+    let kinds: [(&str, &str, f64, f64); 5] = [
+        ("Reading data on demand", "demanded_file_read_us", b.demanded_file_read_us, f.demanded_file_read),
+        ("Reading data in advance", "advanced_file_read_us", b.advanced_file_read_us, f.advanced_file_read),
+        ("Preprocessing", "preprocessing_us", b.preprocessing_us, f.preprocessing),
+        ("Enqueuing to the device", "enqueue_us", b.enqueue_us, f.enqueue),
+        ("Other reading or processing", "unclassified_nonequeue_us", b.unclassified_non_enqueue_us, f.unclassified_non_enqueue),
     ];
-    let total: f64 = kinds.iter().map(|k| k.2).sum();
     let bars = kinds
         .into_iter()
-        .map(|(label, metric, us)| {
-            let share = if total > 0.0 { us / total } else { 0.0 };
+        .map(|(label, metric, us, share)| {
             view! {
                 <div class="ipa-bar-row" data-kind=metric>
                     <span class="ipa-bar-label">{label}</span>
                     <span class="ipa-bar"><span style=format!("width:{:.2}%", 100.0 * share)></span></span>
                     <Text metric value=us.to_string() shown=format!("{:.3} ms", us / 1000.0) />
-                    <span class="muted">{format!("{:.1} %", 100.0 * share)}</span>
+                    <span class="muted"><Text metric="input_time_fraction" key=metric value=share.to_string() shown=format!("{:.1} %", 100.0 * share) /></span>
                 </div>
             }
         })

@@ -18,7 +18,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn InputPipeline(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn InputPipeline(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Input pipeline", move || Some(request::InputPipeline { file_ids: state.op_file_ids(file_id) }));
     let state_attr = move || match fetch.reply.get() {
@@ -29,9 +29,9 @@ pub fn InputPipeline(file_id: u32, overview: FileDetails) -> impl IntoView {
     // The input op table keeps its sort and filter while the page lives.
     let table_state = TableState::sorted("self", true);
     let csv_name =
-        format!("{}.input_pipeline_ops.csv", overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
+        format!("{}.input_pipeline_ops.csv", details.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     view! {
-        <article class="ipa" data-file=overview.path.clone() data-testid="input-pipeline" data-state=state_attr>
+        <article class="ipa" data-file=details.path.clone() data-testid="input-pipeline" data-state=state_attr>
             <div class="fos-controls">
                 {move || fetch.elapsed_ms.get().map(|ms| view! { <span class="muted timing">{format!("answered in {ms:.0} ms")}</span> })}
             </div>

@@ -52,15 +52,16 @@ pub fn DeviceSide(v: Arc<InputPipelineView>) -> impl IntoView {
     let stats_rows = CATEGORIES
         .iter()
         .zip(&v.category_ms)
-        .filter(|(_, st)| st.average != 0.0 || st.maximum != 0.0)
-        .map(|(c, st)| {
+        .zip(&v.category_fraction)
+        .filter(|((_, st), _)| st.average != 0.0 || st.maximum != 0.0)
+        .map(|((c, st), share)| {
             let colour = category_color(c.id);
             view! {
                 <tr data-category=c.id>
                     <td><span class="swatch" style=format!("background:{colour}")></span>{c.label}</td>
                     <td class="r"><Text metric="category_ms_average" key=c.id value=st.average.to_string() shown=format!("{:.3} ms", st.average) /></td>
                     <td class="r">{deviation("category_ms_standard_deviation", c.id, st, "ms")}</td>
-                    <td class="r">{format!("{:.1} %", 100.0 * st.average / s.average)}</td>
+                    <td class="r"><Text metric="category_fraction" key=c.id value=share.to_string() shown=format!("{:.1} %", 100.0 * share) /></td>
                 </tr>
             }
         })

@@ -17,13 +17,13 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn KernelStats(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn KernelStats(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Kernel stats", move || Some(request::KernelStats { scope: op_scope(state, file_id) }));
-    let csv_name = op_page::csv_name(&overview, "kernel_stats");
+    let csv_name = op_page::csv_name(&details, "kernel_stats");
     op_page::frame(
         "kernel-stats",
-        &overview,
+        &details,
         fetch,
         view! { <StepWindowChip /> }.into_any(),
         ("Reading the GPU kernels…", "kernel-error"),

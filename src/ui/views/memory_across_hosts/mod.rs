@@ -21,7 +21,7 @@ const ROW_H: f64 = 34.0;
 const AXIS_H: f64 = 22.0;
 
 #[component]
-pub fn MemoryAcrossHostsView(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn MemoryAcrossHostsView(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Memory across hosts", move || {
         // The selected file's run: every ready host (one file alone is a run of one host).
@@ -34,7 +34,7 @@ pub fn MemoryAcrossHostsView(file_id: u32, overview: FileDetails) -> impl IntoVi
         Reply::Failed(_) | Reply::Rejected(_) => "failed",
     };
     view! {
-        <article class="hostmem" data-file=overview.path.clone() data-testid="memory-across-hosts" data-state=data_state>
+        <article class="hostmem" data-file=details.path.clone() data-testid="memory-across-hosts" data-state=data_state>
             {move || match fetch.reply.get() {
                 Reply::Waiting => view! { <p class="muted loading">"Reading every host's allocator events…"</p> }.into_any(),
                 Reply::Failed(error) => view! { <p class="fos-empty" data-testid="hostmem-error">{error.detail()}</p> }.into_any(),

@@ -45,10 +45,10 @@ fn percent(f: f64) -> String {
 }
 
 #[component]
-pub fn MemoryProfile(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn MemoryProfile(file_id: u32, details: FileDetails) -> impl IntoView {
     // In the URL hash (with the selected row), so a reload, a shared link or a bundle restores them.
     let memory_id = expect_context::<AppState>().memory_id;
-    let name = overview.path.clone();
+    let name = details.path.clone();
     let article_name = name.clone();
 
     // One request per memory ID; the worker keeps the analysis, so only the first one computes it.
@@ -61,8 +61,8 @@ pub fn MemoryProfile(file_id: u32, overview: FileDetails) -> impl IntoView {
     });
     let elapsed_ms = fetch.elapsed_ms;
 
-    let format = overview.format;
-    let hlo_modules = overview.hlo_modules.iter().filter(|m| m.has_buffer_assignment).count();
+    let format = details.format;
+    let hlo_modules = details.hlo_modules.iter().filter(|m| m.has_buffer_assignment).count();
     view! {
         <article class="memprof" data-file=article_name data-testid="memory-profile">
             {move || match fetch.reply.get() {

@@ -13,6 +13,8 @@ pub(super) struct BufferInfo {
     group: String,
     size: i64,
     unpadded: i64,
+    /// Size over unpadded size (the engine's).
+    expansion: Option<f64>,
     shape: String,
     op_name: String,
     opcode: String,
@@ -31,6 +33,7 @@ impl BufferInfo {
                 group: o.group.unwrap_or("").to_string(),
                 size: o.size_bytes,
                 unpadded: o.unpadded_bytes,
+                expansion: o.expansion,
                 shape: o.text.shape.to_string(),
                 op_name: o.text.op_name.to_string(),
                 opcode: o.opcode.to_string(),
@@ -45,6 +48,7 @@ impl BufferInfo {
             group: b.category.to_string(),
             size: b.size_bytes,
             unpadded: b.unpadded_bytes,
+            expansion: b.expansion,
             shape: b.text.shape.to_string(),
             op_name: b.text.op_name.to_string(),
             opcode: String::new(),
@@ -57,7 +61,6 @@ impl BufferInfo {
 #[component]
 pub(super) fn BufferDetails(b: BufferInfo, pinned: bool) -> impl IntoView {
     let key = b.id.to_string();
-    let expansion = (b.unpadded > 0).then(|| b.size as f64 / b.unpadded as f64);
     view! {
         <section class="panel details" data-testid="buffer-details" data-buffer-id=key.clone()>
             <div class="panel-head"><h2>"Buffer"</h2>{pinned.then(|| view! { <span class="muted">"pinned (click another to change)"</span> })}</div>
@@ -66,7 +69,7 @@ pub(super) fn BufferDetails(b: BufferInfo, pinned: bool) -> impl IntoView {
                 <tr><td>"Group"</td><td><i class="swatch" style=format!("background:{}", group_color(&b.group, 0))></i><Text metric="buffer_group" value=b.group.clone() /></td></tr>
                 <tr><td>"Size"</td><td><Bytes metric="buffer_size_bytes" value=b.size /></td></tr>
                 <tr><td>"Unpadded size"</td><td><Bytes metric="buffer_unpadded_bytes" value=b.unpadded /></td></tr>
-                <tr><td>"Expansion"</td><td>{match expansion {
+                <tr><td>"Expansion"</td><td>{match b.expansion {
                     Some(x) => view! { <Text metric="buffer_expansion" value=format!("{x}") shown=format!("×{x:.2}") /> }.into_any(),
                     None => view! { <span class="muted">"—"</span> }.into_any(),
                 }}</td></tr>

@@ -22,6 +22,8 @@ pub(super) struct BufferRow {
     pub(super) group: Option<String>,
     pub(super) size_bytes: i64,
     pub(super) unpadded_bytes: i64,
+    /// Its share of the peak heap (the engine's).
+    pub(super) peak_fraction: Option<f64>,
 }
 
 impl BufferRow {
@@ -41,6 +43,7 @@ impl BufferRow {
             group: o.group.map(str::to_string),
             size_bytes: o.size_bytes,
             unpadded_bytes: o.unpadded_bytes,
+            peak_fraction: o.peak_fraction,
         }
     }
 }

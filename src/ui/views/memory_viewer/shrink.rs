@@ -5,24 +5,36 @@ use super::TOP_BUFFERS;
 use crate::analysis::memory_viewer::GroupTotal;
 use crate::engine::memory_viewer_columns::ViewerData;
 use crate::ui::charts::plot::group_color;
-use crate::ui::components::metric::{Bytes, Count};
+use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::components::table::{Column, Table, TableSpec};
 use leptos::prelude::*;
 use std::sync::Arc;
 
-pub(super) fn share(part: i64, whole: i64) -> String {
-    if whole <= 0 {
-        return "—".into();
+/// A share of the peak (the engine's fraction) as a figure keyed by `key`; "—" for an empty peak.
+fn share(metric: &'static str, fraction: Option<f64>, key: String) -> AnyView {
+    match fraction {
+        Some(f) => view! { <Text metric key value=f.to_string() shown=format!("{:.1} %", f * 100.0) /> }.into_any(),
+        None => view! { <span class="muted">"—"</span> }.into_any(),
     }
-    format!("{:.1} %", part as f64 * 100.0 / whole as f64)
+}
+
+/// A group's bytes at the peak with its share of the peak: a row of the group table.
+#[derive(Clone)]
+pub(super) struct GroupShare {
+    total: GroupTotal,
+    fraction: Option<f64>,
 }
 
 /// The OOM answer: at the peak, bytes per group and the largest buffers.
 #[component]
 pub(super) fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pinned: RwSignal<Option<i64>>) -> impl IntoView {
-    let peak = viewer.peak_heap_bytes();
-    let mut groups = viewer.peak_by_group.to_vec();
-    groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.group.cmp(&b.group)));
+    let mut groups: Vec<GroupShare> = viewer
+        .peak_by_group
+        .iter()
+        .zip(&viewer.peak_by_group_fraction)
+        .map(|(total, fraction)| GroupShare { total: total.clone(), fraction: *fraction })
+        .collect();
+    groups.sort_by(|a, b| b.total.bytes.cmp(&a.total.bytes).then_with(|| a.total.group.cmp(&b.total.group)));
     let top: Vec<BufferRow> = viewer
         .peak_buffers_by_size
         .iter()
@@ -32,15 +44,13 @@ pub(super) fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pi
         .map(BufferRow::of)
         .collect();
     let headline = match (groups.first(), top.first()) {
-        (Some(g), Some(b)) => format!(
-            "{} buffers hold {} of the peak; the largest buffer is {} ({}).",
-            g.group,
-            share(g.bytes, peak),
-            b.instruction_name,
-            crate::units::bytes(b.size_bytes)
-        ),
-        (Some(g), None) => format!("{} buffers hold {} of the peak.", g.group, share(g.bytes, peak)),
-        _ => "Nothing is live at the peak.".into(),
+        (Some(g), largest) => {
+            let group = g.total.group.to_string();
+            let largest =
+                largest.map(|b| format!("; the largest buffer is {} ({})", b.instruction_name, crate::units::bytes(b.size_bytes)));
+            view! { {format!("{group} buffers hold ")} {share("headline_group_peak_fraction", g.fraction, group.clone())} " of the peak" {largest} "." }.into_any()
+        }
+        _ => "Nothing is live at the peak.".into_any(),
     };
     let stack = groups.clone();
     view! {
@@ -48,9 +58,9 @@ pub(super) fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pi
             <div class="panel-head"><h2>"What to shrink"</h2><span class="muted">"at the peak"</span></div>
             <p class="headline">{headline}</p>
             <div class="stack-bar" aria-hidden="true">
-                {stack.iter().map(|g| view! { <div style=format!("flex:{} 0 0;background:{}", g.bytes.max(0), group_color(&g.group, 0)) title=g.group.to_string()></div> }).collect_view()}
+                {stack.iter().map(|g| view! { <div style=format!("flex:{} 0 0;background:{}", g.total.bytes.max(0), group_color(&g.total.group, 0)) title=g.total.group.to_string()></div> }).collect_view()}
             </div>
-            <Table spec=group_table(peak) rows=Arc::new(groups) />
+            <Table spec=group_table() rows=Arc::new(groups) />
             {(!top.is_empty()).then(|| view! { <h3>"Largest buffers"</h3> })}
             <ol class="top-buffers">
                 {top.into_iter().map(|o| {
@@ -59,7 +69,7 @@ pub(super) fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pi
                     view! {
                         <li on:mouseenter=move |_| hovered.set(id) on:mouseleave=move |_| hovered.set(None) on:click=move |_| pinned.set(id)>
                             <div class="tb-line"><code class="tb-name">{o.instruction_name.clone()}</code><Bytes metric="top_buffer_bytes" value=o.size_bytes key=key.clone() /></div>
-                            <div class="muted tb-sub"><code>{o.shape.clone()}</code>{format!(" · {} · {} of peak", o.group.as_deref().unwrap_or(""), share(o.size_bytes, peak))}</div>
+                            <div class="muted tb-sub"><code>{o.shape.clone()}</code>{format!(" · {} · ", o.group.as_deref().unwrap_or(""))}{share("top_buffer_peak_fraction", o.peak_fraction, key.clone())}" of peak"</div>
                         </li>
                     }
                 }).collect_view()}
@@ -69,27 +79,30 @@ pub(super) fn Shrink(viewer: Arc<ViewerData>, hovered: RwSignal<Option<i64>>, pi
 }
 
 /// Bytes per allocation group at the peak, with their share of it.
-pub(super) fn group_table(peak: i64) -> TableSpec<GroupTotal> {
+pub(super) fn group_table() -> TableSpec<GroupShare> {
     let columns = vec![
-        Column::new("group", "Group", |g: &GroupTotal, _| {
-            view! { <i class="swatch" style=format!("background:{}", group_color(&g.group, 0))></i>{g.group.to_string()} }.into_any()
+        Column::new("group", "Group", |g: &GroupShare, _| {
+            view! { <i class="swatch" style=format!("background:{}", group_color(&g.total.group, 0))></i>{g.total.group.to_string()} }
+                .into_any()
         })
-        .sort_key(|g| g.group.to_string()),
-        Column::new("bytes", "Bytes", |g: &GroupTotal, _| {
-            view! { <Bytes metric="peak_group_bytes" value=g.bytes key=g.group.to_string() /> }.into_any()
+        .sort_key(|g| g.total.group.to_string()),
+        Column::new("bytes", "Bytes", |g: &GroupShare, _| {
+            view! { <Bytes metric="peak_group_bytes" value=g.total.bytes key=g.total.group.to_string() /> }.into_any()
         })
         .right()
         .width("80px")
-        .sort_key(|g| g.bytes),
-        Column::new("share", "Share", move |g: &GroupTotal, _| view! { <span class="num">{share(g.bytes, peak)}</span> }.into_any())
-            .right()
-            .width("60px"),
-        Column::new("buffers", "Buffers", |g: &GroupTotal, _| {
-            view! { <Count metric="peak_group_buffers" value=g.buffer_count as u64 key=g.group.to_string() /> }.into_any()
+        .sort_key(|g| g.total.bytes),
+        Column::new("share", "Share", |g: &GroupShare, _| {
+            view! { <span class="num">{share("peak_group_fraction", g.fraction, g.total.group.to_string())}</span> }.into_any()
+        })
+        .right()
+        .width("60px"),
+        Column::new("buffers", "Buffers", |g: &GroupShare, _| {
+            view! { <Count metric="peak_group_buffers" value=g.total.buffer_count as u64 key=g.total.group.to_string() /> }.into_any()
         })
         .right()
         .width("72px")
-        .sort_key(|g| g.buffer_count),
+        .sort_key(|g| g.total.buffer_count),
     ];
     TableSpec::new("compact", columns).max_height(240.0)
 }

@@ -35,7 +35,7 @@ struct Display {
 }
 
 #[component]
-pub fn OpProfile(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn OpProfile(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // XProf's page opens by program, idle excluded, ten ops per node.
     let grouping = RwSignal::new(OpProfileGrouping::ByProgram);
@@ -55,7 +55,7 @@ pub fn OpProfile(file_id: u32, overview: FileDetails) -> impl IntoView {
         display.limit.set(rounded);
     };
     view! {
-        <article class="opp" data-file=overview.path.clone() data-testid="op-profile" data-state=state_attr>
+        <article class="opp" data-file=details.path.clone() data-testid="op-profile" data-state=state_attr>
             <div class="opp-controls">
                 <label class="field">
                     "Group by "

@@ -23,9 +23,9 @@ fn ms_text(x: f64) -> String {
 }
 
 #[component]
-pub fn OverviewPage(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn OverviewPage(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let is_trace = overview.format == Format::XSpace;
+    let is_trace = details.format == Format::XSpace;
     let fetch = use_engine(
         "Overview",
         // "All hosts": the run's hosts combined, as XProf combines them.
@@ -41,12 +41,12 @@ pub fn OverviewPage(file_id: u32, overview: FileDetails) -> impl IntoView {
         state.tool.set(crate::ui::state::Tool::FileDetails);
     };
     view! {
-        <article class="ovp" data-file=overview.path.clone() data-testid="overview-page" data-state=data_state>
+        <article class="ovp" data-file=details.path.clone() data-testid="overview-page" data-state=data_state>
             {move || {
                 if !is_trace {
                     return view! {
                         <div class="ovp-empty" data-testid="overview-not-a-trace">
-                            <p>{format!("{} is not a trace: the overview page reads XProf traces (", overview.name)} <code>"*.xplane.pb"</code> ")."</p>
+                            <p>{format!("{} is not a trace: the overview page reads XProf traces (", details.name)} <code>"*.xplane.pb"</code> ")."</p>
                             <p class="muted"><a href="#" on:click=to_details>"File details"</a> " shows what this file holds."</p>
                         </div>
                     }.into_any();

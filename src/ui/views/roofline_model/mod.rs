@@ -19,7 +19,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn RooflineModel(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn RooflineModel(file_id: u32, details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // XProf's page starts with the infeed and outfeed ops in.
     let include_infeed_outfeed = RwSignal::new(true);
@@ -29,7 +29,7 @@ pub fn RooflineModel(file_id: u32, overview: FileDetails) -> impl IntoView {
     let fetch = use_engine("Roofline model", move || {
         Some(request::RooflineModel { scope: op_scope(state, file_id), include_infeed_outfeed: include_infeed_outfeed.get() })
     });
-    let csv_name = op_page::csv_name(&overview, "roofline_model");
+    let csv_name = op_page::csv_name(&details, "roofline_model");
     let controls = view! {
         <StepWindowChip />
         <label class="field" title="XProf's two record sets: with the infeed and outfeed ops, or without them">
@@ -42,7 +42,7 @@ pub fn RooflineModel(file_id: u32, overview: FileDetails) -> impl IntoView {
             " Include infeed/outfeed"
         </label>
     };
-    op_page::frame("roofline", &overview, fetch, controls.into_any(), ("Reading the device ops…", "roofline-error"), move |v| {
+    op_page::frame("roofline", &details, fetch, controls.into_any(), ("Reading the device ops…", "roofline-error"), move |v| {
         view! { <Page v table_state=table_state.clone() csv_name=csv_name.clone() /> }.into_any()
     })
 }

@@ -17,7 +17,7 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 #[component]
-pub fn RunComparison(overview: FileDetails) -> impl IntoView {
+pub fn RunComparison(details: FileDetails) -> impl IntoView {
     let state = expect_context::<AppState>();
     // A baseline equal to the selected run (after the run was switched) counts as none.
     let baseline = Memo::new(move |_| {
@@ -26,7 +26,7 @@ pub fn RunComparison(overview: FileDetails) -> impl IntoView {
     });
     move || match baseline.get() {
         None => view! {
-            <article class="fos ops-page" data-file=overview.path.clone() data-testid="run-comparison" data-state="no-baseline">
+            <article class="fos ops-page" data-file=details.path.clone() data-testid="run-comparison" data-state="no-baseline">
                 <div class="fos-empty" data-testid="rc-no-baseline">
                     <p><strong>"Pick a baseline run to compare this run with."</strong></p>
                     <p class="muted">
@@ -38,21 +38,21 @@ pub fn RunComparison(overview: FileDetails) -> impl IntoView {
             </article>
         }
         .into_any(),
-        Some(run_dir) => view! { <Compared overview=overview.clone() baseline=run_dir /> }.into_any(),
+        Some(run_dir) => view! { <Compared details=details.clone() baseline=run_dir /> }.into_any(),
     }
 }
 
 /// The selected run against the run in folder `baseline`.
 #[component]
-fn Compared(overview: FileDetails, baseline: String) -> impl IntoView {
+fn Compared(details: FileDetails, baseline: String) -> impl IntoView {
     let state = expect_context::<AppState>();
     let fetch = use_engine("Run comparison", move || {
         let (current, baseline) = (state.selected_run_ids(), state.run_ids(&baseline));
         (!current.is_empty() && !baseline.is_empty()).then_some(request::RunComparison { current, baseline })
     });
-    let csv_name = op_page::csv_name(&overview, "run_comparison");
+    let csv_name = op_page::csv_name(&details, "run_comparison");
     let table_state = TableState::new();
-    op_page::frame("run-comparison", &overview, fetch, ().into_any(), ("Comparing the two runs…", "rc-error"), move |c| {
+    op_page::frame("run-comparison", &details, fetch, ().into_any(), ("Comparing the two runs…", "rc-error"), move |c| {
         view! { <Page c csv_name=csv_name.clone() table_state=table_state.clone() /> }.into_any()
     })
 }

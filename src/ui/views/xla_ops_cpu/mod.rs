@@ -18,19 +18,19 @@ use std::sync::Arc;
 use table::OpTable;
 
 #[component]
-pub fn XlaOpsCpu(file_id: u32, overview: FileDetails) -> impl IntoView {
+pub fn XlaOpsCpu(file_id: u32, details: FileDetails) -> impl IntoView {
     let fetch = use_engine("XLA ops on CPU", move || Some(request::XlaOpsCpu { file_id }));
     let state_attr = move || match fetch.reply.get() {
         Reply::Waiting => "loading",
         Reply::Ready(_) => "ready",
         Reply::Failed(_) | Reply::Rejected(_) => "failed",
     };
-    let csv_name = format!("{}.xla_ops_cpu.csv", overview.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
+    let csv_name = format!("{}.xla_ops_cpu.csv", details.name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     let table_state = TableState::sorted("self", true);
     // A node's link from the Graph tool: its row found.
     table_state.filter.set(expect_context::<AppState>().take_op_search());
     view! {
-        <article class="xoc" data-file=overview.path.clone() data-testid="xla-ops-cpu" data-state=state_attr>
+        <article class="xoc" data-file=details.path.clone() data-testid="xla-ops-cpu" data-state=state_attr>
             <div class="xoc-controls">
                 <span class="own-tool" data-testid="xoc-own" title="XProf has no such tool: its op tools are empty on CPU traces">
                     "Tidemark's own view — not in XProf"
