@@ -6,31 +6,18 @@
 // figures, the colouring by time and by bytes, and follows the links both ways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture, ROOT } from './harness.mjs';
+import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture, cliGraph, graphNames, showsGraph } from './harness.mjs';
 
 const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
 const NAME = 'a2_mlp_train.xplane.pb.gz';
 const MODULE = 'jit_train_step(14)';
-const bin = () => process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
-
 /** The CLI's graph of the same module: what the page must show. */
-function cliGraph(node, width = 1) {
-  const args = ['graph-viewer', A2, '--module', MODULE, '--node', node, '--width', String(width), '--format', 'json'];
-  return JSON.parse(execFileSync(bin(), args, { maxBuffer: 64 << 20 }).toString());
-}
-
-const names = (g) => g.nodes.filter((n) => n.kind !== 'root').map((n) => n.name).sort();
+const a2Graph = (node, width = 1) => cliGraph(A2, MODULE, node, width);
 
 let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-async function shows(page, center) {
-  await page.waitForFunction((c) => document.querySelector('[data-testid="graph-viewer"][data-state="ready"] [data-metric="graph_center"]')?.dataset.value === c,
-    center, { timeout: 60_000 });
-}
 
 async function graphFromXlaOps(page, op) {
   await page.click('.tab[data-tool="xla-ops-cpu"]');
@@ -39,7 +26,7 @@ async function graphFromXlaOps(page, op) {
   const row = `tr[data-op="${op}"][data-module="jit_train_step"]`;
   await page.waitForSelector(row);
   await page.click(`${row} [data-testid="op-show-graph"]`);
-  await shows(page, op);
+  await showsGraph(page, op);
 }
 
 test('a2_mlp_train: the graph from an op row, re-centred, searched and widened', async () => {
@@ -51,9 +38,9 @@ test('a2_mlp_train: the graph from an op row, re-centred, searched and widened',
   // "graph" on an op of jit_train_step: the Graph tool on its module, centred on it.
   const op = 'ynn_fusion.5';
   await graphFromXlaOps(page, op);
-  let cli = cliGraph(op);
-  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli));
-  assert.equal(await one(page, 'graph_nodes'), String(names(cli).length));
+  let cli = a2Graph(op);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(cli));
+  assert.equal(await one(page, 'graph_nodes'), String(graphNames(cli).length));
   assert.equal(await one(page, 'graph_edges'), String(cli.edges.length));
   assert.equal(await one(page, 'graph_clusters'), String(cli.clusters.length));
   // The centre, a fusion drawn as its fused computation (a cluster): its card reads the instruction
@@ -72,23 +59,23 @@ test('a2_mlp_train: the graph from an op row, re-centred, searched and widened',
   await shot(page, 'graph-viewer');
 
   // Re-centre on a node of the list.
-  const next = names(cli).find((n) => n.startsWith('broadcast_maximum_fusion'));
+  const next = graphNames(cli).find((n) => n.startsWith('broadcast_maximum_fusion'));
   await page.click(`[data-metric="graph_node"][data-value="${next}"]`);
-  await shows(page, next);
-  cli = cliGraph(next);
-  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli));
+  await showsGraph(page, next);
+  cli = a2Graph(next);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(cli));
 
   // Search by instruction name.
   await page.fill('[data-testid="graph-search"]', 'add_select_fusion');
   await page.press('[data-testid="graph-search"]', 'Enter');
-  await shows(page, 'add_select_fusion');
+  await showsGraph(page, 'add_select_fusion');
   // Wider: two hops.
   await page.click('[data-testid="graph-width-more"]');
   await page.waitForFunction(() => document.querySelector('[data-metric="graph_width"]')?.dataset.value === '2');
-  cli = cliGraph('add_select_fusion', 2);
+  cli = a2Graph('add_select_fusion', 2);
   await page.waitForFunction((n) => document.querySelector('[data-testid="graph-viewer"][data-state="ready"] [data-metric="graph_nodes"]')?.dataset.value === String(n),
-    names(cli).length, { timeout: 60_000 });
-  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli));
+    graphNames(cli).length, { timeout: 60_000 });
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(cli));
   assert.match(await page.evaluate(() => location.hash), /width=2/);
 
   // A node that is not in the module: the engine's message.
@@ -114,7 +101,7 @@ test('a2_mlp_train: the card\'s figures, colour by time and by bytes, and links 
   await waitForFile(page, NAME);
   await selectFile(page, NAME);
   await graphFromXlaOps(page, OP);
-  const cli = cliGraph(OP);
+  const cli = a2Graph(OP);
   const figures = cli.figures.by_name;
   assert.equal(cli.figures.time_source, 'xla_ops_cpu');
 
@@ -156,13 +143,13 @@ test('a2_mlp_train: the card\'s figures, colour by time and by bytes, and links 
   // The card's buffers: the Memory Viewer on the module with the op's buffers marked; one of them
   // back to the graph, centred on the instruction that defines it.
   await page.click(`tr[data-op="${OP}"][data-module="jit_train_step"] [data-testid="op-show-graph"]`);
-  await shows(page, OP);
+  await showsGraph(page, OP);
   await page.click('[data-testid="graph-card"] [data-testid="node-show-buffers"]');
   const marked = '[data-testid="peak-buffer"][data-highlighted="true"]';
   await page.waitForSelector(marked, { timeout: 60_000 });
   await shot(page, 'graph-viewer-buffers');
   await page.click(`${marked} [data-testid="buffer-show-graph"]`);
-  await shows(page, OP);
+  await showsGraph(page, OP);
 
   // The card's occurrences: the Trace Viewer on the op's events, the first opened; the event's
   // "graph" comes back to the op.
@@ -172,7 +159,7 @@ test('a2_mlp_train: the card\'s figures, colour by time and by bytes, and links 
   await page.waitForSelector('[data-testid="event-details"]', { timeout: 60_000 });
   assert.equal(await one(page, 'event_arg', 'hlo_op'), OP);
   await page.click('[data-testid="trace-details"] [data-testid="event-show-graph"]');
-  await shows(page, OP);
+  await showsGraph(page, OP);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -7,33 +7,20 @@
 // the graph from a Memory Viewer buffer: centred on the instruction that defines it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { DEVICE, ROOT, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot } from './harness.mjs';
+import { DEVICE, deviceSkip, cliGraph, graphNames, showsGraph, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot } from './harness.mjs';
 
 const N2 = path.join(DEVICE, 'nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16.xplane.pb.gz');
 const NAME = 'n2_cnn_bf16.xplane.pb.gz';
 const absent = deviceSkip(N2);
 if (absent) console.log(`# graph_viewer_device: ${absent}; its tests are skipped`);
-const bin = () => process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
-
 /** The CLI's graph (or, with `node` null, its overview) of `module`. */
-function cli(module, node, width = 1) {
-  const what = node === null ? ['--overview'] : ['--node', node, '--width', String(width)];
-  const args = ['graph-viewer', N2, '--module', module, ...what, '--format', 'json'];
-  return JSON.parse(execFileSync(bin(), args, { maxBuffer: 256 << 20 }).toString());
-}
-
-const names = (g) => g.nodes.filter((n) => n.kind !== 'root').map((n) => n.name).sort();
+const cli = (module, node, width = 1) => cliGraph(N2, module, node, width);
 
 let server, browser;
 before(async () => { server = await serve(); browser = await launch(); });
 after(async () => { await browser?.close(); server?.close(); });
 
-async function shows(page, center) {
-  await page.waitForFunction((c) => document.querySelector('[data-testid="graph-viewer"][data-state="ready"] [data-metric="graph_center"]')?.dataset.value === c,
-    center, { timeout: 120_000 });
-}
 
 const hashModule = async (page) => decodeURIComponent((await page.evaluate(() => location.hash)).match(/module=([^&]*)/)[1]);
 
@@ -65,15 +52,15 @@ test('H200 n2_cnn_bf16: the graph from an Op Profile op, its overview, re-centre
   await op.click();
   await page.waitForSelector(`[data-testid="opp-card"] [data-metric="card_name"][data-value="${name}"]`);
   await page.click('[data-testid="opp-card"] [data-testid="op-show-graph"]');
-  await shows(page, name);
+  await showsGraph(page, name);
   const module = await hashModule(page);
   assert.match(await page.evaluate(() => location.hash), /tool=graph/);
 
   // The CLI's neighbourhood, node for node, and the op's device time on the card.
   let g = cli(module, name);
   assert.equal(g.figures.time_source, 'hlo_op_stats');
-  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(g));
-  assert.equal(await one(page, 'graph_nodes'), String(names(g).length));
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(g));
+  assert.equal(await one(page, 'graph_nodes'), String(graphNames(g).length));
   assert.equal(await one(page, 'graph_edges'), String(g.edges.length));
   assert.equal(await one(page, 'card_name'), name);
   assert.ok(close(await one(page, 'card_self_time_us'), g.figures.by_name[name].self_time_us));
@@ -82,12 +69,12 @@ test('H200 n2_cnn_bf16: the graph from an Op Profile op, its overview, re-centre
   // neighbourhood expands is one node there).
   await overviewShown(page);
   const o = cli(module, null);
-  const overviewNames = new Set(names(o));
+  const overviewNames = new Set(graphNames(o));
   assert.equal(await one(page, 'overview_nodes'), String(overviewNames.size));
   assert.equal(await one(page, 'overview_edges'), String(o.edges.length));
   assert.equal(await one(page, 'overview_fusions'), String(o.nodes.filter((n) => n.opcode === 'fusion').length));
   assert.ok(overviewNames.size > 1, `overview of ${overviewNames.size} nodes`);
-  const marked = new Set([...names(g), ...g.clusters.filter((c) => c.fused).map((c) => c.caller), g.center].filter((n) => overviewNames.has(n)));
+  const marked = new Set([...graphNames(g), ...g.clusters.filter((c) => c.fused).map((c) => c.caller), g.center].filter((n) => overviewNames.has(n)));
   assert.ok(marked.size > 0);
   assert.equal(await one(page, 'overview_marked'), String(marked.size));
   await shot(page, 'graph-viewer-h200');
@@ -110,9 +97,9 @@ test('H200 n2_cnn_bf16: the graph from an Op Profile op, its overview, re-centre
   assert.ok(target, 'no node of the overview under the pointer');
   assert.equal(await one(page, 'overview_hover'), target.hover);
   await page.mouse.click(target.x, target.y);
-  await shows(page, target.hover);
+  await showsGraph(page, target.hover);
   g = cli(module, target.hover);
-  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(g));
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(g));
   // The overview was not asked again: the same figures, the new neighbourhood marked.
   await page.waitForSelector(`[data-testid="graph-overview-canvas"][data-marked]`);
   assert.equal(await one(page, 'overview_nodes'), String(overviewNames.size));
@@ -122,8 +109,8 @@ test('H200 n2_cnn_bf16: the graph from an Op Profile op, its overview, re-centre
   const searched = [...overviewNames].find((n) => (n.startsWith('convolution') || n.includes('fusion')) && n !== target.hover && n !== name);
   await page.fill('[data-testid="graph-search"]', searched);
   await page.press('[data-testid="graph-search"]', 'Enter');
-  await shows(page, searched);
-  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(cli(module, searched)));
+  await showsGraph(page, searched);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(cli(module, searched)));
 
   // The colouring is kept in the URL with the module, node and width.
   await page.click('[data-testid="graph-width-more"]');
@@ -140,7 +127,7 @@ test('H200 n2_cnn_bf16: the graph from an Op Profile op, its overview, re-centre
   // ... and restored by a page opened on that URL.
   const again = await newPage(browser);
   await openTrace(again, `${server.url}${hash}`);
-  await shows(again, searched);
+  await showsGraph(again, searched);
   await again.waitForSelector('[data-testid="graph-canvas"][data-shade="time"]', { timeout: 60_000 });
   assert.ok(await again.isChecked('[data-testid="graph-shade-time"]'));
   assert.equal(await one(again, 'graph_width'), '2');
@@ -159,10 +146,10 @@ test('H200 n2_cnn_bf16: the graph from a Memory Viewer buffer', { skip: absent, 
   // The buffer's name carries its shape index (`cudnn-conv.3{0}`); the graph centres on its instruction.
   const op = (await row.locator('.br-name').textContent()).trim().replace(/\{[\d,]*\}$/, '');
   await row.locator('[data-testid="buffer-show-graph"]').click();
-  await shows(page, op);
+  await showsGraph(page, op);
   assert.equal(await hashModule(page), 'jit_train_step(5312)');
   const g = cli('jit_train_step(5312)', op);
-  assert.deepEqual((await metric(page, 'graph_node')).sort(), names(g));
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(g));
   // The card lists the buffers the instruction defines, the one followed among them.
   for (const [buffer, bytes] of g.figures.by_name[op].buffers) {
     assert.equal(await one(page, 'card_buffer_bytes', buffer), String(bytes));

@@ -159,6 +159,24 @@ export function cliOverview(files) {
   return JSON.parse(out.toString());
 }
 
+/** The CLI's graph of `module` in `file` around `node` (`width` hops), or with `node` null its
+ * whole-module overview: what the Graph tool must show. */
+export function cliGraph(file, module, node, width = 1) {
+  const bin = process.env.TIDEMARK_BIN || path.join(ROOT, 'target/debug/tidemark');
+  const what = node === null ? ['--overview'] : ['--node', node, '--width', String(width)];
+  const args = ['graph-viewer', file, '--module', module, ...what, '--format', 'json'];
+  return JSON.parse(execFileSync(bin, args, { maxBuffer: 256 << 20 }).toString());
+}
+
+/** A graph's instruction names (its root placeholder left out), sorted. */
+export const graphNames = (g) => g.nodes.filter((n) => n.kind !== 'root').map((n) => n.name).sort();
+
+/** Waits until the Graph tool is drawn around `center`. */
+export async function showsGraph(page, center, timeout = 120_000) {
+  await page.waitForFunction((c) => document.querySelector('[data-testid="graph-viewer"][data-state="ready"] [data-metric="graph_center"]')?.dataset.value === c,
+    center, { timeout });
+}
+
 export async function shot(page, name) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
