@@ -9,6 +9,7 @@ mod common;
 use common::ask;
 
 use serde_json::Value;
+use std::collections::BTreeSet;
 use tidemark::engine::op_profile::{OpNodeColumns, OpProfileGrouping, OpProfileView};
 use tidemark::engine::protocol::{request, RequestBody, ResponseBody};
 use tidemark::engine::Scope;
@@ -198,4 +199,37 @@ fn cli_text_prints_the_views_figures() {
         checked += 1;
     }
     assert!(checked >= 10, "{checked} op lines checked:\n{out}");
+}
+
+/// Every op row that offers "buffers" and "graph" (a module named) on an NVIDIA trace is an
+/// instruction of that module, so its graph opens; the `DelayKernel` XLA launches in `jit_stage`
+/// outside any instruction offers neither, as on HLO ops and the Roofline.
+#[test]
+fn every_graph_link_of_the_op_tables_opens_on_n2() {
+    use tidemark::analysis::graph_viewer::GraphOptions;
+    use tidemark::analysis::op_profile::instruction_name;
+    let Some(trace) = common::device_fixture("nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16.xplane.pb.gz") else { return };
+    let mut s = Session::new();
+    let id = open(&mut s, "n2_cnn_bf16.xplane.pb.gz", std::fs::read(&trace).unwrap());
+    let tree = page(&mut s, id, OpProfileGrouping::ByProgram, true).unwrap();
+    let hlo = s.hlo_stats_view(&Scope::file(id)).unwrap();
+    let roofline = s.roofline_model_view(&Scope::file(id), true).unwrap();
+    let n = &tree.nodes;
+    let linked: BTreeSet<(String, String)> = (0..n.len())
+        .filter_map(|i| Some((n.memory_viewer_module[i].clone()?, instruction_name(&n.name[i]).to_string())))
+        .chain(
+            (0..hlo.columns.hlo_op_name.len())
+                .filter_map(|i| Some((hlo.columns.memory_viewer_module[i].clone()?, hlo.columns.hlo_op_name[i].clone()))),
+        )
+        .chain(
+            (0..roofline.records.name.len())
+                .filter_map(|i| Some((roofline.records.memory_viewer_module[i].clone()?, roofline.records.name[i].clone()))),
+        )
+        .collect();
+    assert!(linked.len() > 50, "n2's ops link to their graphs: {}", linked.len());
+    for (module, op) in &linked {
+        s.graph_view(id, Some(module), &GraphOptions { node: Some(op.clone()), width: 1 }).unwrap_or_else(|e| panic!("{module} {op}: {e}"));
+    }
+    let delay = (0..n.len()).find(|&i| n.name[i].contains("DelayKernel")).expect("jit_stage's DelayKernel is in the tree");
+    assert_eq!(n.memory_viewer_module[delay], None);
 }

@@ -101,6 +101,13 @@ impl XlaModules {
         self.by_program_id.get(&program_id).map(|m| m.xprof_name.as_str())
     }
 
+    /// XProf's name of program `program_id`'s module when it holds instruction `name`: where an op
+    /// row's "buffers" and "graph" links can go. A kernel XLA launched outside any instruction (the
+    /// `DelayKernel` of `jit_stage`) has a program but no node to show.
+    pub fn xprof_name_holding(&self, program_id: u64, name: &str) -> Option<&str> {
+        self.instruction(program_id, name).and(self.xprof_name(program_id))
+    }
+
     /// The program id of the one module named `module_name`; `None` when no module or several have
     /// that name.
     pub fn program_id_named(&self, module_name: &str) -> Option<u64> {

@@ -21,7 +21,8 @@ pub struct HloStatsColumns {
     /// The framework op the instruction came from (XProf's "Framework op name").
     pub framework_op: Vec<String>,
     pub occurrences: Vec<u64>,
-    /// The op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module.
+    /// The op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module
+    /// and the op is one of its instructions.
     pub memory_viewer_module: Vec<Option<String>>,
     pub total_time_us: Vec<f64>,
     pub avg_time_us: Vec<f64>,
@@ -143,7 +144,7 @@ impl HloStatsView {
             c.expression.push(r.expression().to_string());
             c.framework_op.push(m.provenance.clone());
             c.occurrences.push(m.occurrences);
-            c.memory_viewer_module.push(modules.xprof_name(m.hlo_module_id).map(str::to_string));
+            c.memory_viewer_module.push(modules.xprof_name_holding(m.hlo_module_id, r.hlo_op_name()).map(str::to_string));
             c.total_time_us.push(total_us);
             c.avg_time_us.push(safe_divide(total_us, n));
             c.total_self_time_us.push(self_us);

@@ -7,7 +7,7 @@
 //! source line and, where the trace gives none, its text.
 
 use super::{EngineError, Scope, Session};
-use crate::analysis::op_profile::{Node, OpProfile, DUPLICATES_SUFFIX};
+use crate::analysis::op_profile::{instruction_name, Node, OpProfile};
 use crate::analysis::xla_modules::{XlaInstruction, XlaModules};
 use serde::{Deserialize, Serialize};
 
@@ -145,8 +145,11 @@ impl OpNodeColumns {
     /// `node` and its descendants in pre-order, under `parent`.
     fn push_tree(&mut self, node: &Node, parent: u32, root_time_ps: u64, modules: &XlaModules) {
         let me = self.len() as u32;
-        self.push(node, parent, root_time_ps, instruction_of(node, modules));
-        self.memory_viewer_module.push(node.xla.as_ref().and_then(|x| modules.xprof_name(x.program_id)).map(str::to_string));
+        let instruction = instruction_of(node, modules);
+        self.push(node, parent, root_time_ps, instruction);
+        // Buffers and graph only for an instruction of the module (see `xprof_name_holding`).
+        self.memory_viewer_module
+            .push(instruction.and(node.xla.as_ref()).and_then(|x| modules.xprof_name(x.program_id)).map(str::to_string));
         for c in &node.children {
             self.push_tree(c, me, root_time_ps, modules);
         }
@@ -165,7 +168,7 @@ impl OpNodeColumns {
 /// takes its longest op's description) that op's.
 fn instruction_of<'m>(n: &Node, modules: &'m XlaModules) -> Option<&'m XlaInstruction> {
     let xla = n.xla.as_ref()?;
-    modules.instruction(xla.program_id, n.name.strip_suffix(DUPLICATES_SUFFIX).unwrap_or(&n.name))
+    modules.instruction(xla.program_id, instruction_name(&n.name))
 }
 
 /// The tree of `profile` that `grouping` and `include_idle` pick.

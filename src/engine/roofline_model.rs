@@ -30,7 +30,8 @@ pub struct RooflineColumns {
     pub category: Vec<String>,
     pub name: Vec<String>,
     pub program_id: Vec<u64>,
-    /// The op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module.
+    /// The op's module as the Memory Viewer names it (`jit_f(14)`), where the trace holds that module
+    /// and the op is one of its instructions.
     pub memory_viewer_module: Vec<Option<String>>,
     pub occurrences: Vec<u64>,
     pub total_time_us: Vec<f64>,
@@ -84,7 +85,7 @@ impl RooflineModelView {
             c.category.push(r.category.clone());
             c.name.push(r.name.clone());
             c.program_id.push(r.hlo_module_id);
-            c.memory_viewer_module.push(modules.xprof_name(r.hlo_module_id).map(str::to_string));
+            c.memory_viewer_module.push(modules.xprof_name_holding(r.hlo_module_id, &r.name).map(str::to_string));
             c.occurrences.push(r.occurrences);
             c.total_time_us.push(r.total_time_us);
             c.avg_time_us.push(r.avg_time_us);

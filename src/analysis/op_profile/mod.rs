@@ -17,6 +17,11 @@ use std::collections::HashMap;
 /// What ends the name of a group of duplicates after its longest op's name (XProf's wording).
 pub const DUPLICATES_SUFFIX: &str = " and its duplicate(s)";
 
+/// The HLO instruction a node names: its name without [`DUPLICATES_SUFFIX`] (what its links look up).
+pub fn instruction_name(node_name: &str) -> &str {
+    node_name.strip_suffix(DUPLICATES_SUFFIX).unwrap_or(node_name)
+}
+
 /// Children kept per node below the grouping levels (XProf's default `op_profile_limit`).
 pub const CHILDREN_PER_NODE: usize = 100;
 

@@ -93,7 +93,8 @@ pub fn Details(view: Arc<OpProfileView>, node: Signal<Option<u32>>) -> impl Into
         items.extend(text_row("Source", "card_source", &n.source[i]).map(IntoAny::into_any));
         items.extend(text_row("HLO expression", "card_expression", &n.expression[i]).map(IntoAny::into_any));
         if n.is_op[i] {
-            let links = view! { <OpLinks module=n.memory_viewer_module[i].clone() op=n.name[i].clone() /> };
+            let op = crate::analysis::op_profile::instruction_name(&n.name[i]).to_string();
+            let links = view! { <OpLinks module=n.memory_viewer_module[i].clone() op /> };
             items.push(rows("Show", links.into_any()).into_any());
         }
         let category = (!n.category[i].is_empty()).then(|| view! { <Text metric="card_category" value=n.category[i].clone() /> });
