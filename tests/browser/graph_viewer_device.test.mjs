@@ -58,7 +58,7 @@ test('H200 n2_cnn_bf16: the graph from an Op Profile op, its overview, re-centre
 
   // The CLI's neighbourhood, node for node, and the op's device time on the card.
   let g = cli(module, name);
-  assert.equal(g.figures.time_source, 'hlo_op_stats');
+  assert.equal(g.figures.time_source, 'hlo_stats');
   assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(g));
   assert.equal(await one(page, 'graph_nodes'), String(graphNames(g).length));
   assert.equal(await one(page, 'graph_edges'), String(g.edges.length));
