@@ -198,6 +198,8 @@ fn the_cli_gives_the_same_sentences() {
     assert_eq!(code, 0);
     assert!(out.contains("  opens on: Trace Viewer\n"), "{out}");
     assert!(out.contains(&EmptyReason::NoSteps.sentence()), "{out}");
+    // The tool's own name for the same command.
+    assert_eq!(common::tidemark(&["file-details", a1]).1, out);
     let none = common::fixture("tf/d1_tf_keras_none/d1_tf_keras_none.xplane.pb.gz");
     let (_, out, err) = common::tidemark(&["memory-viewer", none.to_str().expect("utf-8 path")]);
     assert_eq!(out.lines().next(), Some(EmptyReason::NoHloProtos.sentence().as_str()), "{out}{err}");

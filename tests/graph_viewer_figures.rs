@@ -23,7 +23,7 @@ fn session_with(path: &std::path::Path) -> (Session, u32) {
 }
 
 fn view(s: &mut Session, id: u32, module: &str, node: Option<&str>, width: u32) -> GraphView {
-    s.graph_view(id, Some(module), &GraphOptions { node: node.map(str::to_string), width }).unwrap_or_else(|e| panic!("{e}"))
+    s.graph_viewer_view(id, Some(module), &GraphOptions { node: node.map(str::to_string), width }).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -152,7 +152,7 @@ fn tpu_times_are_xprofs_hlo_stats_rows() {
 fn a_dump_has_buffers_but_no_times() {
     let path = common::fixture("jax/a2_mlp_train/jit_train_step(14).hlo_proto.pb");
     let (mut s, id) = session_with(&path);
-    let v = s.graph_view(id, None, &GraphOptions::default()).expect("graph");
+    let v = s.graph_viewer_view(id, None, &GraphOptions::default()).expect("graph");
     assert_eq!(v.figures.time_source, None);
     assert!(v.figures.has_buffers);
     assert!(v.figures.by_name.values().all(|f| f.self_time_us.is_none()));

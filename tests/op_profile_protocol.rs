@@ -228,7 +228,8 @@ fn every_graph_link_of_the_op_tables_opens_on_n2() {
         .collect();
     assert!(linked.len() > 50, "n2's ops link to their graphs: {}", linked.len());
     for (module, op) in &linked {
-        s.graph_view(id, Some(module), &GraphOptions { node: Some(op.clone()), width: 1 }).unwrap_or_else(|e| panic!("{module} {op}: {e}"));
+        s.graph_viewer_view(id, Some(module), &GraphOptions { node: Some(op.clone()), width: 1 })
+            .unwrap_or_else(|e| panic!("{module} {op}: {e}"));
     }
     let delay = (0..n.len()).find(|&i| n.name[i].contains("DelayKernel")).expect("jit_stage's DelayKernel is in the tree");
     assert_eq!(n.memory_viewer_module[delay], None);

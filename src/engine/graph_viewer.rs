@@ -158,7 +158,7 @@ impl Session {
     /// The page's Graph tool: `module` when the file has it (a link from another file's tool may name
     /// one it has not), else the file's module with the most instructions; its graph for `options`,
     /// laid out.
-    pub fn graph_view(&mut self, file_id: u32, module: Option<&str>, options: &GraphOptions) -> Result<GraphView, EngineError> {
+    pub fn graph_viewer_view(&mut self, file_id: u32, module: Option<&str>, options: &GraphOptions) -> Result<GraphView, EngineError> {
         let modules = self.graph_viewer_modules(file_id)?;
         let given = module.map(|m| (m.to_string(), self.graph_viewer(file_id, m, options)));
         // In the fallback arm, a named module is one the file does not have.

@@ -328,7 +328,7 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
             ResponseBody::MemoryViewer { page: Box::new(MemoryViewerPage { modules: page.modules, file_id: r.file_id, module, viewer }) }
         }
         RequestBody::GraphViewer(r) => ResponseBody::GraphViewer {
-            view: Box::new(s.graph_view(r.file_id, r.module.as_deref(), &GraphOptions { node: r.node, width: r.width })?),
+            view: Box::new(s.graph_viewer_view(r.file_id, r.module.as_deref(), &GraphOptions { node: r.node, width: r.width })?),
         },
         RequestBody::GraphOverview(r) => ResponseBody::GraphOverview { overview: Box::new(s.graph_overview(r.file_id, &r.module)?) },
         RequestBody::Trace(t) => trace(s, t, beside)?,

@@ -79,6 +79,9 @@ fn apply_hash(state: AppState, view: HashView) {
         state.choose_tool(t);
     }
     if let Some(f) = view.file {
+        if state.selected.get_untracked().as_deref() != Some(f.as_str()) {
+            state.hash_selection.set_value(Some(f.clone()));
+        }
         state.selected.set(Some(f));
     }
     state.module.set(view.module);
@@ -161,10 +164,11 @@ pub fn App(
         }
     });
     // A memory ID, breakdown row or trace window belongs to one file: forget them when another file
-    // is selected.
+    // is selected, unless a URL hash selected it together with its own.
     Effect::new(move |prev: Option<Option<String>>| {
         let current = state.selected.get();
-        if prev.is_some_and(|p| p != current) {
+        let from_hash = state.hash_selection.try_update_value(Option::take).flatten();
+        if prev.is_some_and(|p| p != current) && from_hash != current {
             state.memory_id.set(None);
             state.breakdown_row.set(None);
             state.trace_window.set(None);

@@ -163,3 +163,24 @@ test('a2_mlp_train: the card\'s figures, colour by time and by bytes, and links 
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('a pasted link to another file\'s graph keeps its node', async () => {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  const D2 = fixture('tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz');
+  await pickFiles(page, [A2, D2]);
+  await waitForFile(page, NAME);
+  await waitForFile(page, 'd2_tf_cnn.xplane.pb.gz');
+  await selectFile(page, NAME);
+  const op = 'ynn_fusion.5';
+  await graphFromXlaOps(page, op);
+  const link = await page.evaluate(() => location.hash);
+  // Another file shown, then the link pasted: its file, module and node come back together (the
+  // page forgets a file's node when another file is chosen, not when a link chooses it with its own).
+  await selectFile(page, 'd2_tf_cnn.xplane.pb.gz');
+  await page.waitForFunction((l) => location.hash !== l && /file=d2_tf_cnn/.test(location.hash), link);
+  await page.evaluate((l) => { location.hash = l; }, link);
+  await showsGraph(page, op, 60_000);
+  assert.match(await page.evaluate(() => location.hash), /node=ynn_fusion\.5/);
+  assert.deepEqual(page.errors, []);
+});

@@ -45,7 +45,7 @@ mod xla_ops_cpu;
 const HELP: &str = "tidemark — what is using accelerator memory, when, and why
 
 Usage:
-  tidemark inspect FILE|DIR... [--json]   overview of each profile (format, planes, allocators, HLO modules, pprof)
+  tidemark inspect FILE|DIR... [--json]   (or file-details) the details of each profile (format, planes, allocators, HLO modules, pprof)
   tidemark memory-profile FILE [--memory-id ID] [--json]
                                           XProf's Memory Profile: peak, breakdown, exact counts, leak hints
   tidemark memory-viewer FILE [--module NAME] [--memory-space N] [--json]
@@ -128,7 +128,8 @@ fn main() {
             print!("{HELP}");
             0
         }
-        "inspect" => inspect::run(rest),
+        // `file-details` is the tool's name (the page's File details); `inspect` the older one.
+        "inspect" | "file-details" => inspect::run(rest),
         "bundle" => bundle::run(rest),
         "device-memory" => device_memory::run(rest),
         "memory-viewer" => memory_viewer::run(rest),

@@ -81,6 +81,10 @@ pub struct AppState {
     /// Whether the first file to open picks the tool ([`crate::engine::first_screen::landing`]):
     /// until then no tool was chosen, by a link or shared URL that names one, or by the user.
     pub landing_pending: RwSignal<bool>,
+    /// The file a URL hash just selected, with its per-file view (graph node, trace window, memory
+    /// ID...) set beside it: the effect that forgets a file's view when another file is selected
+    /// keeps that one (it runs after the hash was applied).
+    pub hash_selection: StoredValue<Option<String>>,
 }
 
 /// What the Graph tool's node fill shows.
@@ -148,6 +152,7 @@ impl AppState {
             graph_shade: RwSignal::new(GraphShade::Category),
             op_search: RwSignal::new(None),
             landing_pending: RwSignal::new(true),
+            hash_selection: StoredValue::new(None),
         }
     }
 
