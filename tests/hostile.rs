@@ -864,3 +864,24 @@ fn crafted_xspace_traces_stay_bounded() {
         ("XSpace: 200 op names that each inflate to 8 MiB", "bombs.xplane.pb", bombs),
     ]);
 }
+
+/// `tidemark … --json | head`: the command ends when the reader closes the pipe, without a panic.
+#[test]
+fn a_closed_pipe_ends_the_cli_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let trace = common::fixture("tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tidemark"))
+        .args(["trace-viewer", trace.to_str().expect("utf-8 path"), "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tidemark");
+    let mut head = [0u8; 16];
+    child.stdout.take().expect("stdout").read_exact(&mut head).expect("the first bytes");
+    // The reader is gone (its end of the pipe dropped): the rest of the trace cannot be written.
+    let out = child.wait_with_output().expect("tidemark ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!out.status.success(), "a write to the closed pipe ends it");
+}
