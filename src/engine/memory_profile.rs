@@ -126,6 +126,11 @@ pub struct NamedPeakView {
     /// The rows' bytes per kind and per module (`""` for none), most first: the peak's bars.
     pub by_kind: Vec<(NameKind, i64)>,
     pub by_module: Vec<(String, i64)>,
+    /// The peak's two bars: its bytes by kind (the stack and what was allocated before the trace as
+    /// kinds of their own) and by module, each part a share of `peak_bytes`.
+    pub peak_bars: Bars,
+    /// The last floor's two bars, each part a share of its `in_use_bytes`; `None` without floors.
+    pub last_floor_bars: Option<Bars>,
     /// The by-kind grouping's "preallocated but unused", which the trace bounds but does not state.
     pub pool: PoolAtPeak,
     /// The label of each of the allocator's names ([`AllocationName::label`]), which a timeline
@@ -138,6 +143,55 @@ pub struct NamedPeakView {
     /// to the leak hints' `live_at_end_bytes`).
     pub live_at_end: Vec<NamedPeakRow>,
     pub live_at_end_by_module: Vec<(String, i64)>,
+    /// `live_at_end_by_module` as a bar, each part a share of all that is live at the end.
+    pub live_at_end_bar: Vec<BarPart>,
+}
+
+/// One part of a bar of bytes, with its share of the bar's total worked out here: the page draws its
+/// width and prints the share as given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BarPart {
+    /// What the part's figures are keyed by (`data-key`): the kind's label, the module (`""`: none).
+    pub key: String,
+    pub label: String,
+    pub bytes: i64,
+    /// `bytes` over the bar's total (0 when the total is not positive).
+    pub fraction: f64,
+}
+
+/// A set of bytes by kind and by module, as two bars.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bars {
+    pub by_kind: Vec<BarPart>,
+    pub by_module: Vec<BarPart>,
+}
+
+impl Bars {
+    /// The bars of `by_kind` and `by_module`, with `stack_bytes` and `before_trace_bytes` as kinds of
+    /// their own where positive; each part a share of `total`.
+    fn of(by_kind: &[(NameKind, i64)], by_module: &[(String, i64)], stack_bytes: i64, before_trace_bytes: i64, total: i64) -> Bars {
+        let kinds = by_kind
+            .iter()
+            .map(|&(k, bytes)| (k.label().to_string(), k.label().to_string(), bytes))
+            .chain((stack_bytes > 0).then(|| ("stack".to_string(), "stack".to_string(), stack_bytes)))
+            .chain(
+                (before_trace_bytes > 0)
+                    .then(|| ("before_trace".to_string(), "allocated before the trace".to_string(), before_trace_bytes)),
+            );
+        Bars { by_kind: bar(kinds, total), by_module: module_bar(by_module, total) }
+    }
+}
+
+/// Bytes by module as a bar, each part a share of `total`.
+fn module_bar(by_module: &[(String, i64)], total: i64) -> Vec<BarPart> {
+    let label = |m: &String| if m.is_empty() { "no module".to_string() } else { m.clone() };
+    bar(by_module.iter().map(|(m, bytes)| (m.clone(), label(m), *bytes)), total)
+}
+
+/// `(key, label, bytes)` parts as a bar of `total`.
+fn bar(parts: impl Iterator<Item = (String, String, i64)>, total: i64) -> Vec<BarPart> {
+    let share = |bytes: i64| if total > 0 { bytes as f64 / total as f64 } else { 0.0 };
+    parts.map(|(key, label, bytes)| BarPart { key, label, bytes, fraction: share(bytes) }).collect()
 }
 
 /// One step's heap floor by name: what was live at the step's lowest heap + stack. The rows,
@@ -396,11 +450,14 @@ fn named_peak(names: &AllocationNames, a: &AllocatorProfile, n: Option<&Allocato
         rows: Vec::new(),
         by_kind: Vec::new(),
         by_module: Vec::new(),
+        peak_bars: Bars::default(),
+        last_floor_bars: None,
         pool: PoolAtPeak::default(),
         labels: Vec::new(),
         floors: Vec::new(),
         live_at_end: Vec::new(),
         live_at_end_by_module: Vec::new(),
+        live_at_end_bar: Vec::new(),
     };
     let Some(n) = n.filter(|n| n.unaligned.is_none()) else {
         view.unaligned = Some(n.and_then(|n| n.unaligned.clone()).unwrap_or_else(|| "its events were not found among the host's".into()));
@@ -413,6 +470,7 @@ fn named_peak(names: &AllocationNames, a: &AllocatorProfile, n: Option<&Allocato
     view.stack_bytes = p.stack_bytes;
     view.by_kind = p.by_kind.clone();
     view.by_module = p.by_module.clone();
+    view.peak_bars = Bars::of(&p.by_kind, &p.by_module, p.stack_bytes, p.before_trace_bytes, p.peak_bytes);
     view.pool = p.pool.clone();
     view.labels = n.names.iter().map(|x| x.label.clone()).collect();
     view.floors = n
@@ -430,7 +488,11 @@ fn named_peak(names: &AllocationNames, a: &AllocatorProfile, n: Option<&Allocato
         })
         .collect();
     view.live_at_end = named_rows(names, n, &n.live_at_end.rows);
+    view.last_floor_bars =
+        view.floors.last().map(|f| Bars::of(&f.by_kind, &f.by_module, f.stack_bytes, f.before_trace_bytes, f.in_use_bytes));
     view.live_at_end_by_module = n.live_at_end.by_module.clone();
+    let live_at_end_bytes = n.live_at_end.by_module.iter().map(|(_, b)| b).sum();
+    view.live_at_end_bar = module_bar(&n.live_at_end.by_module, live_at_end_bytes);
     view
 }
 
@@ -493,5 +555,28 @@ mod tests {
             r#"[7,-3,1000000000000000,[1,2,3,0.25,4],["Deallocation",5,6,18446744073709551615,"conv \"1\"",-1,"temp","float","[2,3]"],2]"#
         );
         assert_eq!(serde_json::from_str::<TimelineEvent>(&json).unwrap(), event);
+    }
+
+    /// A bar's parts carry their share of the total the sentence beside it names; the stack and what
+    /// was allocated before the trace are kinds of their own only where positive; no total, no share.
+    #[test]
+    fn bars_give_each_part_its_share() {
+        let kinds = [(NameKind::Output, 600), (NameKind::Temporary, 200)];
+        let modules = [("jit_step(1)".to_string(), 700), (String::new(), 100)];
+        let bars = Bars::of(&kinds, &modules, 150, 50, 1000);
+        let of = |parts: &[BarPart]| parts.iter().map(|p| (p.key.as_str(), p.label.as_str(), p.bytes, p.fraction)).collect::<Vec<_>>();
+        assert_eq!(
+            of(&bars.by_kind),
+            [
+                ("outputs", "outputs", 600, 0.6),
+                ("temporaries", "temporaries", 200, 0.2),
+                ("stack", "stack", 150, 0.15),
+                ("before_trace", "allocated before the trace", 50, 0.05)
+            ]
+        );
+        assert_eq!(of(&bars.by_module), [("jit_step(1)", "jit_step(1)", 700, 0.7), ("", "no module", 100, 0.1)]);
+        let freed_before = Bars::of(&kinds, &modules, 0, -40, 760);
+        assert_eq!(freed_before.by_kind.len(), 2);
+        assert!(Bars::of(&kinds, &modules, 0, 0, 0).by_kind.iter().all(|p| p.fraction == 0.0));
     }
 }

@@ -37,6 +37,16 @@ async function openMemoryProfile(page) {
   assert.equal(await page.inputValue('[data-testid="memory-id-select"]'), 'GPU_0_bfc');
 }
 
+// Each bar part's share (`<prefix>_fraction`, keyed as its bytes) is its bytes over `total`, and the
+// bar draws one part per share.
+async function sharesOf(page, prefix, parts, total) {
+  assert.equal((await metric(page, `${prefix}_fraction`)).length, (await metric(page, `${prefix}_bytes`)).length, prefix);
+  for (const [key, bytes] of parts) {
+    const share = Number(await one(page, `${prefix}_fraction`, key));
+    assert.ok(Math.abs(share - bytes / total) < 1e-12, `${prefix} ${key}: ${share} vs ${bytes} / ${total}`);
+  }
+}
+
 test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line names it, linked to the Memory Viewer', { skip, timeout: 300_000 }, async () => {
   const names = cliNames(TRACE).allocators.GPU_0_bfc;
   const peak = names.peak;
@@ -67,6 +77,9 @@ test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line 
   for (const [module, bytes] of peak.by_module) assert.equal(Number(await one(page, 'peak_module_bytes', module)), bytes, module);
   const byModule = peak.by_module.reduce((s, [, b]) => s + b, 0);
   assert.equal(byModule, rows.reduce((s, r) => s + r.allocation_bytes, 0));
+  // Each part's share of the peak is a figure of its own, the engine's, beside its bytes.
+  await sharesOf(page, 'peak_kind', peak.by_kind, peak.peak_bytes);
+  await sharesOf(page, 'peak_module', peak.by_module, peak.peak_bytes);
 
   // "Preallocated but unused" is not in the trace: no part of the bar, its bound (the allocator's limit
   // less the peak) and the note saying what would tell it, as the command line gives them.
@@ -130,6 +143,7 @@ test('NVIDIA H200 CNN: leak suspects, heap floor by module and the hovered alloc
     assert.equal(Number(await one(page, 'live_at_end_named_bytes', key)), r.allocation_bytes, key);
   }
   for (const [module, bytes] of end.by_module) assert.equal(Number(await one(page, 'live_at_end_module_bytes', module)), bytes, module);
+  await sharesOf(page, 'live_at_end_module', end.by_module, hints.live_at_end_bytes);
   await page.$eval('[data-testid="leak-hints"]', (e) => e.scrollIntoView());
   await shot(page, 'allocation-names-n2-leak-suspects');
 
@@ -156,6 +170,8 @@ test('NVIDIA H200 CNN: leak suspects, heap floor by module and the hovered alloc
   assert.equal(Number(await one(page, 'floor_last_bytes')), last.in_use_bytes);
   for (const [module, bytes] of last.by_module) assert.equal(Number(await one(page, 'floor_last_module_bytes', module)), bytes, module);
   for (const [kind, bytes] of last.by_kind) assert.equal(Number(await one(page, 'floor_last_kind_bytes', kind)), bytes, kind);
+  await sharesOf(page, 'floor_last_kind', last.by_kind, last.in_use_bytes);
+  await sharesOf(page, 'floor_last_module', last.by_module, last.in_use_bytes);
   await page.$eval('[data-testid="heap-floor"]', (e) => e.scrollIntoView());
   await shot(page, 'allocation-names-n2-heap-floor');
 

@@ -3,21 +3,13 @@
 //! "why is this much always in use" has an answer. Every figure is the engine's
 //! ([`NamedPeakView::floors`]).
 
-use super::named::{Part, PeakBar};
+use super::named::PeakBar;
 use super::*;
 use crate::engine::memory_profile::{NamedFloor, NamedPeakView};
 
 #[component]
 pub(super) fn HeapFloor(named: Arc<NamedPeakView>) -> impl IntoView {
-    let Some(last) = named.floors.last().cloned() else { return ().into_any() };
-    let mut kinds = Part::kinds(&last.by_kind);
-    if last.stack_bytes > 0 {
-        kinds.push(Part { key: "stack".into(), label: "stack".into(), bytes: last.stack_bytes });
-    }
-    if last.before_trace_bytes > 0 {
-        kinds.push(Part { key: "before_trace".into(), label: "allocated before the trace".into(), bytes: last.before_trace_bytes });
-    }
-    let modules = Part::modules(&last.by_module);
+    let (Some(last), Some(bars)) = (named.floors.last().cloned(), named.last_floor_bars.clone()) else { return ().into_any() };
     let state = expect_context::<AppState>();
     let columns = vec![
         Column::new("step", "Step", |f: &NamedFloor, _| view! { <Text metric="floor_step" value=f.step_id.to_string() key=f.step_id.to_string() /> }.into_any())
@@ -67,8 +59,8 @@ pub(super) fn HeapFloor(named: Arc<NamedPeakView>) -> impl IntoView {
                 <Text metric="floor_last_step" value=last.step_id.to_string() /> " (the window's last), "
                 <Bytes metric="floor_last_bytes" value=last.in_use_bytes /> " stay allocated:"
             </p>
-            <PeakBar title="By kind" metric="floor_last_kind_bytes" testid="floor-by-kind" parts=kinds total=last.in_use_bytes />
-            <PeakBar title="By module" metric="floor_last_module_bytes" testid="floor-by-module" parts=modules total=last.in_use_bytes />
+            <PeakBar title="By kind" metric="floor_last_kind_bytes" share_metric="floor_last_kind_fraction" testid="floor-by-kind" parts=bars.by_kind />
+            <PeakBar title="By module" metric="floor_last_module_bytes" share_metric="floor_last_module_fraction" testid="floor-by-module" parts=bars.by_module />
             <Table spec rows=Arc::new(named.floors.clone()) />
         </section>
     }

@@ -1,6 +1,6 @@
 //! Leak hints: what is still live at the end of the profiled window, and the unmatched events.
 
-use super::named::{Part, PeakBar};
+use super::named::PeakBar;
 use super::*;
 use crate::engine::memory_profile::NamedPeakRow;
 
@@ -66,14 +66,14 @@ pub(super) fn LeakHintsSection(a: Arc<AllocatorView>) -> impl IntoView {
                 <Count metric="live_at_end_groups" value=h.live_at_end.len() as u64 /> " op(s):"
             </p>
             <Table spec=live_ops rows=Arc::new(h.live_at_end.clone()) />
-            {named_suspects(&a, h.live_at_end_bytes)}
+            {named_suspects(&a)}
         </section>
     }
 }
 
 /// The allocations still live at the end by what allocated each (module run and buffer, compile,
 /// transfer), where the trace's allocations are named: the suspects' names.
-fn named_suspects(a: &AllocatorView, live_at_end_bytes: i64) -> Option<impl IntoView> {
+fn named_suspects(a: &AllocatorView) -> Option<impl IntoView> {
     let named = a.named.as_ref().filter(|n| n.unaligned.is_none() && !n.live_at_end.is_empty())?;
     let columns = vec![
         Column::new("name", "Allocated by", |r: &NamedPeakRow, k| {
@@ -106,7 +106,7 @@ fn named_suspects(a: &AllocatorView, live_at_end_bytes: i64) -> Option<impl Into
         .max_height(320.0);
     Some(view! {
         <p>"The same allocations by what allocated each:"</p>
-        <PeakBar title="By module" metric="live_at_end_module_bytes" testid="live-at-end-by-module" parts=Part::modules(&named.live_at_end_by_module) total=live_at_end_bytes />
+        <PeakBar title="By module" metric="live_at_end_module_bytes" share_metric="live_at_end_module_fraction" testid="live-at-end-by-module" parts=named.live_at_end_bar.clone() />
         <Table spec rows=Arc::new(named.live_at_end.clone()) />
     })
 }

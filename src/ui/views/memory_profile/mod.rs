@@ -20,7 +20,7 @@ use crate::engine::FileDetails;
 use crate::ui::charts::timeline::{self, Scene};
 use crate::ui::charts::viewport::{key_nav, Viewport};
 use crate::ui::charts::{draw_next_frame, observe_width, prepare, Palette};
-use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::components::metric::{Bytes, Count, Percent, Text};
 use crate::ui::components::table::{Column, Table, TableSpec};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};

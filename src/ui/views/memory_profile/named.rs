@@ -4,34 +4,12 @@
 //! buffer highlighted. Every figure is the engine's ([`NamedPeakView`]).
 
 use super::*;
-use crate::analysis::allocation_names::{NameKind, PoolAtPeak};
-use crate::engine::memory_profile::{NamedPeakRow, NamedPeakView};
+use crate::analysis::allocation_names::PoolAtPeak;
+use crate::engine::memory_profile::{BarPart, NamedPeakRow, NamedPeakView};
 use crate::ui::components::op_links::show_buffers;
 
 /// How many colours the bars cycle through (`.mp-part.c0` … in the stylesheet).
 const COLOURS: usize = 8;
-
-/// One part of a bar: its key (`data-key` of its figure), what it says, its bytes.
-pub(super) struct Part {
-    pub key: String,
-    pub label: String,
-    pub bytes: i64,
-}
-
-impl Part {
-    /// The parts of bytes by kind, by their label.
-    pub fn kinds(by_kind: &[(NameKind, i64)]) -> Vec<Part> {
-        by_kind.iter().map(|&(k, bytes)| Part { key: k.label().to_string(), label: k.label().to_string(), bytes }).collect()
-    }
-
-    /// The parts of bytes by module (`""`: no module).
-    pub fn modules(by_module: &[(String, i64)]) -> Vec<Part> {
-        by_module
-            .iter()
-            .map(|(m, bytes)| Part { key: m.clone(), label: if m.is_empty() { "no module".into() } else { m.clone() }, bytes: *bytes })
-            .collect()
-    }
-}
 
 #[component]
 pub(super) fn NamedPeak(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
@@ -52,19 +30,6 @@ pub(super) fn NamedPeak(name: String, named: Arc<NamedPeakView>) -> impl IntoVie
             {body}
         </section>
     }
-}
-
-/// The peak's bytes by kind of allocation, with the stack and what was allocated before the trace
-/// as kinds of their own where there are any.
-fn kind_parts(n: &NamedPeakView) -> Vec<Part> {
-    let mut kinds = Part::kinds(&n.by_kind);
-    if n.stack_bytes > 0 {
-        kinds.push(Part { key: "stack".into(), label: "stack".into(), bytes: n.stack_bytes });
-    }
-    if n.before_trace_bytes > 0 {
-        kinds.push(Part { key: "before_trace".into(), label: "allocated before the trace".into(), bytes: n.before_trace_bytes });
-    }
-    kinds
 }
 
 /// The named table's columns: what asked for each allocation (with its module's largest buffers
@@ -159,8 +124,7 @@ fn columns(state: AppState) -> Vec<Column<NamedPeakRow>> {
 #[component]
 fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
     let n = &named;
-    let kinds = kind_parts(n);
-    let modules = Part::modules(&n.by_module);
+    let bars = n.peak_bars.clone();
     let columns = columns(expect_context::<AppState>());
     let export_name = format!("{}.named_peak.csv", name.trim_end_matches(".gz").trim_end_matches(".pb").trim_end_matches(".xplane"));
     let spec = TableSpec::new("mp-table mp-named-table", columns)
@@ -192,14 +156,14 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
                 " more than they allocate before the peak: memory allocated before the trace began."
             </p>
         })}
-        <PeakBar title="By kind" metric="peak_kind_bytes" testid="named-by-kind" parts=kinds total=peak>
+        <PeakBar title="By kind" metric="peak_kind_bytes" share_metric="peak_kind_fraction" testid="named-by-kind" parts=bars.by_kind>
             {pool_kind}
         </PeakBar>
         <p class="muted small" data-testid="named-pool">
             <Text metric="pool_note" value=pool.note.clone() />
             {bound}
         </p>
-        <PeakBar title="By module" metric="peak_module_bytes" testid="named-by-module" parts=modules total=peak />
+        <PeakBar title="By module" metric="peak_module_bytes" share_metric="peak_module_fraction" testid="named-by-module" parts=bars.by_module />
         <Table spec rows=Arc::new(named.rows.clone()) />
     }
 }
@@ -221,23 +185,23 @@ fn PoolKind(pool: PoolAtPeak) -> impl IntoView {
     }
 }
 
-/// A bar of the peak's bytes in `parts` (each a share of `total`), with a legend whose figures carry
-/// `metric` and the part's key; `children`, more legend items (what the bar cannot show).
+/// A bar of bytes in `parts` (each with its share of the bar's total, the engine's), with a legend
+/// whose figures carry `metric` (bytes) and `share_metric` (share) and the part's key; `children`,
+/// more legend items (what the bar cannot show).
 #[component]
 pub(super) fn PeakBar(
     title: &'static str,
     metric: &'static str,
+    share_metric: &'static str,
     testid: &'static str,
-    parts: Vec<Part>,
-    total: i64,
+    parts: Vec<BarPart>,
     #[prop(optional)] children: Option<Children>,
 ) -> impl IntoView {
-    let share = |bytes: i64| if total > 0 { bytes as f64 / total as f64 * 100.0 } else { 0.0 };
     let bar = parts
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let style = format!("width:{:.3}%", share(p.bytes));
+            let style = format!("width:{:.3}%", p.fraction * 100.0);
             view! { <span class=format!("mp-part c{}", i % COLOURS) style=style title=p.label.clone()></span> }
         })
         .collect_view();
@@ -249,8 +213,8 @@ pub(super) fn PeakBar(
                 <li>
                     <span class=format!("sw mp-part c{}", i % COLOURS)></span>
                     <span class="mp-part-label" title=p.label.clone()>{p.label.clone()}</span> " "
-                    <Bytes metric value=p.bytes key=p.key.clone() />
-                    <span class="muted">{format!(" {:.1} %", share(p.bytes))}</span>
+                    <Bytes metric value=p.bytes key=p.key.clone() /> " "
+                    <span class="muted"><Percent metric=share_metric value=p.fraction key=p.key.clone() /></span>
                 </li>
             }
         })
