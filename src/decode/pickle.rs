@@ -225,7 +225,7 @@ pub enum PickleError {
 /// Reads the pickle in `bytes` (one object, up to `STOP`), handing its containers to `consumer`;
 /// returns the top-level value and the heap that holds what the consumer did not take.
 pub fn read(bytes: &[u8], consumer: &mut dyn Consumer) -> Result<(Value, Heap), PickleError> {
-    Machine { bytes, pos: 0, stack: Vec::new(), marks: Vec::new(), memo: FastMap::default(), heap: Heap::default() }.run(consumer)
+    Machine { bytes, pos: 0, stack: Vec::new(), marks: Vec::new(), memo: Memo::default(), heap: Heap::default() }.run(consumer)
 }
 
 struct Machine<'a> {
@@ -234,8 +234,40 @@ struct Machine<'a> {
     stack: Vec<Value>,
     /// The stack's length at each open `MARK` (CPython's metastack).
     marks: Vec<usize>,
-    memo: FastMap<u32, Value>,
+    memo: Memo,
     heap: Heap,
+}
+
+/// The pickle's memo: values stored by key. Writers number their keys 0, 1, 2, … (`MEMOIZE` always,
+/// the `PUT`s of protocols 2 and 3 in practice), so keys are kept in a vector indexed by key, 16
+/// bytes a value: a snapshot stores an entry for every event and its frame list, millions of them,
+/// and a hash map took two to three times that. A key past the vector's end (a sparse `PUT`) goes to
+/// a map, so a hostile key never sizes the vector.
+#[derive(Default)]
+struct Memo {
+    dense: Vec<Option<Value>>,
+    sparse: FastMap<u32, Value>,
+    /// How many keys hold a value: `MEMOIZE`'s next key, as CPython's `len(memo)`.
+    len: usize,
+}
+
+impl Memo {
+    fn put(&mut self, key: u32, v: Value) {
+        let k = key as usize;
+        let new = if k < self.dense.len() {
+            self.dense[k].replace(v).is_none()
+        } else if k == self.dense.len() {
+            self.dense.push(Some(v));
+            self.sparse.remove(&key).is_none()
+        } else {
+            self.sparse.insert(key, v).is_none()
+        };
+        self.len += usize::from(new);
+    }
+
+    fn get(&self, key: u32) -> Option<Value> {
+        self.dense.get(key as usize).copied().flatten().or_else(|| self.sparse.get(&key).copied())
+    }
 }
 
 /// What the refused opcodes would do, by opcode.
@@ -407,16 +439,16 @@ impl<'a> Machine<'a> {
                 b'q' | b'r' => {
                     let key = if code == b'q' { self.length(1, "BINPUT")? } else { self.length(4, "LONG_BINPUT")? };
                     let v = self.top(at)?;
-                    self.memo.insert(key as u32, v);
+                    self.memo.put(key as u32, v);
                 }
                 0x94 => {
                     let v = self.top(at)?;
-                    let key = self.memo.len() as u32;
-                    self.memo.insert(key, v);
+                    let key = self.memo.len as u32;
+                    self.memo.put(key, v);
                 }
                 b'h' | b'j' => {
                     let key = if code == b'h' { self.length(1, "BINGET")? } else { self.length(4, "LONG_BINGET")? };
-                    let v = *self.memo.get(&(key as u32)).ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
+                    let v = self.memo.get(key as u32).ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
                     self.push(v, at)?;
                 }
                 b'0' => {
@@ -652,6 +684,28 @@ mod tests {
             assert_eq!(bytes[..2], [0x80, protocol], "protocol {protocol}");
             assert_eq!(json(bytes).unwrap_or_else(|e| panic!("protocol {protocol}: {e}")), expected, "protocol {protocol}");
         }
+    }
+
+    /// The memo as CPython's: `MEMOIZE` takes the count of stored keys, a `PUT` past the end is kept
+    /// apart (and never sizes the vector), one at the end joins it, an overwrite does not count twice.
+    #[test]
+    fn memo_keys_dense_sparse_and_overwritten() {
+        let mut m = Memo::default();
+        m.put(0, Value::Int(0));
+        m.put(4_000_000_000, Value::Int(9));
+        assert_eq!((m.len, m.dense.len()), (2, 1));
+        m.put(1, Value::Int(1));
+        m.put(1, Value::Int(11));
+        assert_eq!(m.len, 3);
+        m.put(3, Value::Int(3));
+        m.put(2, Value::Int(2));
+        m.put(3, Value::Int(33));
+        assert_eq!(m.len, 5);
+        let got: Vec<_> = [0, 1, 2, 3, 4_000_000_000, 5].map(|k| m.get(k)).into();
+        assert_eq!(got, [Some(Value::Int(0)), Some(Value::Int(11)), Some(Value::Int(2)), Some(Value::Int(33)), Some(Value::Int(9)), None]);
+        // A PUT of MEMOIZE's own next key, then MEMOIZE: Python's `len(memo)` counts each key once.
+        let p = [0x80, 4, b'K', 1, b'q', 0, 0x94, b'h', 1, b'.'];
+        assert_eq!(json(&p).expect("reads"), serde_json::json!(1));
     }
 
     /// The opcodes Python's pickler writes only for objects too large for a test (8-byte lengths,
