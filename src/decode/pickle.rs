@@ -533,7 +533,12 @@ impl<'a> Machine<'a> {
     /// Creates a container and asks the consumer its role from where it is built.
     fn new_container(&mut self, consumer: &mut dyn Consumer, object: Object, at: usize) -> Result<(), PickleError> {
         let is_list = matches!(object, Object::List(_));
-        let role = if self.stack.is_empty() { consumer.top_role(is_list) } else { consumer.role(&self.heap, &self.places(), is_list) };
+        let role = if self.stack.is_empty() {
+            consumer.top_role(is_list)
+        } else {
+            let (places, n) = self.places();
+            consumer.role(&self.heap, &places[..n], is_list)
+        };
         let v = self.heap.new_object(object, role);
         self.push(v, at)
     }
@@ -542,7 +547,7 @@ impl<'a> Machine<'a> {
     /// `APPEND`/`SETITEM`), or into the one waiting below the last `MARK` (for an
     /// `APPENDS`/`SETITEMS`). Both can hold at once (a list's one-item batch is written with
     /// `APPEND` inside its parent's marked batch), so both are returned, the top's first.
-    fn places(&self) -> Vec<Place> {
+    fn places(&self) -> ([Place; 3], usize) {
         let n = self.stack.len();
         let floor = self.marks.last().copied().unwrap_or(0);
         let container = |i: usize| match self.stack.get(i) {
@@ -556,23 +561,29 @@ impl<'a> Machine<'a> {
             Object::Dict(_) if waiting % 2 == 1 => Some(Place { parent: self.heap.role(id), key: Some(self.stack[n - 1]), index: 0 }),
             _ => None,
         };
-        let mut out = Vec::new();
+        // At most three places, kept on the stack: this runs for every container of the file.
+        let mut out = [Place { parent: Role::NONE, key: None, index: 0 }; 3];
+        let mut len = 0;
+        let mut push = |p: Place| {
+            out[len] = p;
+            len += 1;
+        };
         if n > floor {
             if let Some(p) = container(n - 1).filter(|id| matches!(self.heap.object(*id), Object::List(_))).and_then(|id| place_in(id, 0)) {
-                out.push(p);
+                push(p);
             }
         }
         if n >= floor + 2 {
             if let Some(p) = container(n - 2).filter(|id| matches!(self.heap.object(*id), Object::Dict(_))).and_then(|id| place_in(id, 1)) {
-                out.push(p);
+                push(p);
             }
         }
         if floor >= 1 {
             if let Some(p) = container(floor - 1).and_then(|id| place_in(id, n - floor)) {
-                out.push(p);
+                push(p);
             }
         }
-        out
+        (out, len)
     }
 
     fn append(&mut self, consumer: &mut dyn Consumer, list: Value, items: Vec<Value>, at: usize) -> Result<(), PickleError> {
@@ -581,11 +592,22 @@ impl<'a> Machine<'a> {
         let Object::List(existing) = self.heap.object(id) else {
             return Err(malformed(at, "APPEND(S) onto a value that is not a list".into()));
         };
+        if role == Role::NONE {
+            // A list the consumer has no interest in (a frame list, say): its items as they are.
+            if let Object::List(existing) = &mut self.heap.objects[id as usize] {
+                if existing.is_empty() {
+                    *existing = items;
+                } else {
+                    existing.extend(items);
+                }
+            }
+            return Ok(());
+        }
         let first = existing.len() + self.heap.taken_from(id);
         let mut kept = Vec::new();
         let mut taken_here = 0;
         for (index, item) in (first..).zip(items) {
-            if role != Role::NONE && consumer.take(&mut self.heap, role, index, item).map_err(|detail| malformed(at, detail))? {
+            if consumer.take(&mut self.heap, role, index, item).map_err(|detail| malformed(at, detail))? {
                 taken_here += 1;
             } else {
                 kept.push(item);

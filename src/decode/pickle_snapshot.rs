@@ -144,6 +144,9 @@ const TRACE: u16 = 16;
 /// refused before their columns are made.
 pub const MAX_DEVICES: usize = 4096;
 
+/// The most frame-object lists [`Reader::stack`] remembers (a few tens of MB at most).
+const MAX_STACKS_BY_OBJECTS: usize = 1 << 18;
+
 #[derive(Default)]
 struct Reader {
     frames: Vec<Frame>,
@@ -152,6 +155,8 @@ struct Reader {
     frame_of_object: FastMap<u32, u32>,
     stacks: Vec<Box<[u32]>>,
     stack_ids: FastMap<Box<[u32]>, u32>,
+    /// Stacks already read, by their frame dicts' object ids.
+    stack_of_objects: FastMap<Box<[u32]>, u32>,
     segments: Vec<Segment>,
     devices: Vec<DeviceTrace>,
     /// Whether the top-level dict is being read (or was).
@@ -284,23 +289,35 @@ impl Reader {
     }
 
     /// The id of the stack a `frames` list holds; the list is then taken (it is kept as its id, for
-    /// another entry that refers to the same list).
+    /// another entry that refers to the same list). PyTorch pickles each entry's list anew but shares
+    /// the frame dicts between them, so a stack is first looked up by its frames' object ids: one
+    /// lookup an entry instead of one a frame.
     fn stack(&mut self, heap: &mut Heap, frames: Option<Value>) -> Result<u32, String> {
         let id = match frames {
             None | Some(Value::None) => return Ok(self.intern_stack(Box::new([]))),
             Some(Value::Obj(id)) => id,
             Some(_) => return Err("`frames` is not a list".into()),
         };
-        let items = match heap.object(id) {
+        let objects: Box<[u32]> = match heap.object(id) {
             Object::Taken(stack) => return Ok(*stack),
-            Object::List(items) | Object::Tuple(items) => items.clone(),
+            Object::List(items) | Object::Tuple(items) => items
+                .iter()
+                .map(|f| if let Value::Obj(o) = f { Ok(*o) } else { Err("a frame is not a dict".to_string()) })
+                .collect::<Result<_, _>>()?,
             Object::Dict(_) => return Err("`frames` is not a list".into()),
         };
-        let mut frames = Vec::with_capacity(items.len());
-        for f in items {
-            frames.push(self.frame(heap, f)?);
-        }
-        let stack = self.intern_stack(frames.into_boxed_slice());
+        let stack = match self.stack_of_objects.get(&objects) {
+            Some(stack) => *stack,
+            None => {
+                let frames = objects.iter().map(|&o| self.frame(heap, Value::Obj(o))).collect::<Result<Box<[u32]>, _>>()?;
+                let stack = self.intern_stack(frames);
+                // Bounded: a writer that shared no frame dict would make every list's ids new.
+                if self.stack_of_objects.len() < MAX_STACKS_BY_OBJECTS {
+                    self.stack_of_objects.insert(objects, stack);
+                }
+                stack
+            }
+        };
         heap.take(id, stack);
         Ok(stack)
     }
