@@ -5,7 +5,7 @@
 //! and the CLI, which prints them (`inspect`'s "opens on", each tool's reason), say the same thing.
 
 use super::file_details::FileDetails;
-use super::tool::Tool;
+use super::tool::{Suite, Tool};
 use crate::decode::xplane::names::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::decode::Format;
 
@@ -92,10 +92,11 @@ impl EmptyReason {
 }
 
 /// Why `tool` has nothing to show for this file, or `None` when it has something (or the tool does
-/// not read this kind of file, which its own error says). A trace whose program never finished
-/// compiling says so on every trace tool: it is why the program's module, memory and ops are missing.
+/// not read this kind of file, which its own error says: Device memory, and the PyTorch tools, which
+/// are not XProf's). A trace whose program never finished compiling says so on every trace tool: it
+/// is why the program's module, memory and ops are missing.
 pub fn empty_reason(tool: Tool, overview: &FileDetails) -> Option<EmptyReason> {
-    if overview.format != Format::XSpace || matches!(tool, Tool::DeviceMemory | Tool::TorchSnapshot) {
+    if overview.format != Format::XSpace || tool == Tool::DeviceMemory || !tool.in_suite(Suite::XProf) {
         return None;
     }
     if !overview.unfinished_compiles.is_empty() {
