@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use tidemark::engine::first_screen::{empty_reason, landing, EmptyReason};
-use tidemark::engine::tool::Tool;
+use tidemark::engine::tool::{Suite, Tool};
 use tidemark::engine::{FileDetails, Session};
 
 /// The overview of the file at `path`, opened as the page opens it.
@@ -162,10 +162,12 @@ fn the_oom_seed_says_its_module_never_finished_compiling() {
     assert_eq!(o.unfinished_compiles, ["jit_oom"]);
     assert_eq!(landing(&o, false), Tool::TraceViewer);
     let oom = EmptyReason::UnfinishedCompile { modules: vec!["jit_oom".into()] };
-    // The tools of other formats (device memory profiles, CUDA memory snapshots) say nothing of a trace.
-    for tool in Tool::ALL.into_iter().filter(|t| !matches!(t, Tool::DeviceMemory | Tool::TorchSnapshot)) {
+    // The tools of other formats (device memory profiles, PyTorch traces, CUDA memory snapshots) say
+    // nothing of an XProf trace.
+    for tool in Tool::ALL.into_iter().filter(|t| t.in_suite(Suite::XProf) && *t != Tool::DeviceMemory) {
         assert_eq!(empty_reason(tool, &o).as_ref(), Some(&oom), "{tool:?}");
     }
+    assert_eq!(empty_reason(Tool::TorchOverview, &o), None);
     assert!(oom.sentence().starts_with("jit_oom began compiling in this trace"));
     // Without the unfinished compile, the same trace's GPU run without allocator events says so.
     let plain = FileDetails { unfinished_compiles: Vec::new(), ..o };

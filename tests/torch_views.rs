@@ -108,9 +108,10 @@ fn the_session_opens_a_kineto_trace_and_serves_each_view() {
     let mut s = tidemark::engine::Session::new();
     let f = s.open(TRACE, bytes.clone(), &mut |_, _| {}).expect("opens");
     assert_eq!(f.overview.format, tidemark::decode::Format::Kineto);
-    // It opens on its details, which name the views' commands, not on an empty XProf Overview.
+    // It opens on the PyTorch Profiler's Overview, not on an empty XProf one; its details still name
+    // the views' commands.
     let landing = tidemark::engine::first_screen::landing(&f.overview, false);
-    assert_eq!(landing, tidemark::engine::tool::Tool::FileDetails);
+    assert_eq!(landing, tidemark::engine::tool::Tool::TorchOverview);
     assert!(f.overview.notes.iter().any(|n| n.contains("tidemark torch-overview")), "{:?}", f.overview.notes);
     let id = f.id;
     let served = [
@@ -135,7 +136,7 @@ fn inspect_describes_a_kineto_trace() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("a PyTorch profiler trace (Kineto JSON)"), "{out}");
     assert!(out.contains("1137 kernels, 1740 [memory] events"), "{out}");
-    assert!(out.contains("  opens on: File details\n"), "{out}");
+    assert!(out.contains("  opens on: Overview\n"), "{out}");
 }
 
 #[test]

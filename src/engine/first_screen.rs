@@ -5,11 +5,12 @@
 //! and the CLI, which prints them (`inspect`'s "opens on", each tool's reason), say the same thing.
 
 use super::file_details::FileDetails;
-use super::tool::Tool;
+use super::tool::{Suite, Tool};
 use crate::decode::xplane::names::{GPU_PLANE_PREFIX, TPU_PLANE_PREFIX};
 use crate::decode::Format;
 
-/// The tool a file opens on, the answer an XProf user expects first: a JAX device memory profile on
+/// The tool a file opens on, the answer an XProf user expects first (a PyTorch user: a Kineto trace
+/// on the PyTorch Profiler's Overview): a JAX device memory profile on
 /// Device memory; an HLO dump on the Memory Viewer (at its largest module, the viewer's default); a
 /// trace opened `with_others` (several files, a log folder) on its run's Overview; a trace alone on
 /// its Overview when it has steps, else on the tool with the most to say — the Memory Profile when
@@ -17,9 +18,8 @@ use crate::decode::Format;
 pub fn landing(overview: &FileDetails, with_others: bool) -> Tool {
     match overview.format {
         Format::Pprof => Tool::DeviceMemory,
-        // The page has no view of a Kineto trace yet: its details say what it holds and which CLI
-        // commands show its views, where an XProf Overview of it would be empty.
-        Format::Kineto => Tool::FileDetails,
+        // The PyTorch Profiler opens a trace on its Overview too.
+        Format::Kineto => Tool::TorchOverview,
         Format::TorchSnapshot => Tool::TorchSnapshot,
         Format::HloProto => Tool::MemoryViewer,
         Format::XSpace if with_others || overview.steps.is_some_and(|n| n > 0) => Tool::OverviewPage,
@@ -92,10 +92,11 @@ impl EmptyReason {
 }
 
 /// Why `tool` has nothing to show for this file, or `None` when it has something (or the tool does
-/// not read this kind of file, which its own error says). A trace whose program never finished
-/// compiling says so on every trace tool: it is why the program's module, memory and ops are missing.
+/// not read this kind of file, which its own error says: Device memory, and the PyTorch tools, which
+/// are not XProf's). A trace whose program never finished compiling says so on every trace tool: it
+/// is why the program's module, memory and ops are missing.
 pub fn empty_reason(tool: Tool, overview: &FileDetails) -> Option<EmptyReason> {
-    if overview.format != Format::XSpace || matches!(tool, Tool::DeviceMemory | Tool::TorchSnapshot) {
+    if overview.format != Format::XSpace || tool == Tool::DeviceMemory || !tool.in_suite(Suite::XProf) {
         return None;
     }
     if !overview.unfinished_compiles.is_empty() {

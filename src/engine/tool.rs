@@ -3,6 +3,8 @@
 //! the URL's `tool=`; the names links carried before each tool was named after XProf's are still
 //! read ([`Tool::from_slug`]), so an old shared link opens what it opened then.
 
+use crate::decode::Format;
+
 /// Every tool, whether or not the page draws it yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
@@ -30,11 +32,20 @@ pub enum Tool {
     RunComparison,
     /// A PyTorch CUDA memory snapshot's report (`tidemark torch-snapshot`; the page has no view of it yet).
     TorchSnapshot,
+    /// The PyTorch Profiler's Overview of a Kineto trace: step time by category, GPU summary,
+    /// recommendations.
+    TorchOverview,
+    /// The PyTorch Profiler's Operator view: aten ops by name, host and device time.
+    TorchOperators,
+    /// The PyTorch Profiler's Kernel view: kernels by name and by the op that launched them.
+    TorchKernels,
+    /// The PyTorch Profiler's Memory view: allocated and reserved bytes over time, per op, per event.
+    TorchMemory,
 }
 
 impl Tool {
     /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 17] = [
+    pub const ALL: [Tool; 21] = [
         Tool::OverviewPage,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -52,6 +63,10 @@ impl Tool {
         Tool::MemoryAcrossHosts,
         Tool::RunComparison,
         Tool::TorchSnapshot,
+        Tool::TorchOverview,
+        Tool::TorchOperators,
+        Tool::TorchKernels,
+        Tool::TorchMemory,
     ];
 
     /// The tool's one name with dashes: its CLI subcommand and the page URL's `tool=`.
@@ -74,6 +89,10 @@ impl Tool {
             Tool::MemoryAcrossHosts => "memory-across-hosts",
             Tool::RunComparison => "run-comparison",
             Tool::TorchSnapshot => "torch-snapshot",
+            Tool::TorchOverview => "torch-overview",
+            Tool::TorchOperators => "torch-operators",
+            Tool::TorchKernels => "torch-kernels",
+            Tool::TorchMemory => "torch-memory",
         }
     }
 
@@ -97,6 +116,12 @@ impl Tool {
             Tool::MemoryAcrossHosts => "Across hosts",
             Tool::RunComparison => "Run comparison",
             Tool::TorchSnapshot => "CUDA memory snapshot",
+            // The plugin's names of its views; they share the navigation only with the Trace Viewer
+            // and File details ([`Suite`]), so no XProf tool of the same name stands beside them.
+            Tool::TorchOverview => "Overview",
+            Tool::TorchOperators => "Operators",
+            Tool::TorchKernels => "Kernels",
+            Tool::TorchMemory => "Memory",
         }
     }
 
@@ -122,7 +147,7 @@ impl Tool {
     /// The question the tool answers, which places it in the page's navigation.
     pub fn group(self) -> ToolGroup {
         match self {
-            Tool::OverviewPage | Tool::InputPipeline => ToolGroup::Steps,
+            Tool::OverviewPage | Tool::InputPipeline | Tool::TorchOverview => ToolGroup::Steps,
             Tool::OpProfile
             | Tool::FrameworkOpStats
             | Tool::HloStats
@@ -130,27 +155,73 @@ impl Tool {
             | Tool::RooflineModel
             | Tool::XlaOpsCpu
             | Tool::GraphViewer
-            | Tool::RunComparison => ToolGroup::Ops,
+            | Tool::RunComparison
+            | Tool::TorchOperators
+            | Tool::TorchKernels => ToolGroup::Ops,
             Tool::TraceViewer => ToolGroup::Trace,
-            Tool::MemoryProfile | Tool::MemoryViewer | Tool::DeviceMemory | Tool::MemoryAcrossHosts | Tool::TorchSnapshot => {
-                ToolGroup::Memory
-            }
+            Tool::MemoryProfile
+            | Tool::MemoryViewer
+            | Tool::DeviceMemory
+            | Tool::MemoryAcrossHosts
+            | Tool::TorchSnapshot
+            | Tool::TorchMemory => ToolGroup::Memory,
             Tool::FileDetails => ToolGroup::File,
         }
     }
 
-    /// The page's tools in the order the navigation lists them: by group, then in [`Tool::ALL`]
-    /// order. The number keys and `[`/`]` follow this order, so what a key does matches what the
-    /// user sees.
-    pub fn in_nav_order() -> Vec<Tool> {
-        ToolGroup::ALL.into_iter().flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.on_page() && t.group() == g)).collect()
+    /// Which suite's navigation lists the tool: XProf's tools read XProf's files, the PyTorch
+    /// Profiler's views a Kineto trace, the snapshot report a CUDA memory snapshot; the Trace Viewer
+    /// reads both kinds of trace, and every file has its details.
+    pub fn in_suite(self, suite: Suite) -> bool {
+        match self {
+            Tool::FileDetails => true,
+            Tool::TraceViewer => suite != Suite::CudaSnapshot,
+            Tool::TorchOverview | Tool::TorchOperators | Tool::TorchKernels | Tool::TorchMemory => suite == Suite::PyTorch,
+            Tool::TorchSnapshot => suite == Suite::CudaSnapshot,
+            _ => suite == Suite::XProf,
+        }
     }
 
-    /// The page's tool `step` places away from this one in navigation order, wrapping around.
-    pub fn step(self, step: isize) -> Tool {
-        let order = Self::in_nav_order();
-        let at = order.iter().position(|t| *t == self).unwrap_or(0) as isize;
-        order[(at + step).rem_euclid(order.len() as isize) as usize]
+    /// The page's tools of `suite` in the order the navigation lists them: by group, then in
+    /// [`Tool::ALL`] order. The number keys and `[`/`]` follow this order, so what a key does matches
+    /// what the user sees.
+    pub fn in_nav_order(suite: Suite) -> Vec<Tool> {
+        ToolGroup::ALL
+            .into_iter()
+            .flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.on_page() && t.in_suite(suite) && t.group() == g))
+            .collect()
+    }
+
+    /// The page's tool `step` places away from this one in `suite`'s navigation order, wrapping
+    /// around; from a tool the suite does not list, its first.
+    pub fn step(self, step: isize, suite: Suite) -> Tool {
+        let order = Self::in_nav_order(suite);
+        match order.iter().position(|t| *t == self) {
+            Some(at) => order[(at as isize + step).rem_euclid(order.len() as isize) as usize],
+            None => order[0],
+        }
+    }
+}
+
+/// The tools a kind of file has: XProf's (traces, HLO dumps, pprof profiles), the PyTorch
+/// Profiler's (a Kineto trace), or the CUDA memory snapshot's. The navigation shows the selected
+/// file's suite alone, so a PyTorch user never meets XProf's tools, empty for their trace, and the
+/// reverse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    XProf,
+    PyTorch,
+    CudaSnapshot,
+}
+
+impl Suite {
+    /// The suite of a file of `format`.
+    pub fn of(format: Format) -> Suite {
+        match format {
+            Format::Kineto => Suite::PyTorch,
+            Format::TorchSnapshot => Suite::CudaSnapshot,
+            Format::XSpace | Format::HloProto | Format::Pprof => Suite::XProf,
+        }
     }
 }
 
@@ -194,6 +265,29 @@ mod tests {
         assert_eq!(Tool::from_slug("graph"), Some(Tool::GraphViewer));
         assert_eq!(Tool::from_slug("input-pipeline"), Some(Tool::InputPipeline));
         assert_eq!(Tool::from_slug("nope"), None);
-        assert!(!Tool::in_nav_order().contains(&Tool::TorchSnapshot));
+        assert_eq!(Tool::from_slug("torch-overview"), Some(Tool::TorchOverview));
+    }
+
+    #[test]
+    fn the_navigation_lists_the_selected_files_suite_alone() {
+        use Tool::*;
+        assert_eq!(
+            Tool::in_nav_order(Suite::of(Format::Kineto)),
+            [TorchOverview, TorchOperators, TorchKernels, TraceViewer, TorchMemory, FileDetails]
+        );
+        for f in [Format::XSpace, Format::HloProto, Format::Pprof] {
+            let xprof = Tool::in_nav_order(Suite::of(f));
+            assert_eq!(xprof.first(), Some(&OverviewPage));
+            assert!(xprof.contains(&TraceViewer) && xprof.contains(&DeviceMemory) && xprof.contains(&FileDetails));
+            assert!(!xprof.iter().any(|t| t.in_suite(Suite::PyTorch) && *t != TraceViewer && *t != FileDetails));
+        }
+        // A snapshot: its report (once the page draws it) and its details.
+        let snapshot = Tool::in_nav_order(Suite::CudaSnapshot);
+        let expected: Vec<Tool> = [TorchSnapshot, FileDetails].into_iter().filter(|t| t.on_page()).collect();
+        assert_eq!(snapshot, expected);
+        // Keys step within the suite and wrap; a tool of another suite steps to the suite's first.
+        assert_eq!(TorchOverview.step(-1, Suite::PyTorch), FileDetails);
+        assert_eq!(TorchKernels.step(1, Suite::PyTorch), TraceViewer);
+        assert_eq!(OverviewPage.step(1, Suite::PyTorch), TorchOverview);
     }
 }

@@ -214,11 +214,11 @@ pub fn App(
         let key = ev.key();
         match key.as_str() {
             "Escape" if state.step.get_untracked().is_some() => state.step.set(None),
-            "[" => state.choose_tool(state.tool.get_untracked().step(-1)),
-            "]" => state.choose_tool(state.tool.get_untracked().step(1)),
+            "[" => state.choose_tool(state.tool.get_untracked().step(-1, untrack(|| components::tool_nav::shown_suite(state)))),
+            "]" => state.choose_tool(state.tool.get_untracked().step(1, untrack(|| components::tool_nav::shown_suite(state)))),
             _ => {
-                if let Some(t) = key.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| Tool::in_nav_order().get(i).copied())
-                {
+                let nav = || Tool::in_nav_order(untrack(|| components::tool_nav::shown_suite(state)));
+                if let Some(t) = key.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| nav().get(i).copied()) {
                     state.choose_tool(t);
                 }
             }
@@ -299,6 +299,10 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             }
             Tool::RunComparison => view! { <views::run_comparison::RunComparison details=(*details).clone() /> }.into_any(),
             Tool::GraphViewer => view! { <views::graph_viewer::GraphViewerView file_id /> }.into_any(),
+            Tool::TorchOverview => view! { <views::torch::overview::TorchOverview file_id details=(*details).clone() /> }.into_any(),
+            Tool::TorchOperators => view! { <views::torch::operators::TorchOperators file_id details=(*details).clone() /> }.into_any(),
+            Tool::TorchKernels => view! { <views::torch::kernels::TorchKernels file_id details=(*details).clone() /> }.into_any(),
+            Tool::TorchMemory => view! { <views::torch::memory::TorchMemory file_id details=(*details).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

@@ -116,3 +116,19 @@ pub fn SignedRatio(metric: &'static str, ratio: Option<f64>, now: f64, #[prop(op
     };
     figure(metric, value, key, Some("num signed"), Some(sign), None, shown)
 }
+
+/// A byte figure its source gives in a larger unit (the PyTorch Profiler's KB and MB, which are 1024
+/// and 1024² bytes), shown in the page's byte unit; `data-value` is the source's figure as written.
+#[component]
+pub fn BytesIn(
+    metric: &'static str,
+    value: f64,
+    /// Bytes in one unit of `value`.
+    unit_bytes: f64,
+    #[prop(optional, into)] key: Option<String>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let bytes = (value * unit_bytes).round() as i64;
+    let title = format!("{} bytes", fmt_count(bytes.unsigned_abs()));
+    figure(metric, value.to_string(), key, Some("num"), None, Some(title), move || state.unit.get().format(bytes))
+}

@@ -60,8 +60,8 @@ pub fn Landing() -> impl IntoView {
                     </div>
                     <p class="muted recipe-note" data-testid="record-pytorch">
                         <strong>"PyTorch"</strong>" — " <code>"torch.profiler"</code> " traces written by " <code>"tensorboard_trace_handler"</code>
-                        " (" <code>"*.pt.trace.json"</code> ") and CUDA memory snapshots (" <code>"snapshot.pickle"</code>
-                        ") open here with their details; their views are in the command line for now ("
+                        " (" <code>"*.pt.trace.json"</code> ") open on the PyTorch Profiler's Overview, Operator, Kernel and Memory views; CUDA memory snapshots ("
+                        <code>"snapshot.pickle"</code> ") open with their details. The command line reads both ("
                         <code>"tidemark torch-overview"</code> ", " <code>"torch-snapshot"</code> "…)."
                     </p>
                 </div>

@@ -14,7 +14,7 @@ pub(super) fn NotPprof(details: FileDetails) -> impl IntoView {
         ),
         Format::HloProto => ("an XLA HloProto dump", "The Memory Viewer tab reads its buffer assignment.", Tool::MemoryViewer),
         Format::Pprof => ("a pprof profile", "", Tool::DeviceMemory),
-        Format::Kineto => ("a PyTorch profiler trace", "", Tool::OverviewPage),
+        Format::Kineto => ("a PyTorch profiler trace", "The PyTorch Profiler's Memory tab shows its allocations.", Tool::TorchMemory),
         Format::TorchSnapshot => (
             "a PyTorch CUDA memory snapshot",
             "The page has no view of it yet: `tidemark torch-snapshot FILE` reads it; File details shows what it holds.",
