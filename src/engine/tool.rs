@@ -114,9 +114,9 @@ impl Tool {
         Tool::ALL.into_iter().find(|t| t.slug() == slug)
     }
 
-    /// Whether the page has a view of the tool (a snapshot's report is the CLI's alone for now).
+    /// Whether the page has a view of the tool (every tool has one now).
     pub fn on_page(self) -> bool {
-        self != Tool::TorchSnapshot
+        true
     }
 
     /// The question the tool answers, which places it in the page's navigation.
@@ -194,6 +194,6 @@ mod tests {
         assert_eq!(Tool::from_slug("graph"), Some(Tool::GraphViewer));
         assert_eq!(Tool::from_slug("input-pipeline"), Some(Tool::InputPipeline));
         assert_eq!(Tool::from_slug("nope"), None);
-        assert!(!Tool::in_nav_order().contains(&Tool::TorchSnapshot));
+        assert!(Tool::in_nav_order().contains(&Tool::TorchSnapshot));
     }
 }

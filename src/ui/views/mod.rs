@@ -18,5 +18,6 @@ pub mod op_profile;
 pub mod overview_page;
 pub mod roofline_model;
 pub mod run_comparison;
+pub mod torch_snapshot;
 pub mod trace_viewer;
 pub mod xla_ops_cpu;
