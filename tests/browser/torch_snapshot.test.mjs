@@ -122,8 +122,20 @@ test('a CUDA memory snapshot lands on its own view, every figure the oracle\'s a
   await page.locator('[data-testid="ts-state-chosen"]').scrollIntoViewIfNeeded();
   await shot(page, 'torch_snapshot_state');
 
+  // The largest allocation's frames: Python (library runs folded) and, unfolded on demand, C++.
+  await page.click('table.ts-table[data-testid="ts-largest-table"] tbody tr[data-event]');
+  const largest = report.largest_allocations[0];
+  await page.waitForSelector(`[data-testid="ts-largest-frames"][data-event="${largest.event_index}"]`);
+  assert.deepEqual(await metric(page, 'frame', String(largest.event_index)),
+    largest.python_stack.map((f) => `${f.file}:${f.line} ${f.function}`));
+  await page.click('[data-testid="ts-cpp-frames"] summary');
+  await page.locator('[data-testid="ts-largest"]').scrollIntoViewIfNeeded();
+  await shot(page, 'torch_snapshot_tables');
+
   // Zoom in: the engine answers a window of fewer events, drawn at full resolution.
-  await page.mouse.move(box.x + peakX, box.y + (top + bottom) / 2);
+  await page.locator(canvas).scrollIntoViewIfNeeded();
+  const again = await page.locator(canvas).boundingBox();
+  await page.mouse.move(again.x + peakX, again.y + (top + bottom) / 2);
   for (let i = 0; i < 6; i++) await page.mouse.wheel(0, -400);
   await page.waitForSelector('[data-testid="ts-window"][data-zoomed="true"]');
   await page.waitForFunction(() => Number(document.querySelector('[data-metric="window_events"]').dataset.value) < 4134);

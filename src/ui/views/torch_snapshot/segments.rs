@@ -147,7 +147,9 @@ fn SegmentBars(s: Arc<AllocatorState>, key: &'static str) -> impl IntoView {
                 let x = LABEL_W + (b.address.saturating_sub(g.address)) as f64 * scale;
                 let is_pending = b.state == "active_pending_free";
                 ctx.set_fill_style_str(if is_pending { &pending } else { &p.accent });
-                ctx.fill_rect(x, y, (b.size as f64 * scale).max(1.0), ROW_H);
+                // Neighbouring blocks stay apart by a pixel where they are wide enough to spare one.
+                let bw = b.size as f64 * scale;
+                ctx.fill_rect(x, y, if bw > 3.0 { bw - 1.0 } else { bw.max(1.0) }, ROW_H);
                 if h == Some((i, j)) {
                     ctx.set_stroke_style_str(&p.fg);
                     ctx.stroke_rect(x + 0.5, y + 0.5, (b.size as f64 * scale).max(1.0) - 1.0, ROW_H - 1.0);

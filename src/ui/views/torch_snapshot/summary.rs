@@ -26,7 +26,11 @@ pub(super) fn summary(r: &DeviceReport) -> impl IntoView {
             <div class="card" title="With the allocations made before the trace began (or lost from its ring buffer), as PyTorch's viewer draws it">
                 <div class="label">"Peak active (with earlier)"</div>
                 <div class="value"><Bytes metric="peak_with_prior_bytes" value=r.peak_with_prior_bytes /></div>
-                <div class="muted small">"event " <Text metric="peak_with_prior_event_index" value=r.peak_with_prior_event_index.to_string() /></div>
+                <div class="muted small">{if r.peak_with_prior_event_index < 0 {
+                    view! { <Text metric="peak_with_prior_event_index" value="-1" shown="before the first event" /> }.into_any()
+                } else {
+                    view! { "event " <Count metric="peak_with_prior_event_index" value=r.peak_with_prior_event_index as u64 /> }.into_any()
+                }}</div>
             </div>
             {card("Reserved at the dump", "segments_total_size", g.total_size, "dump")}
             {card("Allocated at the dump", "segments_allocated_size", g.allocated_size, "dump")}

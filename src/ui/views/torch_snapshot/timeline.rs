@@ -166,7 +166,11 @@ fn Chart(
         y_axis(&ctx, &f, &p, Style { grid: true, binary: true, ..Style::default() }, |y, _| u.format(y as i64));
         match b.axis {
             Axis::Event => x_axis(&ctx, &f, &p, Style { integer: true, ..Style::default() }, |x, _| crate::units::count(x.max(0.0) as u64)),
-            Axis::Time => x_axis(&ctx, &f, &p, Style::default(), |x, _| tu.format(x - first_us as f64)),
+            // Ticks at round offsets from the trace's first event, not at round absolute times.
+            Axis::Time => {
+                let shifted = f.with(Viewport { x0: f.v.x0 - first_us as f64, x1: f.v.x1 - first_us as f64, ..f.v });
+                x_axis(&ctx, &shifted, &p, Style::default(), |x, _| tu.format(x))
+            }
         }
         draw(&ctx, &f, &b, &p, h.map(|(_, u, _, _)| u), pick, peak);
         let _ = c.set_attribute("data-bands", &b.bands.len().to_string());
