@@ -131,6 +131,8 @@ test('a CUDA memory snapshot lands on its own view, every figure the oracle\'s a
   await page.click('[data-testid="ts-cpp-frames"] summary');
   await page.locator('[data-testid="ts-largest"]').scrollIntoViewIfNeeded();
   await shot(page, 'torch_snapshot_tables');
+  await page.locator('[data-testid="ts-growth"]').scrollIntoViewIfNeeded();
+  await shot(page, 'torch_snapshot_growth');
 
   // Zoom in: the engine answers a window of fewer events, drawn at full resolution.
   await page.locator(canvas).scrollIntoViewIfNeeded();

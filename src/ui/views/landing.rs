@@ -61,8 +61,8 @@ pub fn Landing() -> impl IntoView {
                     <p class="muted recipe-note" data-testid="record-pytorch">
                         <strong>"PyTorch"</strong>" — " <code>"torch.profiler"</code> " traces written by " <code>"tensorboard_trace_handler"</code>
                         " (" <code>"*.pt.trace.json"</code> ") and CUDA memory snapshots (" <code>"snapshot.pickle"</code>
-                        ") open here with their details; their views are in the command line for now ("
-                        <code>"tidemark torch-overview"</code> ", " <code>"torch-snapshot"</code> "…)."
+                        ") open here: a snapshot's timeline, segments and leak suspects are drawn; the traces' views are in the command line for now ("
+                        <code>"tidemark torch-overview"</code> "…)."
                     </p>
                 </div>
             </div>

@@ -88,8 +88,11 @@ fn largest(rows: Vec<LargeAllocation>, choose: Callback<i64>) -> impl IntoView {
                 let event = a.event_index as i64;
                 view! {
                     <div class="stack-panel ts-stack" data-testid="ts-largest-frames" data-event=key.clone()>
-                        <span class="muted small">"Python frames, innermost first"</span>
-                        {python_frames(&a.python_stack, key.clone())}
+                        {if a.python_stack.is_empty() {
+                            view! { <p class="muted small">"No Python frame: it was allocated from C++ alone (as autograd's backward pass allocates)."</p> }.into_any()
+                        } else {
+                            view! { <span class="muted small">"Python frames, innermost first"</span> {python_frames(&a.python_stack, key.clone())} }.into_any()
+                        }}
                         <details data-testid="ts-cpp-frames">
                             <summary class="muted small">{format!("C++ frames ({})", a.cpp_stack.len())}</summary>
                             <ol class="ts-frames">{a.cpp_stack.iter().map(|f| view! { <li><code>{f.clone()}</code></li> }).collect_view()}</ol>
