@@ -206,3 +206,67 @@ fn the_protocol_serves_the_report_and_a_state() {
     let ResponseBody::Failed { error } = handle(&mut session, &bad, None, &mut |_| {}).body else { panic!("not refused") };
     assert!(error.to_string().contains("no device 5"), "{error}");
 }
+
+/// The page's timeline: bands stacked as PyTorch's viewer stacks them, a window of them thinned by a
+/// max filter that keeps the peak, small allocations summed; and its wire form with the event picker's.
+#[test]
+fn the_timeline_bands_keep_the_peak_and_stack_every_allocation() {
+    use tidemark::analysis::torch_snapshot::Axis;
+    use tidemark::engine::protocol::{handle, ResponseBody, VERSION};
+    let Some((path, _)) = fixture() else { return };
+    let (mut session, id, r) = report(&path);
+    let d = &r.devices["0"];
+    let n = d.history.trace_events as i64;
+    // Wide enough for every event: one column each, every allocation a band or summed.
+    let all = session.torch_snapshot_timeline(id, 0, Axis::Event, None, n as usize, 1_000_000).expect("bands");
+    assert_eq!((all.start, all.end, all.columns.len() as i64, all.events_in_window), (0, n - 1, n, n as u64));
+    for (c, p) in all.columns.iter().zip(0..) {
+        assert_eq!(c.event_index, p);
+    }
+    // The stack's top is the report's active bytes with what was live before the trace.
+    for p in &d.timeline {
+        assert_eq!(all.columns[p.event_index as usize].total_bytes, p.active_with_prior_bytes, "event {}", p.event_index);
+    }
+    assert_eq!(all.max_bytes, d.peak_with_prior_bytes);
+    assert_eq!(all.columns[0].prior_bytes, d.history.active_at_start_bytes);
+    assert_eq!(all.columns.last().map(|c| c.reserved_bytes), Some(d.segments.total_size));
+    // Bands never overlap: each column's bands, by bottom, sit on one another.
+    for (k, c) in all.columns.iter().enumerate() {
+        let mut live: Vec<(i64, i64)> = all
+            .bands
+            .iter()
+            .filter(|b| (b.first_column as usize..b.first_column as usize + b.bottoms.len()).contains(&k))
+            .map(|b| (b.bottoms[k - b.first_column as usize], b.size))
+            .collect();
+        live.sort_unstable();
+        let mut top = c.prior_bytes + c.small_bytes;
+        for (bottom, size) in live {
+            assert_eq!(bottom, top, "column {k}");
+            top += size;
+        }
+        assert_eq!(top, c.total_bytes);
+    }
+    // Narrow: a few columns, each its highest event; the peak survives and small ones are summed.
+    let few = session.torch_snapshot_timeline(id, 0, Axis::Event, None, 100, 300).expect("bands");
+    assert_eq!(few.columns.len(), 100);
+    assert_eq!(few.max_bytes, d.peak_with_prior_bytes);
+    assert!(few.columns.iter().any(|c| c.event_index == d.peak_with_prior_event_index));
+    assert!(few.bands.iter().all(|b| b.size >= few.min_band_bytes) && few.columns.iter().any(|c| c.small_count > 0));
+    // A window by time holds the events inside it.
+    let (t0, t1) = (d.history.first_time_us.expect("time"), d.history.last_time_us.expect("time"));
+    let mid = t0 + (t1 - t0) / 2;
+    let half = session.torch_snapshot_timeline(id, 0, Axis::Time, Some((t0, mid)), 200, 300).expect("bands");
+    assert!(half.events_in_window > 0 && half.events_in_window < n as u64 && (half.start, half.end) == (t0, mid));
+    assert!(session.torch_snapshot_timeline(id, 7, Axis::Event, None, 10, 10).unwrap_err().to_string().contains("no device 7"));
+    // On the wire.
+    let ask = format!(
+        r#"{{"v":{VERSION},"seq":2,"body":{{"type":"torch_snapshot_timeline","file_id":{id},"device":0,"axis":"event","columns":100,"rows":300}}}}"#
+    );
+    let ResponseBody::TorchSnapshotTimeline { bands } = handle(&mut session, &ask, None, &mut |_| {}).body else { panic!("no bands") };
+    assert_eq!(*bands, few);
+    let peak = d.peak_event_index;
+    let ask =
+        format!(r#"{{"v":{VERSION},"seq":3,"body":{{"type":"torch_snapshot_state","file_id":{id},"device":0,"event_index":{peak}}}}}"#);
+    let ResponseBody::TorchSnapshotState { state } = handle(&mut session, &ask, None, &mut |_| {}).body else { panic!("no state") };
+    assert_eq!(*state, session.torch_snapshot_state(id, 0, peak).expect("state"));
+}

@@ -82,6 +82,8 @@ pub enum RequestBody {
     TorchKernels(request::TorchKernels),
     TorchMemory(request::TorchMemory),
     TorchSnapshot(request::TorchSnapshot),
+    TorchSnapshotState(request::TorchSnapshotState),
+    TorchSnapshotTimeline(request::TorchSnapshotTimeline),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,6 +229,12 @@ pub enum ResponseBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         state: Option<Box<crate::analysis::torch_snapshot::AllocatorState>>,
     },
+    TorchSnapshotState {
+        state: Box<crate::analysis::torch_snapshot::AllocatorState>,
+    },
+    TorchSnapshotTimeline {
+        bands: Box<crate::analysis::torch_snapshot::Bands>,
+    },
 }
 
 /// A reply and the bytes that travel beside it (a `TraceSpans` reply's spans packed, a `TraceExport`
@@ -355,6 +363,12 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
             let state = r.state_at.map(|at| s.torch_snapshot_state(r.file_id, at.device, at.event_index)).transpose()?;
             ResponseBody::TorchSnapshot { report: Box::new(s.torch_snapshot(r.file_id)?), state: state.map(Box::new) }
         }
+        RequestBody::TorchSnapshotState(r) => {
+            ResponseBody::TorchSnapshotState { state: Box::new(s.torch_snapshot_state(r.file_id, r.device, r.event_index)?) }
+        }
+        RequestBody::TorchSnapshotTimeline(r) => ResponseBody::TorchSnapshotTimeline {
+            bands: Box::new(s.torch_snapshot_timeline(r.file_id, r.device, r.axis, r.window, r.columns, r.rows)?),
+        },
     })
 }
 

@@ -5,7 +5,7 @@
 
 use crate::decode::Format;
 
-/// Every tool, whether or not the page draws it yet.
+/// Every tool: the page draws each, the CLI has a subcommand of each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     /// XProf's overview page.
@@ -30,7 +30,7 @@ pub enum Tool {
     MemoryAcrossHosts,
     /// The selected run against the baseline run: op times and allocator peaks with their changes.
     RunComparison,
-    /// A PyTorch CUDA memory snapshot's report (`tidemark torch-snapshot`; the page has no view of it yet).
+    /// A PyTorch CUDA memory snapshot: its timeline, allocator state, segments and leak suspects.
     TorchSnapshot,
     /// The PyTorch Profiler's Overview of a Kineto trace: step time by category, GPU summary,
     /// recommendations.
@@ -139,11 +139,6 @@ impl Tool {
         Tool::ALL.into_iter().find(|t| t.slug() == slug)
     }
 
-    /// Whether the page has a view of the tool (a snapshot's report is the CLI's alone for now).
-    pub fn on_page(self) -> bool {
-        self != Tool::TorchSnapshot
-    }
-
     /// The question the tool answers, which places it in the page's navigation.
     pub fn group(self) -> ToolGroup {
         match self {
@@ -188,7 +183,7 @@ impl Tool {
     pub fn in_nav_order(suite: Suite) -> Vec<Tool> {
         ToolGroup::ALL
             .into_iter()
-            .flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.on_page() && t.in_suite(suite) && t.group() == g))
+            .flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.in_suite(suite) && t.group() == g))
             .collect()
     }
 
@@ -281,10 +276,8 @@ mod tests {
             assert!(xprof.contains(&TraceViewer) && xprof.contains(&DeviceMemory) && xprof.contains(&FileDetails));
             assert!(!xprof.iter().any(|t| t.in_suite(Suite::PyTorch) && *t != TraceViewer && *t != FileDetails));
         }
-        // A snapshot: its report (once the page draws it) and its details.
-        let snapshot = Tool::in_nav_order(Suite::CudaSnapshot);
-        let expected: Vec<Tool> = [TorchSnapshot, FileDetails].into_iter().filter(|t| t.on_page()).collect();
-        assert_eq!(snapshot, expected);
+        // A snapshot: its view and its details.
+        assert_eq!(Tool::in_nav_order(Suite::CudaSnapshot), [TorchSnapshot, FileDetails]);
         // Keys step within the suite and wrap; a tool of another suite steps to the suite's first.
         assert_eq!(TorchOverview.step(-1, Suite::PyTorch), FileDetails);
         assert_eq!(TorchKernels.step(1, Suite::PyTorch), TraceViewer);

@@ -1,9 +1,10 @@
-//! PyTorch CUDA memory snapshots of opened files: the per-device report and the allocator's state at
-//! a chosen event ([`crate::analysis::torch_snapshot`]). Each is one pass over the file's columns,
-//! so nothing is cached.
+//! PyTorch CUDA memory snapshots of opened files: the per-device report, the allocator's state at
+//! a chosen event and a window of the active-memory timeline as bands
+//! ([`crate::analysis::torch_snapshot`]). Each is one pass (or two) over the file's columns, so
+//! nothing is cached.
 
 use super::{EngineError, Session};
-use crate::analysis::torch_snapshot::{self as ts, AllocatorState, SnapshotReport};
+use crate::analysis::torch_snapshot::{self as ts, AllocatorState, Axis, Bands, SnapshotReport};
 use crate::decode::pickle_snapshot::TorchSnapshot;
 use crate::decode::Profile;
 
@@ -44,5 +45,21 @@ impl Session {
             };
             self.analysis_error(file_id, TOOL, why)
         })
+    }
+
+    /// The active-memory timeline of `device` in `window` (on `axis`; `None`: the whole trace) as
+    /// bands, at most `columns` columns, allocations under `1 / rows` of its highest stack summed.
+    pub fn torch_snapshot_timeline(
+        &self,
+        file_id: u32,
+        device: usize,
+        axis: Axis,
+        window: Option<(i64, i64)>,
+        columns: usize,
+        rows: u32,
+    ) -> Result<Bands, EngineError> {
+        let s = self.torch_snapshot_of(file_id)?;
+        ts::bands(s, device, axis, window, columns, rows)
+            .ok_or_else(|| self.analysis_error(file_id, TOOL, format!("the snapshot has no device {device} (it has {})", s.devices.len())))
     }
 }

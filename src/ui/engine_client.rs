@@ -334,9 +334,6 @@ fn land(state: AppState, details: &crate::engine::FileDetails) {
     }
     let with_others = state.files.with_untracked(Vec::len) > 1;
     let tool = first_screen::landing(details, with_others);
-    if !tool.on_page() {
-        return;
-    }
     state.landing_pending.set(false);
     if with_others {
         land_on_newest_run(state);

@@ -100,6 +100,8 @@ fn apply_hash(state: AppState, view: HashView) {
     state.graph_node.set(view.graph_node);
     state.graph_width.set(view.graph_width.unwrap_or(crate::analysis::graph_viewer::DEFAULT_WIDTH));
     state.graph_shade.set(view.graph_shade.unwrap_or_default());
+    state.snapshot_device.set(view.snapshot_device.unwrap_or(0));
+    state.snapshot_event.set(view.snapshot_event);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -155,6 +157,8 @@ pub fn App(
             graph_node: state.graph_node.get(),
             graph_width: Some(state.graph_width.get()).filter(|&w| w != crate::analysis::graph_viewer::DEFAULT_WIDTH),
             graph_shade: Some(state.graph_shade.get()).filter(|&s| s != crate::ui::state::GraphShade::Category),
+            snapshot_device: Some(state.snapshot_device.get()).filter(|&d| d != 0),
+            snapshot_event: state.snapshot_event.get(),
         }
         .to_hash();
         if hash != current_hash() {
@@ -178,6 +182,8 @@ pub fn App(
             state.trace_search.set(None);
             state.trace_event.set(None);
             state.graph_node.set(None);
+            state.snapshot_device.set(0);
+            state.snapshot_event.set(None);
         }
         current
     });
@@ -278,8 +284,8 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
     match shown {
         Shown::Nothing => view! { <views::landing::Landing /> }.into_any(),
         Shown::Ready { file_id, details } => match tool {
-            // A snapshot has no page of its own yet: its details say what the CLI reports of it.
-            Tool::FileDetails | Tool::TorchSnapshot => view! { <views::file_details::FileDetails details=(*details).clone() /> }.into_any(),
+            Tool::FileDetails => view! { <views::file_details::FileDetails details=(*details).clone() /> }.into_any(),
+            Tool::TorchSnapshot => view! { <views::torch_snapshot::TorchSnapshot file_id details=(*details).clone() /> }.into_any(),
             Tool::OverviewPage => view! { <views::overview_page::OverviewPage file_id details=(*details).clone() /> }.into_any(),
             Tool::DeviceMemory => view! { <views::device_memory::DeviceMemory details=(*details).clone() /> }.into_any(),
             Tool::MemoryProfile => view! { <views::memory_profile::MemoryProfile file_id details=(*details).clone() /> }.into_any(),

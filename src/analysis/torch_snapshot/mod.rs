@@ -10,9 +10,11 @@
 //! timeline, the largest allocations with their frames, what was never freed and what grew by frame
 //! (leak suspects), each `oom` explained, and the allocator's state at any event ([`state_at`]).
 
+mod bands;
 mod frames;
 mod state;
 
+pub use bands::{bands, Axis, Band, Bands, Column, MAX_BANDS, MAX_COLUMNS};
 pub use frames::{innermost_python_frame, python_stack, FrameText};
 pub use state::{state_at, AllocatorState, BlockState, SegmentState};
 
@@ -304,15 +306,8 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
         active_size: sum(segs.iter().map(|g| g.active_size)),
         blocks_by_state,
     };
-    // Blocks active at the dump that the trace did not leave live were allocated before it.
     let live_addrs: std::collections::HashSet<i64> = live_at_end.iter().map(|e| t.addr[*e as usize]).collect();
-    let (mut before_blocks, mut before_bytes) = (0u64, 0i64);
-    for b in segs.iter().flat_map(|g| &g.blocks) {
-        if s.str(b.state).starts_with("active") && !live_addrs.contains(&b.address) {
-            before_blocks += 1;
-            before_bytes = before_bytes.saturating_add(b.requested_size);
-        }
-    }
+    let (before_blocks, before_bytes) = live_before_trace(s, d, &live_addrs);
     let history = history(t, unseen, unseen_freed_bytes, before_blocks, before_bytes);
     let start = history.active_at_start_bytes;
     let with_prior = |i: usize| start.saturating_add(curve[i]).saturating_sub(unseen_curve[i]);
@@ -359,6 +354,19 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
         growth: growth(s, t, &acts),
         ooms,
     }
+}
+
+/// Blocks active at the dump on device `d` that the trace did not leave live (`live_addrs`: the
+/// addresses it did) were allocated before it: how many, and their requested bytes.
+fn live_before_trace(s: &TorchSnapshot, d: usize, live_addrs: &std::collections::HashSet<i64>) -> (u64, i64) {
+    let (mut blocks, mut bytes) = (0u64, 0i64);
+    for b in s.segments.iter().filter(|g| g.device == d as i64).flat_map(|g| &g.blocks) {
+        if s.str(b.state).starts_with("active") && !live_addrs.contains(&b.address) {
+            blocks += 1;
+            bytes = bytes.saturating_add(b.requested_size);
+        }
+    }
+    (blocks, bytes)
 }
 
 /// The sum of file-given sizes, saturating (a corrupt file's sizes may overflow).

@@ -442,3 +442,28 @@ impl Ask for TorchSnapshot {
         }
     }
 }
+
+/// The allocator's state on `device` of a CUDA memory snapshot after event `event_index` (-1: before
+/// the first) alone, for the page's event picker: the report it already has is not sent again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchSnapshotState {
+    pub file_id: u32,
+    pub device: usize,
+    pub event_index: i64,
+}
+ask!(TorchSnapshotState => TorchSnapshotState { state } -> Arc<AllocatorState> = Arc::from);
+
+/// The active-memory timeline of a CUDA memory snapshot's device, as bands (one per allocation) in
+/// `window` (axis units, both ends; `None`: the whole trace), cut into at most `columns` columns;
+/// allocations under `1 / rows` of the window's highest stack are summed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchSnapshotTimeline {
+    pub file_id: u32,
+    pub device: usize,
+    pub axis: crate::analysis::torch_snapshot::Axis,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(i64, i64)>,
+    pub columns: usize,
+    pub rows: u32,
+}
+ask!(TorchSnapshotTimeline => TorchSnapshotTimeline { bands } -> Arc<crate::analysis::torch_snapshot::Bands> = Arc::from);

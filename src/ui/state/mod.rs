@@ -75,6 +75,10 @@ pub struct AppState {
     pub graph_width: RwSignal<u32>,
     /// What the Graph tool's node fill shows (hash `color=time|bytes`; XLA's categories when absent).
     pub graph_shade: RwSignal<GraphShade>,
+    /// The CUDA memory snapshot's device (0 unless the picker chose another) and the event whose
+    /// allocator state it shows (hash `device=`, `at=`; `None`: none chosen).
+    pub snapshot_device: RwSignal<usize>,
+    pub snapshot_event: RwSignal<Option<i64>>,
     /// An op to find in the op tools, set by the Graph tool's links back from a node: the next op
     /// table (HLO Op Stats, XLA ops, Roofline) or Op Profile drawn takes it as its filter, once.
     pub op_search: RwSignal<Option<String>>,
@@ -150,6 +154,8 @@ impl AppState {
             graph_node: RwSignal::new(None),
             graph_width: RwSignal::new(crate::analysis::graph_viewer::DEFAULT_WIDTH),
             graph_shade: RwSignal::new(GraphShade::Category),
+            snapshot_device: RwSignal::new(0),
+            snapshot_event: RwSignal::new(None),
             op_search: RwSignal::new(None),
             landing_pending: RwSignal::new(true),
             hash_selection: StoredValue::new(None),

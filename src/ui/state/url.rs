@@ -7,8 +7,9 @@ use super::{GraphShade, StepPick, Tool};
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>]`
-/// `[&op=<name>][&search=<text>][&event=<n>][&hosts=all][&baseline=<run folder>][&ops=step][&node=<name>][&width=<n>][&demo]` (`hosts=all`: the host selector's
-/// "all hosts", the run being the selected file's; `ops=step`: the op tables limited to the selected step).
+/// `[&op=<name>][&search=<text>][&event=<n>][&device=<n>][&at=<n>][&hosts=all][&baseline=<run folder>][&ops=step][&node=<name>][&width=<n>][&demo]` (`hosts=all`: the host selector's
+/// "all hosts", the run being the selected file's; `ops=step`: the op tables limited to the selected step;
+/// `device`, `at`: a CUDA memory snapshot's device and chosen event).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct HashView {
     pub tool: Option<Tool>,
@@ -31,6 +32,9 @@ pub struct HashView {
     pub graph_node: Option<String>,
     pub graph_width: Option<u32>,
     pub graph_shade: Option<GraphShade>,
+    /// A CUDA memory snapshot's device and the event whose allocator state is shown.
+    pub snapshot_device: Option<usize>,
+    pub snapshot_event: Option<i64>,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -68,6 +72,8 @@ impl HashView {
                 "node" if !val.is_empty() => v.graph_node = Some(val),
                 "width" => v.graph_width = val.parse().ok(),
                 "color" => v.graph_shade = GraphShade::from_slug(&val),
+                "device" => v.snapshot_device = val.parse().ok(),
+                "at" => v.snapshot_event = val.parse().ok(),
                 _ => {}
             }
         }
@@ -133,6 +139,12 @@ impl HashView {
         }
         if let Some(s) = self.graph_shade {
             parts.push(format!("color={}", s.slug()));
+        }
+        if let Some(d) = self.snapshot_device {
+            parts.push(format!("device={d}"));
+        }
+        if let Some(e) = self.snapshot_event {
+            parts.push(format!("at={e}"));
         }
         format!("#{}", parts.join("&"))
     }

@@ -61,7 +61,7 @@ pub fn Landing() -> impl IntoView {
                     <p class="muted recipe-note" data-testid="record-pytorch">
                         <strong>"PyTorch"</strong>" — " <code>"torch.profiler"</code> " traces written by " <code>"tensorboard_trace_handler"</code>
                         " (" <code>"*.pt.trace.json"</code> ") open on the PyTorch Profiler's Overview, Operator, Kernel and Memory views; CUDA memory snapshots ("
-                        <code>"snapshot.pickle"</code> ") open with their details. The command line reads both ("
+                        <code>"snapshot.pickle"</code> ") on their timeline, allocator state, segments and leak suspects. The command line reads both ("
                         <code>"tidemark torch-overview"</code> ", " <code>"torch-snapshot"</code> "…)."
                     </p>
                 </div>

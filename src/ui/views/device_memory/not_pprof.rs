@@ -17,8 +17,8 @@ pub(super) fn NotPprof(details: FileDetails) -> impl IntoView {
         Format::Kineto => ("a PyTorch profiler trace", "The PyTorch Profiler's Memory tab shows its allocations.", Tool::TorchMemory),
         Format::TorchSnapshot => (
             "a PyTorch CUDA memory snapshot",
-            "The page has no view of it yet: `tidemark torch-snapshot FILE` reads it; File details shows what it holds.",
-            Tool::FileDetails,
+            "The CUDA memory snapshot tab draws its timeline, segments and leak suspects.",
+            Tool::TorchSnapshot,
         ),
     };
     let others = profiles(state).0;

@@ -88,7 +88,8 @@ fn NotAnInput(message: String, format: Format) -> impl IntoView {
     let instead = match format {
         Format::HloProto => "HLO modules are shown by the Memory Viewer tab.",
         Format::Pprof => "JAX device memory profiles (pprof) are shown by the Device memory tab.",
-        Format::XSpace | Format::Kineto | Format::TorchSnapshot => "The File details tab shows what was decoded from this file.",
+        Format::TorchSnapshot => "The CUDA memory snapshot tab draws this file.",
+        Format::XSpace | Format::Kineto => "The File details tab shows what was decoded from this file.",
     };
     view! {
         <div class="mp-empty" data-testid="memory-profile-empty" data-reason="not_a_trace">

@@ -1,0 +1,126 @@
+//! The CUDA memory snapshot tool: a PyTorch `snapshot.pickle` (`torch.cuda.memory._dump_snapshot`)
+//! as PyTorch's own viewer shows it and more. Per device: the peak, the ring buffer's lost history,
+//! any OOM explained, the active-memory timeline as stacked bands (a window of it asked of the
+//! engine as it is panned and zoomed, so 100k+ events stay smooth), the allocator's state at a
+//! chosen event and at the dump (segments with their blocks, fragmentation), the largest allocations
+//! with their frames and the leak suspects. Every figure is the engine's
+//! ([`crate::engine::torch_snapshot`]); this view lays them out and maps bytes and events to pixels.
+
+mod segments;
+mod summary;
+mod tables;
+mod timeline;
+
+use crate::analysis::torch_snapshot::{DeviceReport, FrameText, SnapshotReport};
+use crate::engine::protocol::request;
+use crate::engine::FileDetails;
+use crate::ui::components::metric::{Bytes, Count, Text};
+use crate::ui::state::AppState;
+use crate::ui::use_engine::{use_engine, Reply};
+use leptos::prelude::*;
+use std::sync::Arc;
+
+#[component]
+pub fn TorchSnapshot(file_id: u32, details: FileDetails) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let fetch = use_engine("CUDA memory snapshot", move || Some(request::TorchSnapshot { file_id, state_at: None }));
+    let name = details.path.clone();
+    view! {
+        <article class="torch-snapshot" data-file=name data-testid="torch-snapshot">
+            {move || match fetch.reply.get() {
+                Reply::Waiting => view! { <p class="muted loading" data-testid="torch-snapshot-loading">"Replaying the allocator's events…"</p> }.into_any(),
+                Reply::Failed(e) => view! { <p class="error" data-testid="torch-snapshot-error">{e.detail()}</p> }.into_any(),
+                Reply::Rejected(m) => view! { <p class="error" data-testid="torch-snapshot-error">{m}</p> }.into_any(),
+                Reply::Ready((report, _)) => {
+                    let devices = device_indices(&report);
+                    view! {
+                        <DevicePicker devices=devices.clone() />
+                        {move || {
+                            let picked = state.snapshot_device.get();
+                            // A device from a link that this snapshot does not have: its first instead.
+                            let d = if devices.contains(&picked) { picked } else { devices.first().copied().unwrap_or(0) };
+                            let report = report.clone();
+                            match report.devices.get(&d.to_string()).cloned() {
+                                Some(r) => view! { <DeviceView file_id device=d r=Arc::new(r) /> }.into_any(),
+                                None => view! { <p class="muted" data-testid="torch-snapshot-empty">"The snapshot holds no device trace."</p> }.into_any(),
+                            }
+                        }}
+                    }.into_any()
+                }
+            }}
+        </article>
+    }
+}
+
+/// The report's devices, in numeric order (its keys are text).
+fn device_indices(report: &SnapshotReport) -> Vec<usize> {
+    let mut v: Vec<usize> = report.devices.keys().filter_map(|k| k.parse().ok()).collect();
+    v.sort_unstable();
+    v
+}
+
+/// The device picker, shown only when the snapshot traced several devices.
+#[component]
+fn DevicePicker(devices: Vec<usize>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    (devices.len() > 1).then(|| {
+        view! {
+            <div class="ts-controls" data-testid="ts-device-picker">
+                <span class="muted">"Device"</span>
+                <span class="segmented">
+                    {devices.into_iter().map(|d| view! {
+                        <button class="seg" data-device=d.to_string() aria-pressed=move || (state.snapshot_device.get() == d).to_string()
+                            on:click=move |_| { state.snapshot_device.set(d); state.snapshot_event.set(None); }>
+                            {format!("cuda:{d}")}
+                        </button>
+                    }).collect_view()}
+                </span>
+            </div>
+        }
+    })
+}
+
+/// One device: its figures, timeline, allocator states and tables.
+#[component]
+fn DeviceView(file_id: u32, device: usize, r: Arc<DeviceReport>) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let last_event = r.history.trace_events as i64 - 1;
+    // The chosen event, kept inside the trace (a link may name one past it).
+    let chosen = Signal::derive(move || state.snapshot_event.get().filter(|e| (-1..=last_event).contains(e)));
+    let choose = Callback::new(move |e: i64| state.snapshot_event.set(Some(e.clamp(-1, last_event))));
+    view! {
+        <div data-testid="ts-device" data-device=device.to_string()>
+            {summary::summary(&r)}
+            <timeline::Timeline file_id device r=r.clone() chosen choose />
+            <segments::ChosenState file_id device r=r.clone() chosen choose />
+            <segments::StateSection file_id device event=last_event key="dump" title="Cached segments at the dump"
+                note="The allocator's segments when the snapshot was taken, each block drawn at its place in its segment." />
+            {tables::tables(&r, choose)}
+        </div>
+    }
+}
+
+/// A Python stack, innermost first; runs of library frames were folded to the call the user's code
+/// made, which is marked.
+fn python_frames(stack: &[FrameText], key: String) -> impl IntoView {
+    view! {
+        <ol class="ts-frames" data-testid="ts-python-frames">
+            {stack.iter().map(|f| {
+                let text = f.text();
+                view! {
+                    <li class:lib=f.library title=if f.library { "Library code (its inner frames folded)" } else { "" }>
+                        <Text metric="frame" value=text key=key.clone() />
+                        {f.library.then_some(" · library")}
+                    </li>
+                }
+            }).collect_view()}
+        </ol>
+    }
+}
+
+/// A byte figure with its label, as the page's cards show them.
+fn card(label: &'static str, metric: &'static str, value: i64, key: &str) -> impl IntoView {
+    view! {
+        <div class="card"><div class="label">{label}</div><div class="value"><Bytes metric value key=key.to_string() /></div></div>
+    }
+}
