@@ -32,8 +32,8 @@ pub enum CounterKind {
     #[default]
     HeapStack,
     /// PyTorch's caching allocator (Kineto's `[memory]` events): `heap_bytes` is its `Total
-    /// Allocated`, `stack_bytes` what it holds beyond that (`Total Reserved` less `Total Allocated`:
-    /// its cache); their sum, the in-use figure, is `Total Reserved`.
+    /// Allocated`, `stack_bytes` its `Total Reserved` (what it holds from the device, the allocated
+    /// bytes among them); in use is the reserved.
     AllocatedReserved,
 }
 
@@ -59,9 +59,13 @@ impl AllocatorSeries {
         self.time_ps.is_empty()
     }
 
-    /// Heap + stack after event `i`, summed as the Memory Profile sums them.
+    /// The bytes in use after event `i`: heap + stack, summed as the Memory Profile sums them; a
+    /// caching allocator's reserved bytes.
     fn in_use_bytes(&self, i: usize) -> i64 {
-        self.stack_bytes[i].wrapping_add(self.heap_bytes[i])
+        match self.kind {
+            CounterKind::HeapStack => self.stack_bytes[i].wrapping_add(self.heap_bytes[i]),
+            CounterKind::AllocatedReserved => self.stack_bytes[i],
+        }
     }
 }
 
@@ -142,7 +146,7 @@ pub struct CounterTrack {
     pub kind: CounterKind,
     /// Events (steps) of the allocator.
     pub event_count: u64,
-    /// The most heap + stack at any time: the track's scale.
+    /// The most in use at any time ([`CounterKind`]): the track's scale.
     pub max_in_use_bytes: i64,
     /// First and last event, in the trace's time.
     pub start_ps: i64,

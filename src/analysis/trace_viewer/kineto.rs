@@ -271,7 +271,7 @@ pub fn counters(trace: &KinetoTrace, layout: &Layout) -> CounterSeries {
             ..Default::default()
         });
         let (allocated, reserved) = (m.total_allocated as i64, m.total_reserved as i64);
-        points.entry(id).or_default().push((layout.ps(crate::decode::kineto::micros_to_ns(e.ts)), allocated, reserved - allocated));
+        points.entry(id).or_default().push((layout.ps(crate::decode::kineto::micros_to_ns(e.ts)), allocated, reserved));
     }
     let allocators = by_device
         .into_iter()
