@@ -83,10 +83,8 @@ fn every_event_on_its_track_with_exact_times() {
     let on_threads: u64 = outline.processes.iter().flat_map(|p| &p.threads).map(|t| u64::from(t.event_count)).sum();
     assert_eq!(on_threads, outline.event_count);
     // CPU threads first, then the GPU's stream, named by the metadata.
-    let first: Vec<(&str, &str)> = outline.processes[..2]
-        .iter()
-        .flat_map(|p| p.threads.iter().map(move |t| (p.name.as_str(), t.name.as_str())))
-        .collect();
+    let first: Vec<(&str, &str)> =
+        outline.processes[..2].iter().flat_map(|p| p.threads.iter().map(move |t| (p.name.as_str(), t.name.as_str()))).collect();
     assert_eq!(
         first,
         [
@@ -100,18 +98,18 @@ fn every_event_on_its_track_with_exact_times() {
     for r in &events {
         *by_pid.entry(r.pid.as_ref().map_or(String::new(), |p| p.to_string())).or_default() += 1;
     }
-    assert_eq!(outline.processes.iter().find(|p| p.pid == 2031).map(|p| p.threads.iter().map(|t| u64::from(t.event_count)).sum()), by_pid.get("2031").copied());
+    assert_eq!(
+        outline.processes.iter().find(|p| p.pid == 2031).map(|p| p.threads.iter().map(|t| u64::from(t.event_count)).sum()),
+        by_pid.get("2031").copied()
+    );
 
     // The longest kernel: its start (from the earliest event) and duration to the ns, its arguments.
     let origin = events.iter().map(|r| ns(r.ts.unwrap())).min().unwrap();
-    let kernel = events
-        .iter()
-        .filter(|r| r.cat.as_deref() == Some("kernel"))
-        .max_by_key(|r| ns(r.dur.unwrap()))
-        .expect("a kernel");
+    let kernel = events.iter().filter(|r| r.cat.as_deref() == Some("kernel")).max_by_key(|r| ns(r.dur.unwrap())).expect("a kernel");
     let name = kernel.name.as_deref().unwrap();
     let found = session.trace_search(id, name).unwrap();
-    let raw_same_name = events.iter().filter(|r| r.name.as_deref().is_some_and(|n| n.to_lowercase().contains(&name.to_lowercase()))).count();
+    let raw_same_name =
+        events.iter().filter(|r| r.name.as_deref().is_some_and(|n| n.to_lowercase().contains(&name.to_lowercase()))).count();
     assert_eq!(found.count, raw_same_name, "search finds every event whose name holds it");
     let start_ps = (ns(kernel.ts.unwrap()) - origin) * 1000;
     let store = session.trace_store(id).unwrap();
@@ -157,7 +155,8 @@ fn flows_pair_each_start_with_its_end() {
     let mut checked = 0;
     for l in &links {
         let LinkKind::Chrome { id: correlation, .. } = l.kind else { continue };
-        let (from, to) = (session.trace_event_details(id, l.from).unwrap().unwrap(), session.trace_event_details(id, l.to).unwrap().unwrap());
+        let (from, to) =
+            (session.trace_event_details(id, l.from).unwrap().unwrap(), session.trace_event_details(id, l.to).unwrap().unwrap());
         if from.category != "cuda_runtime" && from.category != "cuda_driver" {
             assert_eq!((from.tid, to.tid), (2031, 2056), "fwdbwd runs from the forward thread to the backward one");
             continue;
@@ -195,9 +194,17 @@ fn memory_events_are_the_gpu_counter_track() {
     assert_eq!(tracks[0].event_count, cpu as u64);
     let t = &tracks[1];
     assert_eq!((t.memory_id.as_str(), t.pid, t.kind, t.event_count), ("GPU 0", 2031, CounterKind::AllocatedReserved, want.len() as u64));
-    assert_eq!(t.max_in_use_bytes, want.iter().map(|p| p.2).max().unwrap(), "the most reserved");
+    assert_eq!(t.max_in_use_bytes, want.iter().map(|p| p.2.max(p.1)).max().unwrap(), "the most reserved");
+    // The CPU's allocator reserves nothing: its scale is what it allocated.
+    let cpu_most = raw
+        .iter()
+        .filter(|r| r.name.as_deref() == Some("[memory]") && r.args["Device Type"] == 0)
+        .map(|r| r.args["Total Allocated"].as_i64().unwrap())
+        .max();
+    assert_eq!(Some(tracks[0].max_in_use_bytes), cpu_most);
     // At a ps a pixel, each event is a step of its own.
-    let q = CounterQuery { memory_id: t.memory_id.clone(), start_ps: t.start_ps, end_ps: t.end_ps, width_px: (t.end_ps - t.start_ps) as u32 };
+    let q =
+        CounterQuery { memory_id: t.memory_id.clone(), start_ps: t.start_ps, end_ps: t.end_ps, width_px: (t.end_ps - t.start_ps) as u32 };
     let w = session.trace_counters(id, &q).unwrap();
     let steps: Vec<(i64, i64, i64)> = (0..w.len()).map(|k| (w.time_ps[k], w.heap_bytes[k], w.stack_bytes[k])).collect();
     let distinct_times: Vec<(i64, i64, i64)> = {

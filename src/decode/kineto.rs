@@ -4,7 +4,9 @@
 //!
 //! The JSON is streamed: each event of `traceEvents` is parsed borrowing from the file's bytes, its
 //! name interned, the fields the views need kept, and the event dropped; no JSON tree of the file
-//! is ever built. The plugin's three faults on current traces are not reproduced: `cuda_runtime` and
+//! is ever built. Beside the plugin's events, every event chrome://tracing draws (with its flow
+//! steps, metadata and `args` as written) is kept for the Trace Viewer ([`Timeline`]). The plugin's
+//! three faults on current traces are not reproduced: `cuda_runtime` and
 //! `cuda_driver` are runtime calls (it knew neither), and the GPU-side `ProfilerStep#N` markers
 //! (`gpu_user_annotation`) are not steps (it took them as extra steps).
 
@@ -773,5 +775,33 @@ mod tests {
         assert_eq!(t.events[1].step, 2);
         assert_eq!(t.memory[0].bytes, -512);
         assert!(t.memory[0].total_allocated.is_nan());
+    }
+
+    #[test]
+    fn the_timeline_keeps_every_event_flow_step_and_metadata() {
+        let t = KinetoTrace::decode(
+            br#"{"schemaVersion":1,"traceEvents":[
+            {"name":"process_name","ph":"M","ts":1,"pid":7,"tid":0,"args":{"name":"python3"}},
+            {"name":"thread_name","ph":"M","pid":7,"tid":8,"args":{"name":"main"}},
+            {"ph":"X","cat":"cpu_op","name":"aten::mm","ts":4984196518665.31,"dur":2.5,"pid":7,"tid":8,"args":{"Input Dims":[[2,3]]}},
+            {"ph":"X","cat":"weird","name":"other","ts":2,"dur":1,"pid":"Spans","tid":"Profiler"},
+            {"ph":"i","s":"t","name":"[memory]","ts":3,"pid":7,"tid":8},
+            {"ph":"s","id":5,"cat":"ac2g","name":"ac2g","ts":4984196518665.31,"pid":7,"tid":8},
+            {"ph":"f","id":5,"cat":"ac2g","name":"ac2g","ts":9,"pid":0,"tid":7,"bp":"e"},
+            {"ph":"f","id":6,"cat":"ac2g","name":"ac2g","ts":9,"pid":0,"tid":7}]}"#,
+        )
+        .unwrap();
+        let tl = &t.timeline;
+        assert_eq!(tl.len(), 3, "every complete and instant event, whatever its category");
+        assert_eq!((tl.ts_ns[0], tl.dur_ns[0]), (4_984_196_518_665_310, 2_500), "the ns written");
+        assert_eq!(tl.args_json(0), r#"{"Input Dims":[[2,3]]}"#);
+        assert_eq!((tl.args_json(1), tl.instant[2]), ("", true));
+        assert_eq!(tl.tracks[tl.track[1] as usize], (Label::Text("Spans".into()), Label::Text("Profiler".into())));
+        let flows: Vec<(u8, bool, i64)> = tl.flows.iter().map(|f| (f.phase, f.enclosing, f.id)).collect();
+        assert_eq!(flows, [(b's', true, 5), (b'f', true, 5), (b'f', false, 6)]);
+        let meta: Vec<(MetadataKind, &str)> = tl.metadata.iter().map(|m| (m.kind, m.text.as_str())).collect();
+        assert_eq!(meta, [(MetadataKind::ProcessName, "python3"), (MetadataKind::ThreadName, "main")]);
+        // The plugin's columns are as before: the unknown category is not one of its events.
+        assert_eq!(t.events.len(), 2);
     }
 }

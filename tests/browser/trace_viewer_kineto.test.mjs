@@ -45,7 +45,7 @@ test('p2_torch_resnet: every event, CPU threads then the GPU stream, a searched 
   const kernels = events.filter((e) => e.cat === 'kernel');
   const kernel = kernels.reduce((a, e) => (e.dur > a.dur ? e : a));
   const gpuMemory = events.filter((e) => e.name === '[memory]' && e.args['Device Type'] === 1 && e.args['Device Id'] === 0);
-  const maxReserved = Math.max(...gpuMemory.map((e) => e.args['Total Reserved']));
+  const maxReserved = Math.max(...gpuMemory.map((e) => Math.max(e.args['Total Reserved'], e.args['Total Allocated'])));
 
   const page = await newPage(browser);
   await openApp(page, server.url);
@@ -79,6 +79,10 @@ test('p2_torch_resnet: every event, CPU threads then the GPU stream, a searched 
   const k = await page.$eval('[data-testid="trace-counter"][data-memory-id="GPU 0"]', (e) => ({ top: parseFloat(e.style.top), height: parseFloat(e.style.height) }));
   const stream = threads.find((t) => t.tid === 7);
   assert.ok(k.top < stream.top, 'the counter track sits with the CPU process, above the GPU stream');
+  await shot(page, 'trace-viewer-kineto');
+  // The CPU's main thread is 40 rows deep: scroll the counter track into view.
+  await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = Math.max(0, top - 100); }, k.top);
+  c = await settled(page);
   const ky = c.y + k.top - c.scrollTop + k.height / 2;
   let hovered = false;
   for (let i = 10; i < 20 && !hovered; i++) {
@@ -88,7 +92,7 @@ test('p2_torch_resnet: every event, CPU threads then the GPU stream, a searched 
   assert.ok(hovered, 'the counter track shows its values on hover');
   const [allocated, reserved] = [Number(await one(page, 'counter_allocated_bytes')), Number(await one(page, 'counter_reserved_bytes'))];
   assert.ok(gpuMemory.some((e) => e.args['Total Allocated'] === allocated && e.args['Total Reserved'] === reserved), `${allocated} / ${reserved} is an event's`);
-  await shot(page, 'trace-viewer-kineto');
+  await shot(page, 'trace-viewer-kineto-counter');
 
   // Search the longest kernel by its name: every event whose name holds it, the first one selected.
   const same = events.filter((e) => e.name.toLowerCase().includes(kernel.name.toLowerCase()));

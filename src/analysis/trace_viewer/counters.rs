@@ -33,7 +33,7 @@ pub enum CounterKind {
     HeapStack,
     /// PyTorch's caching allocator (Kineto's `[memory]` events): `heap_bytes` is its `Total
     /// Allocated`, `stack_bytes` its `Total Reserved` (what it holds from the device, the allocated
-    /// bytes among them); in use is the reserved.
+    /// bytes among them); in use is the larger (the reserved, but for the CPU's, which reserves none).
     AllocatedReserved,
 }
 
@@ -59,12 +59,12 @@ impl AllocatorSeries {
         self.time_ps.is_empty()
     }
 
-    /// The bytes in use after event `i`: heap + stack, summed as the Memory Profile sums them; a
-    /// caching allocator's reserved bytes.
+    /// The bytes in use after event `i` ([`CounterKind`]): heap + stack, summed as the Memory
+    /// Profile sums them; a caching allocator's reserved bytes (or allocated, if more).
     fn in_use_bytes(&self, i: usize) -> i64 {
         match self.kind {
             CounterKind::HeapStack => self.stack_bytes[i].wrapping_add(self.heap_bytes[i]),
-            CounterKind::AllocatedReserved => self.stack_bytes[i],
+            CounterKind::AllocatedReserved => self.stack_bytes[i].max(self.heap_bytes[i]),
         }
     }
 }

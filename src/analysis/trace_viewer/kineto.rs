@@ -266,7 +266,8 @@ pub fn counters(trace: &KinetoTrace, layout: &Layout) -> CounterSeries {
         let id = memory_id(m.device_type, m.device_id);
         by_device.entry(id.clone()).or_insert_with(|| AllocatorSeries {
             memory_id: id.clone(),
-            pid: pid_of(e.pid).unwrap_or_default(),
+            // A pid written as text (never an allocator's, in Kineto's traces): the first process.
+            pid: pid_of(e.pid).or_else(|| layout.processes.first().map(|p| p.pid)).unwrap_or_default(),
             kind: CounterKind::AllocatedReserved,
             ..Default::default()
         });
@@ -279,7 +280,8 @@ pub fn counters(trace: &KinetoTrace, layout: &Layout) -> CounterSeries {
             let mut p = points.remove(&id).unwrap_or_default();
             // Stable: events at one time keep their file order.
             p.sort_by_key(|p| p.0);
-            (a.time_ps, a.heap_bytes, a.stack_bytes) = (p.iter().map(|p| p.0).collect(), p.iter().map(|p| p.1).collect(), p.iter().map(|p| p.2).collect());
+            (a.time_ps, a.heap_bytes, a.stack_bytes) =
+                (p.iter().map(|p| p.0).collect(), p.iter().map(|p| p.1).collect(), p.iter().map(|p| p.2).collect());
             a
         })
         .collect();
@@ -304,16 +306,33 @@ fn label_json(l: &Label) -> String {
 /// Writes the Chrome trace JSON of the events that overlap `range_ps` (all when `None`), as the
 /// trace wrote them (pid, tid, `ts`/`dur` in µs, category, `args`), after the metadata naming the
 /// shown processes and threads; returns the number of events written. Flow events are not written.
-pub fn write_json(tl: &Timeline, store: &TraceStore, layout: &Layout, range_ps: Option<(i64, i64)>, out: &mut impl Write) -> io::Result<usize> {
+pub fn write_json(
+    tl: &Timeline,
+    store: &TraceStore,
+    layout: &Layout,
+    range_ps: Option<(i64, i64)>,
+    out: &mut impl Write,
+) -> io::Result<usize> {
     out.write_all(br#"{"displayTimeUnit":"ns","traceEvents":["#)?;
     let str_json = |s: &str| serde_json::Value::from(s).to_string();
     for (k, t) in store.threads.iter().enumerate() {
         let (pid, tid) = &tl.tracks[layout.track_of_thread[k] as usize];
         let process = store.processes.iter().find(|p| p.threads.contains(&k)).map_or("", |p| p.name.as_str());
         if store.processes.iter().any(|p| p.threads.start == k) {
-            writeln!(out, r#"{{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}},"#, label_json(pid), str_json(process))?;
+            writeln!(
+                out,
+                r#"{{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}},"#,
+                label_json(pid),
+                str_json(process)
+            )?;
         }
-        writeln!(out, r#"{{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}},"#, label_json(pid), label_json(tid), str_json(&t.name))?;
+        writeln!(
+            out,
+            r#"{{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}},"#,
+            label_json(pid),
+            label_json(tid),
+            str_json(&t.name)
+        )?;
     }
     let mut written = 0;
     for (k, t) in store.threads.iter().enumerate() {
@@ -344,4 +363,63 @@ pub fn write_json(tl: &Timeline, store: &TraceStore, layout: &Layout, range_ps: 
     }
     out.write_all(b"{}]}")?;
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_names_and_orders_tracks_and_flows_bind_as_chrome_binds_them() {
+        let trace = KinetoTrace::decode(
+            br#"{"schemaVersion":1,"traceEvents":[
+            {"name":"process_name","ph":"M","ts":0,"pid":0,"tid":0,"args":{"name":"python3"}},
+            {"name":"process_labels","ph":"M","ts":0,"pid":0,"tid":0,"args":{"labels":"GPU 0"}},
+            {"name":"process_sort_index","ph":"M","ts":0,"pid":0,"tid":0,"args":{"sort_index":5000000}},
+            {"name":"process_sort_index","ph":"M","ts":0,"pid":10,"tid":0,"args":{"sort_index":10}},
+            {"name":"thread_name","ph":"M","ts":0,"pid":0,"tid":7,"args":{"name":"stream 7 "}},
+            {"ph":"X","cat":"kernel","name":"K","ts":0.05,"dur":0.03,"pid":0,"tid":7},
+            {"ph":"X","cat":"cpu_op","name":"A","ts":0,"dur":0.1,"pid":10,"tid":10},
+            {"ph":"X","cat":"cuda_runtime","name":"L","ts":0.01,"dur":0.01,"pid":10,"tid":10},
+            {"ph":"i","s":"t","name":"[memory]","ts":0.01,"pid":10,"tid":10},
+            {"ph":"s","id":1,"cat":"ac2g","name":"ac2g","ts":0.01,"pid":10,"tid":10},
+            {"ph":"f","id":1,"cat":"ac2g","name":"ac2g","ts":0.05,"pid":0,"tid":7,"bp":"e"},
+            {"ph":"f","id":2,"cat":"ac2g","name":"ac2g","ts":0.01,"pid":10,"tid":10,"bp":"e"},
+            {"ph":"s","id":3,"cat":"fwdbwd","name":"fwdbwd","ts":0,"pid":10,"tid":10},
+            {"ph":"f","id":3,"cat":"fwdbwd","name":"fwdbwd","ts":0.04,"pid":0,"tid":7}]}"#,
+        )
+        .unwrap();
+        let tl = &trace.timeline;
+        let layout = Layout::of(tl);
+        let names: Vec<(&str, Vec<&str>)> =
+            layout.processes.iter().map(|p| (p.name.as_str(), p.threads.iter().map(|t| t.name.as_str()).collect())).collect();
+        assert_eq!(names, [("Process 10", vec!["10"]), ("python3 (pid 0): GPU 0", vec!["stream 7"])], "CPU first, by sort index");
+        let store = store(tl, &layout);
+        assert_eq!(store.event_count(), 4);
+        let index = flows(tl, &store, &layout);
+        let named = |e: u32| store.name_of(e).to_string();
+        let links: Vec<(String, String, String)> = index
+            .links()
+            .iter()
+            .map(|l| {
+                (
+                    named(l.from),
+                    named(l.to),
+                    store.names()[match l.kind {
+                        LinkKind::Chrome { category, .. } => category as usize,
+                        _ => unreachable!(),
+                    }]
+                    .clone(),
+                )
+            })
+            .collect();
+        // The launch's `s` binds to the launch (not the instant at its time, not the op around it);
+        // the `f` without "bp":"e" to the next slice; the lone `f` links nothing.
+        let want = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(links, [want("A", "K", "fwdbwd"), want("L", "K", "ac2g")]);
+        let d = details(tl, &store, index.links()[1].to).unwrap();
+        assert_eq!((d.category.as_str(), d.start_ps, d.duration_ps), ("kernel", 50_000, 30_000));
+        let series = counters(&trace, &layout);
+        assert!(series.allocators.is_empty(), "a [memory] event without totals draws nothing");
+    }
 }

@@ -93,7 +93,8 @@ pub fn draw_counters(ctx: &Ctx, f: &Frame, layout: &Layout, scroll_top: f64, s: 
         let kind = track.kind;
         let scale = (COUNTER_H - 2.0 * COUNTER_PAD) / track.max_in_use_bytes.max(1) as f64;
         let base = y_top + COUNTER_H - COUNTER_PAD;
-        let y = |bytes: i64| base - bytes.max(0) as f64 * scale;
+        // Kept inside the track, whatever the values.
+        let y = |bytes: i64| (base - bytes.max(0) as f64 * scale).max(y_top);
         for i in 0..w.len() {
             let x0 = f.sx(w.time_ps[i] as f64).max(0.0);
             let x1 = w.time_ps.get(i + 1).map_or(f.w, |&t| f.sx(t as f64)).min(f.w);

@@ -112,7 +112,9 @@ struct Figures {
 
 fn figures(kind: CounterKind) -> Figures {
     match kind {
-        CounterKind::HeapStack => Figures { first: ("Heap", "counter_heap_bytes"), second: ("stack", "counter_stack_bytes"), both: "heap and stack" },
+        CounterKind::HeapStack => {
+            Figures { first: ("Heap", "counter_heap_bytes"), second: ("stack", "counter_stack_bytes"), both: "heap and stack" }
+        }
         CounterKind::AllocatedReserved => Figures {
             first: ("Allocated", "counter_allocated_bytes"),
             second: ("reserved", "counter_reserved_bytes"),
