@@ -64,7 +64,7 @@ fn summary(session: &mut Session, id: u32) -> Result<(), String> {
         }
     }
     // XProf's cap is of XProf's own traces: a PyTorch profiler trace is not XProf's to cut.
-    let capped = if kineto { None } else { cap_cutoff(store.start_ps(), XPROF_MAX_EVENTS).map(Some) };
+    let capped = if kineto { None } else { Some(cap_cutoff(store.start_ps(), XPROF_MAX_EVENTS)) };
     match capped {
         None => {}
         Some(Some((cutoff_ps, dropped))) => {
