@@ -113,6 +113,7 @@ fn tpu_links_join_events_with_matching_stats() {
                 assert!(to.contexts.iter().any(|c| !c.producer && c.context_type == context_type && c.id == cid));
             }
             LinkKind::Launch { .. } => {}
+            LinkKind::Chrome { .. } => panic!("{l:?}: an XSpace has no Chrome trace flows"),
         }
     }
     assert_no_link_lost(&mut s, id);

@@ -4,7 +4,9 @@
 //!
 //! The JSON is streamed: each event of `traceEvents` is parsed borrowing from the file's bytes, its
 //! name interned, the fields the views need kept, and the event dropped; no JSON tree of the file
-//! is ever built. The plugin's three faults on current traces are not reproduced: `cuda_runtime` and
+//! is ever built. Beside the plugin's events, every event chrome://tracing draws (with its flow
+//! steps, metadata and `args` as written) is kept for the Trace Viewer ([`Timeline`]). The plugin's
+//! three faults on current traces are not reproduced: `cuda_runtime` and
 //! `cuda_driver` are runtime calls (it knew neither), and the GPU-side `ProfilerStep#N` markers
 //! (`gpu_user_annotation`) are not steps (it took them as extra steps).
 
@@ -128,6 +130,128 @@ pub struct KinetoTrace {
     pub schema_version: Option<i64>,
     /// `traceEvents` entries read (all of them, kept or not).
     pub raw_events: u64,
+    /// Every event as a trace viewer shows it ([`Timeline`]): the Trace Viewer's columns, beside the
+    /// plugin's.
+    pub timeline: Timeline,
+}
+
+/// A process or thread id as written: Kineto writes integers, and text for its own tracks
+/// (`"pid": "Spans"`, `"tid": "PyTorch Profiler"`). An integer written as text is the integer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Label {
+    Int(i64),
+    Text(String),
+}
+
+impl Label {
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Label::Int(i) => Some(*i),
+            Label::Text(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Label::Int(i) => write!(f, "{i}"),
+            Label::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// One flow event (`ph` `s`, `t` or `f`): a step of the arrow chain of its (category, id), bound to a
+/// slice of its thread as the Chrome trace format says ([`FlowPoint::enclosing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowPoint {
+    /// Index into [`Timeline::names`].
+    pub category: u32,
+    pub id: i64,
+    /// `b's'` (the chain starts), `b't'` (it passes), `b'f'` (it ends).
+    pub phase: u8,
+    /// Binds to the slice enclosing its time (`s`, `t`, and `f` written with `"bp":"e"`), else to
+    /// the next slice that starts at or after it.
+    pub enclosing: bool,
+    /// Index into [`Timeline::tracks`].
+    pub track: u32,
+    pub ts_ns: i64,
+}
+
+/// What a metadata event (`ph` `M`) names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataKind {
+    ProcessName,
+    ProcessLabels,
+    ProcessSortIndex,
+    ThreadName,
+    ThreadSortIndex,
+}
+
+/// One metadata event: a process's (`tid` unused) or a thread's name, labels or sort index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata {
+    pub kind: MetadataKind,
+    pub pid: Label,
+    pub tid: Label,
+    /// The name or labels; empty for a sort index.
+    pub text: String,
+    pub sort_index: i64,
+}
+
+/// Every complete (`X`) and instant (`i`, `I`) event of the trace in columns, in file order, with
+/// the flow and metadata events that place and link them: what chrome://tracing and Perfetto draw.
+/// Times are integer ns: Kineto writes µs with three decimals, and a `ts` below 2^43 µs (~100 days
+/// of a monotonic clock) is read back to the exact ns it was written from ([`micros_to_ns`]).
+/// Arguments are kept as their JSON text, read when an event is opened.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// Event names and categories (a table of its own: [`KinetoTrace::names`] is the plugin's).
+    pub names: Vec<String>,
+    pub name: Vec<u32>,
+    pub category: Vec<u32>,
+    pub ts_ns: Vec<i64>,
+    /// 0 for an instant.
+    pub dur_ns: Vec<i64>,
+    pub instant: Vec<bool>,
+    /// Index into [`Timeline::tracks`].
+    pub track: Vec<u32>,
+    /// Each event's `args` as a range of [`Timeline::args_text`] (start, length); empty for none.
+    pub args: Vec<(u64, u32)>,
+    pub args_text: String,
+    /// (pid, tid) of each track, in order of first appearance.
+    pub tracks: Vec<(Label, Label)>,
+    pub flows: Vec<FlowPoint>,
+    /// In file order (a later one overrides an earlier one of the same kind, as in Chrome).
+    pub metadata: Vec<Metadata>,
+}
+
+impl Timeline {
+    pub fn len(&self) -> usize {
+        self.ts_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ts_ns.is_empty()
+    }
+
+    pub fn name_of(&self, event: usize) -> &str {
+        &self.names[self.name[event] as usize]
+    }
+
+    /// Event `event`'s `args` as written (`""` for none).
+    pub fn args_json(&self, event: usize) -> &str {
+        let (start, len) = self.args[event];
+        self.args_text.get(start as usize..start as usize + len as usize).unwrap_or("")
+    }
+}
+
+/// µs as Kineto writes them (three decimals) to integer ns: the whole µs and the fraction are
+/// converted apart, so a value below 2^43 µs, whose double is within half a ns of its text, gives
+/// back the exact ns; larger ones are as near as the double holds.
+pub fn micros_to_ns(us: f64) -> i64 {
+    let whole = us.floor();
+    (whole as i64).saturating_mul(1000).saturating_add(((us - whole) * 1000.0).round() as i64)
 }
 
 impl KinetoTrace {
@@ -210,6 +334,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Seen, A::Error> {
         let mut seen = Seen { trace_events: false, kineto_keys: false };
         let mut interner = Interner::default();
+        let mut timeline = TimelineBuilder::default();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             if KINETO_KEYS.contains(&key.as_ref()) {
                 seen.kineto_keys = true;
@@ -217,7 +342,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
             match key.as_ref() {
                 "traceEvents" => {
                     seen.trace_events = true;
-                    map.next_value_seed(EventsSeed { trace: self.trace, interner: &mut interner })?;
+                    map.next_value_seed(EventsSeed { trace: self.trace, interner: &mut interner, timeline: &mut timeline })?;
                 }
                 "deviceProperties" => self.trace.device_props = map.next_value::<Option<Vec<DeviceProps>>>()?,
                 "schemaVersion" => self.trace.schema_version = map.next_value::<Option<i64>>().ok().flatten(),
@@ -227,6 +352,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
             }
         }
         self.trace.names = interner.names;
+        self.trace.timeline = timeline.finish();
         Ok(seen)
     }
 }
@@ -252,6 +378,7 @@ impl Interner {
 struct EventsSeed<'t> {
     trace: &'t mut KinetoTrace,
     interner: &'t mut Interner,
+    timeline: &'t mut TimelineBuilder,
 }
 
 impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
@@ -269,7 +396,12 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(raw) = seq.next_element::<RawEvent<'de>>()? {
             self.trace.raw_events += 1;
-            keep(self.trace, self.interner, raw);
+            self.timeline.add(&raw);
+            let args = match raw.args {
+                Some(text) => Some(serde_json::from_str::<RawArgs>(text.get()).map_err(de::Error::custom)?),
+                None => None,
+            };
+            keep(self.trace, self.interner, raw, args);
         }
         Ok(())
     }
@@ -308,6 +440,62 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
+/// A `pid` or `tid` as written ([`Label`]), borrowing its text.
+#[derive(Debug, Clone)]
+enum RawLabel<'a> {
+    Int(i64),
+    Text(Cow<'a, str>),
+}
+
+impl RawLabel<'_> {
+    /// The id the plugin reads: an integer, or text that is one.
+    fn id(&self) -> Option<i64> {
+        match self {
+            RawLabel::Int(i) => Some(*i),
+            RawLabel::Text(t) => t.trim().parse().ok(),
+        }
+    }
+
+    fn label(&self) -> Label {
+        match (self, self.id()) {
+            (_, Some(i)) => Label::Int(i),
+            (RawLabel::Text(t), None) => Label::Text(t.to_string()),
+            (RawLabel::Int(_), None) => unreachable!("an integer label is its id"),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawLabel<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawLabel<'a>, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = RawLabel<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawLabel<'a>, E> {
+                Ok(RawLabel::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawLabel<'a>, E> {
+                Ok(i64::try_from(v).map_or_else(|_| RawLabel::Text(Cow::Owned(v.to_string())), RawLabel::Int))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawLabel<'a>, E> {
+                Ok(if v.fract() == 0.0 { RawLabel::Int(v as i64) } else { RawLabel::Text(Cow::Owned(v.to_string())) })
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<RawLabel<'a>, E> {
+                Ok(RawLabel::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawLabel<'a>, E> {
+                Ok(RawLabel::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<RawLabel<'a>, E> {
+                Ok(RawLabel::Text(Cow::Borrowed("")))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
 #[derive(Deserialize)]
 struct RawEvent<'a> {
     #[serde(borrow)]
@@ -318,10 +506,18 @@ struct RawEvent<'a> {
     name: Option<Cow<'a, str>>,
     ts: Option<f64>,
     dur: Option<f64>,
-    pid: Option<Id>,
-    tid: Option<Id>,
     #[serde(borrow)]
-    args: Option<RawArgs<'a>>,
+    pid: Option<RawLabel<'a>>,
+    #[serde(borrow)]
+    tid: Option<RawLabel<'a>>,
+    /// A flow event's id.
+    id: Option<Id>,
+    /// A flow end's binding point (`"e"`: the enclosing slice).
+    #[serde(borrow)]
+    bp: Option<Cow<'a, str>>,
+    /// As written: the Trace Viewer keeps the text, the plugin's fields are read from it ([`RawArgs`]).
+    #[serde(borrow)]
+    args: Option<&'a serde_json::value::RawValue>,
 }
 
 #[derive(Deserialize, Default)]
@@ -380,7 +576,7 @@ pub fn is_collective(name: &str) -> bool {
 
 /// The plugin's `create_event`, with its three faults corrected: the kind of `raw`, or `None` for
 /// an event it skips.
-fn classify(raw: &RawEvent) -> Option<Kind> {
+fn classify(raw: &RawEvent, args: Option<&RawArgs>) -> Option<Kind> {
     let name = raw.name.as_deref().unwrap_or("");
     match raw.ph.as_deref()? {
         "i" if name == "[memory]" => return Some(Kind::Memory),
@@ -400,17 +596,17 @@ fn classify(raw: &RawEvent) -> Option<Kind> {
         "kernel" => Kind::Kernel,
         "memcpy" | "gpu_memcpy" => Kind::Memcpy,
         "memset" | "gpu_memset" => Kind::Memset,
-        "python_function" if raw.args.as_ref().is_some_and(|a| a.module_id.is_some()) => Kind::Module,
+        "python_function" if args.is_some_and(|a| a.module_id.is_some()) => Kind::Module,
         "python_function" => Kind::PythonFunction,
         _ => return None,
     })
 }
 
-fn keep(trace: &mut KinetoTrace, interner: &mut Interner, raw: RawEvent) {
-    let Some(kind) = classify(&raw) else { return };
+fn keep(trace: &mut KinetoTrace, interner: &mut Interner, raw: RawEvent, args: Option<RawArgs>) {
+    let Some(kind) = classify(&raw, args.as_ref()) else { return };
     let Some(ts) = raw.ts else { return };
     let name = raw.name.as_deref().unwrap_or("");
-    let args = raw.args.unwrap_or_default();
+    let args = args.unwrap_or_default();
     let detail = match kind {
         Kind::Kernel => {
             trace.kernels.push(KernelArgs {
@@ -443,14 +639,109 @@ fn keep(trace: &mut KinetoTrace, interner: &mut Interner, raw: RawEvent) {
         name: interner.intern(name),
         ts,
         dur: raw.dur.unwrap_or(0.0),
-        pid: raw.pid.and_then(|p| p.0),
-        tid: raw.tid.and_then(|t| t.0),
+        pid: raw.pid.as_ref().and_then(RawLabel::id),
+        tid: raw.tid.as_ref().and_then(RawLabel::id),
         external_id: args.external_id.or(args.external_id_lower).and_then(|i| i.0),
         correlation: args.correlation.and_then(|c| c.0),
         step,
         has_call_stack: args.call_stack.is_some_and(|s| !s.is_empty()),
         detail: detail as u32,
     });
+}
+
+/// A `pid` or `tid` as a [`Label`]; an absent one is empty text.
+fn label(l: &Option<RawLabel>) -> Label {
+    l.as_ref().map_or(Label::Text(String::new()), RawLabel::label)
+}
+
+/// [`Timeline`] while the events stream by.
+#[derive(Default)]
+struct TimelineBuilder {
+    timeline: Timeline,
+    names: Interner,
+    tracks: HashMap<Label, HashMap<Label, u32>>,
+}
+
+impl TimelineBuilder {
+    fn track(&mut self, raw: &RawEvent) -> u32 {
+        let (pid, tid) = (label(&raw.pid), label(&raw.tid));
+        let tracks = &mut self.timeline.tracks;
+        let by_tid = self.tracks.entry(pid.clone()).or_default();
+        *by_tid.entry(tid.clone()).or_insert_with(|| {
+            tracks.push((pid, tid));
+            tracks.len() as u32 - 1
+        })
+    }
+
+    /// Keeps `raw` if it is an event, a flow step or metadata the Trace Viewer reads.
+    fn add(&mut self, raw: &RawEvent) {
+        let (Some(ph), Some(ts)) = (raw.ph.as_deref(), raw.ts) else {
+            if raw.ph.as_deref() == Some("M") {
+                self.metadata(raw);
+            }
+            return;
+        };
+        let ts_ns = micros_to_ns(ts);
+        match ph {
+            "X" | "i" | "I" => {
+                let t = &mut self.timeline;
+                t.name.push(self.names.intern(raw.name.as_deref().unwrap_or("")));
+                t.category.push(self.names.intern(raw.cat.as_deref().unwrap_or("")));
+                t.ts_ns.push(ts_ns);
+                t.dur_ns.push(if ph == "X" { micros_to_ns(raw.dur.unwrap_or(0.0)) } else { 0 });
+                t.instant.push(ph != "X");
+                let args = raw.args.map_or("", |a| a.get());
+                t.args.push((t.args_text.len() as u64, args.len() as u32));
+                t.args_text.push_str(args);
+                let track = self.track(raw);
+                self.timeline.track.push(track);
+            }
+            "s" | "t" | "f" => {
+                let Some(id) = raw.id.and_then(|i| i.0) else { return };
+                let point = FlowPoint {
+                    category: self.names.intern(raw.cat.as_deref().unwrap_or("")),
+                    id,
+                    phase: ph.as_bytes()[0],
+                    enclosing: ph != "f" || raw.bp.as_deref() == Some("e"),
+                    track: self.track(raw),
+                    ts_ns,
+                };
+                self.timeline.flows.push(point);
+            }
+            "M" => self.metadata(raw),
+            _ => {}
+        }
+    }
+
+    fn metadata(&mut self, raw: &RawEvent) {
+        #[derive(Deserialize, Default)]
+        struct MetaArgs {
+            name: Option<String>,
+            labels: Option<String>,
+            sort_index: Option<i64>,
+        }
+        let kind = match raw.name.as_deref() {
+            Some("process_name") => MetadataKind::ProcessName,
+            Some("process_labels") => MetadataKind::ProcessLabels,
+            Some("process_sort_index") => MetadataKind::ProcessSortIndex,
+            Some("thread_name") => MetadataKind::ThreadName,
+            Some("thread_sort_index") => MetadataKind::ThreadSortIndex,
+            _ => return,
+        };
+        let args: MetaArgs = raw.args.and_then(|a| serde_json::from_str(a.get()).ok()).unwrap_or_default();
+        self.timeline.metadata.push(Metadata {
+            kind,
+            pid: label(&raw.pid),
+            tid: label(&raw.tid),
+            text: args.name.or(args.labels).unwrap_or_default(),
+            sort_index: args.sort_index.unwrap_or(0),
+        });
+    }
+
+    fn finish(mut self) -> Timeline {
+        self.timeline.names = self.names.names;
+        self.timeline
+    }
 }
 
 #[cfg(test)]
@@ -484,5 +775,33 @@ mod tests {
         assert_eq!(t.events[1].step, 2);
         assert_eq!(t.memory[0].bytes, -512);
         assert!(t.memory[0].total_allocated.is_nan());
+    }
+
+    #[test]
+    fn the_timeline_keeps_every_event_flow_step_and_metadata() {
+        let t = KinetoTrace::decode(
+            br#"{"schemaVersion":1,"traceEvents":[
+            {"name":"process_name","ph":"M","ts":1,"pid":7,"tid":0,"args":{"name":"python3"}},
+            {"name":"thread_name","ph":"M","pid":7,"tid":8,"args":{"name":"main"}},
+            {"ph":"X","cat":"cpu_op","name":"aten::mm","ts":4984196518665.31,"dur":2.5,"pid":7,"tid":8,"args":{"Input Dims":[[2,3]]}},
+            {"ph":"X","cat":"weird","name":"other","ts":2,"dur":1,"pid":"Spans","tid":"Profiler"},
+            {"ph":"i","s":"t","name":"[memory]","ts":3,"pid":7,"tid":8},
+            {"ph":"s","id":5,"cat":"ac2g","name":"ac2g","ts":4984196518665.31,"pid":7,"tid":8},
+            {"ph":"f","id":5,"cat":"ac2g","name":"ac2g","ts":9,"pid":0,"tid":7,"bp":"e"},
+            {"ph":"f","id":6,"cat":"ac2g","name":"ac2g","ts":9,"pid":0,"tid":7}]}"#,
+        )
+        .unwrap();
+        let tl = &t.timeline;
+        assert_eq!(tl.len(), 3, "every complete and instant event, whatever its category");
+        assert_eq!((tl.ts_ns[0], tl.dur_ns[0]), (4_984_196_518_665_310, 2_500), "the ns written");
+        assert_eq!(tl.args_json(0), r#"{"Input Dims":[[2,3]]}"#);
+        assert_eq!((tl.args_json(1), tl.instant[2]), ("", true));
+        assert_eq!(tl.tracks[tl.track[1] as usize], (Label::Text("Spans".into()), Label::Text("Profiler".into())));
+        let flows: Vec<(u8, bool, i64)> = tl.flows.iter().map(|f| (f.phase, f.enclosing, f.id)).collect();
+        assert_eq!(flows, [(b's', true, 5), (b'f', true, 5), (b'f', false, 6)]);
+        let meta: Vec<(MetadataKind, &str)> = tl.metadata.iter().map(|m| (m.kind, m.text.as_str())).collect();
+        assert_eq!(meta, [(MetadataKind::ProcessName, "python3"), (MetadataKind::ThreadName, "main")]);
+        // The plugin's columns are as before: the unknown category is not one of its events.
+        assert_eq!(t.events.len(), 2);
     }
 }

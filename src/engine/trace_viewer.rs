@@ -1,19 +1,24 @@
-//! The Trace Viewer of an opened trace. Its event store ([`TraceStore`]) is built the first time the
-//! tool asks for it and kept until the file is closed; every query after that (level of detail, search,
-//! range summary) is answered from the store's columns, and an event's details and the JSON export read
-//! the file's bytes, which the session keeps anyway.
+//! The Trace Viewer of an opened trace: an XSpace, or a PyTorch profiler (Kineto) trace
+//! ([`crate::analysis::trace_viewer::kineto`]). Its event store ([`TraceStore`]) is built the first
+//! time the tool asks for it and kept until the file is closed; every query after that (level of
+//! detail, search, range summary) is answered from the store's columns, and an event's details and the
+//! JSON export read the file's bytes (an XSpace's, which the session keeps anyway) or the Kineto
+//! trace's decoded timeline.
 
 use super::{EngineError, Session};
 use crate::analysis::trace_viewer::counters::{self, CounterQuery, CounterSeries, CounterTracks, CounterWindow};
 use crate::analysis::trace_viewer::details::{self, EventDetails};
 use crate::analysis::trace_viewer::export;
 use crate::analysis::trace_viewer::flows::{FlowIndex, FlowReply};
+use crate::analysis::trace_viewer::kineto::{self, Layout};
 use crate::analysis::trace_viewer::lod::{self, LodQuery, LodReply};
 use crate::analysis::trace_viewer::op_args;
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::analysis::trace_viewer::summary::{self, NameSummary, SearchResult};
 use crate::analysis::trace_viewer::TraceStore;
+use crate::decode::kineto::KinetoTrace;
 use crate::decode::xplane::XSpace;
+use crate::decode::Profile;
 
 /// The tool's name in errors.
 const TOOL: &str = "Trace Viewer";
@@ -43,10 +48,27 @@ pub struct FlowQuery {
     pub limit: u32,
 }
 
+/// The trace of a file the Trace Viewer shows.
+#[derive(Clone, Copy)]
+enum TraceFile<'a> {
+    XSpace(&'a XSpace),
+    Kineto(&'a KinetoTrace),
+}
+
 impl Session {
-    /// The XSpace of file `file_id`, or why there is none.
-    fn trace_space(&self, file_id: u32) -> Result<&XSpace, EngineError> {
-        self.trace_of(file_id, TOOL).map(|(_, space)| space)
+    /// The trace of file `file_id`, or why there is none: an unknown file id, or a file of another format.
+    fn trace_file(&self, file_id: u32) -> Result<TraceFile<'_>, EngineError> {
+        let f = self.file(file_id)?;
+        match &f.file.profile {
+            Profile::XSpace(space) => Ok(TraceFile::XSpace(space)),
+            Profile::Kineto(trace) => Ok(TraceFile::Kineto(trace)),
+            other => Err(EngineError::WrongFormat {
+                file: f.file.name.clone(),
+                tool: TOOL.into(),
+                found: other.format(),
+                needs: "an XProf trace (*.xplane.pb) or a PyTorch profiler trace (*.pt.trace.json[.gz])".into(),
+            }),
+        }
     }
 
     fn file_error(&self, file_id: u32, message: String) -> EngineError {
@@ -56,7 +78,10 @@ impl Session {
     /// The event store of file `file_id`, built on first use.
     pub fn trace_store(&mut self, file_id: u32) -> Result<&TraceStore, EngineError> {
         if !self.trace_stores.contains_key(&file_id) {
-            let store = TraceStore::build(self.trace_space(file_id)?).map_err(|e| self.file_error(file_id, e.to_string()))?;
+            let store = match self.trace_file(file_id)? {
+                TraceFile::XSpace(space) => TraceStore::build(space).map_err(|e| self.file_error(file_id, e.to_string()))?,
+                TraceFile::Kineto(trace) => kineto::store(&trace.timeline, &Layout::of(&trace.timeline)),
+            };
             self.trace_stores.insert(file_id, store);
         }
         Ok(&self.trace_stores[&file_id])
@@ -75,17 +100,24 @@ impl Session {
     /// One event in full; `None` for an event index out of range.
     pub fn trace_event_details(&mut self, file_id: u32, event: u32) -> Result<Option<EventDetails>, EngineError> {
         self.trace_store(file_id)?;
-        let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);
-        details::details(space, store, event).map_err(|e| self.file_error(file_id, e.to_string()))
+        let store = &self.trace_stores[&file_id];
+        match self.trace_file(file_id)? {
+            TraceFile::XSpace(space) => details::details(space, store, event).map_err(|e| self.file_error(file_id, e.to_string())),
+            TraceFile::Kineto(trace) => Ok(kineto::details(&trace.timeline, store, event)),
+        }
     }
 
     /// The events whose names, or the ops they ran for (`tf_op`, `hlo_op`), contain `needle`
     /// (ignoring case), or are exactly the op of a `needle` written `="name"`: a TensorFlow op's
-    /// occurrences are events named by its type ([`op_args`]).
+    /// occurrences are events named by its type ([`op_args`]). A Kineto trace's events are searched
+    /// by name.
     pub fn trace_search(&mut self, file_id: u32, needle: &str) -> Result<SearchResult, EngineError> {
         self.trace_store(file_id)?;
-        let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);
-        op_args::search(store, space, needle).map_err(|e| self.file_error(file_id, e.to_string()))
+        let store = &self.trace_stores[&file_id];
+        match self.trace_file(file_id)? {
+            TraceFile::XSpace(space) => op_args::search(store, space, needle).map_err(|e| self.file_error(file_id, e.to_string())),
+            TraceFile::Kineto(_) => Ok(op_args::search_names(store, needle)),
+        }
     }
 
     /// How many events `needle` finds ([`Session::trace_search`]); the matches are kept for
@@ -124,23 +156,43 @@ impl Session {
     }
 
     /// Writes XProf's trace_viewer JSON of the whole trace, or of the events that overlap `range_ps`
-    /// (the page's "export visible range"), to `out`; returns the number of events written. Needs no
-    /// event store: the events are read from the file as they are written.
+    /// (the page's "export visible range"), to `out`; returns the number of events written. An XSpace
+    /// needs no event store: its events are read from the file as they are written. A Kineto trace's
+    /// events are written as the trace wrote them ([`kineto::write_json`]), from its store (built here
+    /// if the session holds none).
     pub fn trace_export_json(
         &self,
         file_id: u32,
         range_ps: Option<(i64, i64)>,
         out: &mut impl std::io::Write,
     ) -> Result<usize, EngineError> {
-        export::write_json(self.trace_space(file_id)?, range_ps, out).map_err(|e| self.file_error(file_id, e.to_string()))
+        match self.trace_file(file_id)? {
+            TraceFile::XSpace(space) => export::write_json(space, range_ps, out).map_err(|e| self.file_error(file_id, e.to_string())),
+            TraceFile::Kineto(trace) => {
+                let layout = Layout::of(&trace.timeline);
+                let built;
+                let store = match self.trace_stores.get(&file_id) {
+                    Some(store) => store,
+                    None => {
+                        built = kineto::store(&trace.timeline, &layout);
+                        &built
+                    }
+                };
+                kineto::write_json(&trace.timeline, store, &layout, range_ps, out)
+                    .map_err(|e| self.file_error(file_id, format!("cannot write the JSON: {e}")))
+            }
+        }
     }
 
     /// The links of file `file_id`'s trace, found on first use.
     pub fn trace_flow_index(&mut self, file_id: u32) -> Result<&FlowIndex, EngineError> {
         if self.trace_extras.get(&file_id).is_none_or(|x| x.flows.is_none()) {
             self.trace_store(file_id)?;
-            let (space, store) = (self.trace_space(file_id)?, &self.trace_stores[&file_id]);
-            let index = FlowIndex::build(space, store).map_err(|e| self.file_error(file_id, e.to_string()))?;
+            let store = &self.trace_stores[&file_id];
+            let index = match self.trace_file(file_id)? {
+                TraceFile::XSpace(space) => FlowIndex::build(space, store).map_err(|e| self.file_error(file_id, e.to_string()))?,
+                TraceFile::Kineto(trace) => kineto::flows(&trace.timeline, store, &Layout::of(&trace.timeline)),
+            };
             self.trace_extras.entry(file_id).or_default().flows = Some(index);
         }
         Ok(self.trace_extras[&file_id].flows.as_ref().expect("just built"))
@@ -160,7 +212,10 @@ impl Session {
     /// Every allocator's memory events of file `file_id` in trace time, read on first use.
     fn trace_counter_series(&mut self, file_id: u32) -> Result<&CounterSeries, EngineError> {
         if self.trace_extras.get(&file_id).is_none_or(|x| x.counters.is_none()) {
-            let series = CounterSeries::of(self.trace_space(file_id)?).map_err(|e| self.file_error(file_id, e.to_string()))?;
+            let series = match self.trace_file(file_id)? {
+                TraceFile::XSpace(space) => CounterSeries::of(space).map_err(|e| self.file_error(file_id, e.to_string()))?,
+                TraceFile::Kineto(trace) => kineto::counters(trace, &Layout::of(&trace.timeline)),
+            };
             self.trace_extras.entry(file_id).or_default().counters = Some(series);
         }
         Ok(self.trace_extras[&file_id].counters.as_ref().expect("just built"))

@@ -1,5 +1,7 @@
 //! The memory counter tracks: per memory ID (allocator), its heap and stack over time, drawn under the
-//! host process as step charts on the trace's time axis.
+//! host process as step charts on the trace's time axis. A Kineto trace's tracks are its caching
+//! allocators' `[memory]` events, per device ([`CounterKind::AllocatedReserved`],
+//! [`super::kineto`]), drawn under the process that wrote them.
 //!
 //! Each step is one memory event of the host plane at its own time in the trace (its line's
 //! `timestamp_ns` plus its offset), holding the allocator's heap and stack after that event: the same
@@ -10,6 +12,7 @@
 //! keeps each event's line start for its links into the trace
 //! ([`AllocatorProfile::trace_time_ps`](crate::analysis::memory_profile::AllocatorProfile::trace_time_ps)).
 
+use super::layout::HOST_PID;
 use crate::analysis::memory_events;
 use crate::decode::xplane::names::HOST_PLANE;
 use crate::decode::xplane::XSpace;
@@ -21,11 +24,27 @@ fn host_plane(space: &XSpace) -> Option<usize> {
     space.planes.iter().position(|p| p.name() == HOST_PLANE)
 }
 
+/// What a track's two figures are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CounterKind {
+    /// XProf's allocator: `heap_bytes` allocated on the heap, `stack_bytes` reserved for the stack;
+    /// in use is their sum.
+    #[default]
+    HeapStack,
+    /// PyTorch's caching allocator (Kineto's `[memory]` events): `heap_bytes` is its `Total
+    /// Allocated`, `stack_bytes` its `Total Reserved` (what it holds from the device, the allocated
+    /// bytes among them); in use is the larger (the reserved, but for the CPU's, which reserves none).
+    AllocatedReserved,
+}
+
 /// One allocator's memory events in trace time, in columns: sorted by time, events at one time in
 /// file order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AllocatorSeries {
     pub memory_id: String,
+    /// The process whose tracks it is drawn under.
+    pub pid: u32,
+    pub kind: CounterKind,
     pub time_ps: Vec<i64>,
     pub heap_bytes: Vec<i64>,
     pub stack_bytes: Vec<i64>,
@@ -40,9 +59,13 @@ impl AllocatorSeries {
         self.time_ps.is_empty()
     }
 
-    /// Heap + stack after event `i`, summed as the Memory Profile sums them.
+    /// The bytes in use after event `i` ([`CounterKind`]): heap + stack, summed as the Memory
+    /// Profile sums them; a caching allocator's reserved bytes (or allocated, if more).
     fn in_use_bytes(&self, i: usize) -> i64 {
-        self.stack_bytes[i].wrapping_add(self.heap_bytes[i])
+        match self.kind {
+            CounterKind::HeapStack => self.stack_bytes[i].wrapping_add(self.heap_bytes[i]),
+            CounterKind::AllocatedReserved => self.stack_bytes[i].max(self.heap_bytes[i]),
+        }
     }
 }
 
@@ -74,7 +97,7 @@ impl CounterSeries {
             .map(|(memory_id, mut points)| {
                 // Stable: events at one time keep their file order.
                 points.sort_by_key(|p| p.0);
-                let mut a = AllocatorSeries { memory_id, ..Default::default() };
+                let mut a = AllocatorSeries { memory_id, pid: HOST_PID, ..Default::default() };
                 for (t, heap, stack) in points {
                     a.time_ps.push(t);
                     a.heap_bytes.push(heap);
@@ -102,6 +125,8 @@ impl CounterSeries {
             .filter(|a| !a.is_empty())
             .map(|a| CounterTrack {
                 memory_id: a.memory_id.clone(),
+                pid: a.pid,
+                kind: a.kind,
                 event_count: a.len() as u64,
                 max_in_use_bytes: (0..a.len()).map(|i| a.in_use_bytes(i)).max().unwrap_or(0),
                 start_ps: a.time_ps[0],
@@ -116,9 +141,12 @@ impl CounterSeries {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CounterTrack {
     pub memory_id: String,
+    /// The process whose tracks it is drawn under.
+    pub pid: u32,
+    pub kind: CounterKind,
     /// Events (steps) of the allocator.
     pub event_count: u64,
-    /// The most heap + stack at any time: the track's scale.
+    /// The most in use at any time ([`CounterKind`]): the track's scale.
     pub max_in_use_bytes: i64,
     /// First and last event, in the trace's time.
     pub start_ps: i64,
@@ -216,6 +244,8 @@ mod tests {
     fn series(points: &[(i64, i64, i64)]) -> AllocatorSeries {
         AllocatorSeries {
             memory_id: "m".into(),
+            pid: HOST_PID,
+            kind: CounterKind::HeapStack,
             time_ps: points.iter().map(|p| p.0).collect(),
             heap_bytes: points.iter().map(|p| p.1).collect(),
             stack_bytes: points.iter().map(|p| p.2).collect(),

@@ -72,11 +72,14 @@ pub struct EventDetails {
     pub args: Vec<(String, String)>,
     pub flow: Option<Flow>,
     pub contexts: Vec<ContextLink>,
+    /// The event's category (`cat` of a Chrome trace event: `kernel`, `cpu_op`); empty for an XSpace
+    /// event, which has none.
+    #[serde(default)]
+    pub category: String,
 }
 
 /// The details of `event` (an index into the store's columns); `None` for an index out of range.
 pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<EventDetails>, DecodeError> {
-    let Some(thread) = store.thread_of(event) else { return Ok(None) };
     let Some(source) = store.source(event) else { return Ok(None) };
     let (text, contexts) = match source {
         Source::Region(r) => {
@@ -87,6 +90,8 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
             let Some(text) = store.derived().plane(plane).and_then(|d| d.text(line, index as usize)) else { return Ok(None) };
             (text, Vec::new())
         }
+        // Not an XSpace's event (`super::kineto::details` reads those).
+        Source::Given { .. } => return Ok(None),
         Source::File { plane: plane_index, line: line_index, index } => {
             let (plane, line) = (&space.planes[plane_index], &space.planes[plane_index].lines[line_index]);
             let mut at: Option<EventAt> = None;
@@ -124,21 +129,33 @@ pub fn details(space: &XSpace, store: &TraceStore, event: u32) -> Result<Option<
             (text, contexts)
         }
     };
+    let flow = text.args.iter().find(|(k, _)| k == FLOW).and_then(|(_, v)| v.parse::<u64>().ok()).map(Flow::from_stat);
+    let mut d = of_event(store, event, text.name, text.args, String::new());
+    if let Some(d) = d.as_mut() {
+        (d.flow, d.contexts) = (flow, contexts);
+    }
+    Ok(d)
+}
+
+/// The details of `event` named `name` with `args` (sorted by name) and `category`, its times, self
+/// time and place read from the store; no flow or contexts. `None` for an index out of range.
+pub fn of_event(store: &TraceStore, event: u32, name: String, args: Vec<(String, String)>, category: String) -> Option<EventDetails> {
+    let thread = store.thread_of(event)?;
     let i = event as usize;
     let duration_ps = store.duration_ps(i);
-    let flow = text.args.iter().find(|(k, _)| k == FLOW).and_then(|(_, v)| v.parse::<u64>().ok()).map(Flow::from_stat);
-    Ok(Some(EventDetails {
+    Some(EventDetails {
         event,
         pid: thread.pid,
         tid: thread.tid,
         thread_name: thread.name.clone(),
-        name: text.name,
+        name,
         start_ps: store.start_ps()[i],
         duration_ps,
         self_time_ps: duration_ps.max(0) - child_time_ps(store, thread, event..event + 1)[0],
         depth: store.depth()[i],
-        args: text.args,
-        flow,
-        contexts,
-    }))
+        args,
+        flow: None,
+        contexts: Vec::new(),
+        category,
+    })
 }

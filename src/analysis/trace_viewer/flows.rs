@@ -42,6 +42,10 @@ pub enum LinkKind {
     Context { context_type: i64, id: u64 },
     /// A host event and a device event with one `correlation_id`.
     Launch { correlation_id: i64 },
+    /// Consecutive steps of a Chrome trace flow (`s`, `t`, `f` events of one category and id: a
+    /// Kineto trace's `ac2g` launches and `fwdbwd` links); `category` is a name id
+    /// ([`TraceStore::names`]).
+    Chrome { category: u32, id: i64 },
 }
 
 /// One arrow: from the source event's start to the target event's start.
@@ -291,7 +295,7 @@ impl Found {
                     v
                 }
                 // Derived events carry no link stats of their own (their device events do).
-                Some(Source::Derived { .. }) | None => continue,
+                Some(Source::Derived { .. }) | Some(Source::Given { .. }) | None => continue,
             };
             self.add(store, e, pid, &v);
         }
@@ -328,6 +332,13 @@ impl Found {
         }
         pair(&mut self.producers, &mut self.consumers, |(context_type, id)| LinkKind::Context { context_type, id }, &mut links);
         pair(&mut self.launches, &mut self.kernels, |correlation_id| LinkKind::Launch { correlation_id }, &mut links);
+        FlowIndex::from_links(links, store)
+    }
+}
+
+impl FlowIndex {
+    /// The index of `links` between `store`'s events (a link from an event to itself is dropped).
+    pub fn from_links(mut links: Vec<Link>, store: &TraceStore) -> FlowIndex {
         links.retain(|l| l.from != l.to);
         let ends = |l: &Link| {
             let (a, b) = (store.start_ps()[l.from as usize], store.start_ps()[l.to as usize]);

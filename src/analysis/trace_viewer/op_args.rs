@@ -59,12 +59,24 @@ impl Query {
 pub fn search(store: &TraceStore, space: &XSpace, text: &str) -> Result<SearchResult, DecodeError> {
     let query = Query::parse(text);
     let by_arg = matching_places(space, &query)?;
-    let by_name: Vec<bool> = store.names().iter().map(|n| query.matches(n)).collect();
+    let by_name = names_matching(store, &query);
     Ok(summary::search(store, |e| {
         by_name[store.name_ids()[e as usize] as usize]
             || matches!(store.source(e), Some(Source::File { plane, line, index })
                 if by_arg.get(&(plane, line)).is_some_and(|indices| indices.binary_search(&index).is_ok()))
     }))
+}
+
+/// Whether each of the store's names matches `query`.
+fn names_matching(store: &TraceStore, query: &Query) -> Vec<bool> {
+    store.names().iter().map(|n| query.matches(n)).collect()
+}
+
+/// The events whose name matches the search box's `text` ([`Query::parse`]): the search of a trace
+/// whose events carry no op stats (a Kineto trace names its ops and kernels in full).
+pub fn search_names(store: &TraceStore, text: &str) -> SearchResult {
+    let by_name = names_matching(store, &Query::parse(text));
+    summary::search(store, |e| by_name[store.name_ids()[e as usize] as usize])
 }
 
 /// The events (by plane, line, and index in the line, ascending) whose full name or op stats match

@@ -30,6 +30,9 @@ pub enum Source {
     Region(Region),
     /// Event `index` of derived line `line` of plane `plane` ([`TraceStore::derived`]).
     Derived { plane: usize, line: usize, index: u32 },
+    /// Event `index` of the columns the store was given ([`TraceStore::from_events`]: a Kineto
+    /// trace's timeline).
+    Given { index: u32 },
 }
 
 /// One line of a thread: its events then its added regions take consecutive places (from `first`) in
@@ -87,6 +90,24 @@ pub struct TraceStore {
     /// The regions added to each line with any.
     regions: Vec<Vec<Region>>,
     derived: DerivedTimeline,
+    /// Built by [`TraceStore::from_events`]: `place` holds each event's index in the given columns.
+    given: bool,
+}
+
+/// A thread given to [`TraceStore::from_events`]: its events by index into the given columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GivenThread {
+    pub tid: u32,
+    pub name: String,
+    pub events: Vec<u32>,
+}
+
+/// A process given to [`TraceStore::from_events`], its threads in display order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GivenProcess {
+    pub pid: u32,
+    pub name: String,
+    pub threads: Vec<GivenThread>,
 }
 
 /// The columns while they are being built: durations at full width until the events are sorted.
@@ -120,18 +141,66 @@ impl TraceStore {
         for process in &layout {
             store.add_process(space, process, &mut interned, &mut b)?;
         }
-        let Building { mut start_ps, duration_ps, mut name, mut place } = b;
-        store.depth = store.threads.iter().flat_map(|t| nesting_depths(&start_ps, &duration_ps, t.events.clone())).collect();
-        for t in &mut store.threads {
-            t.depth_count = store.depth[t.events.start as usize..t.events.end as usize].iter().max().map_or(0, |&d| d + 1);
+        store.finish(b);
+        Ok(store)
+    }
+
+    /// A store of events given as columns (start, duration, name id into `names`), shown on the
+    /// threads of `processes` (in display order); [`TraceStore::source`] answers an event's index in
+    /// the columns ([`Source::Given`]). Each thread's events are sorted as [`TraceStore::build`] sorts
+    /// them.
+    pub fn from_events(processes: &[GivenProcess], names: Vec<String>, start_ps: &[i64], duration_ps: &[i64], name: &[u32]) -> Self {
+        let total = processes.iter().flat_map(|p| &p.threads).map(|t| t.events.len()).sum();
+        let mut b = Building {
+            start_ps: Vec::with_capacity(total),
+            duration_ps: Vec::with_capacity(total),
+            name: Vec::with_capacity(total),
+            place: Vec::with_capacity(total),
+        };
+        let mut store = TraceStore { names, given: true, ..TraceStore::default() };
+        for p in processes {
+            let first_thread = store.threads.len();
+            for t in &p.threads {
+                let begin = b.start_ps.len();
+                for &e in &t.events {
+                    let i = e as usize;
+                    b.start_ps.push(start_ps[i]);
+                    b.duration_ps.push(duration_ps[i]);
+                    b.name.push(name[i]);
+                    b.place.push(e);
+                }
+                let end = b.start_ps.len();
+                b.sort_thread(begin..end);
+                store.threads.push(StoreThread {
+                    pid: p.pid,
+                    tid: t.tid,
+                    name: t.name.clone(),
+                    events: begin as u32..end as u32,
+                    max_duration_ps: b.duration_ps[begin..end].iter().copied().max().unwrap_or(0).max(0),
+                    depth_count: 0,
+                    segments: Vec::new(),
+                });
+            }
+            store.processes.push(StoreProcess { pid: p.pid, name: p.name.clone(), threads: first_thread..store.threads.len() });
         }
-        store.duration_ps = duration_ps
+        store.finish(b);
+        store
+    }
+
+    /// Takes the built columns: nesting depths, durations at 4 bytes, spare capacity dropped.
+    fn finish(&mut self, b: Building) {
+        let Building { mut start_ps, duration_ps, mut name, mut place } = b;
+        self.depth = self.threads.iter().flat_map(|t| nesting_depths(&start_ps, &duration_ps, t.events.clone())).collect();
+        for t in &mut self.threads {
+            t.depth_count = self.depth[t.events.start as usize..t.events.end as usize].iter().max().map_or(0, |&d| d + 1);
+        }
+        self.duration_ps = duration_ps
             .iter()
             .enumerate()
             .map(|(i, &d)| match u32::try_from(d).ok().filter(|&d| d != LONG) {
                 Some(d) => d,
                 None => {
-                    store.long_durations.insert(i as u32, d);
+                    self.long_durations.insert(i as u32, d);
                     LONG
                 }
             })
@@ -139,8 +208,7 @@ impl TraceStore {
         start_ps.shrink_to_fit();
         name.shrink_to_fit();
         place.shrink_to_fit();
-        (store.start_ps, store.name, store.place) = (start_ps, name, place);
-        Ok(store)
+        (self.start_ps, self.name, self.place) = (start_ps, name, place);
     }
 
     fn add_process(
@@ -308,6 +376,9 @@ impl TraceStore {
     pub fn source(&self, event: u32) -> Option<Source> {
         let thread = self.thread_of(event)?;
         let place = self.place[event as usize];
+        if self.given {
+            return Some(Source::Given { index: place });
+        }
         let seg = thread.segments[thread.segments.partition_point(|s| s.first <= place).checked_sub(1)?];
         let offset = place - seg.first;
         Some(if seg.derived {

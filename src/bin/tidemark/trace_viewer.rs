@@ -1,10 +1,12 @@
-//! `tidemark trace-viewer`: XProf's trace_viewer JSON of a trace (`--json`), or a readable summary of
-//! what the Trace Viewer shows: processes, threads, event counts and the time span.
+//! `tidemark trace-viewer`: XProf's trace_viewer JSON of a trace (`--json`; a PyTorch profiler
+//! trace's events as it wrote them), or a readable summary of what the Trace Viewer shows: processes,
+//! threads, event counts and the time span.
 
 use crate::args::{open_one, OpenedFile};
 use crate::units::count;
 use std::io::Write;
 use tidemark::analysis::trace_viewer::export::{cap_cutoff, micros, XPROF_MAX_EVENTS};
+use tidemark::decode::Format;
 use tidemark::engine::Session;
 
 const USAGE: &str = "usage: tidemark trace-viewer FILE [--json]";
@@ -32,6 +34,7 @@ fn json(session: &Session, id: u32) -> Result<(), String> {
 }
 
 fn summary(session: &mut Session, id: u32) -> Result<(), String> {
+    let kineto = session.get(id).is_some_and(|f| f.file.profile.format() == Format::Kineto);
     let store = session.trace_store(id).map_err(|e| e.to_string())?;
     let outline = store.outline();
     let mut s = String::new();
@@ -60,8 +63,11 @@ fn summary(session: &mut Session, id: u32) -> Result<(), String> {
             );
         }
     }
-    match cap_cutoff(store.start_ps(), XPROF_MAX_EVENTS) {
-        Some((cutoff_ps, dropped)) => {
+    // XProf's cap is of XProf's own traces: a PyTorch profiler trace is not XProf's to cut.
+    let capped = if kineto { None } else { Some(cap_cutoff(store.start_ps(), XPROF_MAX_EVENTS)) };
+    match capped {
+        None => {}
+        Some(Some((cutoff_ps, dropped))) => {
             let _ = writeln!(
                 s,
                 "XProf's trace_viewer keeps {} events: it would drop the {} that start after {} µs; `--json` keeps them all.",
@@ -70,7 +76,7 @@ fn summary(session: &mut Session, id: u32) -> Result<(), String> {
                 micros(cutoff_ps)
             );
         }
-        None => {
+        Some(None) => {
             let _ = writeln!(s, "XProf's cap of {} events drops none of them.", count(XPROF_MAX_EVENTS as u64));
         }
     }

@@ -61,6 +61,7 @@ pub(super) fn Details(file_id: u32, selected_event: RwSignal<Option<u32>>, origi
                     <dt>"Duration"</dt><dd>{time("event_duration_ps", d.duration_ps)}</dd>
                     <dt>"Self time"</dt><dd>{time("event_self_time_ps", d.self_time_ps)}</dd>
                     <dt>"Depth"</dt><dd><Text metric="event_depth" value=d.depth.to_string() /></dd>
+                    {(!d.category.is_empty()).then(|| view! { <dt>"Category"</dt><dd><Text metric="event_category" value=d.category.clone() /></dd> })}
                     {args}
                     {flow}
                     {contexts}

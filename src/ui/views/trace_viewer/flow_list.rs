@@ -13,12 +13,13 @@ use crate::ui::use_engine::{use_engine, Reply};
 use leptos::prelude::*;
 use std::sync::Arc;
 
-/// The kind of a link in words.
-fn kind_text(kind: LinkKind) -> String {
+/// The kind of a link in words; `names` are the outline's (a Chrome flow's category is one).
+fn kind_text(kind: LinkKind, names: &[String]) -> String {
     match kind {
         LinkKind::Flow { id, .. } => format!("flow {id}"),
         LinkKind::Context { context_type, id } => format!("context {context_type}:{id}"),
         LinkKind::Launch { correlation_id } => format!("launch {correlation_id}"),
+        LinkKind::Chrome { category, id } => format!("{} {id}", names.get(category as usize).map_or("flow", String::as_str)),
     }
 }
 
@@ -69,7 +70,7 @@ pub(super) fn FlowList(file_id: u32, outline: Arc<TraceOutline>, full: (i64, i64
                     view! {
                         <li data-testid="flow-link" data-event=other.to_string()>
                             {if outgoing { "→ " } else { "← " }}
-                            <span class="muted">{kind_text(a.link.kind)}" · "</span>
+                            <span class="muted">{kind_text(a.link.kind, &outline.names)}" · "</span>
                             <a href="#" title="Select this event" on:click=move |ev| { ev.prevent_default(); go(other, start); }>{name}</a>
                             <span class="muted">{format!(" · {thread} · at {}", ps_text(start - full.0))}</span>
                         </li>

@@ -1,9 +1,8 @@
 //! Where each process header, thread lane and memory counter track sits in the tracks, from the
-//! outline, which processes are collapsed and how many allocators the trace has (their counter
-//! tracks go under the host process, after its threads). The labels (DOM) and the canvas both place
-//! rows from this one layout.
+//! outline, which processes are collapsed and which process each allocator's counter track goes
+//! under (after its threads: the host process of an XSpace, the process that wrote a Kineto trace's
+//! `[memory]` events). The labels (DOM) and the canvas both place rows from this one layout.
 
-use crate::analysis::trace_viewer::layout::HOST_PID;
 use crate::analysis::trace_viewer::store::TraceOutline;
 use crate::ui::charts::trace::{lane_height, Lane};
 
@@ -29,8 +28,8 @@ pub struct Layout {
 
 impl Layout {
     /// Lays out `outline`'s processes, whose pids are in `collapsed` folded to their header, with
-    /// `counter_count` memory counter tracks under the host process.
-    pub fn new(outline: &TraceOutline, collapsed: &[u32], counter_count: usize) -> Layout {
+    /// memory counter track `k` under the process of pid `counter_pids[k]`.
+    pub fn new(outline: &TraceOutline, collapsed: &[u32], counter_pids: &[u32]) -> Layout {
         let thread_count = outline.processes.iter().flat_map(|p| &p.threads).map(|t| t.index as usize + 1).max().unwrap_or(0);
         let mut l = Layout { lane_of: vec![None; thread_count], ..Layout::default() };
         let mut y = 0.0;
@@ -47,11 +46,9 @@ impl Layout {
                 l.lane_thread.push((pi, ti));
                 y += h;
             }
-            if p.pid == HOST_PID {
-                for k in 0..counter_count {
-                    l.counters.push((k, y));
-                    y += COUNTER_H;
-                }
+            for (k, _) in counter_pids.iter().enumerate().filter(|&(_, &pid)| pid == p.pid) {
+                l.counters.push((k, y));
+                y += COUNTER_H;
             }
         }
         l.height = y;

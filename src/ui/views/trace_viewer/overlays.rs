@@ -1,10 +1,11 @@
 //! What the tracks' canvas draws over and beside the spans: the flow arrows between linked events
 //! (the selected event's in the accent colour, the others faint) and the memory counter tracks (each
-//! allocator's heap and stack as a step area, with each merged step's range as a bar). Positions come
+//! allocator's heap and stack, or allocated and reserved bytes, as a step area, with each merged
+//! step's range as a bar). Positions come
 //! from the one [`Layout`] and the shared [`Frame`]; the values are the engine's.
 
 use super::layout::{Layout, COUNTER_H};
-use crate::analysis::trace_viewer::counters::{CounterTrack, CounterWindow};
+use crate::analysis::trace_viewer::counters::{CounterKind, CounterTrack, CounterWindow};
 use crate::analysis::trace_viewer::flows::Arrow;
 use crate::ui::charts::trace::{LANE_PAD, SPAN_H};
 use crate::ui::charts::viewport::Frame;
@@ -77,7 +78,7 @@ pub struct CounterScene<'a> {
     pub hover_ps: Option<i64>,
 }
 
-/// Draws each counter track of `layout`, scaled to its track's largest heap + stack.
+/// Draws each counter track of `layout`, scaled to its track's most bytes in use.
 pub fn draw_counters(ctx: &Ctx, f: &Frame, layout: &Layout, scroll_top: f64, s: &CounterScene, p: &Palette) {
     let (windows, hover_ps) = (s.windows, s.hover_ps);
     for &(k, top) in &layout.counters {
@@ -88,9 +89,12 @@ pub fn draw_counters(ctx: &Ctx, f: &Frame, layout: &Layout, scroll_top: f64, s: 
         ctx.set_fill_style_str(&p.border);
         ctx.fill_rect(0.0, (y_top + COUNTER_H).round() - 0.5, f.w, 1.0);
         let Some(w) = windows.get(k) else { continue };
-        let scale = (COUNTER_H - 2.0 * COUNTER_PAD) / s.tracks.get(k).map_or(0, |t| t.max_in_use_bytes).max(1) as f64;
+        let Some(track) = s.tracks.get(k) else { continue };
+        let kind = track.kind;
+        let scale = (COUNTER_H - 2.0 * COUNTER_PAD) / track.max_in_use_bytes.max(1) as f64;
         let base = y_top + COUNTER_H - COUNTER_PAD;
-        let y = |bytes: i64| base - bytes.max(0) as f64 * scale;
+        // Kept inside the track, whatever the values.
+        let y = |bytes: i64| (base - bytes.max(0) as f64 * scale).max(y_top);
         for i in 0..w.len() {
             let x0 = f.sx(w.time_ps[i] as f64).max(0.0);
             let x1 = w.time_ps.get(i + 1).map_or(f.w, |&t| f.sx(t as f64)).min(f.w);
@@ -99,14 +103,19 @@ pub fn draw_counters(ctx: &Ctx, f: &Frame, layout: &Layout, scroll_top: f64, s: 
             }
             let width = (x1 - x0).max(1.0);
             let (heap, stack) = (w.heap_bytes[i], w.stack_bytes[i]);
-            // Stack at the bottom, heap on it, as the Memory Profile stacks them.
+            // The accent part's bottom and top: the heap on the stack, as the Memory Profile stacks
+            // them; a caching allocator's allocated bytes within its reserved ones.
+            let (under, accent_top) = match kind {
+                CounterKind::HeapStack => (y(stack), y(stack + heap)),
+                CounterKind::AllocatedReserved => (base, y(heap)),
+            };
             ctx.set_global_alpha(0.45);
             ctx.set_fill_style_str(&p.fg_2);
             ctx.fill_rect(x0, y(stack), width, base - y(stack));
             ctx.set_fill_style_str(&p.accent);
-            ctx.fill_rect(x0, y(stack + heap), width, y(stack) - y(stack + heap));
+            ctx.fill_rect(x0, accent_top, width, under - accent_top);
             ctx.set_global_alpha(1.0);
-            ctx.fill_rect(x0, y(stack + heap) - 1.0, width, 1.5);
+            ctx.fill_rect(x0, accent_top - 1.0, width, 1.5);
             if w.count[i] > 1 {
                 // The range the merged events went through.
                 ctx.fill_rect(x0, y(w.max_in_use_bytes[i]), 1.0, y(w.min_in_use_bytes[i]) - y(w.max_in_use_bytes[i]) + 1.0);

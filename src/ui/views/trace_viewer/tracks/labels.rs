@@ -6,6 +6,7 @@ use super::hit::Hover;
 use super::navigation::Pointer;
 use super::requests::Replies;
 use super::{TrackView, NAMES_W, TRACKS_H};
+use crate::analysis::trace_viewer::counters::CounterKind;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::views::trace_viewer::layout::{COUNTER_H, HEADER_H};
 use crate::ui::views::trace_viewer::ps_text;
@@ -78,7 +79,7 @@ pub(super) fn names(tv: TrackView) -> impl IntoView {
                 .iter()
                 .filter_map(|&(k, y)| {
                     let t = info.tracks.get(k)?.clone();
-                    let title = format!("{} memory: heap and stack over time ({} events)", t.memory_id, t.event_count);
+                    let title = format!("{} memory: {} over time ({} events)", t.memory_id, figures(t.kind).both, t.event_count);
                     Some(view! {
                         <div
                             class="tv-thread tv-counter"
@@ -101,7 +102,28 @@ pub(super) fn names(tv: TrackView) -> impl IntoView {
     }
 }
 
-/// The hovered counter step: time, heap, stack (and the range of the events merged into it).
+/// What a counter track's two figures are called, on screen and as `data-metric`s.
+struct Figures {
+    first: (&'static str, &'static str),
+    second: (&'static str, &'static str),
+    /// Both, in words.
+    both: &'static str,
+}
+
+fn figures(kind: CounterKind) -> Figures {
+    match kind {
+        CounterKind::HeapStack => {
+            Figures { first: ("Heap", "counter_heap_bytes"), second: ("stack", "counter_stack_bytes"), both: "heap and stack" }
+        }
+        CounterKind::AllocatedReserved => Figures {
+            first: ("Allocated", "counter_allocated_bytes"),
+            second: ("reserved", "counter_reserved_bytes"),
+            both: "allocated and reserved bytes",
+        },
+    }
+}
+
+/// The hovered counter step: time, its two figures (and the range of the events merged into it).
 pub(super) fn counter_tooltip(tv: TrackView, replies: Replies, pointer: Pointer) -> impl IntoView {
     move || {
         let Hover { track: k, t_ps, x, y } = pointer.hover.get()?;
@@ -117,7 +139,10 @@ pub(super) fn counter_tooltip(tv: TrackView, replies: Replies, pointer: Pointer)
             <div class="tv-tooltip" data-testid="counter-tooltip" style=format!("left:{:.0}px;top:{:.0}px", left + NAMES_W, if y > TRACKS_H - TOOLTIP_H { y - TOOLTIP_H } else { y + 12.0 } + tv.scroll_top.get())>
                 <div><Text metric="counter_hover_memory_id" value=track.memory_id.clone() /> " at "
                     <Text metric="counter_hover_time_ps" value=(w.time_ps[i] - origin).to_string() shown=ps_text(w.time_ps[i] - origin) /></div>
-                <div>"Heap " <Bytes metric="counter_heap_bytes" value=w.heap_bytes[i] /> " · stack " <Bytes metric="counter_stack_bytes" value=w.stack_bytes[i] /></div>
+                {
+                    let Figures { first, second, .. } = figures(track.kind);
+                    view! { <div>{first.0}" " <Bytes metric=first.1 value=w.heap_bytes[i] /> " · "{second.0}" " <Bytes metric=second.1 value=w.stack_bytes[i] /></div> }
+                }
                 {merged.then(|| view! {
                     <div class="muted">
                         <Count metric="counter_merged_events" value=u64::from(w.count[i]) /> " events in this pixel, in use "

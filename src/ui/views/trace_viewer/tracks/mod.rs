@@ -86,8 +86,8 @@ pub(super) fn Tracks(
     let counter_tracks = requests::counter_tracks(file_id);
     let o = outline.clone();
     let layout = Memo::new(move |_| {
-        let n = counter_tracks.with(|t| t.tracks.len());
-        collapsed.with(|c| Layout::new(&o, c, n))
+        let pids: Vec<u32> = counter_tracks.with(|t| t.tracks.iter().map(|t| t.pid).collect());
+        collapsed.with(|c| Layout::new(&o, c, &pids))
     });
     let tv = TrackView {
         outline: StoredValue::new(outline),
