@@ -564,7 +564,9 @@ mod tests {
         let kinds = [(NameKind::Output, 600), (NameKind::Temporary, 200)];
         let modules = [("jit_step(1)".to_string(), 700), (String::new(), 100)];
         let bars = Bars::of(&kinds, &modules, 150, 50, 1000);
-        let of = |parts: &[BarPart]| parts.iter().map(|p| (p.key.as_str(), p.label.as_str(), p.bytes, p.fraction)).collect::<Vec<_>>();
+        fn of(parts: &[BarPart]) -> Vec<(&str, &str, i64, f64)> {
+            parts.iter().map(|p| (p.key.as_str(), p.label.as_str(), p.bytes, p.fraction)).collect()
+        }
         assert_eq!(
             of(&bars.by_kind),
             [
