@@ -82,6 +82,7 @@ pub enum RequestBody {
     TorchKernels(request::TorchKernels),
     TorchMemory(request::TorchMemory),
     TorchSnapshot(request::TorchSnapshot),
+    TorchRun(request::TorchRun),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,6 +228,9 @@ pub enum ResponseBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         state: Option<Box<crate::analysis::torch_snapshot::AllocatorState>>,
     },
+    TorchRun {
+        run: Box<crate::analysis::torch::ranks::TorchRun>,
+    },
 }
 
 /// A reply and the bytes that travel beside it (a `TraceSpans` reply's spans packed, a `TraceExport`
@@ -351,6 +355,7 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::TorchOperators(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_operators(r.file_id)?) },
         RequestBody::TorchKernels(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_kernels(r.file_id)?) },
         RequestBody::TorchMemory(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_memory(r.file_id)?) },
+        RequestBody::TorchRun(r) => ResponseBody::TorchRun { run: Box::new(s.torch_run(&r.file_ids)?) },
         RequestBody::TorchSnapshot(r) => {
             let state = r.state_at.map(|at| s.torch_snapshot_state(r.file_id, at.device, at.event_index)).transpose()?;
             ResponseBody::TorchSnapshot { report: Box::new(s.torch_snapshot(r.file_id)?), state: state.map(Box::new) }

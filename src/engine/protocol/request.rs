@@ -442,3 +442,11 @@ impl Ask for TorchSnapshot {
         }
     }
 }
+
+/// A PyTorch run: its ranks' Kineto traces (one file each), every rank's step split, operators and
+/// kernels, and the run combined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchRun {
+    pub file_ids: Vec<u32>,
+}
+ask!(TorchRun => TorchRun { run } -> Arc<crate::analysis::torch::ranks::TorchRun> = Arc::from);
