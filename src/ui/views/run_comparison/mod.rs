@@ -101,7 +101,7 @@ fn Page(c: Arc<Comparison>, csv_name: String, kernels_csv_name: String, table_st
         let t = Arc::new(t);
         view! {
             <section>
-                <h2>"Ranks: average step and its split"</h2>
+                <h2>"Ranks: the average step and its time in computation, communication (NCCL), memcpy and other"</h2>
                 <torch::RankTable t=t.clone() />
             </section>
             <section>

@@ -22,10 +22,11 @@ fn kernel_key(t: &T, i: usize) -> String {
 macro_rules! split_columns {
     ($k:expr, $field:ident, $label:literal) => {
         [
-            $k.time(stringify!($field), $label, stringify!($field), |t, i| t.ranks[i].$field.current),
+            $k.time(stringify!($field), $label, stringify!($field), |t, i| t.ranks[i].$field.current).width("86px"),
             signed_time($k, (concat!("delta_", stringify!($field)), "Δ", concat!("delta_", stringify!($field))), |t, i| {
                 t.ranks[i].$field.delta
-            }),
+            })
+            .width("78px"),
         ]
     };
 }
@@ -35,21 +36,21 @@ fn worker(w: &Option<String>) -> &str {
     w.as_deref().unwrap_or("–")
 }
 
-/// Each rank of either run: its worker in both, its average step and that step's split, with the
-/// change from the baseline.
+/// Each rank of either run: its worker in both (a dash where a run lacks the rank), its average step
+/// and that step's split, with the change from the baseline; ten figures a row, so the text columns
+/// stay narrow and which runs have the rank is the row's `data-presence`.
 #[component]
 pub fn RankTable(t: Arc<T>) -> impl IntoView {
     let k = Cols::<T> { key: rank_key };
     let mut columns = vec![
-        k.text("rank", "Rank", "rank", |t, i| &t.ranks[i].rank).width("90px"),
-        k.text("presence", "In", "presence", |t, i| presence(t.ranks[i].presence)).width("76px"),
-        k.text("worker", "Worker", "worker", |t, i| worker(&t.ranks[i].current_worker)).width("120px"),
-        k.text("base_worker", "Baseline worker", "baseline_worker", |t, i| worker(&t.ranks[i].baseline_worker)).width("120px"),
+        k.text("rank", "Rank", "rank", |t, i| &t.ranks[i].rank).width("72px"),
+        k.text("worker", "Worker", "worker", |t, i| worker(&t.ranks[i].current_worker)).width("90px"),
+        k.text("base_worker", "Baseline", "baseline_worker", |t, i| worker(&t.ranks[i].baseline_worker)).width("90px"),
     ];
     for pair in [
         split_columns!(k, step_us, "Step"),
-        split_columns!(k, computation_us, "Computation"),
-        split_columns!(k, communication_us, "Communication"),
+        split_columns!(k, computation_us, "Compute"),
+        split_columns!(k, communication_us, "Comm."),
         split_columns!(k, memcpy_us, "Memcpy"),
         split_columns!(k, other_us, "Other"),
     ] {
@@ -69,15 +70,15 @@ pub fn KernelDeltaTable(t: Arc<T>, csv_name: String) -> impl IntoView {
     let k = Cols::<T> { key: kernel_key };
     let max = largest(t.kernels.iter().map(|k| k.total_time_us.delta));
     let columns = vec![
-        k.text("kernel", "Kernel", "kernel", move |t, i| &t.kernels[i].name).class("op").width("320px"),
-        k.text("presence", "In", "presence", move |t, i| presence(t.kernels[i].presence)).width("76px"),
+        k.text("kernel", "Kernel", "kernel", |t, i| &t.kernels[i].name).class("op").width("320px"),
+        k.text("presence", "In", "presence", |t, i| presence(t.kernels[i].presence)).width("76px"),
         k.time("total", "Total time", "total_time_us", |t, i| t.kernels[i].total_time_us.current),
-        k.time("base_total", "Baseline total", "baseline_total_time_us", |t, i| t.kernels[i].total_time_us.baseline).width("112px"),
+        k.time("base_total", "Baseline total", "baseline_total_time_us", |t, i| t.kernels[i].total_time_us.baseline).width("120px"),
         signed_time(k, ("delta_total", "Δ total", "delta_total_time_us"), |t, i| t.kernels[i].total_time_us.delta),
         change_ratio(k, "total_time_ratio", |t, i| t.kernels[i].total_time_us),
         delta_bar(max, |t, i| t.kernels[i].total_time_us.delta),
         k.count("calls", "Calls", "calls", |t, i| t.kernels[i].current_calls).width("84px"),
-        k.count("base_calls", "Baseline calls", "baseline_calls", |t, i| t.kernels[i].baseline_calls).width("112px"),
+        k.count("base_calls", "Baseline calls", "baseline_calls", |t, i| t.kernels[i].baseline_calls).width("120px"),
     ];
     let spec = TableSpec::new("ops-table rc-kernels", columns)
         .testid("rc-kernels")
