@@ -26,7 +26,7 @@ macro_rules! split_columns {
             signed_time($k, (concat!("delta_", stringify!($field)), "Δ", concat!("delta_", stringify!($field))), |t, i| {
                 t.ranks[i].$field.delta
             })
-            .width("78px"),
+            .width("84px"),
         ]
     };
 }
@@ -44,8 +44,8 @@ pub fn RankTable(t: Arc<T>) -> impl IntoView {
     let k = Cols::<T> { key: rank_key };
     let mut columns = vec![
         k.text("rank", "Rank", "rank", |t, i| &t.ranks[i].rank).width("72px"),
-        k.text("worker", "Worker", "worker", |t, i| worker(&t.ranks[i].current_worker)).width("90px"),
-        k.text("base_worker", "Baseline", "baseline_worker", |t, i| worker(&t.ranks[i].baseline_worker)).width("90px"),
+        k.text("worker", "Worker", "worker", |t, i| worker(&t.ranks[i].current_worker)).width("80px"),
+        k.text("base_worker", "Baseline", "baseline_worker", |t, i| worker(&t.ranks[i].baseline_worker)).width("80px"),
     ];
     for pair in [
         split_columns!(k, step_us, "Step"),
