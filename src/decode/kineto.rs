@@ -119,6 +119,13 @@ pub struct DeviceProps {
     pub compute_minor: Option<i64>,
 }
 
+/// The `distributedInfo` Kineto writes for a rank of a distributed run (`backend`, `rank`,
+/// `world_size`, ...); only the rank is read.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct DistributedInfo {
+    rank: Option<i64>,
+}
+
 /// A Kineto trace, as columns of the events the plugin reads, in file order.
 #[derive(Debug, Clone, Default)]
 pub struct KinetoTrace {
@@ -128,6 +135,8 @@ pub struct KinetoTrace {
     pub memory: Vec<MemoryArgs>,
     pub device_props: Option<Vec<DeviceProps>>,
     pub schema_version: Option<i64>,
+    /// `distributedInfo.rank`: which rank of a distributed run wrote the trace (`None` outside one).
+    pub rank: Option<i64>,
     /// `traceEvents` entries read (all of them, kept or not).
     pub raw_events: u64,
     /// Every event as a trace viewer shows it ([`Timeline`]): the Trace Viewer's columns, beside the
@@ -346,6 +355,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                 }
                 "deviceProperties" => self.trace.device_props = map.next_value::<Option<Vec<DeviceProps>>>()?,
                 "schemaVersion" => self.trace.schema_version = map.next_value::<Option<i64>>().ok().flatten(),
+                "distributedInfo" => self.trace.rank = map.next_value::<Option<DistributedInfo>>()?.and_then(|d| d.rank),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }

@@ -3,6 +3,11 @@
 //! `2026_11_24_09_30_00`), the same host file name in every run. Paths here are relative to what
 //! the user opened, `/`-separated.
 //!
+//! The PyTorch Profiler's TensorBoard plugin lays its runs out the same way, without the
+//! `plugins/profile` part: `<logdir>/<run>/<worker>[.<span>].pt.trace.json[.gz]`, one Kineto trace per
+//! worker (rank) of the run, `<span>` a number (a timestamp) telling one capture of a worker from
+//! another. A Kineto file's host is its worker, so the ranks of a run are its hosts.
+//!
 //! Beside the traces TensorBoard and XProf leave their tools' outputs (sidecars: a trace as
 //! `<host>.trace.json.gz`, cached tool data as `<host>.<tool>.pb`): these are not profiles, and are
 //! listed as sidecars rather than opened and reported as errors.
@@ -17,7 +22,8 @@ pub struct RunHost {
     pub run_dir: String,
     /// The run's name: its folder's name (TensorBoard's run name); empty where `run_dir` is.
     pub run: String,
-    /// The host: the file name without its profile suffix (`ml-host` of `ml-host.xplane.pb.gz`).
+    /// The host: the file name without its profile suffix (`ml-host` of `ml-host.xplane.pb.gz`); of a
+    /// Kineto trace, its worker (`worker0` of `worker0.1795841222.pt.trace.json`).
     pub host: String,
 }
 
@@ -54,23 +60,37 @@ const PROFILE_SUFFIXES: &[&str] = &[
 pub fn is_sidecar(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     // PyTorch's profiler writes its traces as JSON too (`*.pt.trace.json[.gz]`): profiles, not tool output.
-    let kineto = n.strip_suffix(".gz").unwrap_or(&n).ends_with(".pt.trace.json");
-    !kineto && SIDECAR_SUFFIXES.iter().any(|s| n.ends_with(s))
+    !is_kineto(&n) && SIDECAR_SUFFIXES.iter().any(|s| n.ends_with(s))
 }
 
 /// The run and host of the file at `path`.
 pub fn run_host(path: &str) -> RunHost {
     let (run_dir, file) = path.rsplit_once('/').unwrap_or(("", path));
     let lower = file.to_ascii_lowercase();
-    let stem_len = SIDECAR_SUFFIXES
+    let kineto = is_kineto(&lower);
+    // A Kineto trace's name ends as a trace sidecar's does (`.trace.json.gz`): its own suffix, whole.
+    let sidecars = if kineto { &[][..] } else { SIDECAR_SUFFIXES };
+    let stem_len = sidecars
         .iter()
         .chain(PROFILE_SUFFIXES)
         .find(|s| lower.ends_with(*s) && lower.len() > s.len())
         .map_or(file.len(), |s| file.len() - s.len());
-    RunHost {
-        run_dir: run_dir.to_string(),
-        run: run_dir.rsplit('/').next().unwrap_or_default().to_string(),
-        host: file[..stem_len].to_string(),
+    let stem = &file[..stem_len];
+    let host = if kineto { kineto_worker(stem) } else { stem };
+    RunHost { run_dir: run_dir.to_string(), run: run_dir.rsplit('/').next().unwrap_or_default().to_string(), host: host.to_string() }
+}
+
+/// Whether the lower-cased file name is a Kineto trace's (`*.pt.trace.json[.gz]`).
+fn is_kineto(lower: &str) -> bool {
+    lower.strip_suffix(".gz").unwrap_or(lower).ends_with(".pt.trace.json")
+}
+
+/// The worker of a Kineto trace's stem: the plugin's `WORKER_PATTERN`, `^(.*?)(\.\d+)?$` (the stem
+/// without a trailing `.<span>` of digits).
+fn kineto_worker(stem: &str) -> &str {
+    match stem.rsplit_once('.') {
+        Some((worker, span)) if !worker.is_empty() && !span.is_empty() && span.bytes().all(|b| b.is_ascii_digit()) => worker,
+        _ => stem,
     }
 }
 
@@ -89,6 +109,23 @@ mod tests {
         assert_eq!((r.run_dir.as_str(), r.run.as_str(), r.host.as_str()), ("", "", "worker-1"));
         assert_eq!(run_host("run1/memory.prof").host, "memory");
         assert_eq!(run_host("run1/ml-host.trace.json.gz").host, "ml-host");
+    }
+
+    #[test]
+    fn kineto_traces_of_a_run_folder_are_its_workers() {
+        // torch.profiler's tensorboard_trace_handler: `<run>/<worker>.<span>.pt.trace.json[.gz]`.
+        let r = run_host("tb/resnet/vm_2031.1795841222637258163.pt.trace.json.gz");
+        assert_eq!((r.run_dir.as_str(), r.run.as_str(), r.host.as_str()), ("tb/resnet", "resnet", "vm_2031"));
+        let hosts: Vec<String> =
+            ["run/worker0.17.pt.trace.json", "run/worker1.17.pt.trace.json"].iter().map(|p| run_host(p).host).collect();
+        assert_eq!(hosts, ["worker0", "worker1"]);
+        assert_eq!(run_host("run/worker1.17.pt.trace.json").run_dir, run_host("run/worker0.17.pt.trace.json").run_dir);
+        // Without a span, or with a dot in the worker name, the worker is what precedes the span.
+        assert_eq!(run_host("rank0.pt.trace.json").host, "rank0");
+        assert_eq!(run_host("run/host.a.b.1234.PT.TRACE.JSON.GZ").host, "host.a.b");
+        assert_eq!(run_host("run/host.v2.pt.trace.json").host, "host.v2");
+        // A name of digits only keeps them: the plugin's lazy `.*?` leaves a span-looking name whole.
+        assert_eq!(run_host("run/12345.pt.trace.json").host, "12345");
     }
 
     #[test]

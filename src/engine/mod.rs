@@ -33,6 +33,7 @@ pub mod slim;
 pub mod tool;
 pub mod torch;
 pub mod torch_page;
+pub mod torch_run;
 pub mod torch_snapshot;
 pub mod trace_viewer;
 pub mod warmup;

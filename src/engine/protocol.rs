@@ -29,7 +29,7 @@ use request::{DeviceMemoryAnswer, DeviceMemoryFiles, MemoryViewerPage, Trace};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 13;
+pub const VERSION: u32 = 14;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -84,6 +84,7 @@ pub enum RequestBody {
     TorchSnapshot(request::TorchSnapshot),
     TorchSnapshotState(request::TorchSnapshotState),
     TorchSnapshotTimeline(request::TorchSnapshotTimeline),
+    TorchRun(request::TorchRun),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -234,6 +235,8 @@ pub enum ResponseBody {
     },
     TorchSnapshotTimeline {
         bands: Box<crate::analysis::torch_snapshot::Bands>,
+    TorchRun {
+        run: Box<crate::analysis::torch::ranks::TorchRun>,
     },
 }
 
@@ -359,6 +362,7 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::TorchOperators(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_operators(r.file_id)?) },
         RequestBody::TorchKernels(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_kernels(r.file_id)?) },
         RequestBody::TorchMemory(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_memory(r.file_id)?) },
+        RequestBody::TorchRun(r) => ResponseBody::TorchRun { run: Box::new(s.torch_run(&r.file_ids)?) },
         RequestBody::TorchSnapshot(r) => {
             let state = r.state_at.map(|at| s.torch_snapshot_state(r.file_id, at.device, at.event_index)).transpose()?;
             ResponseBody::TorchSnapshot { report: Box::new(s.torch_snapshot(r.file_id)?), state: state.map(Box::new) }

@@ -3,14 +3,31 @@
 //! Framework Op Stats (XProf's table with the `IDLE` rows, its hosts combined as XProf combines them,
 //! so at most XProf's 500 rows per side), the memory peaks each host's Memory Profile summary, the
 //! step times each run's Overview Page.
+//!
+//! Two PyTorch runs (each its ranks' Kineto traces) are compared from their [`Session::torch_run`]s.
 
-use super::{EngineError, Scope, Session};
+use super::{torch_run, EngineError, Scope, Session};
 pub use crate::analysis::run_comparison::*;
 use std::collections::BTreeMap;
 
 impl Session {
     /// The run `current` (its hosts' file ids, in the run's order) against the run `baseline`.
     pub fn run_comparison(&mut self, current: &[u32], baseline: &[u32]) -> Result<RunComparison, EngineError> {
+        match (self.is_torch_run(current)?, self.is_torch_run(baseline)?) {
+            (true, true) => return self.torch_run_comparison(current, baseline),
+            (false, false) => {}
+            (torch_current, _) => {
+                let (torch, other) = if torch_current { (current, baseline) } else { (baseline, current) };
+                let Some(&other) = other.first() else { return Err(EngineError::EmptyRun) };
+                let other = self.overview(other)?;
+                return Err(EngineError::WrongFormat {
+                    file: other.path.clone(),
+                    tool: "Run comparison".into(),
+                    found: other.format,
+                    needs: format!("a run of the same kind as {} (PyTorch traces, *.pt.trace.json[.gz])", self.overview(torch[0])?.path),
+                });
+            }
+        }
         let current_rows = self.framework_op_stats(&Scope::run(current))?.with_idle.rows;
         let baseline_rows = self.framework_op_stats(&Scope::run(baseline))?.with_idle.rows;
         let ops = op_deltas(&current_rows, &baseline_rows);
@@ -36,6 +53,37 @@ impl Session {
             ops,
             memory,
             notes,
+            torch: None,
+        })
+    }
+
+    /// Two PyTorch runs: ops summed over each run's ranks (device and host self time), kernels,
+    /// average step time and ranks. Kineto traces' allocator events are the PyTorch Memory view's,
+    /// not compared here (a note says so).
+    fn torch_run_comparison(&mut self, current: &[u32], baseline: &[u32]) -> Result<RunComparison, EngineError> {
+        let (c, b) = (self.torch_run(current)?, self.torch_run(baseline)?);
+        let (current_rows, baseline_rows, ops) = torch::torch_op_deltas(&c, &b);
+        let ranks = torch::rank_deltas(&c, &b);
+        let info = |s: &Self, ids: &[u32], run: &torch_run::TorchRun| -> Result<RunInfo, EngineError> {
+            let first = s.overview(ids[0])?;
+            Ok(RunInfo {
+                run_dir: first.run_host.run_dir.clone(),
+                run: first.run_host.run.clone(),
+                hosts: run.ranks.iter().map(|r| r.key()).collect(),
+            })
+        };
+        let (current_info, baseline_info) = (info(self, current, &c)?, info(self, baseline, &b)?);
+        Ok(RunComparison {
+            hosts: host_matches(&current_info.hosts, &baseline_info.hosts),
+            current: current_info,
+            baseline: baseline_info,
+            device_self_time_us: side_self_time_us(&current_rows, &baseline_rows, true),
+            host_self_time_us: side_self_time_us(&current_rows, &baseline_rows, false),
+            step_time: Some(torch::step_time(&c, &b)),
+            ops,
+            memory: Vec::new(),
+            notes: vec!["PyTorch runs: memory is not compared here (see each trace's PyTorch Memory view)".into()],
+            torch: Some(torch::TorchComparison { kernels: torch::kernel_deltas(&c, &b), ranks }),
         })
     }
 

@@ -4,11 +4,16 @@
 //! engine gathers them (`engine::run_comparison`). Runs are matched host by host by host name (the
 //! file name without its profile suffix, the same in every run of a TensorBoard log folder); what only
 //! one run has is listed as such.
+//!
+//! Two PyTorch runs (their ranks' Kineto traces) compare the same way, their ops summed over ranks as
+//! the op table's rows, with their kernels and ranks besides ([`torch`]).
 
 use crate::analysis::framework_op_stats::FrameworkOpRow;
 use crate::analysis::op_metrics::IDLE;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+pub mod torch;
 
 /// Which of the two runs a row was found in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,6 +128,9 @@ pub struct RunComparison {
     pub memory: Vec<MemoryPeakDelta>,
     /// What could not be compared, in words (a host without a Memory Profile, a run without steps).
     pub notes: Vec<String>,
+    /// Two PyTorch runs' kernels and ranks; absent for XSpace runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<torch::TorchComparison>,
 }
 
 /// The total self time of each run's ops on one side (device or host), `IDLE` left out.

@@ -13,6 +13,7 @@ pub mod memory;
 pub mod operators;
 pub mod overview;
 mod ranges;
+pub mod ranks;
 mod tree;
 
 use crate::decode::kineto::{Event, Kind, KinetoTrace};

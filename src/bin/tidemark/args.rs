@@ -201,23 +201,24 @@ impl RunError {
     }
 }
 
-/// Opens every trace (`*.xplane.pb[.gz]`) below the run folder `dir` into `session`, each named by its
+/// Opens every trace (`*.xplane.pb[.gz]`; in a folder without any, every PyTorch trace,
+/// `*.pt.trace.json[.gz]`, one per rank) below the run folder `dir` into `session`, each named by its
 /// path in the folder after `prefix` (through [`crate::open::open_file`]): the run's hosts' ids, in
 /// path order (the order the tools combine them in). A folder without traces, or with traces of
 /// several runs (folders), is a usage error.
 pub fn open_run_dir(session: &mut Session, dir: &Path, prefix: &str) -> Result<Vec<u32>, RunError> {
     let name = dir.display().to_string();
     let args = Args { files: vec![dir.to_path_buf()], flags: Vec::new(), options: Vec::new() };
-    let traces: Vec<Input> = args
-        .expanded_inputs()
-        .map_err(RunError::Usage)?
-        .into_iter()
-        .filter(|i| i.relative.to_ascii_lowercase().trim_end_matches(".gz").ends_with(".xplane.pb"))
-        .collect();
+    let inputs = args.expanded_inputs().map_err(RunError::Usage)?;
+    let of_kind = |suffix: &str| -> Vec<&Input> {
+        inputs.iter().filter(|i| i.relative.to_ascii_lowercase().trim_end_matches(".gz").ends_with(suffix)).collect()
+    };
+    let xspace = of_kind(".xplane.pb");
+    let traces = if xspace.is_empty() { of_kind(".pt.trace.json") } else { xspace };
     let mut run_dirs: Vec<String> = traces.iter().map(|i| tidemark::decode::log_dir::run_host(&i.relative).run_dir).collect();
     run_dirs.dedup();
     match run_dirs.len() {
-        0 => return Err(RunError::Usage(format!("{name} holds no trace (*.xplane.pb)"))),
+        0 => return Err(RunError::Usage(format!("{name} holds no trace (*.xplane.pb, or PyTorch's *.pt.trace.json)"))),
         1 => {}
         _ => return Err(RunError::Usage(format!("{name} holds several runs ({}); give one run's folder", run_dirs.join(", ")))),
     }

@@ -90,11 +90,17 @@ Usage:
                                           closest to capacity first (times from the run's earliest host start)
   tidemark run-comparison RUN_DIR --baseline BASE_RUN_DIR [--json]
                                           a run against a baseline run: each framework op's self and total time
-                                          in both with the change, each host allocator's peak, step time
+                                          in both with the change, each host allocator's peak, step time; two
+                                          PyTorch runs (folders of *.pt.trace.json, or traces): ops, kernels,
+                                          step time, ranks (the baseline may also follow as a second path)
   tidemark torch-overview | torch-operators | torch-kernels | torch-memory TRACE [--json]
                                           the PyTorch Profiler's views of a Kineto trace (*.pt.trace.json[.gz]):
                                           step time by category, ops, kernels, memory; --json prints the
                                           TensorBoard plugin's payloads keyed by its file names
+  tidemark torch-overview | torch-operators | torch-kernels RUN_FOLDER [--json]
+                                          a PyTorch run of several ranks (one trace per worker): each rank's
+                                          step split (computation, communication, memcpy, other), ops and
+                                          kernels summed over the ranks; --json every rank's and the combined
   tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT] [--json]
                                           a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot's
                                           pickle) per device: events, peak active memory and what was live

@@ -1,5 +1,7 @@
 //! `tidemark run-comparison`: a run against a baseline run — op times and allocator peaks with their
-//! changes — as a readable summary, or the engine's comparison as JSON (`--json`).
+//! changes — as a readable summary, or the engine's comparison as JSON (`--json`). Two PyTorch runs
+//! (folders of `*.pt.trace.json[.gz]`, one per rank, or single traces) compare their ops, kernels,
+//! step time and ranks.
 
 use crate::args::{open_run_dir, Args, RunError};
 use crate::framework_op_stats::truncate;
@@ -9,7 +11,7 @@ use std::path::Path;
 use tidemark::engine::run_comparison::{Change, Presence, RunComparison};
 use tidemark::engine::Session;
 
-const USAGE: &str = "usage: tidemark run-comparison RUN_DIR|FILE --baseline BASE_RUN_DIR|FILE [--json]";
+const USAGE: &str = "usage: tidemark run-comparison RUN_DIR|FILE (--baseline BASE_RUN_DIR|FILE | BASE_RUN_DIR|FILE) [--json]";
 /// Op rows shown in the text output (the JSON has all).
 const TOP_ROWS: usize = 25;
 
@@ -20,11 +22,13 @@ pub fn run(argv: &[String]) -> i32 {
         Ok(a) => a,
         Err(e) => return usage_error(e),
     };
-    let ([current], Some(baseline)) = (args.files.as_slice(), args.option("baseline")) else {
-        return usage_error("give one run folder (or trace) and --baseline another".into());
+    let (current, baseline) = match (args.files.as_slice(), args.option("baseline")) {
+        ([current], Some(baseline)) => (current, Path::new(baseline)),
+        ([current, baseline], None) => (current, baseline.as_path()),
+        _ => return usage_error("give one run folder (or trace) and a baseline run folder (or trace), after it or as --baseline".into()),
     };
     let mut session = Session::new();
-    let opened = open(&mut session, current).and_then(|c| open(&mut session, Path::new(baseline)).map(|b| (c, b)));
+    let opened = open(&mut session, current).and_then(|c| open(&mut session, baseline).map(|b| (c, b)));
     let (current, baseline) = match opened {
         Ok(ids) => ids,
         Err(e) => return e.report(COMMAND, USAGE),
@@ -151,6 +155,43 @@ fn text(c: &RunComparison) -> String {
     }
     if c.memory.is_empty() {
         let _ = writeln!(s, "  no allocator events in either run");
+    }
+    if let Some(t) = &c.torch {
+        let _ = writeln!(s, "\n  ranks: average step (us) and its split, current vs baseline");
+        let _ =
+            writeln!(s, "  {:<10} {:>21} {:>21} {:>21} {:>21} {:>21}", "rank", "step", "computation", "communication", "memcpy", "other");
+        for r in &t.ranks {
+            let cell = |c: &Change| format!("{} ({})", duration_us(c.current), signed_us(c.delta));
+            let _ = writeln!(
+                s,
+                "  {:<10} {:>21} {:>21} {:>21} {:>21} {:>21}  {}",
+                r.rank,
+                cell(&r.step_us),
+                cell(&r.computation_us),
+                cell(&r.communication_us),
+                cell(&r.memcpy_us),
+                cell(&r.other_us),
+                presence(r.presence)
+            );
+        }
+        let _ = writeln!(s, "\n  kernels by change in total time ({} rows)", t.kernels.len());
+        let _ = writeln!(s, "  {:>11} {:>11} {:>11} {:>8}  kernel", "total", "baseline", "change", "change %");
+        for k in t.kernels.iter().take(TOP_ROWS) {
+            let c = &k.total_time_us;
+            let _ = writeln!(
+                s,
+                "  {:>11} {:>11} {:>11} {:>8}  {} {}",
+                duration_us(c.current),
+                duration_us(c.baseline),
+                signed_us(c.delta),
+                percent(c),
+                truncate(&k.name, 120),
+                presence(k.presence)
+            );
+        }
+        if t.kernels.len() > TOP_ROWS {
+            let _ = writeln!(s, "  ... {} more rows (--json for all)", t.kernels.len() - TOP_ROWS);
+        }
     }
     for n in &c.notes {
         let _ = writeln!(s, "  note: {n}");

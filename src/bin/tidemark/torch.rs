@@ -1,13 +1,25 @@
 //! `tidemark torch-overview | torch-operators | torch-kernels | torch-memory TRACE [--json]`: the
 //! PyTorch Profiler's views of a Kineto trace. `--json` prints one object holding the plugin's
 //! payloads for the view keyed by its file names; without it, the view's figures as text.
+//!
+//! `torch-overview | torch-operators | torch-kernels RUN_FOLDER`: a run of several ranks (one trace
+//! per worker, `<run>/<worker>.<span>.pt.trace.json.gz`): each rank's step split and the run's
+//! operators or kernels summed over its ranks; `--json` the engine's run (every rank's figures and
+//! the combined ones).
 
-use crate::args::Args;
+use crate::args::{open_run_dir, Args};
 use serde_json::Value;
+use std::fmt::Write;
 use tidemark::engine::torch::{torch_view, TorchView};
+use tidemark::engine::torch_run::TorchRun;
+use tidemark::engine::Session;
 
 pub fn run(command: &str, argv: &[String]) -> i32 {
-    let usage = format!("usage: tidemark {command} TRACE [--json]");
+    let usage = if command == "torch-memory" {
+        format!("usage: tidemark {command} TRACE [--json]")
+    } else {
+        format!("usage: tidemark {command} TRACE|RUN_FOLDER [--json]")
+    };
     let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
         Ok(a) if a.files.len() == 1 => a,
         Ok(_) => {
@@ -26,6 +38,13 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
         _ => TorchView::Memory,
     };
     let path = &args.files[0];
+    if path.is_dir() {
+        if view == TorchView::Memory {
+            eprintln!("tidemark {command}: {}: a folder; the Memory view reads one trace (one rank)\n{usage}", path.display());
+            return 2;
+        }
+        return run_folder(command, &usage, path, view, args.flag("json"));
+    }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
@@ -46,6 +65,77 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
         print!("{}", text(view, &out));
     }
     0
+}
+
+/// The run in `dir` (its ranks' traces): the view's figures per rank and combined.
+fn run_folder(command: &str, usage: &str, dir: &std::path::Path, view: TorchView, json: bool) -> i32 {
+    let mut session = Session::new();
+    let ids = match open_run_dir(&mut session, dir, "") {
+        Ok(ids) => ids,
+        Err(e) => return e.report(command, usage),
+    };
+    let run = match session.torch_run(&ids) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tidemark: {e}");
+            return 1;
+        }
+    };
+    if json {
+        match serde_json::to_string(&run) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("tidemark: {e}");
+                return 1;
+            }
+        }
+    } else {
+        print!("{}", run_text(view, &run));
+    }
+    0
+}
+
+/// A run's figures as text: its ranks, then the view's table (step split per rank, or operators or
+/// kernels summed over the ranks).
+fn run_text(view: TorchView, run: &TorchRun) -> String {
+    let mut o = String::new();
+    let ranks: Vec<String> = run.ranks.iter().map(|r| format!("{} ({})", r.key(), r.worker)).collect();
+    let _ = writeln!(o, "{} ranks: {}", run.ranks.len(), ranks.join(", "));
+    match view {
+        TorchView::Operators => {
+            let _ = writeln!(o, "operators summed over the ranks");
+            o += "operator | calls | device self us | device total us | host self us | host total us\n";
+            for r in &run.operators {
+                let _ = writeln!(
+                    o,
+                    "{} | {} | {:.3} | {:.3} | {:.3} | {:.3}",
+                    r.name, r.calls, r.device_self_us, r.device_total_us, r.host_self_us, r.host_total_us
+                );
+            }
+        }
+        TorchView::Kernels => {
+            let _ = writeln!(o, "kernels summed over the ranks");
+            o += "calls | total us | kernel\n";
+            for k in &run.kernels {
+                let _ = writeln!(o, "{} | {:.3} | {}", k.calls, k.total_us, k.name);
+            }
+        }
+        _ => {
+            let _ = writeln!(o, "average step (us): rank | worker | steps | step | computation | communication | memcpy | other");
+            let line = |o: &mut String, rank: &str, worker: &str, steps: usize, s: &tidemark::analysis::torch::ranks::StepSplit| {
+                let _ = writeln!(
+                    o,
+                    "  {rank} | {worker} | {steps} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3}",
+                    s.step_us, s.computation_us, s.communication_us, s.memcpy_us, s.other_us
+                );
+            };
+            for r in &run.ranks {
+                line(&mut o, &r.key(), &r.worker, r.steps, &r.split);
+            }
+            line(&mut o, "combined (mean of ranks)", "", run.steps, &run.split);
+        }
+    }
+    o
 }
 
 fn s(v: &Value) -> String {

@@ -467,3 +467,11 @@ pub struct TorchSnapshotTimeline {
     pub rows: u32,
 }
 ask!(TorchSnapshotTimeline => TorchSnapshotTimeline { bands } -> Arc<crate::analysis::torch_snapshot::Bands> = Arc::from);
+
+/// A PyTorch run: its ranks' Kineto traces (one file each), every rank's step split, operators and
+/// kernels, and the run combined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchRun {
+    pub file_ids: Vec<u32>,
+}
+ask!(TorchRun => TorchRun { run } -> Arc<crate::analysis::torch::ranks::TorchRun> = Arc::from);

@@ -1,9 +1,11 @@
 //! The Run comparison tool: the selected run (all its hosts) against the baseline run picked in the
 //! file panel — each framework op's self and total time in both with the change, each host
 //! allocator's peak, and the step time — as `pprof --diff_base` compares two device memory profiles.
-//! Every number is the engine's ([`crate::engine::run_comparison`]); this view lays them out.
+//! Two PyTorch runs add their ranks side by side and each kernel's time (`torch`). Every number is
+//! the engine's ([`crate::engine::run_comparison`]); this view lays them out.
 
 mod table;
+mod torch;
 
 use super::op_page;
 use crate::engine::protocol::request;
@@ -51,9 +53,10 @@ fn Compared(details: FileDetails, baseline: String) -> impl IntoView {
         (!current.is_empty() && !baseline.is_empty()).then_some(request::RunComparison { current, baseline })
     });
     let csv_name = op_page::csv_name(&details, "run_comparison");
+    let kernels_csv_name = op_page::csv_name(&details, "run_comparison_kernels");
     let table_state = TableState::new();
     op_page::frame("run-comparison", &details, fetch, ().into_any(), ("Comparing the two runs…", "rc-error"), move |c| {
-        view! { <Page c csv_name=csv_name.clone() table_state=table_state.clone() /> }.into_any()
+        view! { <Page c csv_name=csv_name.clone() kernels_csv_name=kernels_csv_name.clone() table_state=table_state.clone() /> }.into_any()
     })
 }
 
@@ -67,7 +70,7 @@ fn run_label(r: &RunInfo) -> String {
 
 /// The reply laid out: which runs, the summary cards, the op table, the memory peaks, the notes.
 #[component]
-fn Page(c: Arc<Comparison>, csv_name: String, table_state: TableState) -> impl IntoView {
+fn Page(c: Arc<Comparison>, csv_name: String, kernels_csv_name: String, table_state: TableState) -> impl IntoView {
     let unmatched: Vec<(String, &'static str)> = c
         .hosts
         .iter()
@@ -92,10 +95,37 @@ fn Page(c: Arc<Comparison>, csv_name: String, table_state: TableState) -> impl I
             </div>
         }
     });
+    // A PyTorch run's hosts are its ranks; its allocators are the PyTorch Memory view's (a note says so).
+    let hosts = if c.torch.is_some() { " ranks)" } else { " hosts)" };
+    let torch = c.torch.clone().map(|t| {
+        let t = Arc::new(t);
+        view! {
+            <section>
+                <h2>"Ranks: the average step and its time in computation, communication (NCCL), memcpy and other"</h2>
+                <torch::RankTable t=t.clone() />
+            </section>
+            <section>
+                <h2>"Kernels by change in total time " <span class="legend"><i class="grow"></i>"slower " <i class="shrink"></i>"faster"</span></h2>
+                <torch::KernelDeltaTable t csv_name=kernels_csv_name />
+            </section>
+        }
+    });
+    let memory = c.torch.is_none().then(|| {
+        view! {
+            <section>
+                <h2>"Memory peak by host and allocator"</h2>
+                {if c.memory.is_empty() {
+                    view! { <p class="muted" data-testid="rc-memory-empty">"Neither run has allocator events (a trace records them when memory profiling is on)."</p> }.into_any()
+                } else {
+                    view! { <table::MemoryTable c=c.clone() /> }.into_any()
+                }}
+            </section>
+        }
+    });
     view! {
         <p class="fos-summary" data-testid="rc-runs">
-            <span>"Run " <Text metric="current_run" value=run_label(&c.current) /> " (" <Count metric="current_hosts" value=c.current.hosts.len() as u64 /> " hosts)"</span>
-            <span>"against baseline " <Text metric="baseline_run" value=run_label(&c.baseline) /> " (" <Count metric="baseline_hosts" value=c.baseline.hosts.len() as u64 /> " hosts)"</span>
+            <span>"Run " <Text metric="current_run" value=run_label(&c.current) /> " (" <Count metric="current_hosts" value=c.current.hosts.len() as u64 /> {hosts}</span>
+            <span>"against baseline " <Text metric="baseline_run" value=run_label(&c.baseline) /> " (" <Count metric="baseline_hosts" value=c.baseline.hosts.len() as u64 /> {hosts}</span>
             {unmatched.into_iter().map(|(host, why)| view! { <span class="muted"><Text metric="unmatched_host" value=host.clone() key=host /> " " {why}</span> }).collect_view()}
         </p>
         <header class="summary-cards" data-testid="rc-summary">
@@ -107,14 +137,8 @@ fn Page(c: Arc<Comparison>, csv_name: String, table_state: TableState) -> impl I
             <h2>"Ops by change in self time " <span class="legend"><i class="grow"></i>"slower " <i class="shrink"></i>"faster"</span></h2>
             <table::OpDeltaTable c=c.clone() state=table_state csv_name />
         </section>
-        <section>
-            <h2>"Memory peak by host and allocator"</h2>
-            {if c.memory.is_empty() {
-                view! { <p class="muted" data-testid="rc-memory-empty">"Neither run has allocator events (a trace records them when memory profiling is on)."</p> }.into_any()
-            } else {
-                view! { <table::MemoryTable c=c.clone() /> }.into_any()
-            }}
-        </section>
+        {torch}
+        {memory}
         {(!c.notes.is_empty()).then(|| view! { <ul class="notes" data-testid="rc-notes">{c.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul> })}
     }
 }

@@ -2,7 +2,7 @@
 //! index: the ops with both runs' times and the changes (a bar per change, red slower, green
 //! faster), and the allocators' peaks.
 
-use crate::engine::run_comparison::{MemoryPeak, OpDelta, Presence, RunComparison as C};
+use crate::engine::run_comparison::{Change, MemoryPeak, OpDelta, Presence, RunComparison as C};
 use crate::ui::components::metric::{sign, Bytes, SignedBytes, SignedDuration, SignedRatio, Text};
 use crate::ui::components::table::columnar::{rows, Cols, Row};
 use crate::ui::components::table::{Column, Table, TableSpec, TableState};
@@ -17,7 +17,7 @@ fn side(o: &OpDelta) -> &'static str {
     }
 }
 
-fn presence(p: Presence) -> &'static str {
+pub(super) fn presence(p: Presence) -> &'static str {
     match p {
         Presence::Both => "both",
         Presence::OnlyInCurrent => "this run",
@@ -32,14 +32,52 @@ fn op_key(c: &C, i: usize) -> String {
 }
 
 /// A change in µs, signed and coloured, in the page's time unit.
-fn signed_time(id: &'static str, label: &'static str, metric: &'static str, get: fn(&OpDelta) -> f64) -> Column<Row<C>> {
-    Column::new(id, label, move |r: &Row<C>, _| {
-        view! { <SignedDuration metric value_us=get(&r.cols.ops[r.i]) key=op_key(&r.cols, r.i) /> }.into_any()
+pub(super) fn signed_time<T: Send + Sync + 'static>(
+    k: Cols<T>,
+    (id, label, metric): (&'static str, &'static str, &'static str),
+    get: fn(&T, usize) -> f64,
+) -> Column<Row<T>> {
+    Column::new(id, label, move |r: &Row<T>, _| view! { <SignedDuration metric value_us=get(&r.cols, r.i) key=k.row_key(r) /> }.into_any())
+        .right()
+        .width("104px")
+        .sort_by(move |a, b| get(&a.cols, a.i).total_cmp(&get(&b.cols, b.i)))
+        .csv(metric, move |r| get(&r.cols, r.i).to_string())
+}
+
+/// A change in percent of the baseline (`new` where the baseline is 0).
+pub(super) fn change_ratio<T: Send + Sync + 'static>(k: Cols<T>, metric: &'static str, get: fn(&T, usize) -> Change) -> Column<Row<T>> {
+    Column::new("ratio", "Δ %", move |r: &Row<T>, _| {
+        let t = get(&r.cols, r.i);
+        view! { <SignedRatio metric ratio=t.ratio now=t.current key=k.row_key(r) /> }.into_any()
     })
     .right()
-    .width("104px")
-    .sort_by(move |a, b| get(&a.cols.ops[a.i]).total_cmp(&get(&b.cols.ops[b.i])))
-    .csv(metric, move |r| get(&r.cols.ops[r.i]).to_string())
+    .width("84px")
+    .sort_by(move |a, b| {
+        let ratio = |r: &Row<T>| get(&r.cols, r.i).ratio.unwrap_or(f64::INFINITY);
+        ratio(a).total_cmp(&ratio(b))
+    })
+    .csv(metric, move |r| get(&r.cols, r.i).ratio.map_or(String::new(), |x| x.to_string()))
+}
+
+/// A bar as long as the row's change is against the largest (`max`, > 0): red slower, green faster.
+pub(super) fn delta_bar<T: Send + Sync + 'static>(max: f64, get: fn(&T, usize) -> f64) -> Column<Row<T>> {
+    Column::new("bar", "", move |r: &Row<T>, _| {
+        let d = get(&r.cols, r.i);
+        let pct = d.abs() * 100.0 / max;
+        view! { <div class="delta-bar" data-sign=sign(d) style=format!("width:{pct:.1}%")></div> }.into_any()
+    })
+    .class("bar-col")
+    .width("120px")
+}
+
+/// The largest |change| of `changes`, or 1 where none moved (a bar's full length).
+pub(super) fn largest(changes: impl Iterator<Item = f64>) -> f64 {
+    let max = changes.map(f64::abs).fold(0.0, f64::max);
+    if max > 0.0 {
+        max
+    } else {
+        1.0
+    }
 }
 
 fn op_columns(max_delta_us: f64) -> Vec<Column<Row<C>>> {
@@ -51,28 +89,12 @@ fn op_columns(max_delta_us: f64) -> Vec<Column<Row<C>>> {
         k.text("presence", "In", "presence", |c, i| presence(c.ops[i].presence)).width("76px"),
         k.time("self", "Self time", "self_time_us", |c, i| c.ops[i].self_time_us.current),
         k.time("base_self", "Baseline self", "baseline_self_time_us", |c, i| c.ops[i].self_time_us.baseline).width("112px"),
-        signed_time("delta_self", "Δ self", "delta_self_time_us", |o| o.self_time_us.delta),
-        Column::new("ratio", "Δ %", |r: &Row<C>, _| {
-            let t = r.cols.ops[r.i].self_time_us;
-            view! { <SignedRatio metric="self_time_ratio" ratio=t.ratio now=t.current key=op_key(&r.cols, r.i) /> }.into_any()
-        })
-        .right()
-        .width("84px")
-        .sort_by(|a, b| {
-            let ratio = |r: &Row<C>| r.cols.ops[r.i].self_time_us.ratio.unwrap_or(f64::INFINITY);
-            ratio(a).total_cmp(&ratio(b))
-        })
-        .csv("self_time_ratio", |r| r.cols.ops[r.i].self_time_us.ratio.map_or(String::new(), |x| x.to_string())),
-        Column::new("bar", "", move |r: &Row<C>, _| {
-            let d = r.cols.ops[r.i].self_time_us.delta;
-            let pct = d.abs() * 100.0 / max_delta_us;
-            view! { <div class="delta-bar" data-sign=sign(d) style=format!("width:{pct:.1}%")></div> }.into_any()
-        })
-        .class("bar-col")
-        .width("120px"),
+        signed_time(k, ("delta_self", "Δ self", "delta_self_time_us"), |c, i| c.ops[i].self_time_us.delta),
+        change_ratio(k, "self_time_ratio", |c, i| c.ops[i].self_time_us),
+        delta_bar(max_delta_us, |c, i| c.ops[i].self_time_us.delta),
         k.time("total", "Total time", "total_time_us", |c, i| c.ops[i].total_time_us.current),
         k.time("base_total", "Baseline total", "baseline_total_time_us", |c, i| c.ops[i].total_time_us.baseline).width("112px"),
-        signed_time("delta_total", "Δ total", "delta_total_time_us", |o| o.total_time_us.delta),
+        signed_time(k, ("delta_total", "Δ total", "delta_total_time_us"), |c, i| c.ops[i].total_time_us.delta),
         k.count("occurrences", "Occurrences", "occurrences", |c, i| c.ops[i].current_occurrences).width("104px"),
         k.count("base_occurrences", "Baseline occ.", "baseline_occurrences", |c, i| c.ops[i].baseline_occurrences).width("112px"),
     ]
@@ -81,8 +103,7 @@ fn op_columns(max_delta_us: f64) -> Vec<Column<Row<C>>> {
 /// The ops of `c`, largest change first; sort and filter in `state`.
 #[component]
 pub fn OpDeltaTable(c: Arc<C>, state: TableState, csv_name: String) -> impl IntoView {
-    let max_delta_us = c.ops.iter().map(|o| o.self_time_us.delta.abs()).fold(0.0, f64::max);
-    let max_delta_us = if max_delta_us > 0.0 { max_delta_us } else { 1.0 };
+    let max_delta_us = largest(c.ops.iter().map(|o| o.self_time_us.delta));
     let spec = TableSpec::new("ops-table rc-table", op_columns(max_delta_us))
         .testid("rc-table")
         .filter("Filter by op or type", "rc-filter", |r: &Row<C>| {
