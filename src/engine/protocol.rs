@@ -235,6 +235,7 @@ pub enum ResponseBody {
     },
     TorchSnapshotTimeline {
         bands: Box<crate::analysis::torch_snapshot::Bands>,
+    },
     TorchRun {
         run: Box<crate::analysis::torch::ranks::TorchRun>,
     },

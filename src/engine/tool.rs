@@ -181,10 +181,7 @@ impl Tool {
     /// [`Tool::ALL`] order. The number keys and `[`/`]` follow this order, so what a key does matches
     /// what the user sees.
     pub fn in_nav_order(suite: Suite) -> Vec<Tool> {
-        ToolGroup::ALL
-            .into_iter()
-            .flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.in_suite(suite) && t.group() == g))
-            .collect()
+        ToolGroup::ALL.into_iter().flat_map(|g| Tool::ALL.into_iter().filter(move |t| t.in_suite(suite) && t.group() == g)).collect()
     }
 
     /// The page's tool `step` places away from this one in `suite`'s navigation order, wrapping
