@@ -55,17 +55,17 @@ impl Tool {
         Tool::RooflineModel,
         Tool::XlaOpsCpu,
         Tool::GraphViewer,
+        Tool::TorchOverview,
+        Tool::TorchOperators,
+        Tool::TorchKernels,
+        Tool::RunComparison,
         Tool::TraceViewer,
         Tool::FileDetails,
         Tool::MemoryProfile,
         Tool::MemoryViewer,
         Tool::DeviceMemory,
         Tool::MemoryAcrossHosts,
-        Tool::RunComparison,
         Tool::TorchSnapshot,
-        Tool::TorchOverview,
-        Tool::TorchOperators,
-        Tool::TorchKernels,
         Tool::TorchMemory,
     ];
 
@@ -166,11 +166,11 @@ impl Tool {
 
     /// Which suite's navigation lists the tool: XProf's tools read XProf's files, the PyTorch
     /// Profiler's views a Kineto trace, the snapshot report a CUDA memory snapshot; the Trace Viewer
-    /// reads both kinds of trace, and every file has its details.
+    /// and the run comparison read both kinds of trace, and every file has its details.
     pub fn in_suite(self, suite: Suite) -> bool {
         match self {
             Tool::FileDetails => true,
-            Tool::TraceViewer => suite != Suite::CudaSnapshot,
+            Tool::TraceViewer | Tool::RunComparison => suite != Suite::CudaSnapshot,
             Tool::TorchOverview | Tool::TorchOperators | Tool::TorchKernels | Tool::TorchMemory => suite == Suite::PyTorch,
             Tool::TorchSnapshot => suite == Suite::CudaSnapshot,
             _ => suite == Suite::XProf,
@@ -265,19 +265,19 @@ mod tests {
         use Tool::*;
         assert_eq!(
             Tool::in_nav_order(Suite::of(Format::Kineto)),
-            [TorchOverview, TorchOperators, TorchKernels, TraceViewer, TorchMemory, FileDetails]
+            [TorchOverview, TorchOperators, TorchKernels, RunComparison, TraceViewer, TorchMemory, FileDetails]
         );
         for f in [Format::XSpace, Format::HloProto, Format::Pprof] {
             let xprof = Tool::in_nav_order(Suite::of(f));
             assert_eq!(xprof.first(), Some(&OverviewPage));
             assert!(xprof.contains(&TraceViewer) && xprof.contains(&DeviceMemory) && xprof.contains(&FileDetails));
-            assert!(!xprof.iter().any(|t| t.in_suite(Suite::PyTorch) && *t != TraceViewer && *t != FileDetails));
+            assert!(!xprof.iter().any(|t| t.in_suite(Suite::PyTorch) && ![TraceViewer, RunComparison, FileDetails].contains(t)));
         }
         // A snapshot: its view and its details.
         assert_eq!(Tool::in_nav_order(Suite::CudaSnapshot), [TorchSnapshot, FileDetails]);
         // Keys step within the suite and wrap; a tool of another suite steps to the suite's first.
         assert_eq!(TorchOverview.step(-1, Suite::PyTorch), FileDetails);
-        assert_eq!(TorchKernels.step(1, Suite::PyTorch), TraceViewer);
+        assert_eq!(TorchKernels.step(1, Suite::PyTorch), RunComparison);
         assert_eq!(OverviewPage.step(1, Suite::PyTorch), TorchOverview);
     }
 }

@@ -49,7 +49,7 @@ test('a Kineto trace lands on the PyTorch Overview: step time by category, GPU s
   await open(page);
   // The navigation holds the PyTorch Profiler's views, the Trace Viewer and File details alone.
   const tools = await page.$$eval('.tool-nav .tab', (els) => els.map((e) => e.dataset.tool));
-  assert.deepEqual(tools, ['torch-overview', 'torch-operators', 'torch-kernels', 'trace-viewer', 'torch-memory', 'file-details']);
+  assert.deepEqual(tools, ['torch-overview', 'torch-operators', 'torch-kernels', 'run-comparison', 'trace-viewer', 'torch-memory', 'file-details']);
   assert.match(page.url(), /tool=torch-overview/);
 
   const o = oracle('overview');
