@@ -88,8 +88,9 @@ async fn prepare(state: AppState) -> Result<Choices, String> {
     }
     let hash = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
     let full = assemble(&assets, &full, &hash);
-    // Offered only when it is much smaller: otherwise the full profiles are the better thing to share.
-    let slim = any_slim.then(|| assemble(&assets, &slim, &hash)).filter(|s| s.html.len() * 2 < full.html.len());
+    // Offered only when its profiles are much smaller (the app, the same in both, does not count):
+    // otherwise the full profiles are the better thing to share.
+    let slim = any_slim.then(|| assemble(&assets, &slim, &hash)).filter(|s| s.profile_bytes * 2 < full.profile_bytes);
     Ok(Choices { full, slim })
 }
 
