@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import {
   DEVICE, deviceSkip, ROOT, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, shot, fixture,
 } from './harness.mjs';
+import { canvas, settled, hoverCounter } from './support/trace_canvas.mjs';
 
 const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
 // Read in place from the device fixtures; its test is skipped with a note when they are absent.
@@ -49,26 +50,7 @@ async function openTool(file, slug, ready) {
 }
 
 /** The canvas's data attributes (window, spans drawn, loading) and its box. */
-async function canvas(page) {
-  return page.$eval('[data-testid="trace-canvas"]', (el) => {
-    const r = el.getBoundingClientRect();
-    const d = el.dataset;
-    return {
-      x: r.x, y: r.y, w: r.width, h: r.height, spans: Number(d.spans), visible: Number(d.visibleEvents),
-      start: Number(d.windowStartPs), end: Number(d.windowEndPs), loading: d.loading === 'true', scrollTop: Number(d.scrollTop),
-    };
-  });
-}
 
-/** Waits until the spans of the current window are in and drawn. */
-async function settled(page) {
-  await page.waitForFunction(() => {
-    const el = document.querySelector('[data-testid="trace-canvas"]');
-    return el && el.dataset.loading === 'false' && Number(el.dataset.spans) > 0;
-  }, null, { timeout: 60_000 });
-  await page.waitForTimeout(100);
-  return canvas(page);
-}
 
 test('a2_mlp_train: outline, spans, W zoom, click details, search, range summary, URL and export', async () => {
   const xprof = cliTrace(A2);
@@ -352,14 +334,7 @@ test('d1_tf_keras_bfc: memory counter tracks with hover values, flow arrows of a
   }
   // Hovering the track shows the heap and stack in effect there.
   const k = counters[0];
-  await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = Math.max(0, top - 100); }, k.top);
-  c = await settled(page);
-  const ky = c.y + k.top - c.scrollTop + k.height / 2;
-  let hovered = false;
-  for (let i = 1; i < 20 && !hovered; i++) {
-    await page.mouse.move(c.x + (c.w * i) / 20, ky);
-    hovered = await page.waitForSelector('[data-testid="counter-tooltip"] [data-metric="counter_heap_bytes"]', { timeout: 1000 }).then(() => true, () => false);
-  }
+  const hovered = await hoverCounter(page, k, 'counter_heap_bytes', 1);
   assert.ok(hovered, 'the counter track shows its values on hover');
   assert.ok(Number(await one(page, 'counter_heap_bytes')) >= 0);
   assert.ok(Number(await one(page, 'counter_stack_bytes')) >= 0);

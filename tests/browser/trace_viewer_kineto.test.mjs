@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { canvas, settled, hoverCounter } from './support/trace_canvas.mjs';
 import { DEVICE, deviceSkip, serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, shot } from './harness.mjs';
 
 const TRACE = path.join(DEVICE, 'nvidia_h200_pytorch/p2_torch_resnet/tb/vm_2031.1795841222637258163.pt.trace.json.gz');
@@ -18,26 +19,7 @@ let server, browser;
 before(async () => { if (!absent) { server = await serve(); browser = await launch(); } });
 after(async () => { await browser?.close(); server?.close(); });
 
-/** The canvas's data attributes and its box. */
-async function canvas(page) {
-  return page.$eval('[data-testid="trace-canvas"]', (el) => {
-    const r = el.getBoundingClientRect();
-    const d = el.dataset;
-    return {
-      x: r.x, y: r.y, w: r.width, h: r.height, spans: Number(d.spans), visible: Number(d.visibleEvents), scrollTop: Number(d.scrollTop),
-      start: Number(d.windowStartPs), end: Number(d.windowEndPs), selectedFlows: Number(d.selectedFlows),
-    };
-  });
-}
 
-async function settled(page) {
-  await page.waitForFunction(() => {
-    const el = document.querySelector('[data-testid="trace-canvas"]');
-    return el && el.dataset.loading === 'false' && Number(el.dataset.spans) > 0;
-  }, null, { timeout: 60_000 });
-  await page.waitForTimeout(100);
-  return canvas(page);
-}
 
 test('p2_torch_resnet: every event, CPU threads then the GPU stream, a searched kernel, its launch flow, the memory counter', { skip: absent }, async () => {
   const raw = JSON.parse(gunzipSync(readFileSync(TRACE)).toString('utf8')).traceEvents;
@@ -81,14 +63,7 @@ test('p2_torch_resnet: every event, CPU threads then the GPU stream, a searched 
   assert.ok(k.top < stream.top, 'the counter track sits with the CPU process, above the GPU stream');
   await shot(page, 'trace-viewer-kineto');
   // The CPU's main thread is 40 rows deep: scroll the counter track into view.
-  await page.$eval('.tv-tracks', (el, top) => { el.scrollTop = Math.max(0, top - 100); }, k.top);
-  c = await settled(page);
-  const ky = c.y + k.top - c.scrollTop + k.height / 2;
-  let hovered = false;
-  for (let i = 10; i < 20 && !hovered; i++) {
-    await page.mouse.move(c.x + (c.w * i) / 20, ky);
-    hovered = await page.waitForSelector('[data-testid="counter-tooltip"] [data-metric="counter_reserved_bytes"]', { timeout: 1000 }).then(() => true, () => false);
-  }
+  const hovered = await hoverCounter(page, k, 'counter_reserved_bytes', 10);
   assert.ok(hovered, 'the counter track shows its values on hover');
   const [allocated, reserved] = [Number(await one(page, 'counter_allocated_bytes')), Number(await one(page, 'counter_reserved_bytes'))];
   assert.ok(gpuMemory.some((e) => e.args['Total Allocated'] === allocated && e.args['Total Reserved'] === reserved), `${allocated} / ${reserved} is an event's`);
