@@ -45,8 +45,8 @@ impl Input {
         }
     }
 
-    /// The first `len` bytes of `file` (its size, checked by the caller), mapped read-only and
-    /// loaded up front. `None` where the file cannot be mapped (a pipe, an empty file): read it then.
+    /// The first `len` bytes of `file` (its size, checked by the caller), mapped read-only; a page is
+    /// mapped when first read. `None` where the file cannot be mapped (a pipe, an empty file): read it then.
     #[cfg(target_os = "linux")]
     pub fn map(file: &std::fs::File, len: usize) -> Option<Input> {
         mapping::Mapping::new(file, len).map(|m| Input(Repr::Mapped(Bytes::from_owner(m))))
