@@ -236,3 +236,18 @@ pub fn operator_view(p: &TorchProfile, grouping: OpGrouping) -> Value {
     });
     json!({"operation": operation, "operation_table": table})
 }
+
+#[cfg(test)]
+mod tests {
+    use super::py_str;
+    use serde_json::json;
+
+    #[test]
+    fn an_input_shape_reads_as_python_writes_it() {
+        assert_eq!(py_str(&json!([[32, 3, 224, 224], [], [[1, 2], [3]]])), "[[32, 3, 224, 224], [], [[1, 2], [3]]]");
+        assert_eq!(
+            py_str(&json!([1.0, 2.5e-7, null, true, "it's", "a\nb", {"k": 1}])),
+            "[1.0, 2.5e-07, None, True, \"it's\", 'a\\nb', {'k': 1}]"
+        );
+    }
+}
