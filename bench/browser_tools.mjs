@@ -10,7 +10,8 @@
 //   pan/zoom  in the Trace Viewer, KEYS presses of W (zoom in), A/D (pan) and S (zoom out), each timed from
 //             the key to the canvas redrawn for the new window; and every frame interval while they run;
 //   long task the longest main-thread task (PerformanceObserver 'longtask', ≥ 50 ms) over the whole run,
-//             and how many there were;
+//             and how many there were; and per tool, the longest that ran between its tab's click and
+//             the next step (`–`: none of 50 ms or more);
 //   memory    the engine's wasm memory after opening the file, and at the end (wasm memory only grows, so
 //             the end is its peak).
 // Prints one table per file and one `tool_ms<TAB>FILE<TAB>TOOL<TAB>MS` line per measurement.
@@ -197,11 +198,15 @@ async function benchFile(browser, url, file) {
   if (tracePath) await browser.stopTracing();
   await page.context().close();
   // Each long task with the step it ran in (the last mark before it).
-  const longtaskSteps = observed.starts.map((at, i) => {
-    const step = observed.marks.filter(([, t]) => t <= at).pop()?.[0] ?? 'before opening';
-    return `${observed.durations[i].toFixed(0)} ms in ${step}`;
+  const stepOf = (at) => observed.marks.filter(([, t]) => t <= at).pop()?.[0] ?? 'before opening';
+  const longtaskSteps = observed.starts.map((at, i) => `${observed.durations[i].toFixed(0)} ms in ${stepOf(at)}`);
+  // The longest task of each step (a tool's: from its tab's click to the next step's mark).
+  const longestIn = new Map();
+  observed.starts.forEach((at, i) => {
+    const step = stepOf(at);
+    longestIn.set(step, Math.max(longestIn.get(step) ?? 0, observed.durations[i]));
   });
-  return { name, rows, keys, frames, longtasks, longtaskSteps, observed, openedBytes, peakBytes, tracePath };
+  return { name, rows, keys, frames, longtasks, longtaskSteps, longestIn, observed, openedBytes, peakBytes, tracePath };
 }
 
 /** The page thread's tasks of LONG_TASK_MS or more in a recorded trace: when, in which step (the last
@@ -299,8 +304,10 @@ try {
     const size = file.endsWith('.gz') ? gunzipSync(readFileSync(file)).length : statSync(file).size;
     console.log(`\n${r.name} (${(size / 1e6).toFixed(1)} MB${file.endsWith('.gz') ? ' inflated' : ''})`);
     for (const [tool, ms] of r.rows) {
-      console.log(`  ${tool.padEnd(20)} ${f1(ms).padStart(9)} ms`);
+      const longest = r.longestIn.get(tool);
+      console.log(`  ${tool.padEnd(20)} ${f1(ms).padStart(9)} ms   longest task ${longest ? `${f1(longest)} ms` : '–'}`);
       console.log(`tool_ms\t${r.name}\t${tool}\t${f1(ms)}`);
+      console.log(`tool_longest_task_ms\t${r.name}\t${tool}\t${f1(longest ?? 0)}`);
     }
     if (r.keys.length) {
       console.log(`  pan/zoom key → redrawn: median ${f1(pct(r.keys, 0.5))} ms, max ${f1(Math.max(...r.keys))} ms (${r.keys.length} presses)`);

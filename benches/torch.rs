@@ -36,7 +36,7 @@ fn main() {
             let trace = KinetoTrace::decode(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
             println!("  decode  {:>7.2} s", t.elapsed().as_secs_f64());
             drop(bytes);
-            for view in [TorchView::Overview, TorchView::Operators, TorchView::Kernels, TorchView::Memory] {
+            for view in [TorchView::Overview, TorchView::Operators(Default::default()), TorchView::Kernels, TorchView::Memory] {
                 let t = Instant::now();
                 let out = view_of(&trace, view).map(|v| v.to_string().len());
                 println!("  {:<9} {:>7.2} s  ({} bytes of JSON)", format!("{view:?}"), t.elapsed().as_secs_f64(), out.unwrap_or(0));

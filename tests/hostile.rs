@@ -172,10 +172,14 @@ fn exercise(name: &str, bytes: Vec<u8>, base_pprof: Option<&PprofFile>) -> Resul
         Profile::Hlo(_) => check_memory_viewer(&file.profile)?,
         Profile::Pprof(p) => check_device_memory(p, base_pprof)?,
         Profile::Kineto(_) => {
-            for view in [Session::torch_overview, Session::torch_operators, Session::torch_kernels, Session::torch_memory] {
-                if let Err(e) = view(&session, file_id) {
-                    check_message(&e.detail())?;
-                }
+            let errors = [
+                session.torch_overview(file_id).err(),
+                session.torch_operators(file_id, Default::default()).err(),
+                session.torch_kernels(file_id).err(),
+                session.torch_memory(file_id).err(),
+            ];
+            for e in errors.into_iter().flatten() {
+                check_message(&e.detail())?;
             }
         }
         Profile::TorchSnapshot(s) => {

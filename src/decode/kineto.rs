@@ -78,6 +78,9 @@ pub struct Event {
     pub step: i64,
     /// Whether the op has a non-empty `Call stack`.
     pub has_call_stack: bool,
+    /// Index into [`KinetoTrace::input_dims`]: the op's `Input Dims` (older traces: `Input dims`) as
+    /// written, which the plugin's Operator view groups by; 0 (`[]`) where the event has none.
+    pub input_dims: u32,
     /// Index into [`KinetoTrace::kernels`] (kernels) or [`KinetoTrace::memory`] (memory events).
     pub detail: u32,
 }
@@ -133,6 +136,8 @@ pub struct KinetoTrace {
     pub events: Vec<Event>,
     pub kernels: Vec<KernelArgs>,
     pub memory: Vec<MemoryArgs>,
+    /// Each distinct `Input Dims` text of the events ([`Event::input_dims`]), `[]` first.
+    pub input_dims: Vec<String>,
     pub device_props: Option<Vec<DeviceProps>>,
     pub schema_version: Option<i64>,
     /// `distributedInfo.rank`: which rank of a distributed run wrote the trace (`None` outside one).
@@ -343,6 +348,8 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Seen, A::Error> {
         let mut seen = Seen { trace_events: false, kineto_keys: false };
         let mut interner = Interner::default();
+        let mut dims = Interner::default();
+        dims.intern("[]");
         let mut timeline = TimelineBuilder::default();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             if KINETO_KEYS.contains(&key.as_ref()) {
@@ -351,7 +358,12 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
             match key.as_ref() {
                 "traceEvents" => {
                     seen.trace_events = true;
-                    map.next_value_seed(EventsSeed { trace: self.trace, interner: &mut interner, timeline: &mut timeline })?;
+                    map.next_value_seed(EventsSeed {
+                        trace: self.trace,
+                        interner: &mut interner,
+                        dims: &mut dims,
+                        timeline: &mut timeline,
+                    })?;
                 }
                 "deviceProperties" => self.trace.device_props = map.next_value::<Option<Vec<DeviceProps>>>()?,
                 "schemaVersion" => self.trace.schema_version = map.next_value::<Option<i64>>().ok().flatten(),
@@ -362,6 +374,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
             }
         }
         self.trace.names = interner.names;
+        self.trace.input_dims = dims.names;
         self.trace.timeline = timeline.finish();
         Ok(seen)
     }
@@ -388,6 +401,7 @@ impl Interner {
 struct EventsSeed<'t> {
     trace: &'t mut KinetoTrace,
     interner: &'t mut Interner,
+    dims: &'t mut Interner,
     timeline: &'t mut TimelineBuilder,
 }
 
@@ -411,7 +425,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
                 Some(text) => Some(serde_json::from_str::<RawArgs>(text.get()).map_err(de::Error::custom)?),
                 None => None,
             };
-            keep(self.trace, self.interner, raw, args);
+            keep(self.trace, (self.interner, self.dims), raw, args);
         }
         Ok(())
     }
@@ -539,6 +553,10 @@ struct RawArgs<'a> {
     correlation: Option<Id>,
     #[serde(rename = "Call stack", borrow)]
     call_stack: Option<Cow<'a, str>>,
+    #[serde(rename = "Input Dims", borrow)]
+    input_dims: Option<&'a serde_json::value::RawValue>,
+    #[serde(rename = "Input dims", borrow)]
+    input_dims_older: Option<&'a serde_json::value::RawValue>,
     #[serde(rename = "Python module id")]
     module_id: Option<IgnoredAny>,
     #[serde(rename = "est. achieved occupancy %")]
@@ -612,7 +630,7 @@ fn classify(raw: &RawEvent, args: Option<&RawArgs>) -> Option<Kind> {
     })
 }
 
-fn keep(trace: &mut KinetoTrace, interner: &mut Interner, raw: RawEvent, args: Option<RawArgs>) {
+fn keep(trace: &mut KinetoTrace, (interner, dims): (&mut Interner, &mut Interner), raw: RawEvent, args: Option<RawArgs>) {
     let Some(kind) = classify(&raw, args.as_ref()) else { return };
     let Some(ts) = raw.ts else { return };
     let name = raw.name.as_deref().unwrap_or("");
@@ -655,6 +673,7 @@ fn keep(trace: &mut KinetoTrace, interner: &mut Interner, raw: RawEvent, args: O
         correlation: args.correlation.and_then(|c| c.0),
         step,
         has_call_stack: args.call_stack.is_some_and(|s| !s.is_empty()),
+        input_dims: args.input_dims.or(args.input_dims_older).map_or(0, |d| dims.intern(d.get())),
         detail: detail as u32,
     });
 }

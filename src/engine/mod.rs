@@ -83,6 +83,8 @@ pub struct Session {
     step_dbs: HashMap<u32, crate::analysis::steps::StepDb>,
     /// Each trace's memory summary for Memory across hosts, by file id (see [`Session::host_memory`]).
     host_memory: HashMap<u32, memory_across_hosts::HostMemory>,
+    /// Each Kineto trace's analysis, by file id, for its PyTorch views (see [`Session::torch_overview`]).
+    torch_analyses: HashMap<u32, crate::analysis::torch::Analysed>,
 }
 
 impl Session {
@@ -207,6 +209,7 @@ impl Session {
         self.trace_stores.remove(&id);
         self.op_tables.forget_file(id);
         self.trace_extras.remove(&id);
+        self.torch_analyses.remove(&id);
         before != self.files.len() + self.residency.released.len()
     }
 

@@ -220,10 +220,20 @@ pub enum ResponseBody {
         index: u32,
         found: Option<(u32, i64)>,
     },
-    /// A PyTorch Profiler view of a Kineto trace: the TensorBoard plugin's payloads keyed by its file
-    /// names (`overview`; `operation`, `operation_table`; ...), as `tidemark torch-* --json` prints.
-    TorchView {
-        payloads: Box<serde_json::Value>,
+    /// The PyTorch Profiler views of a Kineto trace, each as the figures the page draws (read in the
+    /// engine from the TensorBoard plugin's payloads that `tidemark torch-* --json` prints).
+    TorchOverview {
+        page: Box<super::torch_page::OverviewPage>,
+    },
+    TorchOperators {
+        page: Box<super::torch_page::OperatorsPage>,
+    },
+    TorchKernels {
+        page: Box<super::torch_page::KernelsPage>,
+    },
+    /// Its curves and events come beside it, packed ([`super::torch_page::MemoryPage::take_packed`]).
+    TorchMemory {
+        page: Box<super::torch_page::MemoryPage>,
     },
     TorchSnapshot {
         report: Box<crate::analysis::torch_snapshot::SnapshotReport>,
@@ -359,10 +369,14 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::MemoryAcrossHosts(r) => ResponseBody::MemoryAcrossHosts { view: Box::new(s.memory_across_hosts(&r.file_ids)?) },
         RequestBody::RunComparison(r) => ResponseBody::RunComparison { comparison: Box::new(s.run_comparison(&r.current, &r.baseline)?) },
         RequestBody::Residency(_) => ResponseBody::Residency { report: Box::new(s.residency()) },
-        RequestBody::TorchOverview(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_overview(r.file_id)?) },
-        RequestBody::TorchOperators(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_operators(r.file_id)?) },
-        RequestBody::TorchKernels(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_kernels(r.file_id)?) },
-        RequestBody::TorchMemory(r) => ResponseBody::TorchView { payloads: Box::new(s.torch_memory(r.file_id)?) },
+        RequestBody::TorchOverview(r) => ResponseBody::TorchOverview { page: Box::new(s.torch_overview(r.file_id)?) },
+        RequestBody::TorchOperators(r) => ResponseBody::TorchOperators { page: Box::new(s.torch_operators(r.file_id, r.group_by)?) },
+        RequestBody::TorchKernels(r) => ResponseBody::TorchKernels { page: Box::new(s.torch_kernels(r.file_id)?) },
+        RequestBody::TorchMemory(r) => {
+            let mut page = Box::new(s.torch_memory(r.file_id)?);
+            *beside = Some(page.take_packed());
+            ResponseBody::TorchMemory { page }
+        }
         RequestBody::TorchRun(r) => ResponseBody::TorchRun { run: Box::new(s.torch_run(&r.file_ids)?) },
         RequestBody::TorchSnapshot(r) => {
             let state = r.state_at.map(|at| s.torch_snapshot_state(r.file_id, at.device, at.event_index)).transpose()?;

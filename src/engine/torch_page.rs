@@ -1,13 +1,15 @@
 //! What the page draws of the PyTorch Profiler's views: each view's payloads (the plugin's JSON, as
-//! [`super::torch`] serves them and `tidemark torch-* --json` prints them) read once into typed
-//! figures, tables as columns. The analysis writes the plugin's payloads directly (its rounding and
-//! its sums live there), so the page's figures are read from them rather than computed again: what
-//! the page shows is what the plugin shows, and the page never picks JSON apart.
+//! `tidemark torch-* --json` prints them) read once into typed figures, tables as columns, by the
+//! engine in its worker ([`super::torch`]), which sends the figures as the view's reply. The analysis
+//! writes the plugin's payloads directly (its rounding and its sums live there), so the page's
+//! figures are read from them rather than computed again: what the page shows is what the plugin
+//! shows, and the page never picks JSON apart nor spends its thread reading it.
 //!
 //! Units are the plugin's, named in every field: durations in µs (memory times in ms), memory in KB
 //! (1024 bytes) and MB (1024² bytes), percentages out of 100.
 
-use serde::Deserialize;
+use crate::analysis::torch::operators::OpGrouping;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Why a payload could not be read: a view answered in another shape than the plugin's.
@@ -95,7 +97,7 @@ impl DataTable {
 }
 
 /// The plugin's step-time categories, in its order (the stack's order, bottom first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StepCategory {
     Kernel,
     Memcpy,
@@ -153,7 +155,7 @@ impl StepCategory {
 }
 
 /// One step's time per shown category (in [`OverviewPage::categories`]' order), µs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepTimes {
     /// The step's number (`ProfilerStep#N`'s N).
     pub name: String,
@@ -163,7 +165,7 @@ pub struct StepTimes {
 }
 
 /// A category's average over the steps.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CategoryShare {
     pub category: StepCategory,
     /// Rounded to the µs, as the plugin shows it.
@@ -173,18 +175,16 @@ pub struct CategoryShare {
 }
 
 /// One figure of a GPU's summary: a text (name, memory, compute capability) or a percentage.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuFigure {
     pub title: String,
-    /// A stable name for the page's `data-metric`.
-    pub metric: &'static str,
     pub text: String,
     /// The figure out of 100, when it is a percentage.
     pub percent: Option<f64>,
 }
 
 /// A GPU's summary (`GPU Summary`): its name and figures, in the plugin's order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GpuSummary {
     /// The GPU's id (`0` of `GPU 0:`).
     pub gpu: String,
@@ -192,7 +192,7 @@ pub struct GpuSummary {
 }
 
 /// The Overview (`overview`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OverviewPage {
     /// The categories the run has (Communication only with collectives, the GPU ones only on a
     /// GPU), in the stack's order.
@@ -241,6 +241,13 @@ struct TitleValue {
 #[derive(Deserialize)]
 struct GpuMetrics {
     data: Vec<TitleValue>,
+}
+
+impl GpuFigure {
+    /// A stable name for the page's `data-metric`.
+    pub fn metric(&self) -> &'static str {
+        gpu_metric(&self.title)
+    }
 }
 
 /// The metric name of a GPU summary figure.
@@ -301,7 +308,7 @@ impl OverviewPage {
             let Some(g) = gpus.last_mut().filter(|_| d.title != "<hr/>") else { continue };
             let text = text(&d.value);
             let percent = text.strip_suffix(" %").and_then(|v| v.parse().ok());
-            g.figures.push(GpuFigure { metric: gpu_metric(&d.title), title: d.title, text, percent });
+            g.figures.push(GpuFigure { title: d.title, text, percent });
         }
         let recommendations = o
             .recommendations
@@ -323,11 +330,14 @@ impl OverviewPage {
     }
 }
 
-/// The operators by name (`operation_table`), as columns, in the plugin's order (device self time,
-/// or host self time without a GPU, longest first). Times in µs, rounded to the µs.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The operators by name, or by name and input shape (`operation_table`), as columns, in the
+/// plugin's order (device self time, or host self time without a GPU, longest first). Times in µs,
+/// rounded to the µs.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct OperatorColumns {
     pub name: Vec<String>,
+    /// The inputs' shapes as the plugin writes them; empty when grouped by name alone.
+    pub input_shape: Vec<String>,
     pub calls: Vec<u64>,
     /// Empty without GPU activity (the plugin leaves the device columns out).
     pub device_self_us: Vec<f64>,
@@ -341,7 +351,7 @@ pub struct OperatorColumns {
 }
 
 /// A slice of one of the plugin's pies: its name, its value and its share of the pie.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slice {
     pub name: String,
     pub value: f64,
@@ -360,19 +370,51 @@ fn slices(payload: &'static str, pie: &DataTable) -> Result<Vec<Slice>, PayloadE
         .collect())
 }
 
+/// Which time a top-operator pie shares out: the plugin's four, in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TopTime {
+    DeviceSelf,
+    DeviceTotal,
+    HostSelf,
+    HostTotal,
+}
+
+impl TopTime {
+    pub const ALL: [TopTime; 4] = [TopTime::DeviceSelf, TopTime::DeviceTotal, TopTime::HostSelf, TopTime::HostTotal];
+
+    /// The pie's key in the `operation` payload.
+    pub fn metric(self) -> &'static str {
+        match self {
+            TopTime::DeviceSelf => "device_self_time",
+            TopTime::DeviceTotal => "device_total_time",
+            TopTime::HostSelf => "host_self_time",
+            TopTime::HostTotal => "host_total_time",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            TopTime::DeviceSelf => "Device self time",
+            TopTime::DeviceTotal => "Device total time",
+            TopTime::HostSelf => "Host self time",
+            TopTime::HostTotal => "Host total time",
+        }
+    }
+}
+
 /// One of the plugin's top-operator pies.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TopOps {
-    /// `device_self_time`, `device_total_time`, `host_self_time`, `host_total_time`.
-    pub metric: &'static str,
-    pub title: &'static str,
-    /// Operators with time, longest first, µs.
+    pub time: TopTime,
+    /// Operators with time, longest first, µs (by name: an op of several input shapes is a slice
+    /// per shape, as in the plugin's pie).
     pub ops: Vec<Slice>,
 }
 
 /// The Operator view (`operation`, `operation_table`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OperatorsPage {
+    pub grouping: OpGrouping,
     pub ops: OperatorColumns,
     pub has_device: bool,
     /// The four charts of the plugin, those with time.
@@ -387,6 +429,8 @@ struct OperationTable {
 #[derive(Deserialize)]
 struct OpRow {
     name: String,
+    #[serde(default)]
+    input_shape: Option<String>,
     calls: u64,
     #[serde(default)]
     device_self_duration: Option<f64>,
@@ -404,9 +448,13 @@ impl OperatorsPage {
     pub fn from_payloads(payloads: &Value) -> Result<OperatorsPage, PayloadError> {
         let t: OperationTable = read(payloads, "operation_table")?;
         let has_device = t.data.iter().all(|r| r.device_self_duration.is_some());
+        let grouping = if t.data.iter().any(|r| r.input_shape.is_some()) { OpGrouping::InputShape } else { OpGrouping::Name };
         let mut c = OperatorColumns::default();
         for r in t.data {
             c.name.push(r.name);
+            if grouping == OpGrouping::InputShape {
+                c.input_shape.push(r.input_shape.unwrap_or_default());
+            }
             c.calls.push(r.calls);
             if has_device {
                 c.device_self_us.push(r.device_self_duration.unwrap_or(0.0));
@@ -420,24 +468,19 @@ impl OperatorsPage {
         }
         let pies = payloads.get("operation").ok_or_else(|| shape("operation", "missing"))?;
         let mut top = Vec::new();
-        for (metric, title) in [
-            ("device_self_time", "Device self time"),
-            ("device_total_time", "Device total time"),
-            ("host_self_time", "Host self time"),
-            ("host_total_time", "Host total time"),
-        ] {
-            let Some(pie) = pies.get(metric).filter(|p| !p.is_null()) else { continue };
+        for time in TopTime::ALL {
+            let Some(pie) = pies.get(time.metric()).filter(|p| !p.is_null()) else { continue };
             let table = DataTable::deserialize(pie).map_err(|e| shape("operation", e.to_string()))?;
-            top.push(TopOps { metric, title, ops: slices("operation", &table)? });
+            top.push(TopOps { time, ops: slices("operation", &table)? });
         }
-        Ok(OperatorsPage { ops: c, has_device, top })
+        Ok(OperatorsPage { grouping, ops: c, has_device, top })
     }
 }
 
-/// Kernels by name (`kernel_table`), as columns, longest total first. Durations in µs, rounded.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct KernelColumns {
-    pub name: Vec<String>,
+/// What both kernel tables give of each row's kernels, as columns: Tensor Cores use, calls and
+/// durations (µs, rounded), launch figures.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct KernelTimes {
     pub tc_used: Vec<bool>,
     pub calls: Vec<u64>,
     pub total_us: Vec<f64>,
@@ -450,8 +493,15 @@ pub struct KernelColumns {
     pub occupancy_pct: Option<Vec<f64>>,
 }
 
+/// Kernels by name (`kernel_table`), as columns, longest total first.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct KernelColumns {
+    pub name: Vec<String>,
+    pub times: KernelTimes,
+}
+
 /// Kernels by name, launching operator and launch shape (`kernel_op_table`), as columns.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct KernelOpColumns {
     pub name: Vec<String>,
     pub op: Vec<String>,
@@ -459,19 +509,12 @@ pub struct KernelOpColumns {
     pub block: Vec<String>,
     pub registers_per_thread: Vec<u64>,
     pub shared_memory_bytes: Vec<u64>,
-    pub tc_used: Vec<bool>,
     pub op_tc_eligible: Vec<bool>,
-    pub calls: Vec<u64>,
-    pub total_us: Vec<f64>,
-    pub mean_us: Vec<f64>,
-    pub max_us: Vec<f64>,
-    pub min_us: Vec<f64>,
-    pub blocks_per_sm: Option<Vec<f64>>,
-    pub occupancy_pct: Option<Vec<f64>>,
+    pub times: KernelTimes,
 }
 
 /// The Kernel view (`kernel_table`, `kernel_op_table`, `kernel_tc_pie`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelsPage {
     pub kernels: KernelColumns,
     pub by_op: KernelOpColumns,
@@ -496,22 +539,29 @@ struct PiePayload {
 const BLOCKS: &str = "Mean Blocks Per SM";
 const OCCUPANCY: &str = "Mean Est. Achieved Occupancy (%)";
 
+impl KernelTimes {
+    /// The columns of table `t` (payload `p`) both kernel tables have; `tc` names its Tensor Cores
+    /// column.
+    fn read(t: &DataTable, p: &'static str, tc: &str) -> Result<KernelTimes, PayloadError> {
+        Ok(KernelTimes {
+            tc_used: t.flags(p, tc)?,
+            calls: t.counts(p, "Calls")?,
+            total_us: t.nums(p, "Total Duration (us)")?,
+            mean_us: t.nums(p, "Mean Duration (us)")?,
+            max_us: t.nums(p, "Max Duration (us)")?,
+            min_us: t.nums(p, "Min Duration (us)")?,
+            blocks_per_sm: t.opt_nums(p, BLOCKS)?,
+            occupancy_pct: t.opt_nums(p, OCCUPANCY)?,
+        })
+    }
+}
+
 impl KernelsPage {
     /// The Kernel view of `torch-kernels`' payloads.
     pub fn from_payloads(payloads: &Value) -> Result<KernelsPage, PayloadError> {
         const K: &str = "kernel_table";
         let t = read::<TablePayload>(payloads, K)?.data;
-        let kernels = KernelColumns {
-            name: t.texts(K, "Name")?,
-            tc_used: t.flags(K, "Tensor Cores Used")?,
-            calls: t.counts(K, "Calls")?,
-            total_us: t.nums(K, "Total Duration (us)")?,
-            mean_us: t.nums(K, "Mean Duration (us)")?,
-            max_us: t.nums(K, "Max Duration (us)")?,
-            min_us: t.nums(K, "Min Duration (us)")?,
-            blocks_per_sm: t.opt_nums(K, BLOCKS)?,
-            occupancy_pct: t.opt_nums(K, OCCUPANCY)?,
-        };
+        let kernels = KernelColumns { name: t.texts(K, "Name")?, times: KernelTimes::read(&t, K, "Tensor Cores Used")? };
         const O: &str = "kernel_op_table";
         let t = read::<TablePayload>(payloads, O)?.data;
         let by_op = KernelOpColumns {
@@ -521,15 +571,8 @@ impl KernelsPage {
             block: t.texts(O, "Block")?,
             registers_per_thread: t.counts(O, "Register Per Thread")?,
             shared_memory_bytes: t.counts(O, "Shared Memory")?,
-            tc_used: t.flags(O, "Kernel Uses Tensor Cores")?,
             op_tc_eligible: t.flags(O, "Op is Tensor Cores eligible")?,
-            calls: t.counts(O, "Calls")?,
-            total_us: t.nums(O, "Total Duration (us)")?,
-            mean_us: t.nums(O, "Mean Duration (us)")?,
-            max_us: t.nums(O, "Max Duration (us)")?,
-            min_us: t.nums(O, "Min Duration (us)")?,
-            blocks_per_sm: t.opt_nums(O, BLOCKS)?,
-            occupancy_pct: t.opt_nums(O, OCCUPANCY)?,
+            times: KernelTimes::read(&t, O, "Kernel Uses Tensor Cores")?,
         };
         const T: &str = "kernel_tc_pie";
         let tensor_cores = slices(T, &read::<PiePayload>(payloads, T)?.total)?;
@@ -545,7 +588,7 @@ impl KernelsPage {
 
 /// One device's memory over time (`memory_curve`), as columns: time since the profiler started (ms)
 /// and the allocator's allocated and reserved memory then (MB), drawn as steps.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MemoryCurve {
     pub time_ms: Vec<f64>,
     pub allocated_mb: Vec<f64>,
@@ -553,7 +596,7 @@ pub struct MemoryCurve {
 }
 
 /// One device's memory by operator (`memory`), as columns; sizes in KB.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MemoryOpColumns {
     pub name: Vec<String>,
     pub calls: Vec<u64>,
@@ -568,7 +611,7 @@ pub struct MemoryOpColumns {
 /// One device's allocations (`memory_events`), as columns: each allocation with its free, then
 /// those never freed (no release), then frees of memory allocated before the trace (no allocation).
 /// Times since the profiler started in µs, as the page's durations are (the plugin's ms × 1000).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MemoryEventColumns {
     pub op: Vec<String>,
     pub size_kb: Vec<f64>,
@@ -578,7 +621,7 @@ pub struct MemoryEventColumns {
 }
 
 /// A device's Memory view.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MemoryDevice {
     /// The plugin's name: `CPU`, `GPU0`, ...
     pub name: String,
@@ -590,7 +633,7 @@ pub struct MemoryDevice {
 }
 
 /// The Memory view (`memory`, `memory_curve`, `memory_events`), per device.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPage {
     /// In the plugin's order (by name); the first GPU is its default.
     pub devices: Vec<MemoryDevice>,
@@ -615,7 +658,96 @@ impl DeviceTables {
     }
 }
 
+/// Appends `values` to `out` as little-endian f64s, after their count.
+fn pack_f64s(out: &mut Vec<u8>, values: impl ExactSizeIterator<Item = f64>) {
+    out.extend_from_slice(&(values.len() as u64).to_le_bytes());
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Reads what [`pack_f64s`] and [`MemoryPage::take_packed`] wrote, in order.
+struct Unpack<'b> {
+    bytes: &'b [u8],
+}
+
+impl Unpack<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], PayloadError> {
+        if self.bytes.len() < n {
+            return Err(shape("memory (packed)", "cut short"));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn count(&mut self) -> Result<usize, PayloadError> {
+        let b = self.take(8)?;
+        usize::try_from(u64::from_le_bytes(b.try_into().expect("8 bytes"))).map_err(|_| shape("memory (packed)", "a count too large"))
+    }
+
+    fn f64s(&mut self) -> Result<Vec<f64>, PayloadError> {
+        let n = self.count()?;
+        let b = self.take(n.checked_mul(8).ok_or_else(|| shape("memory (packed)", "a count too large"))?)?;
+        Ok(b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+    }
+
+    /// f64s where NaN stands for none (the payloads' numbers are never NaN).
+    fn opt_f64s(&mut self) -> Result<Vec<Option<f64>>, PayloadError> {
+        Ok(self.f64s()?.into_iter().map(|v| (!v.is_nan()).then_some(v)).collect())
+    }
+
+    fn texts(&mut self) -> Result<Vec<String>, PayloadError> {
+        let n = self.count()?;
+        (0..n)
+            .map(|_| {
+                let len = self.count()?;
+                String::from_utf8(self.take(len)?.to_vec()).map_err(|_| shape("memory (packed)", "a name is not UTF-8"))
+            })
+            .collect()
+    }
+}
+
 impl MemoryPage {
+    /// Moves each device's curve and events (all but a few kilobytes of the view: a 1 GB trace's
+    /// are some 17 MB as JSON) out of the page, packed as bytes: they travel beside the reply, which
+    /// the page's thread then reads without parsing them ([`MemoryPage::put_packed`]).
+    pub fn take_packed(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for d in &mut self.devices {
+            let MemoryCurve { time_ms, allocated_mb, reserved_mb } = std::mem::take(&mut d.curve);
+            for column in [time_ms, allocated_mb, reserved_mb] {
+                pack_f64s(&mut out, column.into_iter());
+            }
+            let e = std::mem::take(&mut d.events);
+            pack_f64s(&mut out, e.size_kb.into_iter());
+            for column in [e.allocation_us, e.release_us, e.duration_us] {
+                pack_f64s(&mut out, column.into_iter().map(|v| v.unwrap_or(f64::NAN)));
+            }
+            out.extend_from_slice(&(e.op.len() as u64).to_le_bytes());
+            for op in e.op {
+                out.extend_from_slice(&(op.len() as u64).to_le_bytes());
+                out.extend_from_slice(op.as_bytes());
+            }
+        }
+        out
+    }
+
+    /// Puts back what [`MemoryPage::take_packed`] took.
+    pub fn put_packed(&mut self, bytes: &[u8]) -> Result<(), PayloadError> {
+        let mut r = Unpack { bytes };
+        for d in &mut self.devices {
+            d.curve = MemoryCurve { time_ms: r.f64s()?, allocated_mb: r.f64s()?, reserved_mb: r.f64s()? };
+            let size_kb = r.f64s()?;
+            let (allocation_us, release_us, duration_us) = (r.opt_f64s()?, r.opt_f64s()?, r.opt_f64s()?);
+            d.events = MemoryEventColumns { op: r.texts()?, size_kb, allocation_us, release_us, duration_us };
+        }
+        if !r.bytes.is_empty() {
+            return Err(shape("memory (packed)", "bytes left over"));
+        }
+        Ok(())
+    }
+
     /// The Memory view of `torch-memory`'s payloads.
     pub fn from_payloads(payloads: &Value) -> Result<MemoryPage, PayloadError> {
         let (m, c, e): (DeviceTables, DeviceTables, DeviceTables) =
@@ -696,7 +828,7 @@ mod tests {
         assert_eq!(o.recommendations, ["Use <a href=\"x\">AMP</a>.", "Second."]);
         assert_eq!(o.gpus[0].gpu, "0");
         assert_eq!(o.gpus[0].figures[1].percent, Some(95.3));
-        assert_eq!(o.gpus[0].figures[1].metric, "gpu_utilization_pct");
+        assert_eq!(o.gpus[0].figures[1].metric(), "gpu_utilization_pct");
         let none = json!({"overview": {"steps": {"columns": [], "rows": []}, "performance": [{"value": 0}], "recommendations": "<ul><li>N/A</li></ul>", "environments": []}});
         assert!(OverviewPage::from_payloads(&none).unwrap().recommendations.is_empty());
     }

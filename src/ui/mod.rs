@@ -102,6 +102,7 @@ fn apply_hash(state: AppState, view: HashView) {
     state.graph_shade.set(view.graph_shade.unwrap_or_default());
     state.snapshot_device.set(view.snapshot_device.unwrap_or(0));
     state.snapshot_event.set(view.snapshot_event);
+    state.torch_ops_by_shape.set(view.torch_ops_by_shape);
     if view.demo && !state.demo.get_untracked() {
         state.demo.set(true);
         drop::open_demo(state);
@@ -159,6 +160,7 @@ pub fn App(
             graph_shade: Some(state.graph_shade.get()).filter(|&s| s != crate::ui::state::GraphShade::Category),
             snapshot_device: Some(state.snapshot_device.get()).filter(|&d| d != 0),
             snapshot_event: state.snapshot_event.get(),
+            torch_ops_by_shape: state.torch_ops_by_shape.get(),
         }
         .to_hash();
         if hash != current_hash() {

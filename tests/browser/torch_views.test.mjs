@@ -197,6 +197,51 @@ test('Operators and Kernels: the plugin\'s tables and charts, row by row', { ski
   assert.deepEqual(page.errors, []);
 });
 
+test('Operators by name and input shape: the plugin\'s OperationAndInputShape table, in the URL', { skip }, async () => {
+  const page = await newPage(browser, { colorScheme: 'dark' });
+  await open(page);
+  await tab(page, 'torch-operators', 'torch-operators');
+  await page.click('[data-grouping="input_shape"]');
+  await page.waitForFunction(() => location.hash.includes('group=input-shape'));
+  await page.waitForSelector('[data-testid="torch-operator-table"] [data-metric="input_shape"]', { timeout: 120_000 });
+  await ready(page, 'torch-operators');
+  // The plugin's payload for this grouping, kept in the repository beside the recording.
+  const ops = JSON.parse(readFileSync(path.join(import.meta.dirname, '../fixtures/device/nvidia_h200_pytorch/p2_torch_resnet/operation_table_input_shape.json'), 'utf8')).data;
+  assert.equal(Number(await one(page, 'operator_count')), ops.length);
+  assert.equal(Number(await one(page, 'operator_calls')), ops.reduce((s, r) => s + r.calls, 0));
+  // Rows are keyed as the plugin keys them: name###shape, in its order.
+  const key = (r) => `${r.name}###${r.input_shape}`;
+  const byKey = new Map(ops.map((r) => [key(r), r]));
+  const shown = await shownKeys(page, 'torch-operator-table', 'calls');
+  assert.ok(shown.length >= 10, `rows shown: ${shown.length}`);
+  assert.deepEqual(shown, ops.slice(0, shown.length).map(key));
+  for (const k of shown) {
+    const r = byKey.get(k);
+    assert.equal(await one(page, 'input_shape', k), r.input_shape, k);
+    assert.equal(await one(page, 'calls', k), String(r.calls), k);
+    for (const [m, f] of [['device_self_duration_us', 'device_self_duration'], ['device_total_duration_us', 'device_total_duration'], ['host_self_duration_us', 'host_self_duration'], ['host_total_duration_us', 'host_total_duration'], ['tc_self_ratio', 'tc_self_ratio'], ['tc_total_ratio', 'tc_total_ratio']]) {
+      near(await one(page, m, k), r[f], `${k} ${m}`);
+    }
+  }
+  // The filter finds a shape as well as a name.
+  const last = ops[ops.length - 1];
+  await page.fill('[data-testid="torch-operator-filter"]', last.input_shape);
+  await page.waitForFunction((k) => [...document.querySelectorAll('[data-testid="torch-operator-table"] [data-metric="calls"]')].some((e) => e.dataset.key === k), key(last));
+  await page.fill('[data-testid="torch-operator-filter"]', '');
+  await shot(page, 'torch_operators_input_shape_dark');
+  // A reload and the same trace restore the grouping; "By operator" goes back to the plugin's default.
+  await page.reload();
+  await page.waitForSelector('[data-testid="landing"]');
+  await pickFiles(page, [TRACE]);
+  await waitForFile(page, NAME);
+  await page.waitForSelector('[data-testid="torch-operator-table"] [data-metric="input_shape"]', { timeout: 120_000 });
+  assert.equal(Number(await one(page, 'operator_count')), ops.length);
+  await page.click('[data-grouping="name"]');
+  await page.waitForFunction(() => !location.hash.includes('group='));
+  await page.waitForFunction((n) => document.querySelector('[data-metric="operator_count"]')?.dataset.value === String(n), oracle('operation_table').data.length);
+  assert.deepEqual(page.errors, []);
+});
+
 test('Memory: the curve per device with hover and zoom, the events and the operators, in the page\'s units', { skip }, async () => {
   const page = await newPage(browser, { colorScheme: 'dark' });
   await open(page);

@@ -124,6 +124,15 @@ pub struct Steps {
     pub has_nccl: bool,
 }
 
+/// What a [`TorchProfile`] derives from its trace, without the trace: kept beside the trace (a
+/// session keeps one per Kineto file) so that every view of the trace reuses it.
+pub struct Analysed {
+    order: Vec<usize>,
+    profiler_start_ts: f64,
+    tree: OpTree,
+    steps: Steps,
+}
+
 impl<'t> TorchProfile<'t> {
     pub fn new(trace: &'t KinetoTrace) -> TorchProfile<'t> {
         let mut order: Vec<usize> = (0..trace.events.len()).collect();
@@ -132,6 +141,19 @@ impl<'t> TorchProfile<'t> {
         let tree = OpTree::build(trace, &order);
         let steps = Steps::parse(trace, &order, &tree);
         TorchProfile { trace, order, profiler_start_ts, tree, steps }
+    }
+
+    /// The profile of `trace` from its analysis, kept since [`TorchProfile::into_analysed`] (of the
+    /// same trace: the analysis holds indices into its events).
+    pub fn from_analysed(trace: &'t KinetoTrace, a: Analysed) -> TorchProfile<'t> {
+        let Analysed { order, profiler_start_ts, tree, steps } = a;
+        TorchProfile { trace, order, profiler_start_ts, tree, steps }
+    }
+
+    /// The analysis, to keep beside the trace.
+    pub fn into_analysed(self) -> Analysed {
+        let TorchProfile { order, profiler_start_ts, tree, steps, .. } = self;
+        Analysed { order, profiler_start_ts, tree, steps }
     }
 
     /// The events in the plugin's order.

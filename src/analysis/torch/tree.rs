@@ -101,6 +101,8 @@ pub struct Node {
     pub end: f64,
     pub external_id: Option<i64>,
     pub has_call_stack: bool,
+    /// Index into [`KinetoTrace::input_dims`].
+    pub input_dims: u32,
     pub children: Vec<usize>,
     pub runtimes: Vec<usize>,
     pub device_duration: f64,
@@ -258,6 +260,7 @@ impl OpTree {
                         // A module's external id is always 0 in traces; the plugin drops it.
                         external_id: if e.kind == Kind::Module { None } else { e.external_id },
                         has_call_stack: e.has_call_stack,
+                        input_dims: e.input_dims,
                         children: Vec::new(),
                         runtimes: Vec::new(),
                         device_duration: 0.0,
@@ -331,6 +334,7 @@ impl OpTree {
             end: f64::INFINITY,
             external_id: None,
             has_call_stack: false,
+            input_dims: 0,
             children: Vec::new(),
             runtimes: root_rts,
             device_duration: 0.0,

@@ -96,7 +96,8 @@ Usage:
   tidemark torch-overview | torch-operators | torch-kernels | torch-memory TRACE [--json]
                                           the PyTorch Profiler's views of a Kineto trace (*.pt.trace.json[.gz]):
                                           step time by category, ops, kernels, memory; --json prints the
-                                          TensorBoard plugin's payloads keyed by its file names
+                                          TensorBoard plugin's payloads keyed by its file names;
+                                          torch-operators --group-by input-shape: by name and input shape
   tidemark torch-overview | torch-operators | torch-kernels RUN_FOLDER [--json]
                                           a PyTorch run of several ranks (one trace per worker): each rank's
                                           step split (computation, communication, memcpy, other), ops and

@@ -1,6 +1,8 @@
 //! `tidemark torch-overview | torch-operators | torch-kernels | torch-memory TRACE [--json]`: the
 //! PyTorch Profiler's views of a Kineto trace. `--json` prints one object holding the plugin's
 //! payloads for the view keyed by its file names; without it, the view's figures as text.
+//! `torch-operators TRACE --group-by input-shape`: the operators by name and input shape (the
+//! plugin's `group_by=OperationAndInputShape`).
 //!
 //! `torch-overview | torch-operators | torch-kernels RUN_FOLDER`: a run of several ranks (one trace
 //! per worker, `<run>/<worker>.<span>.pt.trace.json.gz`): each rank's step split and the run's
@@ -10,17 +12,19 @@
 use crate::args::{open_run_dir, Args};
 use serde_json::Value;
 use std::fmt::Write;
+use tidemark::analysis::torch::operators::OpGrouping;
 use tidemark::engine::torch::{torch_view, TorchView};
 use tidemark::engine::torch_run::TorchRun;
 use tidemark::engine::Session;
 
 pub fn run(command: &str, argv: &[String]) -> i32 {
-    let usage = if command == "torch-memory" {
-        format!("usage: tidemark {command} TRACE [--json]")
-    } else {
-        format!("usage: tidemark {command} TRACE|RUN_FOLDER [--json]")
+    let usage = match command {
+        "torch-memory" => format!("usage: tidemark {command} TRACE [--json]"),
+        "torch-operators" => format!("usage: tidemark {command} TRACE|RUN_FOLDER [--group-by name|input-shape] [--json]"),
+        _ => format!("usage: tidemark {command} TRACE|RUN_FOLDER [--json]"),
     };
-    let args = match Args::parse(argv, &[]).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
+    let valued: &[&str] = if command == "torch-operators" { &["group-by"] } else { &[] };
+    let args = match Args::parse(argv, valued).and_then(|a| a.check_flags(&["json"]).map(|_| a)) {
         Ok(a) if a.files.len() == 1 => a,
         Ok(_) => {
             eprintln!("{usage}");
@@ -31,9 +35,17 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
             return 2;
         }
     };
+    let grouping = match args.option("group-by") {
+        None | Some("name") => OpGrouping::Name,
+        Some("input-shape") => OpGrouping::InputShape,
+        Some(other) => {
+            eprintln!("tidemark {command}: --group-by {other}: expected name or input-shape\n{usage}");
+            return 2;
+        }
+    };
     let view = match command {
         "torch-overview" => TorchView::Overview,
-        "torch-operators" => TorchView::Operators,
+        "torch-operators" => TorchView::Operators(grouping),
         "torch-kernels" => TorchView::Kernels,
         _ => TorchView::Memory,
     };
@@ -41,6 +53,10 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
     if path.is_dir() {
         if view == TorchView::Memory {
             eprintln!("tidemark {command}: {}: a folder; the Memory view reads one trace (one rank)\n{usage}", path.display());
+            return 2;
+        }
+        if grouping == OpGrouping::InputShape {
+            eprintln!("tidemark {command}: {}: a folder; operators by input shape are of one trace (one rank)\n{usage}", path.display());
             return 2;
         }
         return run_folder(command, &usage, path, view, args.flag("json"));
@@ -102,7 +118,7 @@ fn run_text(view: TorchView, run: &TorchRun) -> String {
     let ranks: Vec<String> = run.ranks.iter().map(|r| format!("{} ({})", r.key(), r.worker)).collect();
     let _ = writeln!(o, "{} ranks: {}", run.ranks.len(), ranks.join(", "));
     match view {
-        TorchView::Operators => {
+        TorchView::Operators(_) => {
             let _ = writeln!(o, "operators summed over the ranks");
             o += "operator | calls | device self us | device total us | host self us | host total us\n";
             for r in &run.operators {
@@ -172,12 +188,15 @@ fn text(view: TorchView, v: &Value) -> String {
             }
             o += &format!("recommendations: {}\n", s(&ov["recommendations"]));
         }
-        TorchView::Operators => {
-            o += "operator | calls | device self us | device total us | host self us | host total us\n";
+        TorchView::Operators(grouping) => {
+            let shape = grouping == OpGrouping::InputShape;
+            o += if shape { "operator | input shape" } else { "operator" };
+            o += " | calls | device self us | device total us | host self us | host total us\n";
             for r in rows(&v["operation_table"]["data"]) {
+                let name = if shape { format!("{} | {}", s(&r["name"]), s(&r["input_shape"])) } else { s(&r["name"]) };
                 o += &format!(
                     "{} | {} | {} | {} | {} | {}\n",
-                    s(&r["name"]),
+                    name,
                     s(&r["calls"]),
                     s(&r["device_self_duration"]),
                     s(&r["device_total_duration"]),

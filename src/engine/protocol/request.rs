@@ -386,28 +386,50 @@ ask!(TraceCounters as Trace(Trace::Counters) => TraceCounters { windows } -> Arc
 pub struct TorchOverview {
     pub file_id: u32,
 }
-ask!(TorchOverview => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+ask!(TorchOverview => TorchOverview { page } -> Arc<crate::engine::torch_page::OverviewPage> = Arc::from);
 
-/// Its Operator view (payloads `operation`, `operation_table`).
+/// Its Operator view (payloads `operation`, `operation_table`), grouped by name or by name and input
+/// shape (the plugin's `group_by`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TorchOperators {
     pub file_id: u32,
+    #[serde(default)]
+    pub group_by: crate::analysis::torch::operators::OpGrouping,
 }
-ask!(TorchOperators => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+ask!(TorchOperators => TorchOperators { page } -> Arc<crate::engine::torch_page::OperatorsPage> = Arc::from);
 
 /// Its Kernel view (`kernel`, `kernel_table`, `kernel_op_table`, `kernel_tc_pie`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TorchKernels {
     pub file_id: u32,
 }
-ask!(TorchKernels => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+ask!(TorchKernels => TorchKernels { page } -> Arc<crate::engine::torch_page::KernelsPage> = Arc::from);
 
 /// Its Memory view (`memory`, `memory_curve`, `memory_events`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TorchMemory {
     pub file_id: u32,
 }
-ask!(TorchMemory => TorchView { payloads } -> Arc<serde_json::Value> = Arc::from);
+impl From<TorchMemory> for RequestBody {
+    fn from(r: TorchMemory) -> RequestBody {
+        RequestBody::TorchMemory(r)
+    }
+}
+
+impl Ask for TorchMemory {
+    type Reply = Arc<crate::engine::torch_page::MemoryPage>;
+    /// The page, its curves and events put back from the bytes beside it
+    /// ([`crate::engine::torch_page::MemoryPage::take_packed`]).
+    fn reply(body: ResponseBody, beside: Option<&[u8]>) -> Option<Self::Reply> {
+        match body {
+            ResponseBody::TorchMemory { mut page } => {
+                page.put_packed(beside?).ok()?;
+                Some(Arc::from(page))
+            }
+            _ => None,
+        }
+    }
+}
 
 /// A PyTorch CUDA memory snapshot's report (every device: events, active-memory timeline and peak,
 /// what was live there, segments, lost history, largest allocations, leak suspects, OOMs) and, with

@@ -79,6 +79,9 @@ pub struct AppState {
     /// allocator state it shows (hash `device=`, `at=`; `None`: none chosen).
     pub snapshot_device: RwSignal<usize>,
     pub snapshot_event: RwSignal<Option<i64>>,
+    /// The PyTorch Operator view's grouping: by operator and input shape, or by operator alone
+    /// (hash `group=input-shape`).
+    pub torch_ops_by_shape: RwSignal<bool>,
     /// An op to find in the op tools, set by the Graph tool's links back from a node: the next op
     /// table (HLO Op Stats, XLA ops, Roofline) or Op Profile drawn takes it as its filter, once.
     pub op_search: RwSignal<Option<String>>,
@@ -156,6 +159,7 @@ impl AppState {
             graph_shade: RwSignal::new(GraphShade::Category),
             snapshot_device: RwSignal::new(0),
             snapshot_event: RwSignal::new(None),
+            torch_ops_by_shape: RwSignal::new(false),
             op_search: RwSignal::new(None),
             landing_pending: RwSignal::new(true),
             hash_selection: StoredValue::new(None),

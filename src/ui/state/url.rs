@@ -7,7 +7,7 @@ use super::{GraphShade, StepPick, Tool};
 /// The view encoded in the URL hash:
 /// `#tool=memory-viewer&file=<name>[&module=<name>][&space=<n>][&memory-id=<id>][&row=<n>]`
 /// `[&window=<start_ps>_<end_ps>][&range=<from_ps>_<to_ps>][&step=<group id>&step-span=<begin_ps>_<end_ps>]`
-/// `[&op=<name>][&search=<text>][&event=<n>][&device=<n>][&at=<n>][&hosts=all][&baseline=<run folder>][&ops=step][&node=<name>][&width=<n>][&demo]` (`hosts=all`: the host selector's
+/// `[&op=<name>][&search=<text>][&event=<n>][&device=<n>][&at=<n>][&hosts=all][&baseline=<run folder>][&ops=step][&node=<name>][&width=<n>][&group=input-shape][&demo]` (`hosts=all`: the host selector's
 /// "all hosts", the run being the selected file's; `ops=step`: the op tables limited to the selected step;
 /// `device`, `at`: a CUDA memory snapshot's device and chosen event).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -35,6 +35,8 @@ pub struct HashView {
     /// A CUDA memory snapshot's device and the event whose allocator state is shown.
     pub snapshot_device: Option<usize>,
     pub snapshot_event: Option<i64>,
+    /// The PyTorch Operator view grouped by operator and input shape (`group=input-shape`).
+    pub torch_ops_by_shape: bool,
 }
 
 /// `<a>_<b>`, two times in ps, `a < b`.
@@ -74,6 +76,7 @@ impl HashView {
                 "color" => v.graph_shade = GraphShade::from_slug(&val),
                 "device" => v.snapshot_device = val.parse().ok(),
                 "at" => v.snapshot_event = val.parse().ok(),
+                "group" => v.torch_ops_by_shape = val == "input-shape",
                 _ => {}
             }
         }
@@ -145,6 +148,9 @@ impl HashView {
         }
         if let Some(e) = self.snapshot_event {
             parts.push(format!("at={e}"));
+        }
+        if self.torch_ops_by_shape {
+            parts.push("group=input-shape".to_string());
         }
         format!("#{}", parts.join("&"))
     }

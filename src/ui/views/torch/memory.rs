@@ -23,8 +23,7 @@ pub fn TorchMemory(file_id: u32, details: FileDetails) -> impl IntoView {
     torch_page(
         ("torch-memory", "PyTorch Memory", "Reading the memory events…"),
         &details,
-        request::TorchMemory { file_id },
-        MemoryPage::from_payloads,
+        move || request::TorchMemory { file_id },
         move |v| view! { <Page v csv_name=csv_name.clone() /> }.into_any(),
     )
 }

@@ -34,15 +34,47 @@ fn point_at(c: &MemoryCurve, t: f64) -> Option<usize> {
     (!c.time_ms.is_empty()).then(|| c.time_ms.partition_point(|&x| x <= t).saturating_sub(1))
 }
 
+/// The pixel column point `t` falls in; every point left of the plot in one column, and every point
+/// right of it in another (their lines are clipped away, but for the one into the plot).
+fn column(f: &Frame, t: f64) -> f64 {
+    f.sx(t).floor().clamp(f.plot_left() - 1.0, f.plot_left() + f.plot_w() + 1.0)
+}
+
+/// The curve of `values` as a path: of the points in one pixel column only the first, the lowest, the
+/// highest and the last, which draw the same pixels as all of them. A long trace's curve holds
+/// hundreds of thousands of points, and each point drawn is a call out of wasm on the page's thread.
 fn path(ctx: &Ctx, f: &Frame, c: &MemoryCurve, values: &[f64]) {
     ctx.begin_path();
-    for (i, (&t, &v)) in c.time_ms.iter().zip(values).enumerate() {
-        let (x, y) = (f.sx(t), f.sy(v * MB));
-        if i == 0 {
-            ctx.move_to(x, y);
-        } else {
-            ctx.line_to(x, y);
+    let n = c.time_ms.len().min(values.len());
+    let mut started = false;
+    let mut i = 0;
+    while i < n {
+        let col = column(f, c.time_ms[i]);
+        let (mut last, mut low, mut high) = (i, i, i);
+        while last + 1 < n && column(f, c.time_ms[last + 1]) == col {
+            last += 1;
+            if values[last] < values[low] {
+                low = last;
+            }
+            if values[last] > values[high] {
+                high = last;
+            }
         }
+        let mut keep = [i, low, high, last];
+        keep.sort_unstable();
+        for (k, &p) in keep.iter().enumerate() {
+            if k > 0 && keep[k - 1] == p {
+                continue;
+            }
+            let (x, y) = (f.sx(c.time_ms[p]), f.sy(values[p] * MB));
+            if started {
+                ctx.line_to(x, y);
+            } else {
+                ctx.move_to(x, y);
+                started = true;
+            }
+        }
+        i = last + 1;
     }
 }
 

@@ -1,7 +1,7 @@
 //! The PyTorch Profiler's views of a Kineto trace (`*.pt.trace.json[.gz]`), as the TensorBoard
-//! plugin shows them: the Overview, the Operator, Kernel and Memory views. Each asks its request
-//! (the plugin's payloads, [`crate::engine::torch`]) and draws what [`crate::engine::torch_page`]
-//! reads of it; every figure is the plugin's.
+//! plugin shows them: the Overview, the Operator, Kernel and Memory views. Each asks its request and
+//! draws the figures it answers ([`crate::engine::torch_page`], read by the engine from the plugin's
+//! payloads, [`crate::engine::torch`]); every figure is the plugin's.
 
 pub mod kernels;
 pub mod memory;
@@ -11,35 +11,29 @@ pub mod overview;
 
 use super::op_page;
 use crate::engine::protocol::request::Ask;
-use crate::engine::torch_page::{PayloadError, Slice};
+use crate::engine::torch_page::Slice;
 use crate::engine::FileDetails;
 use crate::ui::charts::pie::{PieChart, PieSlice};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::use_engine;
 use leptos::prelude::*;
-use serde_json::Value;
 use std::sync::Arc;
 
-/// A view's page: `request` asked for file `file_id` (its `label` for the engine's log), its
-/// payloads read by `read` and drawn by `page`, in the op pages' frame (`testid`, the time unit,
-/// the answer's time, why there is none).
+/// A view's page: `request` (asked again when it changes; its `label` for the engine's log), its
+/// figures drawn by `page`, in the op pages' frame (`testid`, the time unit, the answer's time, why
+/// there is none).
 pub fn torch_page<R, T>(
     (testid, label, waiting): (&'static str, &'static str, &'static str),
     details: &FileDetails,
-    request: R,
-    read: fn(&Value) -> Result<T, PayloadError>,
+    request: impl Fn() -> R + Send + Sync + 'static,
     page: impl Fn(Arc<T>) -> AnyView + Send + Sync + 'static,
 ) -> impl IntoView
 where
-    R: Ask<Reply = Arc<Value>>,
+    R: Ask<Reply = Arc<T>>,
     T: Send + Sync + 'static,
 {
-    let fetch = use_engine(label, move || Some(request.clone()));
-    let error_testid = "torch-error";
-    op_page::frame(testid, details, fetch, ().into_any(), (waiting, error_testid), move |payloads: Arc<Value>| match read(&payloads) {
-        Ok(v) => page(Arc::new(v)),
-        Err(e) => view! { <p class="fos-empty" data-testid=error_testid>{e.to_string()}</p> }.into_any(),
-    })
+    let fetch = use_engine(label, move || Some(request()));
+    op_page::frame(testid, details, fetch, ().into_any(), (waiting, "torch-error"), page)
 }
 
 /// A pie of the plugin's `slices` (a hover card and a legend of the largest), each slice's share as

@@ -18,8 +18,7 @@ pub fn TorchOverview(file_id: u32, details: FileDetails) -> impl IntoView {
     torch_page(
         ("torch-overview", "PyTorch Overview", "Reading the steps…"),
         &details,
-        request::TorchOverview { file_id },
-        OverviewPage::from_payloads,
+        move || request::TorchOverview { file_id },
         |v| view! { <Page v /> }.into_any(),
     )
 }
@@ -140,8 +139,8 @@ fn Gpus(v: Arc<OverviewPage>) -> impl IntoView {
                 .iter()
                 .map(|f| {
                     let figure = match f.percent {
-                        Some(p) => view! { <Percent metric=f.metric value=p / 100.0 key=g.gpu.clone() /> }.into_any(),
-                        None => view! { <Text metric=f.metric value=f.text.clone() key=g.gpu.clone() /> }.into_any(),
+                        Some(p) => view! { <Percent metric=f.metric() value=p / 100.0 key=g.gpu.clone() /> }.into_any(),
+                        None => view! { <Text metric=f.metric() value=f.text.clone() key=g.gpu.clone() /> }.into_any(),
                     };
                     view! { <tr><td>{f.title.clone()}</td><td>{figure}</td></tr> }
                 })
