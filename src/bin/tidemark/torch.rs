@@ -6,6 +6,8 @@
 //! per worker, `<run>/<worker>.<span>.pt.trace.json.gz`): each rank's step split and the run's
 //! operators or kernels summed over its ranks; `--json` the engine's run (every rank's figures and
 //! the combined ones).
+//!
+//! `torch-ranks RUN_FOLDER`: the page's Ranks view, all three of those tables at once.
 
 use crate::args::{open_run_dir, Args};
 use serde_json::Value;
@@ -17,6 +19,8 @@ use tidemark::engine::Session;
 pub fn run(command: &str, argv: &[String]) -> i32 {
     let usage = if command == "torch-memory" {
         format!("usage: tidemark {command} TRACE [--json]")
+    } else if command == "torch-ranks" {
+        format!("usage: tidemark {command} RUN_FOLDER [--json]")
     } else {
         format!("usage: tidemark {command} TRACE|RUN_FOLDER [--json]")
     };
@@ -31,19 +35,25 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
             return 2;
         }
     };
-    let view = match command {
-        "torch-overview" => TorchView::Overview,
-        "torch-operators" => TorchView::Operators,
-        "torch-kernels" => TorchView::Kernels,
-        _ => TorchView::Memory,
-    };
     let path = &args.files[0];
+    let views: &[TorchView] = match command {
+        "torch-overview" => &[TorchView::Overview],
+        "torch-operators" => &[TorchView::Operators],
+        "torch-kernels" => &[TorchView::Kernels],
+        "torch-ranks" if path.is_dir() => &[TorchView::Overview, TorchView::Operators, TorchView::Kernels],
+        "torch-ranks" => {
+            eprintln!("tidemark {command}: {}: not a folder; the ranks are a run folder's traces, one per worker\n{usage}", path.display());
+            return 2;
+        }
+        _ => &[TorchView::Memory],
+    };
+    let view = views[0];
     if path.is_dir() {
         if view == TorchView::Memory {
             eprintln!("tidemark {command}: {}: a folder; the Memory view reads one trace (one rank)\n{usage}", path.display());
             return 2;
         }
-        return run_folder(command, &usage, path, view, args.flag("json"));
+        return run_folder(command, &usage, path, views, args.flag("json"));
     }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
@@ -67,8 +77,8 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
     0
 }
 
-/// The run in `dir` (its ranks' traces): the view's figures per rank and combined.
-fn run_folder(command: &str, usage: &str, dir: &std::path::Path, view: TorchView, json: bool) -> i32 {
+/// The run in `dir` (its ranks' traces): the views' figures per rank and combined.
+fn run_folder(command: &str, usage: &str, dir: &std::path::Path, views: &[TorchView], json: bool) -> i32 {
     let mut session = Session::new();
     let ids = match open_run_dir(&mut session, dir, "") {
         Ok(ids) => ids,
@@ -90,21 +100,29 @@ fn run_folder(command: &str, usage: &str, dir: &std::path::Path, view: TorchView
             }
         }
     } else {
-        print!("{}", run_text(view, &run));
+        print!("{}", run_text(views, &run));
     }
     0
 }
 
-/// A run's figures as text: its ranks, then the view's table (step split per rank, or operators or
+/// A run's figures as text: its ranks, then each view's table (step split per rank, or operators or
 /// kernels summed over the ranks).
-fn run_text(view: TorchView, run: &TorchRun) -> String {
+fn run_text(views: &[TorchView], run: &TorchRun) -> String {
     let mut o = String::new();
     let ranks: Vec<String> = run.ranks.iter().map(|r| format!("{} ({})", r.key(), r.worker)).collect();
     let _ = writeln!(o, "{} ranks: {}", run.ranks.len(), ranks.join(", "));
+    for view in views {
+        run_table(&mut o, *view, run);
+    }
+    o
+}
+
+/// One view's table of the run.
+fn run_table(o: &mut String, view: TorchView, run: &TorchRun) {
     match view {
         TorchView::Operators => {
             let _ = writeln!(o, "operators summed over the ranks");
-            o += "operator | calls | device self us | device total us | host self us | host total us\n";
+            *o += "operator | calls | device self us | device total us | host self us | host total us\n";
             for r in &run.operators {
                 let _ = writeln!(
                     o,
@@ -115,7 +133,7 @@ fn run_text(view: TorchView, run: &TorchRun) -> String {
         }
         TorchView::Kernels => {
             let _ = writeln!(o, "kernels summed over the ranks");
-            o += "calls | total us | kernel\n";
+            *o += "calls | total us | kernel\n";
             for k in &run.kernels {
                 let _ = writeln!(o, "{} | {:.3} | {}", k.calls, k.total_us, k.name);
             }
@@ -130,12 +148,11 @@ fn run_text(view: TorchView, run: &TorchRun) -> String {
                 );
             };
             for r in &run.ranks {
-                line(&mut o, &r.key(), &r.worker, r.steps, &r.split);
+                line(o, &r.key(), &r.worker, r.steps, &r.split);
             }
-            line(&mut o, "combined (mean of ranks)", "", run.steps, &run.split);
+            line(o, "combined (mean of ranks)", "", run.steps, &run.split);
         }
     }
-    o
 }
 
 fn s(v: &Value) -> String {
