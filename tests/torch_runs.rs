@@ -147,6 +147,19 @@ fn a_folder_of_ranks_is_a_run_per_rank_and_combined() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("the Memory view reads one trace"), "{err}");
 
+    // The Ranks view's command: the same run, and all three tables at once; a single trace refused.
+    let ranks: TorchRun = cli_json(&["torch-ranks", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(ranks, run);
+    let (code, all, err) = common::tidemark(&["torch-ranks", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let at = |what: &str| all.find(what).unwrap_or_else(|| panic!("{what} in {all}"));
+    assert!(at("average step (us)") < at("operators summed over the ranks"));
+    assert!(at("operators summed over the ranks") < at("kernels summed over the ranks"));
+    assert!(all.starts_with("2 ranks: rank 0 (worker0), rank 1 (worker1)\n") && all.contains(&text[text.find('\n').unwrap()..]), "{all}");
+    let (code, _, err) = common::tidemark(&["torch-ranks", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a folder; the ranks are a run folder's traces"), "{err}");
+
     // Two traces of one rank are refused, naming both.
     let twice = write_run(&root, "twice", &[rewrite(&v, 0, None)]);
     std::fs::write(twice.join("other.1.pt.trace.json"), serde_json::to_vec(&rewrite(&v, 0, None)).unwrap()).unwrap();

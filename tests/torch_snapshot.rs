@@ -107,6 +107,15 @@ fn own_figures_agree_with_the_oracle() {
     // The largest allocations are the trace's, largest first, and no OOM happened.
     assert!(d.largest_allocations.windows(2).all(|w| w[0].size >= w[1].size));
     assert!(d.ooms.is_empty() && !o["events"].as_object().expect("events").contains_key("oom"));
+    // Every Python frame is kept: a folded one is library code called from library code, so a run of
+    // library frames shows its outermost (the call the user's code made) until it is unfolded.
+    let stacks: Vec<_> = d.largest_allocations.iter().map(|a| &a.python_stack).collect();
+    assert!(stacks.iter().any(|s| s.iter().any(|f| f.folded)), "the fixture's torch.nn frames are folded");
+    for s in stacks {
+        for (i, f) in s.iter().enumerate() {
+            assert_eq!(f.folded, f.library && s.get(i + 1).is_some_and(|caller| caller.library), "{}", f.text());
+        }
+    }
     // Bad requests name what exists.
     let e = session.torch_snapshot_state(id, 0, last + 1).unwrap_err().to_string();
     assert!(e.contains(&format!("events 0 to {last}")), "{e}");
@@ -269,4 +278,50 @@ fn the_timeline_bands_keep_the_peak_and_stack_every_allocation() {
         format!(r#"{{"v":{VERSION},"seq":3,"body":{{"type":"torch_snapshot_state","file_id":{id},"device":0,"event_index":{peak}}}}}"#);
     let ResponseBody::TorchSnapshotState { state } = handle(&mut session, &ask, None, &mut |_| {}).body else { panic!("no state") };
     assert_eq!(*state, session.torch_snapshot_state(id, 0, peak).expect("state"));
+}
+
+/// The fixture's Kineto trace and its snapshot were recorded by the same process, and their clocks
+/// agree: a trace event at `baseTimeNanoseconds / 1000 + ts` is the snapshot event stamped with that
+/// `time_us` (µs since the epoch). Each CUDA allocation of the trace's `[memory]` events is an `alloc`
+/// of the snapshot at its address within 10 µs (most within 1), whose request fits the block the
+/// trace records (the allocator rounds requests up) — all but a few.
+#[test]
+fn the_trace_and_the_snapshot_share_one_clock() {
+    let Some(snapshot_path) = common::device_fixture(SNAPSHOT) else { return };
+    let Some(trace_path) = common::device_fixture("nvidia_h200_pytorch/p2_torch_resnet/tb/vm_2031.1795841222637258163.pt.trace.json.gz")
+    else {
+        return;
+    };
+    let trace = tidemark::decode::kineto::KinetoTrace::decode(&std::fs::read(trace_path).expect("read")).expect("trace");
+    let snapshot =
+        tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&std::fs::read(snapshot_path).expect("read")).expect("snapshot");
+    let d = &snapshot.devices[0];
+    let alloc = snapshot.find_str("alloc").expect("alloc events");
+    let mut by_addr: std::collections::HashMap<i64, Vec<usize>> = Default::default();
+    for i in (0..d.len()).filter(|&i| d.action[i] == alloc) {
+        by_addr.entry(d.addr[i]).or_default().push(i);
+    }
+    let (mut allocations, mut matched, mut offsets) = (0, 0, Vec::new());
+    for e in trace.events.iter().filter(|e| e.kind == tidemark::decode::kineto::Kind::Memory) {
+        let m = &trace.memory[e.detail as usize];
+        if m.device_type != Some(1) || m.bytes <= 0 {
+            continue;
+        }
+        allocations += 1;
+        let at = trace.epoch_us(e.ts).expect("the trace names its base time");
+        let nearest = by_addr
+            .get(&(m.addr.expect("an address") as i64))
+            .into_iter()
+            .flatten()
+            .min_by(|&&a, &&b| (d.time_us[a] as f64 - at).abs().total_cmp(&(d.time_us[b] as f64 - at).abs()));
+        if let Some(&i) = nearest.filter(|&&i| (d.time_us[i] as f64 - at).abs() <= 10.0 && d.size[i] <= m.bytes) {
+            matched += 1;
+            offsets.push(d.time_us[i] as f64 - at);
+        }
+    }
+    assert!(allocations > 500, "{allocations} CUDA allocations in the trace");
+    assert!(matched * 100 >= allocations * 95, "{matched} of {allocations} allocations found in the snapshot at their time");
+    offsets.sort_by(f64::total_cmp);
+    let median = offsets[offsets.len() / 2];
+    assert!(median.abs() <= 1.0, "the clocks differ by {median} µs");
 }

@@ -142,6 +142,10 @@ pub struct KinetoTrace {
     pub schema_version: Option<i64>,
     /// `distributedInfo.rank`: which rank of a distributed run wrote the trace (`None` outside one).
     pub rank: Option<i64>,
+    /// `baseTimeNanoseconds`: what the events' `ts` (µs) count from, in ns since the Unix epoch, so
+    /// that `base + ts` is the wall-clock time a CUDA memory snapshot stamps its events with
+    /// ([`KinetoTrace::epoch_us`]).
+    pub base_time_ns: Option<i64>,
     /// `traceEvents` entries read (all of them, kept or not).
     pub raw_events: u64,
     /// Every event as a trace viewer shows it ([`Timeline`]): the Trace Viewer's columns, beside the
@@ -273,6 +277,12 @@ impl KinetoTrace {
         &self.names[e.name as usize]
     }
 
+    /// An event time `ts` (µs) as µs since the Unix epoch, where the trace says what its times
+    /// count from (`baseTimeNanoseconds`); `None` where it does not.
+    pub fn epoch_us(&self, ts: f64) -> Option<f64> {
+        self.base_time_ns.map(|base| base as f64 / 1000.0 + ts)
+    }
+
     /// Reads a Kineto trace from the file's bytes, plain or gzipped.
     pub fn decode(bytes: &[u8]) -> Result<KinetoTrace, KinetoError> {
         if bytes.is_empty() {
@@ -368,6 +378,7 @@ impl<'de> Visitor<'de> for TopSeed<'_> {
                 "deviceProperties" => self.trace.device_props = map.next_value::<Option<Vec<DeviceProps>>>()?,
                 "schemaVersion" => self.trace.schema_version = map.next_value::<Option<i64>>().ok().flatten(),
                 "distributedInfo" => self.trace.rank = map.next_value::<Option<DistributedInfo>>()?.and_then(|d| d.rank),
+                "baseTimeNanoseconds" => self.trace.base_time_ns = map.next_value::<Option<i64>>().ok().flatten(),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }

@@ -41,11 +41,14 @@ pub enum Tool {
     TorchKernels,
     /// The PyTorch Profiler's Memory view: allocated and reserved bytes over time, per op, per event.
     TorchMemory,
+    /// A PyTorch run's ranks (the plugin's distributed view): each rank's step time split side by
+    /// side, and the operators and kernels of the ranks combined or of one rank.
+    TorchRanks,
 }
 
 impl Tool {
     /// Every tool; within a navigation group, in this order.
-    pub const ALL: [Tool; 21] = [
+    pub const ALL: [Tool; 22] = [
         Tool::OverviewPage,
         Tool::InputPipeline,
         Tool::OpProfile,
@@ -56,6 +59,7 @@ impl Tool {
         Tool::XlaOpsCpu,
         Tool::GraphViewer,
         Tool::TorchOverview,
+        Tool::TorchRanks,
         Tool::TorchOperators,
         Tool::TorchKernels,
         Tool::RunComparison,
@@ -93,6 +97,7 @@ impl Tool {
             Tool::TorchOperators => "torch-operators",
             Tool::TorchKernels => "torch-kernels",
             Tool::TorchMemory => "torch-memory",
+            Tool::TorchRanks => "torch-ranks",
         }
     }
 
@@ -122,6 +127,7 @@ impl Tool {
             Tool::TorchOperators => "Operators",
             Tool::TorchKernels => "Kernels",
             Tool::TorchMemory => "Memory",
+            Tool::TorchRanks => "Ranks",
         }
     }
 
@@ -142,7 +148,7 @@ impl Tool {
     /// The question the tool answers, which places it in the page's navigation.
     pub fn group(self) -> ToolGroup {
         match self {
-            Tool::OverviewPage | Tool::InputPipeline | Tool::TorchOverview => ToolGroup::Steps,
+            Tool::OverviewPage | Tool::InputPipeline | Tool::TorchOverview | Tool::TorchRanks => ToolGroup::Steps,
             Tool::OpProfile
             | Tool::FrameworkOpStats
             | Tool::HloStats
@@ -171,7 +177,9 @@ impl Tool {
         match self {
             Tool::FileDetails => true,
             Tool::TraceViewer | Tool::RunComparison => suite != Suite::CudaSnapshot,
-            Tool::TorchOverview | Tool::TorchOperators | Tool::TorchKernels | Tool::TorchMemory => suite == Suite::PyTorch,
+            Tool::TorchOverview | Tool::TorchOperators | Tool::TorchKernels | Tool::TorchMemory | Tool::TorchRanks => {
+                suite == Suite::PyTorch
+            }
             Tool::TorchSnapshot => suite == Suite::CudaSnapshot,
             _ => suite == Suite::XProf,
         }
@@ -265,7 +273,7 @@ mod tests {
         use Tool::*;
         assert_eq!(
             Tool::in_nav_order(Suite::of(Format::Kineto)),
-            [TorchOverview, TorchOperators, TorchKernels, RunComparison, TraceViewer, TorchMemory, FileDetails]
+            [TorchOverview, TorchRanks, TorchOperators, TorchKernels, RunComparison, TraceViewer, TorchMemory, FileDetails]
         );
         for f in [Format::XSpace, Format::HloProto, Format::Pprof] {
             let xprof = Tool::in_nav_order(Suite::of(f));
@@ -279,5 +287,6 @@ mod tests {
         assert_eq!(TorchOverview.step(-1, Suite::PyTorch), FileDetails);
         assert_eq!(TorchKernels.step(1, Suite::PyTorch), RunComparison);
         assert_eq!(OverviewPage.step(1, Suite::PyTorch), TorchOverview);
+        assert_eq!(TorchOverview.step(1, Suite::PyTorch), TorchRanks);
     }
 }

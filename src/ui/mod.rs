@@ -311,6 +311,7 @@ fn main_view(tool: Tool, shown: Shown) -> AnyView {
             Tool::TorchOperators => view! { <views::torch::operators::TorchOperators file_id details=(*details).clone() /> }.into_any(),
             Tool::TorchKernels => view! { <views::torch::kernels::TorchKernels file_id details=(*details).clone() /> }.into_any(),
             Tool::TorchMemory => view! { <views::torch::memory::TorchMemory file_id details=(*details).clone() /> }.into_any(),
+            Tool::TorchRanks => view! { <views::torch_ranks::TorchRanks details=(*details).clone() /> }.into_any(),
         },
         Shown::Loading { path } => view! { <p class="muted loading">"Loading " {path} "…"</p> }.into_any(),
         Shown::Failed => {

@@ -122,12 +122,32 @@ test('a CUDA memory snapshot lands on its own view, every figure the oracle\'s a
   await page.locator('[data-testid="ts-state-chosen"]').scrollIntoViewIfNeeded();
   await shot(page, 'torch_snapshot_state');
 
-  // The largest allocation's frames: Python (library runs folded) and, unfolded on demand, C++.
+  // The largest allocation's frames: Python (library runs folded) and, unfolded on demand, Python's
+  // library frames and C++.
   await page.click('table.ts-table[data-testid="ts-largest-table"] tbody tr[data-event]');
   const largest = report.largest_allocations[0];
   await page.waitForSelector(`[data-testid="ts-largest-frames"][data-event="${largest.event_index}"]`);
+  const text = (f) => `${f.file}:${f.line} ${f.function}`;
   assert.deepEqual(await metric(page, 'frame', String(largest.event_index)),
-    largest.python_stack.map((f) => `${f.file}:${f.line} ${f.function}`));
+    largest.python_stack.filter((f) => !f.folded).map(text));
+  // A stack with library frames folded inside a library call (the fixture's allocations made in
+  // torch's modules): unfolding shows every Python frame, folding hides them again.
+  const withFolded = report.largest_allocations.findIndex((a) => a.python_stack.some((f) => f.folded));
+  assert.ok(withFolded >= 0, 'an allocation with folded library frames');
+  const folding = report.largest_allocations[withFolded];
+  await page.click(`table.ts-table[data-testid="ts-largest-table"] tbody tr[data-event="${folding.event_index}"]`);
+  await page.waitForSelector(`[data-testid="ts-largest-frames"][data-event="${folding.event_index}"]`);
+  const folded = folding.python_stack.filter((f) => f.folded).length;
+  assert.equal(await page.textContent('[data-testid="ts-unfold-python"]'), `Unfold library frames (${folded})`);
+  await page.click('[data-testid="ts-unfold-python"]');
+  await page.waitForSelector('[data-testid="ts-python-frames"][data-unfolded="true"]');
+  assert.deepEqual(await metric(page, 'frame', String(folding.event_index)), folding.python_stack.map(text));
+  await page.locator('[data-testid="ts-largest-frames"]').scrollIntoViewIfNeeded();
+  await shot(page, 'torch_snapshot_unfolded');
+  await page.click('[data-testid="ts-unfold-python"]');
+  await page.waitForSelector('[data-testid="ts-python-frames"][data-unfolded="false"]');
+  assert.deepEqual(await metric(page, 'frame', String(folding.event_index)),
+    folding.python_stack.filter((f) => !f.folded).map(text));
   await page.click('[data-testid="ts-cpp-frames"] summary');
   await page.locator('[data-testid="ts-largest"]').scrollIntoViewIfNeeded();
   await shot(page, 'torch_snapshot_tables');

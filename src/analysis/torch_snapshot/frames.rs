@@ -1,23 +1,27 @@
 //! A snapshot's frames as people read them: Python frames as `file.py:line function`, library runs
-//! folded as the device-memory tool folds them, C++ frames without the allocator's own.
+//! folded as the device-memory tool folds them (kept, marked, for unfolding), C++ frames without the
+//! allocator's own.
 
 use crate::analysis::device_memory::is_library_file;
 use crate::decode::pickle_snapshot::{Frame, TorchSnapshot};
 use serde::{Deserialize, Serialize};
 
-/// A Python frame: the file's base name, line and function, and whether it is library code.
+/// A Python frame: the file's base name, line and function, whether it is library code, and whether
+/// it is folded (a library frame inside the call the user's code made, shown when unfolded).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrameText {
     pub file: String,
     pub line: i64,
     pub function: String,
     pub library: bool,
+    pub folded: bool,
 }
 
 impl FrameText {
     fn of(s: &TorchSnapshot, f: &Frame) -> Self {
         let path = s.str(f.filename);
-        FrameText { file: base_name(path).to_string(), line: f.line, function: s.str(f.name).to_string(), library: is_library_file(path) }
+        let library = is_library_file(path);
+        FrameText { file: base_name(path).to_string(), line: f.line, function: s.str(f.name).to_string(), library, folded: false }
     }
 
     /// `file.py:line function`.
@@ -40,20 +44,17 @@ pub fn innermost_python_frame(s: &TorchSnapshot, stack: u32) -> Option<FrameText
     s.stack(stack).iter().map(|f| &s.frames[*f as usize]).find(|f| is_python(s, f)).map(|f| FrameText::of(s, f))
 }
 
-/// The Python frames of `stack`, innermost first, each run of library frames folded to its
-/// outermost frame (the library call the user's code made).
+/// The Python frames of `stack`, innermost first, every frame of a run of library frames but its
+/// outermost (the library call the user's code made) marked folded.
 pub fn python_stack(s: &TorchSnapshot, stack: u32) -> Vec<FrameText> {
-    let python: Vec<FrameText> =
+    let mut python: Vec<FrameText> =
         s.stack(stack).iter().map(|f| &s.frames[*f as usize]).filter(|f| is_python(s, f)).map(|f| FrameText::of(s, f)).collect();
-    // Outermost first, keep the first of each library run, back to innermost first.
-    let mut out: Vec<FrameText> = Vec::with_capacity(python.len());
-    for f in python.into_iter().rev() {
-        if !(f.library && out.last().is_some_and(|prev: &FrameText| prev.library)) {
-            out.push(f);
-        }
+    // A library frame is folded when the frame that called it (the next outward) is library code too.
+    let caller_is_library: Vec<bool> = python.iter().skip(1).map(|f| f.library).chain([false]).collect();
+    for (f, caller) in python.iter_mut().zip(caller_is_library) {
+        f.folded = f.library && caller;
     }
-    out.reverse();
-    out
+    python
 }
 
 /// C++ function names of the stack's own work, innermost first: without the unwinder and the caching

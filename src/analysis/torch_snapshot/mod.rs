@@ -134,8 +134,8 @@ pub struct LargeAllocation {
     /// The index of its `free_completed`, `None` when the trace never freed it.
     pub freed_at_event_index: Option<u64>,
     pub frame: String,
-    /// Python frames, innermost first, each run of library frames folded to the one the user's
-    /// code called.
+    /// Python frames, innermost first; in each run of library frames all but the one the user's
+    /// code called are marked folded.
     pub python_stack: Vec<FrameText>,
     /// C++ frames, innermost first, without the allocator's and the interpreter's own.
     pub cpp_stack: Vec<String>,

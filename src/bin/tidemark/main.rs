@@ -102,6 +102,10 @@ Usage:
                                           a PyTorch run of several ranks (one trace per worker): each rank's
                                           step split (computation, communication, memcpy, other), ops and
                                           kernels summed over the ranks; --json every rank's and the combined
+  tidemark torch-ranks RUN_FOLDER [--json]
+                                          a PyTorch run's ranks all at once (the page's Ranks view): each rank's
+                                          step split side by side with their mean, then the operators and
+                                          kernels summed over the ranks; --json as for RUN_FOLDER above
   tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT] [--json]
                                           a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot's
                                           pickle) per device: events, peak active memory and what was live
@@ -155,7 +159,7 @@ fn main() {
         "memory-across-hosts" => memory_across_hosts::run(rest),
         // `compare-runs` is the name it had before it took the tool's.
         "run-comparison" | "compare-runs" => run_comparison::run(rest),
-        "torch-overview" | "torch-operators" | "torch-kernels" | "torch-memory" => torch::run(command, rest),
+        "torch-overview" | "torch-operators" | "torch-kernels" | "torch-memory" | "torch-ranks" => torch::run(command, rest),
         "torch-snapshot" => torch_snapshot::run(rest),
         other => {
             eprintln!("tidemark: unknown command `{other}`\n\n{HELP}");

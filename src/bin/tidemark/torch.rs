@@ -8,6 +8,8 @@
 //! per worker, `<run>/<worker>.<span>.pt.trace.json.gz`): each rank's step split and the run's
 //! operators or kernels summed over its ranks; `--json` the engine's run (every rank's figures and
 //! the combined ones).
+//!
+//! `torch-ranks RUN_FOLDER`: the page's Ranks view, all three of those tables at once.
 
 use crate::args::{open_run_dir, Args};
 use serde_json::Value;
@@ -21,6 +23,7 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
     let usage = match command {
         "torch-memory" => format!("usage: tidemark {command} TRACE [--json]"),
         "torch-operators" => format!("usage: tidemark {command} TRACE|RUN_FOLDER [--group-by name|input-shape] [--json]"),
+        "torch-ranks" => format!("usage: tidemark {command} RUN_FOLDER [--json]"),
         _ => format!("usage: tidemark {command} TRACE|RUN_FOLDER [--json]"),
     };
     let valued: &[&str] = if command == "torch-operators" { &["group-by"] } else { &[] };
@@ -43,13 +46,19 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
             return 2;
         }
     };
-    let view = match command {
-        "torch-overview" => TorchView::Overview,
-        "torch-operators" => TorchView::Operators(grouping),
-        "torch-kernels" => TorchView::Kernels,
-        _ => TorchView::Memory,
-    };
     let path = &args.files[0];
+    let views: &[TorchView] = match command {
+        "torch-overview" => &[TorchView::Overview],
+        "torch-operators" => &[TorchView::Operators(grouping)],
+        "torch-kernels" => &[TorchView::Kernels],
+        "torch-ranks" if path.is_dir() => &[TorchView::Overview, TorchView::Operators(OpGrouping::Name), TorchView::Kernels],
+        "torch-ranks" => {
+            eprintln!("tidemark {command}: {}: not a folder; the ranks are a run folder's traces, one per worker\n{usage}", path.display());
+            return 2;
+        }
+        _ => &[TorchView::Memory],
+    };
+    let view = views[0];
     if path.is_dir() {
         if view == TorchView::Memory {
             eprintln!("tidemark {command}: {}: a folder; the Memory view reads one trace (one rank)\n{usage}", path.display());
@@ -59,7 +68,7 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
             eprintln!("tidemark {command}: {}: a folder; operators by input shape are of one trace (one rank)\n{usage}", path.display());
             return 2;
         }
-        return run_folder(command, &usage, path, view, args.flag("json"));
+        return run_folder(command, &usage, path, views, args.flag("json"));
     }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
@@ -83,8 +92,8 @@ pub fn run(command: &str, argv: &[String]) -> i32 {
     0
 }
 
-/// The run in `dir` (its ranks' traces): the view's figures per rank and combined.
-fn run_folder(command: &str, usage: &str, dir: &std::path::Path, view: TorchView, json: bool) -> i32 {
+/// The run in `dir` (its ranks' traces): the views' figures per rank and combined.
+fn run_folder(command: &str, usage: &str, dir: &std::path::Path, views: &[TorchView], json: bool) -> i32 {
     let mut session = Session::new();
     let ids = match open_run_dir(&mut session, dir, "") {
         Ok(ids) => ids,
@@ -106,21 +115,29 @@ fn run_folder(command: &str, usage: &str, dir: &std::path::Path, view: TorchView
             }
         }
     } else {
-        print!("{}", run_text(view, &run));
+        print!("{}", run_text(views, &run));
     }
     0
 }
 
-/// A run's figures as text: its ranks, then the view's table (step split per rank, or operators or
+/// A run's figures as text: its ranks, then each view's table (step split per rank, or operators or
 /// kernels summed over the ranks).
-fn run_text(view: TorchView, run: &TorchRun) -> String {
+fn run_text(views: &[TorchView], run: &TorchRun) -> String {
     let mut o = String::new();
     let ranks: Vec<String> = run.ranks.iter().map(|r| format!("{} ({})", r.key(), r.worker)).collect();
     let _ = writeln!(o, "{} ranks: {}", run.ranks.len(), ranks.join(", "));
+    for view in views {
+        run_table(&mut o, *view, run);
+    }
+    o
+}
+
+/// One view's table of the run.
+fn run_table(o: &mut String, view: TorchView, run: &TorchRun) {
     match view {
         TorchView::Operators(_) => {
             let _ = writeln!(o, "operators summed over the ranks");
-            o += "operator | calls | device self us | device total us | host self us | host total us\n";
+            *o += "operator | calls | device self us | device total us | host self us | host total us\n";
             for r in &run.operators {
                 let _ = writeln!(
                     o,
@@ -131,7 +148,7 @@ fn run_text(view: TorchView, run: &TorchRun) -> String {
         }
         TorchView::Kernels => {
             let _ = writeln!(o, "kernels summed over the ranks");
-            o += "calls | total us | kernel\n";
+            *o += "calls | total us | kernel\n";
             for k in &run.kernels {
                 let _ = writeln!(o, "{} | {:.3} | {}", k.calls, k.total_us, k.name);
             }
@@ -146,12 +163,11 @@ fn run_text(view: TorchView, run: &TorchRun) -> String {
                 );
             };
             for r in &run.ranks {
-                line(&mut o, &r.key(), &r.worker, r.steps, &r.split);
+                line(o, &r.key(), &r.worker, r.steps, &r.split);
             }
-            line(&mut o, "combined (mean of ranks)", "", run.steps, &run.split);
+            line(o, "combined (mean of ranks)", "", run.steps, &run.split);
         }
     }
-    o
 }
 
 fn s(v: &Value) -> String {

@@ -120,7 +120,7 @@ fn device_text(s: &mut String, d: &str, r: &DeviceReport) {
         // Where the allocation has no Python frame (a backward pass's, on autograd's thread), its C++ caller.
         let stack: Vec<String> = match a.python_stack.as_slice() {
             [] => a.cpp_stack.iter().take(1).map(|f| format!("(C++) {f}")).collect(),
-            python => python.iter().map(|f| f.text()).collect(),
+            python => python.iter().filter(|f| !f.folded).map(|f| f.text()).collect(),
         };
         let _ = writeln!(s, "    {:>12} at event {:<6} {freed:<20} {}", bytes(a.size), a.event_index, stack.join(" ← "));
     }

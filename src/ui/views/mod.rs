@@ -19,6 +19,7 @@ pub mod overview_page;
 pub mod roofline_model;
 pub mod run_comparison;
 pub mod torch;
+pub mod torch_ranks;
 pub mod torch_snapshot;
 pub mod trace_viewer;
 pub mod xla_ops_cpu;

@@ -100,15 +100,21 @@ fn DeviceView(file_id: u32, device: usize, r: Arc<DeviceReport>) -> impl IntoVie
     }
 }
 
-/// A Python stack, innermost first; runs of library frames were folded to the call the user's code
-/// made, which is marked.
-fn python_frames(stack: &[FrameText], key: String) -> impl IntoView {
+/// A Python stack, innermost first: the library frames inside the call the user's code made are left
+/// out unless `unfolded`; that call is marked.
+fn python_frames(stack: &[FrameText], key: String, unfolded: bool) -> impl IntoView {
     view! {
-        <ol class="ts-frames" data-testid="ts-python-frames">
-            {stack.iter().map(|f| {
+        <ol class="ts-frames" data-testid="ts-python-frames" data-unfolded=unfolded.to_string()>
+            {stack.iter().filter(|f| unfolded || !f.folded).map(|f| {
                 let text = f.text();
+                let title = match (f.library, f.folded) {
+                    (true, true) => "Library code, inside the call below",
+                    (true, false) if unfolded => "Library code: the call the code above it made",
+                    (true, false) => "Library code (its inner frames folded)",
+                    (false, _) => "",
+                };
                 view! {
-                    <li class:lib=f.library title=if f.library { "Library code (its inner frames folded)" } else { "" }>
+                    <li class:lib=f.library class:folded=f.folded title=title>
                         <Text metric="frame" value=text key=key.clone() />
                         {f.library.then_some(" · library")}
                     </li>
@@ -116,6 +122,11 @@ fn python_frames(stack: &[FrameText], key: String) -> impl IntoView {
             }).collect_view()}
         </ol>
     }
+}
+
+/// How many frames of `stack` are folded.
+fn folded_count(stack: &[FrameText]) -> usize {
+    stack.iter().filter(|f| f.folded).count()
 }
 
 /// A byte figure with its label, as the page's cards show them.

@@ -79,6 +79,8 @@ fn largest(rows: Vec<LargeAllocation>, choose: Callback<i64>) -> impl IntoView {
     .csv("largest_allocations.csv".into(), "ts-largest-csv");
     let rows = Arc::new(rows);
     let picked = RwSignal::new(None::<usize>);
+    // Whether the chosen allocation's library frames are unfolded; kept as rows are picked.
+    let unfolded = RwSignal::new(false);
     let of_row = rows.clone();
     view! {
         <Table spec=spec.pick(picked) rows state=TableState::sorted("size", true) />
@@ -91,7 +93,19 @@ fn largest(rows: Vec<LargeAllocation>, choose: Callback<i64>) -> impl IntoView {
                         {if a.python_stack.is_empty() {
                             view! { <p class="muted small">"No Python frame: it was allocated from C++ alone (as autograd's backward pass allocates)."</p> }.into_any()
                         } else {
-                            view! { <span class="muted small">"Python frames, innermost first"</span> {python_frames(&a.python_stack, key.clone())} }.into_any()
+                            let stack = a.python_stack.clone();
+                            let folded = folded_count(&stack);
+                            let frames_key = key.clone();
+                            view! {
+                                <span class="muted small">"Python frames, innermost first"</span>
+                                {(folded > 0).then(|| view! {
+                                    <button class="btn ts-unfold" data-testid="ts-unfold-python" aria-pressed=move || unfolded.get().to_string()
+                                        on:click=move |_| unfolded.update(|u| *u = !*u)>
+                                        {move || if unfolded.get() { format!("Fold library frames ({folded})") } else { format!("Unfold library frames ({folded})") }}
+                                    </button>
+                                })}
+                                {move || python_frames(&stack, frames_key.clone(), unfolded.get())}
+                            }.into_any()
                         }}
                         <details data-testid="ts-cpp-frames">
                             <summary class="muted small">{format!("C++ frames ({})", a.cpp_stack.len())}</summary>

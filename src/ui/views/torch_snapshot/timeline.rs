@@ -220,7 +220,11 @@ fn Chart(
                             None => view! { <Text metric="hover_band_freed_event" value="" key=bk.clone() shown="never (live at the dump)" /> }.into_any(),
                         }}</dd>
                     </dl>
-                    {python_frames(&band.python_stack, bk)}
+                    {python_frames(&band.python_stack, bk, false)}
+                    {match folded_count(&band.python_stack) {
+                        0 => None,
+                        n => Some(view! { <p class="small muted">{format!("{n} library frames folded inside the library call")}</p> }),
+                    }}
                 }
                 .into_any()
             }
