@@ -184,26 +184,30 @@ pub fn layout(graph: &Graph) -> Layout {
         let hi = if l + 1 == layer_count { f64::INFINITY } else { layer_y[l] + top + layer_h[l] + LAYER_GAP / 2.0 };
         (lo, hi)
     };
+    // (cluster, layer) pairs where the cluster holds a vertex.
+    let mut present: std::collections::HashSet<(usize, usize)> =
+        (0..vertices).flat_map(|v| chains_of[v].iter().map(move |&c| (c, v))).map(|(c, v)| (c, vertex_layer[v])).collect();
     for c in (0..graph.clusters.len()).rev() {
         let b = spans[c];
         if b.w <= 0.0 {
             continue;
         }
-        for l in 0..layer_count {
+        for (l, row) in rows.iter_mut().enumerate() {
             let (lo, hi) = band(l);
-            if b.y + b.h <= lo || b.y >= hi || rows[l].iter().any(|&v| chains_of[v].contains(&c)) {
+            if b.y + b.h <= lo || b.y >= hi || present.contains(&(c, l)) {
                 continue;
             }
-            let p = vertices;
+            let chain = cluster_chain(graph, Some(c));
+            present.extend(chain.iter().map(|&k| (k, l)));
+            row.push(vertices);
             vertices += 1;
             vertex_layer.push(l);
-            chains_of.push(cluster_chain(graph, Some(c)));
+            chains_of.push(chain);
             size.push((0.0, 0.0));
             up.push(Vec::new());
             down.push(Vec::new());
             // Among the layer's vertices where its cluster's key puts it.
             position.push(f64::INFINITY);
-            rows[l].push(p);
         }
     }
     // Every layer sorted once more by the same cluster keys, so sibling clusters (and each
