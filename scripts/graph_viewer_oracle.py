@@ -6,7 +6,8 @@
 # (as tests/fixtures/scripts/c2_xprof_memory_viewer_on_dump.py does). Each DOT is saved as
 # tests/fixtures/graph_viewer/<case>.dot with its stylesheet (one CSS hover rule per edge, several
 # KiB, no graph content) and node tooltips emptied, and index.json lists every case's input, module, node and width.
-# Usage (from the repository root): /work/xprof-venv/bin/python scripts/graph_viewer_oracle.py
+# Usage (from the repository root, XProf 2.24.2 installed: `pip install xprof==2.24.2`):
+#   python scripts/graph_viewer_oracle.py
 import gzip, json, os, re, shutil, tempfile
 from xprof.convert import raw_to_tool_data as r
 
@@ -16,6 +17,10 @@ SHARED = os.path.join(ROOT, "../shared/fixtures")
 CPU = "tests/fixtures/jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz"
 TPU = "../shared/fixtures/device/jax_tpu_v6e_inference/tpu_v6e_inference.xplane.pb"
 GPU_DUMP = "../shared/fixtures/device/nvidia_h200_jax/xla_dump_gpu/module_437688.jit_train_step.sm_9.0a_gpu_after_optimizations.hlo.pb"
+# This project's H200 traces: n1 is also kept in the repository (tests/fixtures/device/...), which the
+# test reads first, so a checkout without ../shared still compares NVIDIA trace modules.
+N1 = "../shared/fixtures/device/nvidia_h200_jax/n1_mlp_adam/n1_mlp_adam.xplane.pb.gz"
+N2 = "../shared/fixtures/device/nvidia_h200_jax/n2_cnn_bf16/n2_cnn_bf16.xplane.pb.gz"
 
 # (case, input, module as XProf names it, node, width)
 CASES = [
@@ -30,6 +35,13 @@ CASES = [
     ("gpu_gemm_fusion_dot_7_w2", GPU_DUMP, "jit_train_step", "gemm_fusion_dot.7", 2),
     ("gpu_input_reduce_fusion_2_w3", GPU_DUMP, "jit_train_step", "input_reduce_fusion.2", 3),
     ("gpu_region_4_11_computation", GPU_DUMP, "jit_train_step", "region_4.11", 1),
+    # XProf needs a node; these name the entry computation's root, the CLI's default without --node.
+    ("nvidia_n1_tuple_5_0_w2", N1, "jit_train_step(5314)", "tuple.5.0", 2),
+    ("nvidia_n1_input_scatter_fusion_w1", N1, "jit_train_step(5314)", "input_scatter_fusion", 1),
+    ("nvidia_n1_custom_call_1_w3", N1, "jit_train_step(5314)", "custom-call.1", 3),
+    ("nvidia_n2_tuple_15_0_w1", N2, "jit_train_step(5312)", "tuple.15.0", 1),
+    ("nvidia_n2_cudnn_conv_bw_filter_4_w2", N2, "jit_train_step(5312)", "cudnn-conv-bw-filter.4", 2),
+    ("nvidia_n2_loop_reduce_window_fusion_w2", N2, "jit_train_step(5312)", "loop_reduce_window_fusion", 2),
 ]
 
 STYLESHEET = re.compile(r"stylesheet=<.*?\n>\n", re.S)

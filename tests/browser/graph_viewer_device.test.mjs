@@ -4,7 +4,9 @@
 // the whole module's overview (`--overview`) marks the neighbourhood's nodes and a click on one of its
 // nodes re-centres the graph there; the search centres on a named instruction; the colouring is kept
 // in the URL with the module, node and width and restored from a URL opened afresh. A second test opens
-// the graph from a Memory Viewer buffer: centred on the instruction that defines it.
+// the graph from a Memory Viewer buffer: centred on the instruction that defines it. A third, in the
+// dark theme, follows HLO ops and Roofline rows to the graph and the card back to them and to Op
+// Profile, and zooms and pans the canvas.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -157,6 +159,96 @@ test('H200 n2_cnn_bf16: the graph from a Memory Viewer buffer', { skip: absent, 
   await overviewShown(page);
   assert.ok(Number(await one(page, 'overview_marked')) > 0);
   await shot(page, 'graph-viewer-h200-buffer');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// The other links both ways, in the dark theme: an HLO ops row's "graph", the card back to the op's
+// HLO ops row, to its Roofline row (whose "graph" comes back) and to Op Profile searching for it; and
+// the canvas's zoom and pan: W/S and the wheel zoom, A/D pan, 0 shows the whole graph, at one scale.
+test('H200 n2_cnn_bf16: HLO ops and Roofline rows to the graph and back, Op Profile, zoom and pan (dark)', { skip: absent, timeout: 600_000 }, async () => {
+  const page = await newPage(browser, { colorScheme: 'dark' });
+  await openTrace(page);
+  await page.click('.tab[data-tool="hlo-stats"]');
+  const linked = 'table.hlo-table tbody tr[data-op]';
+  await page.waitForSelector(`[data-testid="hlo-stats"][data-state="ready"] ${linked} [data-testid="op-show-graph"]`, { timeout: 120_000 });
+  // The costliest fusion (the first rows can be kernels of no instruction).
+  await page.fill('[data-testid="hlo-filter"]', 'fusion');
+  const row = page.locator(linked, { has: page.locator('[data-testid="op-show-graph"]') }).first();
+  const key = await row.getAttribute('data-op');
+  const name = key.slice(key.indexOf('/') + 1);
+  assert.match(name, /fusion/);
+  await row.locator('[data-testid="op-show-graph"]').click();
+  await showsGraph(page, name);
+  const module = await hashModule(page);
+  const g = cli(module, name);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(g));
+  // The card: what XLA says of the instruction (the CLI's centre node) and what the trace says.
+  const c = g.center_node;
+  assert.equal(await one(page, 'card_shape'), c.shape);
+  assert.match(c.shape, /\{[\d,]*\}/, 'the shape carries its layout');
+  assert.equal(await one(page, 'card_hlo_text'), c.expression);
+  assert.ok(c.framework_op && c.source, 'a JAX op has its framework op and source line');
+  assert.equal(await one(page, 'card_framework_op'), c.framework_op);
+  assert.equal(await one(page, 'card_source'), c.source);
+  assert.ok(close(await one(page, 'card_self_time_us'), g.figures.by_name[name].self_time_us));
+  assert.ok(close(await one(page, 'card_flop_rate'), g.figures.by_name[name].flop_rate));
+  await overviewShown(page);
+  await shot(page, 'graph-viewer-h200-dark');
+
+  // Zoom and pan on the canvas: the centre node's place on it and the scale tell.
+  const canvas = '[data-testid="graph-canvas"]';
+  const scale = async () => Number(await page.getAttribute(canvas, 'data-scale'));
+  const at = async () => (await page.getAttribute(canvas, 'data-center-at')).split(',').map(Number);
+  const changed = (attr, before) => page.waitForFunction(([sel, a, b]) => document.querySelector(sel)?.getAttribute(a) !== b,
+    [canvas, attr, before]);
+  await page.locator(canvas).scrollIntoViewIfNeeded();
+  await page.focus(canvas);
+  const s0 = await scale();
+  assert.equal(s0, 1, 'the graph opens at zoom 1');
+  await page.keyboard.press('w');
+  await changed('data-scale', String(s0.toFixed(4)));
+  assert.ok(await scale() > s0, 'W zooms in');
+  let s = await page.getAttribute(canvas, 'data-scale');
+  await page.keyboard.press('s');
+  await changed('data-scale', s);
+  assert.ok(Math.abs(await scale() - s0) < 1e-3, 'S zooms back out');
+  const [x0] = await at();
+  let before = await page.getAttribute(canvas, 'data-center-at');
+  await page.keyboard.press('d');
+  await changed('data-center-at', before);
+  assert.ok((await at())[0] < x0, 'D pans right: the centre moves left');
+  const box = await page.locator(canvas).boundingBox();
+  await page.mouse.move(box.x + box.width / 3, box.y + box.height / 3);
+  s = await page.getAttribute(canvas, 'data-scale');
+  await page.mouse.wheel(0, -400);
+  await changed('data-scale', s);
+  assert.ok(Number(await page.getAttribute(canvas, 'data-scale')) > Number(s), 'the wheel zooms in');
+  // 0: the whole graph fitted, every node in view.
+  s = await page.getAttribute(canvas, 'data-scale');
+  await page.keyboard.press('0');
+  await changed('data-scale', s);
+  const [cx, cy] = await at();
+  assert.ok(cx > 0 && cx < box.width && cy > 0 && cy < box.height, `the centre in view after reset: ${cx},${cy}`);
+  await shot(page, 'graph-viewer-h200-dark-whole');
+
+  // The card back to the op's HLO ops row.
+  await page.click('[data-testid="graph-card"] [data-testid="node-show-hlo-stats"]');
+  await page.waitForSelector(`[data-testid="hlo-stats"][data-state="ready"] table.hlo-table tr[data-op="${key}"]`, { timeout: 60_000 });
+  assert.equal(await page.inputValue('[data-testid="hlo-filter"]'), name);
+  // To its Roofline row, whose "graph" comes back to it.
+  await page.click('.tab[data-tool="graph-viewer"]');
+  await showsGraph(page, name);
+  await page.click('[data-testid="graph-card"] [data-testid="node-show-roofline"]');
+  const roofline = `[data-testid="roofline"][data-state="ready"] table.roofline-table tr[data-op$="${name}"]`;
+  await page.waitForSelector(roofline, { timeout: 60_000 });
+  assert.equal(await page.inputValue('[data-testid="roofline-filter"]'), name);
+  await page.click(`${roofline} [data-testid="op-show-graph"]`);
+  await showsGraph(page, name);
+  // To Op Profile, searching for it.
+  await page.click('[data-testid="graph-card"] [data-testid="node-show-op-profile"]');
+  await page.waitForSelector(`[data-testid="op-profile"][data-state="ready"] .opp-row.op[data-name="${name}"]`, { timeout: 60_000 });
+  assert.equal(await page.inputValue('[data-testid="opp-search"]'), name);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

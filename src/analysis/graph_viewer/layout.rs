@@ -3,9 +3,15 @@
 //! 1. layers by longest path from the sources (edges closing a cycle, which only malformed input
 //!    has, are reversed first, found by an iterative depth-first search);
 //! 2. edges longer than one layer get a bend point (a dummy node) in every layer they cross;
-//! 3. each layer ordered by a few down-and-up barycentre sweeps, a cluster's nodes kept together;
+//! 3. each layer ordered by a few down-and-up barycentre sweeps, a cluster's nodes kept together and
+//!    sibling clusters in the same left-to-right order on every layer;
 //! 4. x by a few sweeps pulling each node to the mean of its neighbours, then pushed apart so no two
-//!    nodes of a layer overlap; y by layer, each layer as tall as its tallest node.
+//!    nodes of a layer overlap; y by layer, each layer as tall as its tallest node;
+//! 5. clusters made whole: a cluster's box spans every layer between its first and last node, so on
+//!    each layer it crosses it gets its left and right edges as two more unknowns (a zero-width
+//!    placeholder stands in where it has no node), and x is pushed right, in the order of a
+//!    left-of graph, until every node and box is clear of every box it is not in. So a box holds its
+//!    own nodes and nothing else, as Graphviz draws XLA's clusters.
 //!
 //! Linear in nodes and edges per sweep, so a 6,500-instruction module lays out in well under a
 //! second natively (bench/RESULTS.md). Text is measured by a fixed character width: the page draws
@@ -87,11 +93,14 @@ pub fn layout(graph: &Graph) -> Layout {
     for e in &graph.edges {
         let (a, b) = (e.from, e.to);
         let (top, bottom) = if layer[a] <= layer[b] { (a, b) } else { (b, a) };
+        // A long edge's bends stay in the innermost cluster holding both its ends: inside a
+        // cluster between two of its nodes, around the clusters it does not enter.
+        let bend_cluster = common_cluster(graph, graph.nodes[a].cluster, graph.nodes[b].cluster);
         let mut chain = vec![top];
         for l in layer[top] + 1..layer[bottom] {
             let d = vertex_layer.len();
             vertex_layer.push(l);
-            vertex_cluster.push(None);
+            vertex_cluster.push(bend_cluster);
             chain.push(d);
         }
         chain.push(bottom);
@@ -102,7 +111,7 @@ pub fn layout(graph: &Graph) -> Layout {
         }
         chains.push(chain);
     }
-    let vertices = vertex_layer.len();
+    let mut vertices = vertex_layer.len();
     let mut up: Vec<Vec<usize>> = vec![Vec::new(); vertices];
     let mut down: Vec<Vec<usize>> = vec![Vec::new(); vertices];
     for &(a, b) in &segments {
@@ -114,20 +123,7 @@ pub fn layout(graph: &Graph) -> Layout {
     for (v, &l) in vertex_layer.iter().enumerate() {
         rows[l].push(v);
     }
-    let cluster_chain = |v: usize| -> Vec<usize> {
-        let mut chain = Vec::new();
-        let mut c = vertex_cluster[v];
-        while let Some(x) = c {
-            if chain.len() > graph.clusters.len() {
-                break;
-            }
-            chain.push(x);
-            c = graph.clusters[x].parent;
-        }
-        chain.reverse();
-        chain
-    };
-    let chains_of: Vec<Vec<usize>> = (0..vertices).map(cluster_chain).collect();
+    let mut chains_of: Vec<Vec<usize>> = vertex_cluster.iter().map(|&c| cluster_chain(graph, c)).collect();
 
     // Ordering.
     let mut position = vec![0.0f64; vertices];
@@ -141,6 +137,7 @@ pub fn layout(graph: &Graph) -> Layout {
     set_positions(&rows, &mut position);
     for sweep in 0..ORDER_SWEEPS * 2 {
         let downward = sweep % 2 == 0;
+        let keys = cluster_keys(graph.clusters.len(), &chains_of, &position);
         let order: Vec<usize> = if downward { (1..layer_count).collect() } else { (0..layer_count.saturating_sub(1)).rev().collect() };
         for l in order {
             let neighbours = if downward { &up } else { &down };
@@ -155,7 +152,7 @@ pub fn layout(graph: &Graph) -> Layout {
                     }
                 })
                 .collect();
-            sort_row(&mut rows[l], &bary, &chains_of);
+            sort_row(&mut rows[l], &bary, &chains_of, &keys);
             for (i, &v) in rows[l].iter().enumerate() {
                 position[v] = i as f64;
             }
@@ -163,7 +160,7 @@ pub fn layout(graph: &Graph) -> Layout {
     }
 
     // Sizes, y by layer.
-    let size: Vec<(f64, f64)> = (0..vertices).map(|v| if v < n { node_size(graph, v) } else { (0.0, 0.0) }).collect();
+    let mut size: Vec<(f64, f64)> = (0..vertices).map(|v| if v < n { node_size(graph, v) } else { (0.0, 0.0) }).collect();
     let mut layer_y = vec![0.0; layer_count];
     let mut layer_h = vec![0.0f64; layer_count];
     let mut y = 0.0;
@@ -171,6 +168,55 @@ pub fn layout(graph: &Graph) -> Layout {
         layer_h[l] = rows[l].iter().map(|&v| size[v].1).fold(LINE_HEIGHT, f64::max);
         layer_y[l] = y;
         y += layer_h[l] + LAYER_GAP;
+    }
+    let top = CLUSTER_PAD * 3.0;
+
+    // The layers each cluster's box crosses (its height does not depend on x): a placeholder in
+    // each such layer that holds none of its vertices, innermost clusters first (a nested
+    // cluster's placeholder stands for its parents too).
+    let unplaced: Vec<Rect> = (0..n).map(|v| Rect { x: 0.0, y: layer_y[vertex_layer[v]] + top, w: size[v].0, h: size[v].1 }).collect();
+    let spans = cluster_boxes(graph, &unplaced);
+    // Each layer's band reaches halfway into the gaps either side (the first and last without
+    // end), so the bands tile the height and any two boxes that meet vertically cross a layer
+    // both.
+    let band = |l: usize| {
+        let lo = if l == 0 { f64::NEG_INFINITY } else { layer_y[l] + top - LAYER_GAP / 2.0 };
+        let hi = if l + 1 == layer_count { f64::INFINITY } else { layer_y[l] + top + layer_h[l] + LAYER_GAP / 2.0 };
+        (lo, hi)
+    };
+    // (cluster, layer) pairs where the cluster holds a vertex.
+    let mut present: std::collections::HashSet<(usize, usize)> =
+        (0..vertices).flat_map(|v| chains_of[v].iter().map(move |&c| (c, v))).map(|(c, v)| (c, vertex_layer[v])).collect();
+    for c in (0..graph.clusters.len()).rev() {
+        let b = spans[c];
+        if b.w <= 0.0 {
+            continue;
+        }
+        for (l, row) in rows.iter_mut().enumerate() {
+            let (lo, hi) = band(l);
+            if b.y + b.h <= lo || b.y >= hi || present.contains(&(c, l)) {
+                continue;
+            }
+            let chain = cluster_chain(graph, Some(c));
+            present.extend(chain.iter().map(|&k| (k, l)));
+            row.push(vertices);
+            vertices += 1;
+            vertex_layer.push(l);
+            chains_of.push(chain);
+            size.push((0.0, 0.0));
+            up.push(Vec::new());
+            down.push(Vec::new());
+            // Among the layer's vertices where its cluster's key puts it.
+            position.push(f64::INFINITY);
+        }
+    }
+    // Every layer sorted once more by the same cluster keys, so sibling clusters (and each
+    // cluster's placeholders) stand in one left-to-right order on all layers; within a cluster the
+    // sweeps' order is kept.
+    let keys = cluster_keys(graph.clusters.len(), &chains_of, &position);
+    for row in &mut rows {
+        let own: Vec<f64> = row.iter().map(|&v| position[v]).collect();
+        sort_row(row, &own, &chains_of, &keys);
     }
 
     // x: packed, then pulled to neighbours and pushed apart.
@@ -197,9 +243,9 @@ pub fn layout(graph: &Graph) -> Layout {
             pack(&rows[l], &size, &mut x, Some(&want));
         }
     }
+    separate_clusters(graph.clusters.len(), &rows, &chains_of, &size, &mut x);
     let min_x = (0..vertices).map(|v| x[v] - size[v].0 / 2.0).fold(f64::INFINITY, f64::min);
     let shift = if min_x.is_finite() { CLUSTER_PAD * (graph.clusters.len().min(1) as f64 + 1.0) - min_x } else { 0.0 };
-    let top = CLUSTER_PAD * 3.0;
     let nodes: Vec<Rect> = (0..n)
         .map(|v| {
             let (w, h) = size[v];
@@ -230,9 +276,145 @@ pub fn layout(graph: &Graph) -> Layout {
         })
         .collect();
     let clusters = cluster_boxes(graph, &nodes);
-    let width = nodes.iter().chain(&clusters).map(|r| r.x + r.w).fold(0.0, f64::max) + CLUSTER_PAD;
-    let height = nodes.iter().chain(&clusters).map(|r| r.y + r.h).fold(0.0, f64::max) + CLUSTER_PAD;
-    Layout { nodes, edges: edges_out, clusters, width, height }
+    let mut l = Layout { nodes, edges: edges_out, clusters, width: 0.0, height: 0.0 };
+    l.fit_to_origin();
+    l
+}
+
+impl Layout {
+    /// Moved so that everything drawn (nested clusters' boxes reach further out than the nodes)
+    /// starts [`CLUSTER_PAD`] from the origin, and sized to hold it.
+    fn fit_to_origin(&mut self) {
+        let drawn = || self.nodes.iter().chain(self.clusters.iter().filter(|r| r.w > 0.0));
+        let x0 = drawn().map(|r| r.x).fold(f64::INFINITY, f64::min);
+        let y0 = drawn().map(|r| r.y).fold(f64::INFINITY, f64::min);
+        let (dx, dy) = if x0.is_finite() { (CLUSTER_PAD - x0, CLUSTER_PAD - y0) } else { (0.0, 0.0) };
+        for r in self.nodes.iter_mut().chain(self.clusters.iter_mut().filter(|r| r.w > 0.0)) {
+            r.x += dx;
+            r.y += dy;
+        }
+        for p in self.edges.iter_mut().flatten() {
+            p.0 += dx;
+            p.1 += dy;
+        }
+        let drawn = || self.nodes.iter().chain(self.clusters.iter().filter(|r| r.w > 0.0));
+        self.width = drawn().map(|r| r.x + r.w).fold(0.0, f64::max) + CLUSTER_PAD;
+        self.height = drawn().map(|r| r.y + r.h).fold(0.0, f64::max) + CLUSTER_PAD;
+    }
+}
+
+/// Cluster `c` and the clusters around it, outermost first (bounded: a malformed parent chain
+/// cannot loop).
+fn cluster_chain(graph: &Graph, mut c: Option<usize>) -> Vec<usize> {
+    let mut chain = Vec::new();
+    while let Some(x) = c {
+        if chain.len() > graph.clusters.len() {
+            break;
+        }
+        chain.push(x);
+        c = graph.clusters[x].parent;
+    }
+    chain.reverse();
+    chain
+}
+
+/// The innermost cluster holding both `a` and `b` (`None`: the top level).
+fn common_cluster(graph: &Graph, a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    let (a, b) = (cluster_chain(graph, a), cluster_chain(graph, b));
+    a.iter().zip(&b).take_while(|(x, y)| x == y).last().map(|(x, _)| *x)
+}
+
+/// Each cluster's place in a layer's order: the mean position of the vertices it holds on every
+/// layer, the same on all layers (so sibling clusters keep one order); a vertex not yet placed
+/// (at infinity) does not count.
+fn cluster_keys(clusters: usize, chains: &[Vec<usize>], position: &[f64]) -> Vec<f64> {
+    let mut sum = vec![(0.0f64, 0usize); clusters];
+    for (v, chain) in chains.iter().enumerate() {
+        if position[v].is_finite() {
+            for &c in chain {
+                sum[c].0 += position[v];
+                sum[c].1 += 1;
+            }
+        }
+    }
+    sum.into_iter().map(|(s, k)| if k == 0 { 0.0 } else { s / k as f64 }).collect()
+}
+
+/// Pushes x right, as little as it must, until on every layer each vertex is clear of the one
+/// before it and of every cluster box it is not in, and each box holds its own vertices: a
+/// cluster's left and right edges are unknowns shared by all the layers it crosses, each layer's
+/// order says what lies left of what, and the unknowns are set in that graph's topological order
+/// (Kahn), each to the largest of where the sweeps put it and what its left neighbours demand.
+/// Sibling clusters stand in one order on every layer, so the graph has no cycle; were one there
+/// (a bug, not input), the vertices on it would keep the sweeps' places.
+fn separate_clusters(clusters: usize, rows: &[Vec<usize>], chains: &[Vec<usize>], size: &[(f64, f64)], x: &mut [f64]) {
+    if clusters == 0 {
+        return;
+    }
+    let vertices = x.len();
+    let (left, right) = (|c: usize| vertices + 2 * c, |c: usize| vertices + 2 * c + 1);
+    let unknowns = vertices + 2 * clusters;
+    // (to, least distance from `from`): x[to] >= x[from] + distance.
+    let mut after: Vec<Vec<(usize, f64)>> = vec![Vec::new(); unknowns];
+    let gap = |v: usize| if size[v].0 == 0.0 { NODE_GAP / 2.0 } else { NODE_GAP };
+    for row in rows {
+        // What the next item is placed after: a vertex (its half width then a gap), a cluster's
+        // left edge (padding), or a closed cluster's right edge (a gap).
+        let mut before: Option<(usize, f64)> = None;
+        let mut open: &[usize] = &[];
+        for &v in row.iter().chain(std::iter::once(&usize::MAX)) {
+            let chain: &[usize] = if v == usize::MAX { &[] } else { &chains[v] };
+            let shared = open.iter().zip(chain).take_while(|(a, b)| a == b).count();
+            for &c in open[shared..].iter().rev() {
+                // `d` is the previous item's right edge plus a gap: the box's edge is a padding
+                // past that edge instead.
+                if let Some((from, d)) = before {
+                    after[from].push((right(c), d - NODE_GAP + CLUSTER_PAD));
+                }
+                before = Some((right(c), NODE_GAP));
+            }
+            if v == usize::MAX {
+                break;
+            }
+            for &c in &chain[shared..] {
+                if let Some((from, d)) = before {
+                    after[from].push((left(c), d));
+                }
+                before = Some((left(c), CLUSTER_PAD));
+            }
+            let half = size[v].0 / 2.0;
+            if let Some((from, d)) = before {
+                let d = if from < vertices { d - NODE_GAP + gap(v) } else { d };
+                after[from].push((v, d + half));
+            }
+            before = Some((v, half + NODE_GAP));
+            open = chain;
+        }
+    }
+    let mut indegree = vec![0usize; unknowns];
+    for list in &after {
+        for &(to, _) in list {
+            indegree[to] += 1;
+        }
+    }
+    let mut value: Vec<f64> = (0..unknowns).map(|u| if u < vertices { x[u] } else { f64::NEG_INFINITY }).collect();
+    let mut ready: Vec<usize> = (0..unknowns).filter(|&u| indegree[u] == 0).collect();
+    let mut done = vec![false; unknowns];
+    while let Some(u) = ready.pop() {
+        done[u] = true;
+        for &(to, d) in &after[u] {
+            value[to] = value[to].max(value[u] + d);
+            indegree[to] -= 1;
+            if indegree[to] == 0 {
+                ready.push(to);
+            }
+        }
+    }
+    for v in 0..vertices {
+        if done[v] {
+            x[v] = value[v];
+        }
+    }
 }
 
 /// The edges with every edge that closes a cycle reversed (iterative DFS, so a long chain cannot
@@ -293,20 +475,12 @@ fn layers(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
     layer
 }
 
-/// Sorts a layer by barycentre, each cluster's vertices together at their mean barycentre.
-fn sort_row(row: &mut [usize], bary: &[f64], chains: &[Vec<usize>]) {
-    let mut cluster_sum: std::collections::HashMap<usize, (f64, usize)> = std::collections::HashMap::new();
-    for (i, &v) in row.iter().enumerate() {
-        for &c in &chains[v] {
-            let e = cluster_sum.entry(c).or_default();
-            e.0 += bary[i];
-            e.1 += 1;
-        }
-    }
-    // A path from the outermost cluster down to the vertex, each step its barycentre and an id that
+/// Sorts a layer by barycentre, each cluster's vertices together at the cluster's key.
+fn sort_row(row: &mut [usize], bary: &[f64], chains: &[Vec<usize>], cluster_key: &[f64]) {
+    // A path from the outermost cluster down to the vertex, each step its key and an id that
     // breaks ties (clusters after every vertex id): compared lexicographically, a total order.
     let key = |i: usize, v: usize| -> Vec<(f64, usize)> {
-        let mut k: Vec<(f64, usize)> = chains[v].iter().map(|c| (cluster_sum[c].0 / cluster_sum[c].1 as f64, usize::MAX - c)).collect();
+        let mut k: Vec<(f64, usize)> = chains[v].iter().map(|&c| (cluster_key[c], usize::MAX - c)).collect();
         k.push((bary[i], v));
         k
     };

@@ -235,15 +235,22 @@ fn GraphPanel(v: Arc<GraphView>) -> impl IntoView {
     {
         let v = v.clone();
         redraw(canvas, move |c| {
-            let mut shown = view.get();
-            if shown.width() <= 0.0 {
-                shown = initial_view(c, &v.layout, center);
+            let (w, h) = (f64::from(c.client_width()), f64::from(c.client_height()));
+            let shown = match view.get() {
+                s if s.width() <= 0.0 => initial_view(c, &v.layout, center),
+                // Reset (0, Esc, double-click) asks for the whole extent: the whole graph, fitted.
+                s if s == full => fit(&v.layout, Rect { x: 0.0, y: 0.0, w: v.layout.width, h: v.layout.height }, w, h),
+                s => s,
+            };
+            let shown = one_scale(shown, w, h);
+            if shown != view.get_untracked() {
                 view.update_untracked(|v| *v = shown);
             }
-            let f = Frame { v: shown, w: f64::from(c.client_width()), h: f64::from(c.client_height()), m: Margins::NONE };
+            let f = Frame { v: shown, w, h, m: Margins::NONE };
             let Some((ctx, w, h)) = prepare_fit(c) else { return false };
             fills.with(|fills| draw(&ctx, (w, h), &v.graph, &v.layout, &f, fills));
             let _ = c.set_attribute("data-shade", shade.get().slug());
+            let _ = c.set_attribute("data-scale", &format!("{:.4}", f.w / f.v.width()));
             if let Some(r) = center {
                 let (x, y) = (f.sx(r.x + r.w / 2.0), f.sy(flip(&v.layout, r.y + r.h / 2.0)));
                 let _ = c.set_attribute("data-center-at", &format!("{x:.1},{y:.1}"));
@@ -461,6 +468,22 @@ fn initial_view(c: &HtmlCanvasElement, l: &Layout, center: Option<Rect>) -> View
     Viewport { x0: cx - w / 2.0, x1: cx + w / 2.0, y0: cy - h / 2.0, y1: cy + h / 2.0 }
 }
 
+/// `v` widened about its centre along one axis to the canvas's proportions: a graph is drawn at
+/// one scale on both axes (boxes sized for their text), whatever the pan-and-zoom clamp left.
+fn one_scale(v: Viewport, w: f64, h: f64) -> Viewport {
+    let (w, h) = (w.max(1.0), h.max(1.0));
+    let per_px = (v.width() / w).max(v.height() / h);
+    let (cx, cy) = ((v.x0 + v.x1) / 2.0, (v.y0 + v.y1) / 2.0);
+    let (hw, hh) = (w * per_px / 2.0, h * per_px / 2.0);
+    let squared = Viewport { x0: cx - hw, x1: cx + hw, y0: cy - hh, y1: cy + hh };
+    // Already proportioned (to rounding): kept as it is, so a redraw does not creep.
+    if (squared.width() - v.width()).abs() <= 1e-9 * v.width() && (squared.height() - v.height()).abs() <= 1e-9 * v.height() {
+        v
+    } else {
+        squared
+    }
+}
+
 /// The view of `r` (layout units, y down) on a `w` × `h` canvas, at one scale on both axes, padded.
 fn fit(l: &Layout, r: Rect, w: f64, h: f64) -> Viewport {
     let (w, h) = (w.max(1.0), h.max(1.0));
@@ -669,9 +692,13 @@ fn OverviewPanel(o: Arc<GraphOverview>, marked: Memo<BTreeSet<String>>) -> impl 
         let o = o.clone();
         redraw(canvas, move |c| {
             let (w, h) = (f64::from(c.client_width()), f64::from(c.client_height()));
-            let mut shown = view.get();
-            if shown.width() <= 0.0 {
-                shown = fit(&o.layout, whole, w, h);
+            let shown = match view.get() {
+                // Unset, or reset to the whole extent (0, Esc, double-click): the module fitted.
+                s if s.width() <= 0.0 || s == full => fit(&o.layout, whole, w, h),
+                s => s,
+            };
+            let shown = one_scale(shown, w, h);
+            if shown != view.get_untracked() {
                 view.update_untracked(|v| *v = shown);
             }
             let f = Frame { v: shown, w, h, m: Margins::NONE };
@@ -766,11 +793,14 @@ fn OverviewPanel(o: Arc<GraphOverview>, marked: Memo<BTreeSet<String>>) -> impl 
                 <Count metric="overview_clusters" value=g.clusters.len() as u64 /> " called computations; "
                 {move || view! { <Count metric="overview_marked" value=marks.get().len() as u64 /> }} " marked (the graph below). "
                 <button class="btn" data-testid="overview-frame" title="Zoom the overview to the graph below" on:click=frame_marks>"Frame the graph below"</button>
-                " "
-                {move || hovered.get().map(|n| {
-                    let node = &caption_view.graph.nodes[n];
-                    view! { <span>"Pointer on " <Text metric="overview_hover" value=node.name.clone() /> " (" {node.opcode.clone()} ")"</span> }
-                })}
+                // The node under the pointer on a line of its own, kept when empty: the page below
+                // does not move as the pointer crosses the overview.
+                <span class="graph-overview-hover" style="display:block;min-height:1.5em">
+                    {move || hovered.get().map(|n| {
+                        let node = &caption_view.graph.nodes[n];
+                        view! { "Pointer on " <Text metric="overview_hover" value=node.name.clone() /> " (" {node.opcode.clone()} ")" }
+                    })}
+                </span>
             </figcaption>
             {o.graph.notes.iter().map(|n| view! { <p class="banner" data-testid="graph-overview-note">{n.clone()}</p> }).collect_view()}
         </figure>
