@@ -66,23 +66,32 @@ fn named_bytes_add_up_to_each_peak() {
     }
 }
 
-/// On the NVIDIA traces every module run is matched to exactly one module, and the temporary it
+/// On the NVIDIA and AMD traces every module run is matched to its module, and the temporary it
 /// allocates equals that module's temporaries in XProf's Memory Viewer to the byte (its total buffer
 /// allocation less what lives for the whole program).
 #[test]
 fn every_run_temporary_equals_the_memory_viewer() {
-    for stem in NVIDIA {
+    for stem in NVIDIA.iter().chain(&AMD) {
         let Some((_, names)) = named(stem) else { continue };
         assert!(!names.runs.is_empty(), "{stem}");
         for r in &names.runs {
-            let m = &names.modules[r.module.unwrap_or_else(|| panic!("{stem}: run of {:?} unmatched: {:?}", r.module_name, r.candidates))];
-            assert_eq!(r.module_name.as_deref(), Some(m.name.as_str()), "{stem}");
-            let Some(viewer) = oracle(stem, &format!("memory_viewer.{}", m.xprof_name)) else {
-                panic!("{stem}: no Memory Viewer oracle for {}", m.xprof_name)
+            // A run of a module whose name several modules share, each fitting its allocations, is
+            // matched to all of them (never one guessed): its temporary equals each one's.
+            let modules: Vec<usize> = match r.module {
+                Some(m) => vec![m],
+                None if AMD.contains(stem) && !r.candidates.is_empty() => r.candidates.clone(),
+                None => panic!("{stem}: run of {:?} unmatched: {:?}", r.module_name, r.candidates),
             };
-            let mib = |k: &str| viewer[k].as_f64().unwrap_or(0.0);
-            let temporaries = ((mib("totalBufferAllocationMib") - mib("indefiniteBufferAllocationMib")) * 1048576.0).round() as i64;
-            assert_eq!(r.temporary_bytes, temporaries, "{stem} {}", m.xprof_name);
+            for m in modules.into_iter().map(|m| &names.modules[m]) {
+                // Where the host events name no module, the run is matched by its allocations alone.
+                assert!(r.module_name.as_deref().is_none_or(|n| n == m.name), "{stem}: {:?} {}", r.module_name, m.name);
+                let Some(viewer) = oracle(stem, &format!("memory_viewer.{}", m.xprof_name)) else {
+                    panic!("{stem}: no Memory Viewer oracle for {}", m.xprof_name)
+                };
+                let mib = |k: &str| viewer[k].as_f64().unwrap_or(0.0);
+                let temporaries = ((mib("totalBufferAllocationMib") - mib("indefiniteBufferAllocationMib")) * 1048576.0).round() as i64;
+                assert_eq!(r.temporary_bytes, temporaries, "{stem} {}", m.xprof_name);
+            }
         }
     }
 }
@@ -153,6 +162,11 @@ fn what_the_trace_cannot_say_is_said() {
     if let Some((_, names)) = named(NVIDIA[1]) {
         assert!(names.reasons.is_empty(), "{:?}", names.reasons);
     }
+    // The decoder's 32 MiB host buffer is allocated outside any host event: said, with what to record.
+    if let Some((_, names)) = named("nvidia_h200_jax/n4_decode/n4_decode") {
+        let outside = names.reasons.iter().find(|r| r.contains("outside any host event")).expect("a reason");
+        assert!(outside.starts_with("Of xla_gpu_host_bfc, ") && outside.contains("host_tracer_level=3"), "{outside}");
+    }
 }
 
 /// The names go under the `tidemark` key; XProf's part of the JSON is byte-identical.
@@ -199,7 +213,7 @@ fn cli_prints_the_named_peak() {
     let (code, out, err) = common::tidemark(&["memory-profile", &path]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("preallocated but unused: 104.56 GiB (the pool is the allocator's whole limit 104.85 GiB"), "{out}");
-    let c3 = "jit_train_step(5312) output {2|7} f32[3,3,128,128]{3,2,1,0}, a new value (no parameter aliased; the shape of p['c3'], s[0].trace['c3'])";
+    let c3 = "jit_train_step(5312) output {2|7} f32[3,3,128,128]{3,2,1,0}, a new value shaped as p['c3'], s[0].trace['c3']";
     assert!(out.lines().any(|l| l.contains("    ") && l.contains(c3)), "{out}");
     let (code, out, err) = common::tidemark(&["memory-profile", "--json", &path]);
     assert_eq!(code, 0, "{err}");
@@ -258,7 +272,7 @@ fn new_outputs_name_the_parameters_of_their_shape() {
     for x in outputs {
         let shape_index_table = x.shape.as_deref().is_some_and(|s| s.starts_with('('));
         assert_eq!(x.new_value_shaped_as.is_some(), !shape_index_table, "{}", x.label);
-        assert!(shape_index_table || x.label.contains(", a new value (no parameter aliased"), "{}", x.label);
+        assert!(shape_index_table || x.label.contains(", a new value "), "{}", x.label);
     }
 }
 

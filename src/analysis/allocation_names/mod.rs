@@ -208,13 +208,19 @@ impl PoolAtPeak {
         let limit_bytes = a.summary.memory_capacity_bytes;
         let in_use_bytes = a.summary.peak_stats.peak_bytes_in_use;
         let s = &a.snapshots;
-        let up_to_peak = peak_index.map_or(0, |p| p + 1);
+        // The formula is XLA's BFC allocator's (its allocators are named `GPU_0_bfc`, `xla_gpu_host_bfc`);
+        // another allocator's fragmentation (a TPU's) says nothing of a pool.
+        let bfc = a.memory_id.ends_with("_bfc");
+        let up_to_peak = if bfc { peak_index.map_or(0, |p| p + 1) } else { 0 };
         let pool_at_least_bytes = s
             .rows(0..up_to_peak)
             .filter(|x| x.stats.fragmentation > 0.0 && x.stats.fragmentation.is_finite())
             .map(|x| {
                 let most = x.stats.fragmentation * (1.0 + FRAGMENTATION_ROUNDING);
-                x.stats.heap_allocated_bytes.saturating_add((MIN_CHUNK_BYTES / most).floor() as i64)
+                // The pool is a whole number of chunks: rounded up to one.
+                let chunk = MIN_CHUNK_BYTES as i64;
+                let at_least = x.stats.heap_allocated_bytes.saturating_add((MIN_CHUNK_BYTES / most).ceil() as i64);
+                at_least.saturating_add(chunk - 1) / chunk * chunk
             })
             .max()
             .map(|b| b.min(limit_bytes));
@@ -227,7 +233,8 @@ impl PoolAtPeak {
         let record = "To know it, record jax.devices()[0].memory_stats()['pool_bytes'] with the profile, and how the process was started (XLA_PYTHON_CLIENT_PREALLOCATE, XLA_PYTHON_CLIENT_MEM_FRACTION).";
         let note = match (known, unused_at_most_bytes) {
             (true, _) => "Read from the allocator's own figures: its fragmentation (1 − largest free chunk / (pool − in use)) bounds the pool from below, and here the bound reaches the allocator's limit: the pool is the whole limit, taken up front (XLA's preallocation, XLA_PYTHON_CLIENT_PREALLOCATE), and all of it not in use at the peak is preallocated but unused.".to_string(),
-            (false, Some(_)) => format!("The trace cannot tell how much is preallocated but unused: no event records the pool the allocator holds. Its fragmentation figure bounds the pool from below, here far under the limit, so the unused part lies between the two bounds: the pool may have been grown on demand (XLA_PYTHON_CLIENT_PREALLOCATE=false) or taken whole. {record}"),
+            (false, Some(_)) if pool_at_least_bytes.is_some() => format!("The trace cannot tell how much is preallocated but unused: no event records the pool the allocator holds. Its fragmentation figure bounds the pool from below, here short of the limit, so the unused part lies between the two bounds: the pool may have been grown on demand (XLA_PYTHON_CLIENT_PREALLOCATE=false) or taken whole. {record}"),
+            (false, Some(_)) => format!("The trace cannot tell how much is preallocated but unused: no event records the pool the allocator holds, and no figure of this allocator bounds it (only XLA's BFC allocator's fragmentation does), so the unused part lies between nothing and the limit less the bytes in use. {record}"),
             (false, None) => format!("The trace cannot tell how much is preallocated but unused: its events report no limit above the bytes in use, so not even a bound is known. {record}"),
         };
         PoolAtPeak { limit_bytes, in_use_bytes, pool_at_least_bytes, unused_at_least_bytes, unused_at_most_bytes, known, note }
@@ -274,7 +281,24 @@ pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationName
     let mut names = Namer { modules: &modules, runs: Vec::new() };
     let allocators = profile.allocators.iter().map(|a| names.allocator(a, &scanned)).collect();
     let runs = names.runs;
+    reasons.extend(profile.allocators.iter().zip(&allocators).filter_map(outside_reason));
     Ok(AllocationNames { modules, runs, allocators, reasons })
+}
+
+/// What to record where allocations outside any host event (nothing in the trace says what asked
+/// for them) are live at `a`'s peak or at the end of the window, if any are.
+fn outside_reason((a, n): (&AllocatorProfile, &AllocatorNames)) -> Option<String> {
+    let outside = |l: &LiveNames| -> i64 {
+        l.rows
+            .iter()
+            .filter(|r| n.names.get(r.name as usize).is_some_and(|x| x.kind == NameKind::Outside))
+            .map(|r| r.allocation_bytes)
+            .sum()
+    };
+    let (at_peak, at_end) = (outside(&LiveNames { rows: n.peak.rows.clone(), ..Default::default() }), outside(&n.live_at_end));
+    (at_peak > 0 || at_end > 0).then(|| {
+        format!("Of {}, {at_peak} bytes live at the peak and {at_end} bytes live at the end were allocated outside any host event, so nothing in the trace says what asked for them (no module run, compile or transfer): record with jax.profiler.ProfileOptions host_tracer_level=3 for the runtime's verbose events, and python_tracer_level=1 for the Python line that ran.", a.memory_id)
+    })
 }
 
 /// Whether `profile`'s allocations need naming: some allocation live at XProf's peak carries no op
@@ -479,7 +503,7 @@ impl Namer<'_> {
             Some([]) => label.push_str(", a new value (no parameter aliased)"),
             Some(like) => {
                 let like: Vec<String> = like.iter().map(Parameter::text).collect();
-                label.push_str(&format!(", a new value (no parameter aliased; the shape of {})", like.join(", ")));
+                label.push_str(&format!(", a new value shaped as {}", like.join(", ")));
             }
             None => {}
         }

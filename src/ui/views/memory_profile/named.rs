@@ -63,26 +63,28 @@ fn columns(state: AppState) -> Vec<Column<NamedPeakRow>> {
         .sort_key(|r| r.name.label.clone())
         .csv("name", |r| r.name.label.clone()),
         Column::new("kind", "Kind", |r: &NamedPeakRow, k| view! { <Text metric="named_kind" value=r.name.kind.label() key=k.to_string() /> }.into_any())
-            .width("120px")
+            .width("100px")
             .sort_key(|r| r.name.kind)
             .csv("kind", |r| r.name.kind.label().to_string()),
         Column::new("module", "Module", |r: &NamedPeakRow, k| {
             let m = r.name.module.clone().unwrap_or_default();
             view! { <span class:muted=m.is_empty()><Text metric="named_module" value=m.clone() key=k.to_string() shown=if m.is_empty() { "–".to_string() } else { m.clone() } /></span> }.into_any()
         })
+        .width("12%")
         .sort_key(|r| r.name.module.clone())
         .csv("module", |r| r.name.module.clone().unwrap_or_default()),
         Column::new("shape", "Shape", |r: &NamedPeakRow, k| {
             let (s, title) = (r.name.shape.clone().unwrap_or_default(), r.name.shape.clone());
             view! { <code title=title><Text metric="named_shape" value=s key=k.to_string() /></code> }.into_any()
         })
+        .width("12%")
         .sort_key(|r| r.name.shape.clone())
         .csv("shape", |r| r.name.shape.clone().unwrap_or_default()),
         Column::new("python", "Python", |r: &NamedPeakRow, k| {
             let (f, title) = (r.name.python_frame.clone().unwrap_or_default(), r.name.python_frame.clone());
             view! { <code title=title><Text metric="named_python_frame" value=f key=k.to_string() /></code> }.into_any()
         })
-        .width("150px")
+        .width("130px")
         .sort_key(|r| r.name.python_frame.clone())
         .csv("python_frame", |r| r.name.python_frame.clone().unwrap_or_default()),
         Column::new("allocations", "Allocations", |r: &NamedPeakRow, k| view! { <Count metric="named_allocations" value=r.allocations key=k.to_string() /> }.into_any())
