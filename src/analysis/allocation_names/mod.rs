@@ -288,14 +288,10 @@ pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationName
 /// What to record where allocations outside any host event (nothing in the trace says what asked
 /// for them) are live at `a`'s peak or at the end of the window, if any are.
 fn outside_reason((a, n): (&AllocatorProfile, &AllocatorNames)) -> Option<String> {
-    let outside = |l: &LiveNames| -> i64 {
-        l.rows
-            .iter()
-            .filter(|r| n.names.get(r.name as usize).is_some_and(|x| x.kind == NameKind::Outside))
-            .map(|r| r.allocation_bytes)
-            .sum()
+    let outside = |rows: &[PeakRow]| -> i64 {
+        rows.iter().filter(|r| n.names.get(r.name as usize).is_some_and(|x| x.kind == NameKind::Outside)).map(|r| r.allocation_bytes).sum()
     };
-    let (at_peak, at_end) = (outside(&LiveNames { rows: n.peak.rows.clone(), ..Default::default() }), outside(&n.live_at_end));
+    let (at_peak, at_end) = (outside(&n.peak.rows), outside(&n.live_at_end.rows));
     (at_peak > 0 || at_end > 0).then(|| {
         format!("Of {}, {at_peak} bytes live at the peak and {at_end} bytes live at the end were allocated outside any host event, so nothing in the trace says what asked for them (no module run, compile or transfer): record with jax.profiler.ProfileOptions host_tracer_level=3 for the runtime's verbose events, and python_tracer_level=1 for the Python line that ran.", a.memory_id)
     })
