@@ -81,20 +81,27 @@ test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line 
   await sharesOf(page, 'peak_kind', peak.by_kind, peak.peak_bytes);
   await sharesOf(page, 'peak_module', peak.by_module, peak.peak_bytes);
 
-  // "Preallocated but unused" is not in the trace: no part of the bar, its bound (the allocator's limit
-  // less the peak) and the note saying what would tell it, as the command line gives them.
+  // "Preallocated but unused": the CNN preallocates, and the allocator's fragmentation figure bounds
+  // its pool to the whole limit, so the unused pool at the peak is known: a figure beside the by-kind
+  // bar (not a part of it: the bar is the bytes in use), with its bounds and the note, as the command
+  // line gives them.
   const pool = peak.pool;
+  assert.equal(pool.known, true);
   assert.equal(pool.unused_at_most_bytes, pool.limit_bytes - pool.in_use_bytes);
   assert.equal(pool.in_use_bytes, peak.peak_bytes);
+  assert.equal(Number(await one(page, 'pool_unused_bytes')), pool.unused_at_most_bytes);
+  assert.equal(Number(await one(page, 'pool_unused_at_least_bytes')), pool.unused_at_least_bytes);
   assert.equal(Number(await one(page, 'pool_unused_at_most_bytes')), pool.unused_at_most_bytes);
   assert.equal(Number(await one(page, 'pool_limit_bytes')), pool.limit_bytes);
   assert.equal(Number(await one(page, 'pool_in_use_bytes')), pool.in_use_bytes);
   assert.equal(await one(page, 'pool_note'), pool.note);
-  assert.match(pool.note, /not in the trace.*memory_stats\(\)\['pool_bytes'\]/);
-  assert.match(await page.textContent('[data-testid="named-by-kind"] [data-testid="named-pool-kind"]'), /preallocated but unused: not in the trace/);
+  assert.match(pool.note, /the pool is the whole limit/);
+  assert.match(await page.textContent('[data-testid="named-by-kind"] [data-testid="named-pool-kind"]'), /^preallocated but unused \d/);
   assert.equal(await page.$$eval('[data-testid="named-by-kind"] .mp-bar .mp-part', (e) => e.length), (await metric(page, 'peak_kind_bytes')).length);
-  // Labels name the parameter an output holds only where the HLO says so; none of the train step's.
+  // Labels name the parameter an output holds only where the HLO says so; none of the train step's:
+  // each of its outputs is a new value, named with the parameters of its shape.
   assert.ok(rows.every((r) => !r.name.holds || r.name.label.includes(r.name.holds.variable ?? `parameter ${r.name.holds.parameter_number}`)));
+  assert.ok(rows.every((r) => !r.name.new_value_shaped_as || r.name.label.includes(', a new value ')));
 
   // XProf's table keeps its "(no op)" and gets each row's name beside it.
   const rowNames = await metric(page, 'row_name');
@@ -103,6 +110,23 @@ test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line 
   assert.ok(ops.every((op, k) => names.breakdown_names[k] === '' || op === ''), 'JAX sets no op; only XProf\'s computed rows have one');
   await page.$eval('[data-testid="named-peak"]', (e) => e.scrollIntoView());
   await shot(page, 'allocation-names-n2-peak');
+
+  // Selecting one of XProf's rows draws its allocation's lifetime on the timeline, named there.
+  const selectable = await page.$$('[data-testid="breakdown"] tbody tr.selectable');
+  assert.ok(selectable.length > 0);
+  const picked = await selectable[0].$eval('[data-metric="row_name"]', (e) => e.dataset.value);
+  assert.ok(picked, 'the row is named');
+  await selectable[0].click();
+  await page.waitForSelector('[data-testid="lifetime-name"]', { timeout: 30_000 });
+  assert.equal(await one(page, 'lifetime_name'), picked);
+  await page.$eval('[data-testid="timeline-canvas"]', (el) => el.scrollIntoView({ block: 'center' }));
+  await shot(page, 'allocation-names-n2-lifetime');
+  // The same in the dark theme.
+  await page.click('[data-testid="theme-toggle"]');
+  assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
+  await page.$eval('[data-testid="named-peak"]', (e) => e.scrollIntoView());
+  await shot(page, 'allocation-names-n2-peak-dark');
+  await page.click('[data-testid="theme-toggle"]');
 
   // A module's row opens the Memory Viewer on that module, the row's buffer highlighted.
   const k = rows.findIndex((r) => r.name.module && r.name.instruction);
@@ -118,6 +142,32 @@ test('NVIDIA H200 CNN: the peak named by module and buffer, as the command line 
   assert.ok(decodeURIComponent(await page.evaluate(() => location.hash)).includes(`module=${module}`));
   assert.ok(Number(await one(page, 'highlighted_buffer_count')) > 0, 'the buffer is in the module');
   await shot(page, 'allocation-names-n2-memory-viewer');
+  assert.deepEqual(page.errors, []);
+});
+
+// Where the trace cannot tell (the MLP, recorded with XLA_PYTHON_CLIENT_PREALLOCATE=false: the
+// allocator's figures bound its pool only far below the limit), the by-kind legend says so plainly,
+// with the bounds and what to record, as the command line says it.
+const MLP = path.resolve(ROOT, '../shared/fixtures/device/nvidia_h200_jax/n1_mlp_adam/n1_mlp_adam.xplane.pb.gz');
+test('NVIDIA H200 MLP: preallocated but unused, which the trace cannot tell, said with what to record', { skip, timeout: 300_000 }, async () => {
+  const pool = cliNames(MLP).allocators.GPU_0_bfc.peak.pool;
+  assert.equal(pool.known, false);
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [MLP]);
+  await waitForFile(page, path.basename(MLP));
+  await selectFile(page, path.basename(MLP));
+  await page.click('.tab[data-tool="memory-profile"]');
+  await page.waitForSelector('[data-testid="named-pool-kind"]', { timeout: 90_000 });
+  assert.equal(await page.textContent('[data-testid="named-pool-kind"]'), 'preallocated but unused: the trace cannot tell');
+  assert.equal(await one(page, 'pool_unused_bytes'), '');
+  assert.equal(Number(await one(page, 'pool_unused_at_least_bytes')), pool.unused_at_least_bytes);
+  assert.equal(Number(await one(page, 'pool_unused_at_most_bytes')), pool.unused_at_most_bytes);
+  const note = await one(page, 'pool_note');
+  assert.equal(note, pool.note);
+  assert.match(note, /^The trace cannot tell how much is preallocated but unused.*memory_stats\(\)\['pool_bytes'\].*XLA_PYTHON_CLIENT_PREALLOCATE, XLA_PYTHON_CLIENT_MEM_FRACTION/);
+  await page.$eval('[data-testid="named-peak"]', (e) => e.scrollIntoView());
+  await shot(page, 'allocation-names-n1-pool');
   assert.deepEqual(page.errors, []);
 });
 

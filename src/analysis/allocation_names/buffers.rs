@@ -7,7 +7,7 @@
 
 use crate::analysis::memory_viewer::assignment::Assignment;
 use crate::analysis::memory_viewer::{self, Options};
-use crate::proto::hlo::{HloInstructionProto, HloModuleProto, HloProto};
+use crate::proto::hlo::{HloInstructionProto, HloModuleProto, HloProto, ShapeProto};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -37,6 +37,25 @@ pub struct RunAllocation {
     pub instruction: String,
     /// For an output, the parameter it holds, where the HLO says so.
     pub holds: Option<Held>,
+    /// For an output that holds no parameter (a new value: no aliasing, no copy), the entry
+    /// parameters of exactly its shape, where its element of the result has one: what the HLO says of
+    /// which variable it may be the next value of (new weights have their old weights' shape), never
+    /// which one.
+    pub shaped_as: Vec<Parameter>,
+}
+
+/// An entry parameter, by number and the variable JAX wrote in its `op_name`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Parameter {
+    pub number: i64,
+    pub variable: Option<String>,
+}
+
+impl Parameter {
+    /// The variable where JAX named it, else `parameter 3`.
+    pub fn text(&self) -> String {
+        self.variable.clone().unwrap_or_else(|| format!("parameter {}", self.number))
+    }
 }
 
 /// The parameter an output holds: the user's variable, where JAX named it. Only what the HLO states:
@@ -129,6 +148,10 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
             None => None,
         };
         let holds = output_index.as_ref().and_then(|i| entry.held(i));
+        let shaped_as = match (&output_index, &holds) {
+            (Some(i), None) => entry.shaped_as(i),
+            _ => Vec::new(),
+        };
         allocations.push(RunAllocation {
             index: p.index,
             size_bytes: p.size,
@@ -137,6 +160,7 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
             shape: largest.map(|b| b.shape_text()).unwrap_or_default(),
             instruction: largest.map(|b| b.name_with_shape_index()).unwrap_or_default(),
             holds,
+            shaped_as,
         });
     }
     let largest_buffers = viewer
@@ -170,17 +194,20 @@ struct EntryOutputs<'m> {
     copied: HashMap<Vec<i64>, ValueAt>,
     /// The entry's parameter instructions by number.
     parameters: HashMap<i64, &'m HloInstructionProto>,
+    /// The entry root's shape: the result.
+    result: Option<&'m ShapeProto>,
     module: &'m HloModuleProto,
 }
 
 impl<'m> EntryOutputs<'m> {
     fn new(module: &'m HloModuleProto) -> Self {
-        let mut out = EntryOutputs { defined_at: HashMap::new(), copied: HashMap::new(), parameters: HashMap::new(), module };
+        let mut out = EntryOutputs { defined_at: HashMap::new(), copied: HashMap::new(), parameters: HashMap::new(), result: None, module };
         let instructions: HashMap<i64, &HloInstructionProto> =
             module.computations.iter().flat_map(|c| &c.instructions).map(|i| (i.id, i)).collect();
         let Some(entry) = module.computations.iter().find(|c| c.id == module.entry_computation_id) else { return out };
         out.parameters = entry.instructions.iter().filter(|i| i.opcode == "parameter").map(|i| (i.parameter_number, i)).collect();
         let Some(root) = instructions.get(&entry.root_id) else { return out };
+        out.result = root.shape.as_ref();
         let elements: Vec<ValueAt> = if root.opcode == "tuple" {
             root.operand_ids.iter().enumerate().map(|(k, &op)| (op, vec![k as i64])).collect()
         } else {
@@ -205,6 +232,23 @@ impl<'m> EntryOutputs<'m> {
             .map(|e| e.output_shape_index.clone())
     }
 
+    /// The entry parameters (not tuples) of exactly the shape of result element `index`, by number.
+    fn shaped_as(&self, index: &[i64]) -> Vec<Parameter> {
+        let mut element = self.result;
+        for &i in index {
+            element = element.and_then(|s| s.tuple_shapes.get(usize::try_from(i).ok()?));
+        }
+        let Some(shape) = element.filter(|s| s.tuple_shapes.is_empty()) else { return Vec::new() };
+        let mut out: Vec<Parameter> = self
+            .parameters
+            .iter()
+            .filter(|(_, p)| p.shape.as_ref() == Some(shape))
+            .map(|(&number, p)| Parameter { number, variable: variable(p) })
+            .collect();
+        out.sort_by_key(|p| p.number);
+        out
+    }
+
     /// The parameter result element `index` holds, where the aliasing or a copy says so.
     fn held(&self, index: &[i64]) -> Option<Held> {
         let entries = self.module.input_output_alias.as_ref().map_or(&[][..], |a| a.entries.as_slice());
@@ -215,9 +259,14 @@ impl<'m> EntryOutputs<'m> {
                 (number, shape_index, HeldHow::Copied)
             }
         };
-        let variable = self.parameters.get(&number).and_then(|p| p.metadata.as_ref()).map(|m| m.op_name.clone()).filter(|n| !n.is_empty());
+        let variable = self.parameters.get(&number).and_then(|p| variable(p));
         Some(Held { parameter_number: number, parameter_shape_index: shape_index, variable, how })
     }
+}
+
+/// The variable JAX wrote in a parameter's `op_name` (`p['c3']`), where not empty.
+fn variable(parameter: &HloInstructionProto) -> Option<String> {
+    parameter.metadata.as_ref().map(|m| m.op_name.clone()).filter(|n| !n.is_empty())
 }
 
 /// Where the buffer of the value `id` is defined (instruction id, shape index), through

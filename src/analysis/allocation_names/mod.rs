@@ -22,7 +22,7 @@ use crate::analysis::xla_modules::decoded_modules;
 use crate::decode::xplane::names::HOST_PLANE;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
-use buffers::{BufferKind, Held, ModuleAllocations, RunAllocation};
+use buffers::{BufferKind, Held, ModuleAllocations, Parameter, RunAllocation};
 use host_context::{HostEvent, HostRun, Place, Scanned};
 pub use live::{FloorNames, LiveNames, PeakRow};
 use serde::{Deserialize, Serialize};
@@ -83,6 +83,11 @@ pub struct AllocationName {
     /// The parameter (the user's variable) an output holds, where the HLO says so and every
     /// candidate holds the same.
     pub holds: Option<Held>,
+    /// For an output that holds no parameter in any candidate (the HLO neither aliases nor copies
+    /// one into it): a new value, with the entry parameters of its shape every candidate shares
+    /// (empty where none or where candidates differ). `None` for other kinds, and where an output
+    /// holds a parameter.
+    pub new_value_shaped_as: Option<Vec<Parameter>>,
     /// The instruction whose buffer the Memory Viewer highlights (one candidate only).
     pub instruction: Option<String>,
     /// The host event that says what it was (compile, transfer, other), or the run's module name as
@@ -153,45 +158,91 @@ pub struct PeakNames {
     pub by_kind: Vec<(NameKind, i64)>,
     pub by_module: Vec<(String, i64)>,
     /// The allocator's pool beyond what is in use: the by-kind grouping's "preallocated but unused",
-    /// which the trace bounds but does not state.
+    /// known where the allocator's figures pin the pool, bounded where they do not.
     pub pool: PoolAtPeak,
 }
 
-/// What the trace says of "preallocated but unused" at the peak: the device memory the allocator
-/// holds (its pool: what XLA preallocates, or what it has grown to) less what is in use. The trace
-/// does not record the pool: an allocator event carries the bytes in use and free under its limit,
-/// the same with or without preallocation (n1, recorded with `XLA_PYTHON_CLIENT_PREALLOCATE=false`,
-/// and n2 report one limit); `DeviceMemAllocator::Alloc` host events mark the pool growing, without a
-/// size, and none is recorded where the pool was taken before the trace began. So only the bound is
-/// given, never a figure for the unused part.
+/// "Preallocated but unused" at the peak: the device memory the allocator holds (its pool: what XLA
+/// preallocates, or what it has grown to) less what is in use. No stat states the pool, but XLA's BFC
+/// allocator writes one derived from it on every event: `fragmentation` = 1 − largest free chunk /
+/// (pool − bytes in use) (`BFCAllocator::GetFragmentation`). Every chunk is a multiple of 256 bytes, so
+/// where the fragmentation is above zero the free chunks besides the largest hold at least 256 bytes,
+/// and the pool at least `in use + 256 / fragmentation` — the fragmentation rounded up by its last
+/// written digit (the profiler writes it with six). The pool does not shrink (the allocator returns a
+/// region only to retry a failed allocation), so the largest such bound up to the peak holds at the
+/// peak; the allocator's limit bounds it from above.
+///
+/// On n2 and n3 (preallocated) the first free of a small allocation beside another bounds the pool
+/// to the limit within a millionth; on n1 (`XLA_PYTHON_CLIENT_PREALLOCATE=false`, the pool grown on
+/// demand) the bounds stay far apart and the trace cannot tell: the note says so, and what to record.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PoolAtPeak {
     /// The allocator's limit (heap + stack + free at the peak event, XProf's capacity): the most its
     /// pool can be.
     pub limit_bytes: i64,
     pub in_use_bytes: i64,
-    /// `limit_bytes − in_use_bytes`: the most that can be preallocated but unused at the peak (all of
-    /// it where the pool was preallocated to the limit, XLA's default on a GPU); `None` where the
-    /// events report no limit above what is in use.
+    /// The least the pool can be at the peak (see above), at most the limit; `None` where no event up
+    /// to the peak reports a fragmentation above zero.
+    pub pool_at_least_bytes: Option<i64>,
+    /// The least that is preallocated but unused at the peak: the pool's bound less the bytes in use
+    /// (0 where the bound is below them). The by-kind grouping's "preallocated but unused".
+    pub unused_at_least_bytes: i64,
+    /// `limit_bytes − in_use_bytes`: the most that can be preallocated but unused at the peak; `None`
+    /// where the events report no limit above what is in use.
     pub unused_at_most_bytes: Option<i64>,
-    /// What the trace cannot tell, and what would tell it.
+    /// Whether the bounds meet: the pool is the whole limit (to the fragmentation's precision), so
+    /// the unused bytes are known, not only bounded.
+    pub known: bool,
+    /// What the trace says of it, and what would tell the rest.
     pub note: String,
 }
 
+/// The most the fragmentation's rounding (six significant digits) can have taken off it, relative.
+const FRAGMENTATION_ROUNDING: f64 = 5e-6;
+/// XLA's BFC allocator's smallest chunk (`kMinAllocationSize`): every chunk is a multiple of it.
+const MIN_CHUNK_BYTES: f64 = 256.0;
+
 impl PoolAtPeak {
-    fn new(limit_bytes: i64, in_use_bytes: i64) -> Self {
+    /// The pool at `a`'s peak event `peak_index` (snapshot index, time order).
+    fn new(a: &AllocatorProfile, peak_index: Option<usize>) -> Self {
+        let limit_bytes = a.summary.memory_capacity_bytes;
+        let in_use_bytes = a.summary.peak_stats.peak_bytes_in_use;
+        let s = &a.snapshots;
+        // The formula is XLA's BFC allocator's (its allocators are named `GPU_0_bfc`, `xla_gpu_host_bfc`);
+        // another allocator's fragmentation (a TPU's) says nothing of a pool.
+        let bfc = a.memory_id.ends_with("_bfc");
+        let up_to_peak = if bfc { peak_index.map_or(0, |p| p + 1) } else { 0 };
+        let pool_at_least_bytes = s
+            .rows(0..up_to_peak)
+            .filter(|x| x.stats.fragmentation > 0.0 && x.stats.fragmentation.is_finite())
+            .map(|x| {
+                let most = x.stats.fragmentation * (1.0 + FRAGMENTATION_ROUNDING);
+                // The pool is a whole number of chunks: rounded up to one.
+                let chunk = MIN_CHUNK_BYTES as i64;
+                let at_least = x.stats.heap_allocated_bytes.saturating_add((MIN_CHUNK_BYTES / most).ceil() as i64);
+                at_least.saturating_add(chunk - 1) / chunk * chunk
+            })
+            .max()
+            .map(|b| b.min(limit_bytes));
         let unused_at_most_bytes = (limit_bytes > in_use_bytes).then(|| limit_bytes - in_use_bytes);
-        let bound = if unused_at_most_bytes.is_some() {
-            "It lies between nothing and the allocator's limit less the bytes in use: all of that where the pool was preallocated to the limit (XLA's default on a GPU, XLA_PYTHON_CLIENT_PREALLOCATE), less where the pool grows on demand."
-        } else {
-            "Its events report no limit above the bytes in use, so not even a bound is known."
+        let heap = in_use_bytes - a.summary.peak_stats.stack_reserved_bytes;
+        let unused_at_least_bytes = pool_at_least_bytes.map_or(0, |p| (p - heap).max(0)).min(unused_at_most_bytes.unwrap_or(0));
+        // The bounds meet where they differ by no more than the bound's own rounding.
+        let slack = (limit_bytes as f64 * 2.0 * FRAGMENTATION_ROUNDING) as i64;
+        let known = unused_at_most_bytes.is_some_and(|most| most - unused_at_least_bytes <= slack);
+        let record = "To know it, record jax.devices()[0].memory_stats()['pool_bytes'] with the profile, and how the process was started (XLA_PYTHON_CLIENT_PREALLOCATE, XLA_PYTHON_CLIENT_MEM_FRACTION).";
+        let note = match (known, unused_at_most_bytes) {
+            (true, _) => "Read from the allocator's own figures: its fragmentation (1 − largest free chunk / (pool − in use)) bounds the pool from below, and here the bound reaches the allocator's limit: the pool is the whole limit, taken up front (XLA's preallocation, XLA_PYTHON_CLIENT_PREALLOCATE), and all of it not in use at the peak is preallocated but unused.".to_string(),
+            (false, Some(_)) if pool_at_least_bytes.is_some() => format!("The trace cannot tell how much is preallocated but unused: no event records the pool the allocator holds. Its fragmentation figure bounds the pool from below, here short of the limit, so the unused part lies between the two bounds: the pool may have been grown on demand (XLA_PYTHON_CLIENT_PREALLOCATE=false) or taken whole. {record}"),
+            (false, Some(_)) => format!("The trace cannot tell how much is preallocated but unused: no event records the pool the allocator holds, and no figure of this allocator bounds it (only XLA's BFC allocator's fragmentation does), so the unused part lies between nothing and the limit less the bytes in use. {record}"),
+            (false, None) => format!("The trace cannot tell how much is preallocated but unused: its events report no limit above the bytes in use, so not even a bound is known. {record}"),
         };
-        PoolAtPeak {
-            limit_bytes,
-            in_use_bytes,
-            unused_at_most_bytes,
-            note: format!("Preallocated but unused is not in the trace: its allocator events record the bytes in use and free under the allocator's limit, not the pool the allocator holds, and DeviceMemAllocator::Alloc events mark the pool growing without a size. {bound} To know it, record jax.devices()[0].memory_stats()['pool_bytes'] and ['peak_pool_bytes'] with the profile."),
-        }
+        PoolAtPeak { limit_bytes, in_use_bytes, pool_at_least_bytes, unused_at_least_bytes, unused_at_most_bytes, known, note }
+    }
+
+    /// The preallocated but unused bytes where the bounds meet (the pool is the whole limit).
+    pub fn unused_bytes(&self) -> Option<i64> {
+        self.unused_at_most_bytes.filter(|_| self.known)
     }
 }
 
@@ -230,7 +281,20 @@ pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationName
     let mut names = Namer { modules: &modules, runs: Vec::new() };
     let allocators = profile.allocators.iter().map(|a| names.allocator(a, &scanned)).collect();
     let runs = names.runs;
+    reasons.extend(profile.allocators.iter().zip(&allocators).filter_map(outside_reason));
     Ok(AllocationNames { modules, runs, allocators, reasons })
+}
+
+/// What to record where allocations outside any host event (nothing in the trace says what asked
+/// for them) are live at `a`'s peak or at the end of the window, if any are.
+fn outside_reason((a, n): (&AllocatorProfile, &AllocatorNames)) -> Option<String> {
+    let outside = |rows: &[PeakRow]| -> i64 {
+        rows.iter().filter(|r| n.names.get(r.name as usize).is_some_and(|x| x.kind == NameKind::Outside)).map(|r| r.allocation_bytes).sum()
+    };
+    let (at_peak, at_end) = (outside(&n.peak.rows), outside(&n.live_at_end.rows));
+    (at_peak > 0 || at_end > 0).then(|| {
+        format!("Of {}, {at_peak} bytes live at the peak and {at_end} bytes live at the end were allocated outside any host event, so nothing in the trace says what asked for them (no module run, compile or transfer): record with jax.profiler.ProfileOptions host_tracer_level=3 for the runtime's verbose events, and python_tracer_level=1 for the Python line that ran.", a.memory_id)
+    })
 }
 
 /// Whether `profile`'s allocations need naming: some allocation live at XProf's peak carries no op
@@ -390,6 +454,7 @@ impl Namer<'_> {
                 output_index: None,
                 shape: None,
                 holds: None,
+                new_value_shaped_as: None,
                 instruction: None,
                 event,
                 python_frame,
@@ -398,6 +463,9 @@ impl Namer<'_> {
         };
         let shape = common(candidates.iter().map(|(_, x)| x.shape.clone()));
         let holds = common(candidates.iter().map(|(_, x)| x.holds.clone())).flatten();
+        let index_table = shape.as_deref().is_some_and(|s| s.starts_with('('));
+        let new_value_shaped_as = (kind == BufferKind::Output && !index_table && candidates.iter().all(|(_, x)| x.holds.is_none()))
+            .then(|| common(candidates.iter().map(|(_, x)| x.shaped_as.clone())).unwrap_or_default());
         let one = (candidates.len() == 1).then(|| candidates[0].1);
         let output_index = (kind == BufferKind::Output).then(|| {
             let mut indices: Vec<&Vec<i64>> = candidates.iter().filter_map(|(_, x)| x.output_index.as_ref()).collect();
@@ -413,7 +481,6 @@ impl Namer<'_> {
             (None, n) => format!("one of {n} modules {}", module_name.unwrap_or_default()),
         };
         // A tuple-shaped output is the result tuple's index table: its shape is the whole result.
-        let index_table = shape.as_deref().is_some_and(|s| s.starts_with('('));
         let what = match kind {
             BufferKind::Output if index_table => "result tuple's index table".to_string(),
             BufferKind::Output => format!("output{}", output_index.as_deref().map(|i| format!(" {i}")).unwrap_or_default()),
@@ -427,6 +494,14 @@ impl Namer<'_> {
         if let Some(h) = &holds {
             label.push_str(", ");
             label.push_str(&h.text());
+        }
+        match new_value_shaped_as.as_deref() {
+            Some([]) => label.push_str(", a new value (no parameter aliased)"),
+            Some(like) => {
+                let like: Vec<String> = like.iter().map(Parameter::text).collect();
+                label.push_str(&format!(", a new value shaped as {}", like.join(", ")));
+            }
+            None => {}
         }
         if candidates.len() > 1 {
             label.push_str(&format!(" (one of {} allocations of this size)", candidates.len()));
@@ -442,6 +517,7 @@ impl Namer<'_> {
             output_index,
             shape,
             holds,
+            new_value_shaped_as,
             instruction: one.map(|x| x.instruction.clone()),
             event,
             python_frame,
@@ -471,6 +547,7 @@ impl Namer<'_> {
             output_index: None,
             shape: None,
             holds: None,
+            new_value_shaped_as: None,
             instruction: None,
             event,
             python_frame: e.python_frame.clone(),
@@ -535,7 +612,7 @@ fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -
         peak_index,
         peak_bytes: sum.peak_stats.peak_bytes_in_use,
         stack_bytes: sum.peak_stats.stack_reserved_bytes,
-        pool: PoolAtPeak::new(sum.memory_capacity_bytes, sum.peak_stats.peak_bytes_in_use),
+        pool: PoolAtPeak::new(a, peak_index),
         ..Default::default()
     };
     let Some(p) = peak_index else { return out };

@@ -91,7 +91,7 @@ pub struct PeakJson<'a> {
     pub rows: Vec<PeakRowJson<'a>>,
     pub by_kind: Vec<(&'static str, i64)>,
     pub by_module: &'a [(String, i64)],
-    /// "Preallocated but unused": bounded, not stated ([`PoolAtPeak`]).
+    /// "Preallocated but unused": known where the allocator's figures pin the pool, else bounded ([`PoolAtPeak`]).
     pub pool: &'a PoolAtPeak,
 }
 

@@ -4,7 +4,7 @@
 use crate::args::{open_one, OpenedFile};
 use crate::units::{bytes, count};
 use std::fmt::Write;
-use tidemark::analysis::allocation_names::{self, AllocationNames, AllocatorNames, NameKind};
+use tidemark::analysis::allocation_names::{self, AllocationNames, AllocatorNames, NameKind, PoolAtPeak};
 use tidemark::analysis::memory_profile::{xprof_json, AllocatorProfile, MemoryProfile};
 use tidemark::engine::tool::Tool;
 
@@ -111,20 +111,7 @@ fn named_text(s: &mut String, n: &AllocatorNames) {
     }
     let _ = writeln!(s, "      by kind: {}", by_kind(&p.by_kind));
     let pool = &p.pool;
-    match pool.unused_at_most_bytes {
-        Some(most) => {
-            let _ = writeln!(
-                s,
-                "      preallocated but unused: not in the trace, at most {} (limit {} − in use {})",
-                bytes(most),
-                bytes(pool.limit_bytes),
-                bytes(pool.in_use_bytes)
-            );
-        }
-        None => {
-            let _ = writeln!(s, "      preallocated but unused: not in the trace");
-        }
-    }
+    let _ = writeln!(s, "      preallocated but unused: {}", pool_text(pool));
     let _ = writeln!(s, "        {}", pool.note);
     let _ = writeln!(s, "      by module: {}", by_module(&p.by_module));
     let end = &n.live_at_end;
@@ -251,4 +238,27 @@ fn or_dash(s: &str) -> &str {
 fn signed(n: i64) -> String {
     let sign = if n < 0 { "-" } else { "" };
     format!("{sign}{}", count(n.unsigned_abs()))
+}
+
+/// The by-kind "preallocated but unused" at the peak: the bytes where the allocator's figures pin the
+/// pool, else the bounds and that the trace cannot tell.
+fn pool_text(pool: &PoolAtPeak) -> String {
+    let pool_bound =
+        pool.pool_at_least_bytes.map(|b| format!("pool at least {}", bytes(b))).unwrap_or_else(|| "no bound on the pool".into());
+    match (pool.unused_bytes(), pool.unused_at_most_bytes) {
+        (Some(most), _) => format!(
+            "{} (the pool is the allocator's whole limit {}: {pool_bound}; in use {})",
+            bytes(most),
+            bytes(pool.limit_bytes),
+            bytes(pool.in_use_bytes)
+        ),
+        (None, Some(most)) => format!(
+            "the trace cannot tell: between {} and {} ({pool_bound}; limit {} − in use {})",
+            bytes(pool.unused_at_least_bytes),
+            bytes(most),
+            bytes(pool.limit_bytes),
+            bytes(pool.in_use_bytes)
+        ),
+        (None, None) => "the trace cannot tell (no limit above the bytes in use)".into(),
+    }
 }

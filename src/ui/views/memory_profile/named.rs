@@ -63,26 +63,28 @@ fn columns(state: AppState) -> Vec<Column<NamedPeakRow>> {
         .sort_key(|r| r.name.label.clone())
         .csv("name", |r| r.name.label.clone()),
         Column::new("kind", "Kind", |r: &NamedPeakRow, k| view! { <Text metric="named_kind" value=r.name.kind.label() key=k.to_string() /> }.into_any())
-            .width("120px")
+            .width("100px")
             .sort_key(|r| r.name.kind)
             .csv("kind", |r| r.name.kind.label().to_string()),
         Column::new("module", "Module", |r: &NamedPeakRow, k| {
             let m = r.name.module.clone().unwrap_or_default();
             view! { <span class:muted=m.is_empty()><Text metric="named_module" value=m.clone() key=k.to_string() shown=if m.is_empty() { "–".to_string() } else { m.clone() } /></span> }.into_any()
         })
+        .width("12%")
         .sort_key(|r| r.name.module.clone())
         .csv("module", |r| r.name.module.clone().unwrap_or_default()),
         Column::new("shape", "Shape", |r: &NamedPeakRow, k| {
             let (s, title) = (r.name.shape.clone().unwrap_or_default(), r.name.shape.clone());
             view! { <code title=title><Text metric="named_shape" value=s key=k.to_string() /></code> }.into_any()
         })
+        .width("12%")
         .sort_key(|r| r.name.shape.clone())
         .csv("shape", |r| r.name.shape.clone().unwrap_or_default()),
         Column::new("python", "Python", |r: &NamedPeakRow, k| {
             let (f, title) = (r.name.python_frame.clone().unwrap_or_default(), r.name.python_frame.clone());
             view! { <code title=title><Text metric="named_python_frame" value=f key=k.to_string() /></code> }.into_any()
         })
-        .width("150px")
+        .width("130px")
         .sort_key(|r| r.name.python_frame.clone())
         .csv("python_frame", |r| r.name.python_frame.clone().unwrap_or_default()),
         Column::new("allocations", "Allocations", |r: &NamedPeakRow, k| view! { <Count metric="named_allocations" value=r.allocations key=k.to_string() /> }.into_any())
@@ -138,10 +140,12 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
     let peak = n.peak_bytes;
     let pool = n.pool.clone();
     let pool_kind = view! { <PoolKind pool=pool.clone() /> };
-    let bound = pool.unused_at_most_bytes.is_some().then(|| {
+    let bound = pool.unused_at_most_bytes.map(|most| {
         view! {
-            " Here: the limit " <Bytes metric="pool_limit_bytes" value=pool.limit_bytes /> " less "
-            <Bytes metric="pool_in_use_bytes" value=pool.in_use_bytes /> " in use at the peak."
+            " Here: at least " <Bytes metric="pool_unused_at_least_bytes" value=pool.unused_at_least_bytes />
+            ", at most " <Bytes metric="pool_unused_at_most_bytes" value=most /> " (the limit "
+            <Bytes metric="pool_limit_bytes" value=pool.limit_bytes /> " less " <Bytes metric="pool_in_use_bytes" value=pool.in_use_bytes />
+            " in use at the peak)."
         }
     });
     view! {
@@ -168,19 +172,28 @@ fn NamedBody(name: String, named: Arc<NamedPeakView>) -> impl IntoView {
     }
 }
 
-/// The by-kind legend's "preallocated but unused": not in the trace, so no part of the bar; its bound
-/// where the allocator reports a limit ([`PoolAtPeak`]).
+/// The by-kind legend's "preallocated but unused": beside the bar, not a part of it (the bar is the
+/// bytes in use); its bytes where the allocator's figures pin the pool, else that the trace cannot
+/// tell ([`PoolAtPeak`]).
 #[component]
 fn PoolKind(pool: PoolAtPeak) -> impl IntoView {
-    let most = match pool.unused_at_most_bytes {
-        Some(b) => view! { " at most " <Bytes metric="pool_unused_at_most_bytes" value=b /> }.into_any(),
-        None => view! { <span data-metric="pool_unused_at_most_bytes" data-value="">" no limit recorded"</span> }.into_any(),
+    let figure = match pool.unused_bytes() {
+        Some(b) => view! {
+            <span class="mp-part-label">"preallocated but unused"</span> " "
+            <Bytes metric="pool_unused_bytes" value=b />
+        }
+        .into_any(),
+        None => view! {
+            <span class="mp-part-label mp-pool-unknown" data-metric="pool_unused_bytes" data-value="">
+                "preallocated but unused: the trace cannot tell"
+            </span>
+        }
+        .into_any(),
     };
     view! {
         <li data-testid="named-pool-kind" title=pool.note.clone()>
             <span class="sw mp-part mp-pool-unknown"></span>
-            <span class="mp-part-label mp-pool-unknown">"preallocated but unused: not in the trace"</span>
-            {most}
+            {figure}
         </li>
     }
 }

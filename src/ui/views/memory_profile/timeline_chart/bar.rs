@@ -21,7 +21,19 @@ pub(super) fn bar(c: Chart) -> impl IntoView {
                 </label>
                 <span class="sw frag"></span>"Fragmentation (right axis)"
                 <span class="sw peak"></span>"Peak"
-                {move || selected_row.get().map(|_| view! { <span class="sw life"></span>"Selected row's lifetimes" })}
+                {move || selected_row.get().map(|i| {
+                    // A named trace's lifetime says what asked for the allocation (its name), not only "(no op)".
+                    let name = c.a.get_value().breakdown.get(i).and_then(|r| r.name.clone()).filter(|n| !n.is_empty());
+                    view! {
+                        <span class="mp-life">
+                            <span class="sw life"></span>"Selected row's lifetimes"
+                            {name.map(|n| {
+                                let title = n.clone();
+                                view! { ": " <span class="mp-life-name" title=title data-testid="lifetime-name"><Text metric="lifetime_name" value=n /></span> }
+                            })}
+                        </span>
+                    }
+                })}
             </span>
             <span class="spacer"></span>
             {move || {
