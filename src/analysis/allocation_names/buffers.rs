@@ -110,6 +110,11 @@ pub struct ModuleAllocations {
     pub allocations: Vec<RunAllocation>,
     /// The Memory Viewer's temporaries (its total allocation less what lives for the whole program).
     pub temporaries_bytes: i64,
+    /// The buffer assignment's constant allocations (index, bytes). No allocator event is ever one:
+    /// XLA's GPU executable resolves them at its first run (`Resolve constant globals`) to globals
+    /// of the loaded kernel module, which the CUDA/ROCm driver places, or to memory the executor
+    /// allocates directly (`CreateOrShareConstant`), never through the BFC allocator the trace records.
+    pub constants: Vec<(i64, i64)>,
     /// The Memory Viewer's largest buffers at the module's own peak, largest first (at most
     /// [`LARGEST_BUFFERS`]): what fills a temporary allocation.
     pub largest_buffers: Vec<(String, i64)>,
@@ -129,8 +134,12 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
     let assignment = Assignment::new(proto);
     let entry = EntryOutputs::new(hlo);
     let mut allocations = Vec::new();
+    let mut constants = Vec::new();
     for a in assignment.allocations.values() {
         let p = a.proto;
+        if p.is_constant {
+            constants.push((p.index, p.size));
+        }
         // A parameter's allocation is the caller's array, unless an output is aliased with it.
         let aliased =
             p.is_entry_computation_parameter.then(|| entry.aliased_output(p.parameter_number, &p.parameter_shape_index)).flatten();
@@ -177,6 +186,7 @@ fn module(program_id: u64, xprof_name: &str, proto: &HloProto) -> Option<ModuleA
         name: hlo.name.clone(),
         allocations,
         temporaries_bytes: viewer.figures.temporary_allocation_bytes,
+        constants,
         largest_buffers,
     })
 }

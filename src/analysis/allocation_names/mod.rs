@@ -278,11 +278,42 @@ pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationName
     if !scanned.python_tracer && !profile.allocators.is_empty() {
         reasons.push("The Python tracer did not run, so no allocation names its Python line: record with jax.profiler.ProfileOptions python_tracer_level=1.".into());
     }
+    if !profile.allocators.is_empty() {
+        reasons.extend(constants_reason(&modules));
+    }
     let mut names = Namer { modules: &modules, runs: Vec::new() };
     let allocators = profile.allocators.iter().map(|a| names.allocator(a, &scanned)).collect();
     let runs = names.runs;
     reasons.extend(profile.allocators.iter().zip(&allocators).filter_map(outside_reason));
+    if !runs.is_empty() {
+        reasons.push(PARAMETERS_REASON.into());
+    }
     Ok(AllocationNames { modules, runs, allocators, reasons })
+}
+
+/// Why a run's entry parameters are named by what allocated them. XLA's GPU executable takes each
+/// parameter's buffer from the caller's arguments (`BufferForAllocation`): memory allocated before
+/// the run, by a host→device copy (`BufferFromHostBuffer`) or as an earlier run's output, with no
+/// allocator event of its own. The events carry that allocation's address, but no event records the
+/// addresses a run was given, so which earlier allocation a run read as its parameter is not in the
+/// trace; the one parameter allocation a run makes (an aliased output whose argument was not
+/// donated) is named as that output.
+const PARAMETERS_REASON: &str = "A module run's parameters are named by what allocated them (a transfer, or an earlier run's output), not as parameters: a run reads the caller's arrays in place and allocates nothing for them, and no event records which arrays (addresses) a run was given; only an aliased output is tied to its parameter. The Python tracer (python_tracer_level=1) gives the call's line, where the arguments are named.";
+
+/// The modules whose buffer assignment has constant allocations, which the allocator never sees
+/// ([`ModuleAllocations::constants`]): one sentence listing them, if any.
+fn constants_reason(modules: &[ModuleAllocations]) -> Option<String> {
+    let with: Vec<String> = modules
+        .iter()
+        .filter(|m| !m.constants.is_empty())
+        .map(|m| {
+            let bytes: i64 = m.constants.iter().map(|&(_, b)| b).sum();
+            format!("{} ({} allocation{}, {bytes} bytes)", m.xprof_name, m.constants.len(), if m.constants.len() == 1 { "" } else { "s" })
+        })
+        .collect();
+    (!with.is_empty()).then(|| {
+        format!("No allocation is named a constant: the constants of {} are not in the allocator's events, as XLA's GPU executable places them once per executable at its first run (Resolve constant globals) in the loaded kernel module's globals or in memory the executor allocates directly, never through the allocator the trace records.", with.join(", "))
+    })
 }
 
 /// What to record where allocations outside any host event (nothing in the trace says what asked
