@@ -613,11 +613,42 @@ pub struct MemoryOpColumns {
 /// Times since the profiler started in µs, as the page's durations are (the plugin's ms × 1000).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MemoryEventColumns {
-    pub op: Vec<String>,
+    /// Each operator's name once, in the order of its first event: an operator allocates many
+    /// times (a 1 GB trace's 365,000 events name some hundreds), and a string per event was most of
+    /// the time the page's thread spent reading the reply.
+    pub names: Vec<String>,
+    /// Each event's operator, an index into `names`.
+    pub op: Vec<u32>,
     pub size_kb: Vec<f64>,
     pub allocation_us: Vec<Option<f64>>,
     pub release_us: Vec<Option<f64>>,
     pub duration_us: Vec<Option<f64>>,
+}
+
+impl MemoryEventColumns {
+    /// Event `i`'s operator.
+    pub fn op_name(&self, i: usize) -> &str {
+        &self.names[self.op[i] as usize]
+    }
+
+    /// Each name's index in `names`, which holds each once, in the order first seen.
+    fn intern(texts: Vec<String>) -> Result<(Vec<String>, Vec<u32>), PayloadError> {
+        let mut at = std::collections::HashMap::<String, u32>::new();
+        let mut names = Vec::new();
+        let op = texts
+            .into_iter()
+            .map(|t| {
+                if let Some(&i) = at.get(&t) {
+                    return Ok(i);
+                }
+                let i = u32::try_from(names.len()).map_err(|_| shape("memory_events", "too many operators"))?;
+                names.push(t.clone());
+                at.insert(t, i);
+                Ok(i)
+            })
+            .collect::<Result<_, PayloadError>>()?;
+        Ok((names, op))
+    }
 }
 
 /// A device's Memory view.
@@ -692,6 +723,12 @@ impl Unpack<'_> {
         Ok(b.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
     }
 
+    fn u32s(&mut self) -> Result<Vec<u32>, PayloadError> {
+        let n = self.count()?;
+        let b = self.take(n.checked_mul(4).ok_or_else(|| shape("memory (packed)", "a count too large"))?)?;
+        Ok(b.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+    }
+
     /// f64s where NaN stands for none (the payloads' numbers are never NaN).
     fn opt_f64s(&mut self) -> Result<Vec<Option<f64>>, PayloadError> {
         Ok(self.f64s()?.into_iter().map(|v| (!v.is_nan()).then_some(v)).collect())
@@ -724,10 +761,14 @@ impl MemoryPage {
             for column in [e.allocation_us, e.release_us, e.duration_us] {
                 pack_f64s(&mut out, column.into_iter().map(|v| v.unwrap_or(f64::NAN)));
             }
+            out.extend_from_slice(&(e.names.len() as u64).to_le_bytes());
+            for name in e.names {
+                out.extend_from_slice(&(name.len() as u64).to_le_bytes());
+                out.extend_from_slice(name.as_bytes());
+            }
             out.extend_from_slice(&(e.op.len() as u64).to_le_bytes());
             for op in e.op {
-                out.extend_from_slice(&(op.len() as u64).to_le_bytes());
-                out.extend_from_slice(op.as_bytes());
+                out.extend_from_slice(&op.to_le_bytes());
             }
         }
         out
@@ -740,7 +781,11 @@ impl MemoryPage {
             d.curve = MemoryCurve { time_ms: r.f64s()?, allocated_mb: r.f64s()?, reserved_mb: r.f64s()? };
             let size_kb = r.f64s()?;
             let (allocation_us, release_us, duration_us) = (r.opt_f64s()?, r.opt_f64s()?, r.opt_f64s()?);
-            d.events = MemoryEventColumns { op: r.texts()?, size_kb, allocation_us, release_us, duration_us };
+            let (names, op) = (r.texts()?, r.u32s()?);
+            if op.iter().any(|&i| i as usize >= names.len()) {
+                return Err(shape("memory (packed)", "an event's operator is not among the names"));
+            }
+            d.events = MemoryEventColumns { names, op, size_kb, allocation_us, release_us, duration_us };
         }
         if !r.bytes.is_empty() {
             return Err(shape("memory (packed)", "bytes left over"));
@@ -783,8 +828,10 @@ impl MemoryPage {
                     let i = t.at(E, col)?;
                     Ok(t.rows.iter().map(|r| r.get(i).and_then(num).map(|ms| ms * 1000.0)).collect())
                 };
+                let (names, op) = MemoryEventColumns::intern(t.texts(E, "Operator")?)?;
                 let events = MemoryEventColumns {
-                    op: t.texts(E, "Operator")?,
+                    names,
+                    op,
                     size_kb: t.nums(E, "Size (KB)")?,
                     allocation_us: opt("Allocation Time (ms)")?,
                     release_us: opt("Release Time (ms)")?,
@@ -864,8 +911,37 @@ mod tests {
         assert_eq!(gpu.peak_mb, Some(871.5));
         assert_eq!(gpu.ops.calls, [2]);
         assert_eq!(gpu.events.release_us, [None]);
+        assert_eq!((gpu.events.names.as_slice(), gpu.events.op_name(0)), (["aten::empty".to_string()].as_slice(), "aten::empty"));
         assert_eq!(gpu.events.allocation_us, [Some(500.0)]);
         assert_eq!(gpu.curve.reserved_mb, [2.0]);
         assert!(m.devices[0].ops.name.is_empty());
+    }
+
+    #[test]
+    fn packed_events_name_each_operator_once_and_an_index_past_the_names_is_an_error() {
+        let (names, op) = MemoryEventColumns::intern(["a", "b", "a", "a"].map(String::from).to_vec()).unwrap();
+        assert_eq!((names.as_slice(), op.as_slice()), (["a".to_string(), "b".to_string()].as_slice(), [0, 1, 0, 0].as_slice()));
+        let events = MemoryEventColumns {
+            names,
+            op,
+            size_kb: vec![1.0; 4],
+            allocation_us: vec![None; 4],
+            release_us: vec![Some(2.0); 4],
+            duration_us: vec![None; 4],
+        };
+        let page = MemoryPage {
+            devices: vec![MemoryDevice { name: "GPU0".into(), events, ..MemoryDevice::default() }],
+            default_device: "GPU0".into(),
+        };
+        let mut bare = page.clone();
+        let mut packed = bare.take_packed();
+        assert!(bare.devices[0].events.op.is_empty());
+        let mut read = bare.clone();
+        read.put_packed(&packed).unwrap();
+        assert_eq!(read, page);
+        // The last event's operator, its index the bytes' last four, made 2 (there are two names).
+        let n = packed.len();
+        packed[n - 4..].copy_from_slice(&2u32.to_le_bytes());
+        assert!(bare.put_packed(&packed).is_err());
     }
 }

@@ -256,7 +256,8 @@ test('Memory: the curve per device with hover and zoom, the events and the opera
   assert.equal(Number(await one(page, 'memory_operator_count', dev)), stats.rows[dev].length);
   assert.equal(await page.getAttribute('[data-testid="torch-memory-chart"]', 'data-points'), String(curve.rows[dev].length));
 
-  // Events by their place in the plugin's list.
+  // Events by their place in the plugin's list (the tables are built after the chart is drawn).
+  await page.waitForSelector('[data-testid="torch-memory-events"] [data-metric="size_kb"]');
   const eshown = await shownKeys(page, 'torch-memory-events', 'size_kb');
   assert.ok(eshown.length >= 10);
   for (const key of eshown) {

@@ -44,10 +44,9 @@ fn Page(v: Arc<MemoryPage>, csv_name: String) -> impl IntoView {
             }
         })
         .collect_view();
-    let devices: Vec<Arc<MemoryDevice>> = v.devices.iter().cloned().map(Arc::new).collect();
     let device = move || {
-        let d = devices.get(picked.get())?.clone();
-        Some(view! { <Device d csv_name=csv_name.clone() /> })
+        let at = picked.get();
+        (at < v.devices.len()).then(|| view! { <Device d=Arc::new(DeviceOf { page: v.clone(), at }) csv_name=csv_name.clone() /> })
     };
     view! {
         <div class="torch-chart-head">
@@ -58,9 +57,25 @@ fn Page(v: Arc<MemoryPage>, csv_name: String) -> impl IntoView {
     }
 }
 
+/// One device of the reply, which the view's tables and chart read in place: a 1 GB trace's
+/// device holds some 365,000 events and 780,000 curve points, and a copy of them took tens of ms of
+/// the page's thread.
+pub struct DeviceOf {
+    page: Arc<MemoryPage>,
+    at: usize,
+}
+
+impl std::ops::Deref for DeviceOf {
+    type Target = MemoryDevice;
+
+    fn deref(&self) -> &MemoryDevice {
+        &self.page.devices[self.at]
+    }
+}
+
 /// One device's figures, curve and tables.
 #[component]
-fn Device(d: Arc<MemoryDevice>, csv_name: String) -> impl IntoView {
+fn Device(d: Arc<DeviceOf>, csv_name: String) -> impl IntoView {
     let key = d.name.clone();
     let peak = match d.peak_mb {
         Some(mb) => {
@@ -69,23 +84,46 @@ fn Device(d: Arc<MemoryDevice>, csv_name: String) -> impl IntoView {
         None => view! { <span class="muted">"No curve for this device"</span> }.into_any(),
     };
     let base = csv_name.trim_end_matches(".csv").to_string();
+    // The tables are built in a task of their own after the second frame, as the Memory Profile's
+    // panel does: the first frame lays out the figures and the chart (whose width arrives then), the
+    // second draws the chart, the task after it builds the tables and the third frame lays them out.
+    // The reply is then not one long task of building, laying out and drawing all of them.
+    let tables_built = RwSignal::new(false);
+    request_animation_frame(move || {
+        request_animation_frame(move || {
+            set_timeout(
+                move || {
+                    tables_built.try_set(true);
+                },
+                std::time::Duration::ZERO,
+            )
+        })
+    });
+    let tables = {
+        let (d, key) = (d.clone(), key.clone());
+        move || {
+            tables_built.get().then(|| {
+                view! {
+                    <section>
+                        <h2>"Memory events"</h2>
+                        <EventTable d=d.clone() csv_name=format!("{base}_{key}_events.csv") />
+                    </section>
+                    <section>
+                        <h2>"Memory by operator"</h2>
+                        <OperatorTable d=d.clone() csv_name=format!("{base}_{key}_operators.csv") />
+                    </section>
+                }
+            })
+        }
+    };
     view! {
         <div class="fos-summary" data-testid="torch-memory-summary" data-device=key.clone()>
             {peak}
             <span><Count metric="memory_event_count" value=d.events.op.len() as u64 key=key.clone() /> " allocations and frees"</span>
             <span><Count metric="memory_operator_count" value=d.ops.name.len() as u64 key=key.clone() /> " operators allocated"</span>
         </div>
-        {(!d.curve.time_ms.is_empty()).then(|| view! { <MemoryChart curve=Arc::new(d.curve.clone()) device=key.clone() /> })}
-        <div class="torch-memory-tables">
-            <section>
-                <h2>"Memory events"</h2>
-                <EventTable d=d.clone() csv_name=format!("{base}_{key}_events.csv") />
-            </section>
-            <section>
-                <h2>"Memory by operator"</h2>
-                <OperatorTable d csv_name=format!("{base}_{key}_operators.csv") />
-            </section>
-        </div>
+        {(!d.curve.time_ms.is_empty()).then(|| view! { <MemoryChart d=d.clone() device=key.clone() /> })}
+        <div class="torch-memory-tables" data-testid="torch-memory-tables" data-loading=move || (!tables_built.get()).to_string()>{tables}</div>
     }
 }
 
@@ -108,9 +146,9 @@ fn kb_column<T: Send + Sync + 'static>(
 /// free of memory allocated before the trace).
 fn time_column(
     (id, label, metric): (&'static str, &'static str, &'static str),
-    get: fn(&MemoryDevice, usize) -> Option<f64>,
-) -> Column<Row<MemoryDevice>> {
-    Column::new(id, label, move |r: &Row<MemoryDevice>, _| match get(&r.cols, r.i) {
+    get: fn(&DeviceOf, usize) -> Option<f64>,
+) -> Column<Row<DeviceOf>> {
+    Column::new(id, label, move |r: &Row<DeviceOf>, _| match get(&r.cols, r.i) {
         Some(us) => view! { <Duration metric value_us=us key=event_key(&r.cols, r.i) /> }.into_any(),
         None => view! { <span class="muted" data-metric=metric data-key=event_key(&r.cols, r.i) data-value="">"–"</span> }.into_any(),
     })
@@ -121,15 +159,15 @@ fn time_column(
 }
 
 /// Events are named by their place in the plugin's list (an operator allocates many times).
-fn event_key(_: &MemoryDevice, i: usize) -> String {
+fn event_key(_: &DeviceOf, i: usize) -> String {
     (i + 1).to_string()
 }
 
 #[component]
-fn EventTable(d: Arc<MemoryDevice>, csv_name: String) -> impl IntoView {
-    let k = Cols::<MemoryDevice> { key: event_key };
+fn EventTable(d: Arc<DeviceOf>, csv_name: String) -> impl IntoView {
+    let k = Cols::<DeviceOf> { key: event_key };
     let columns = vec![
-        k.text("op", "Operator", "operator", |c, i| &c.events.op[i]).class("op"),
+        k.text("op", "Operator", "operator", |c, i| c.events.op_name(i)).class("op"),
         kb_column(("size", "Size", "size_kb"), event_key, |c, i| c.events.size_kb[i]),
         time_column(("alloc", "Allocated at", "allocation_time_us"), |c, i| c.events.allocation_us[i]),
         time_column(("release", "Released at", "release_time_us"), |c, i| c.events.release_us[i]),
@@ -138,7 +176,7 @@ fn EventTable(d: Arc<MemoryDevice>, csv_name: String) -> impl IntoView {
     let n = d.events.op.len();
     let spec = TableSpec::new("ops-table compact torch-memory-events", columns)
         .testid("torch-memory-events")
-        .filter("Filter by operator", "torch-memory-event-filter", |r: &Row<MemoryDevice>| vec![r.cols.events.op[r.i].as_str()])
+        .filter("Filter by operator", "torch-memory-event-filter", |r: &Row<DeviceOf>| vec![r.cols.events.op_name(r.i)])
         .filter_always()
         .counts("torch-memory-event-counts", "shown_events", "total_events")
         .csv(csv_name, "torch-memory-events-csv")
@@ -147,13 +185,13 @@ fn EventTable(d: Arc<MemoryDevice>, csv_name: String) -> impl IntoView {
     view! { <Table spec rows=rows(&d, n) state=TableState::new() /> }
 }
 
-fn op_key(c: &MemoryDevice, i: usize) -> String {
+fn op_key(c: &DeviceOf, i: usize) -> String {
     c.ops.name[i].clone()
 }
 
 #[component]
-fn OperatorTable(d: Arc<MemoryDevice>, csv_name: String) -> impl IntoView {
-    let k = Cols::<MemoryDevice> { key: op_key };
+fn OperatorTable(d: Arc<DeviceOf>, csv_name: String) -> impl IntoView {
+    let k = Cols::<DeviceOf> { key: op_key };
     let columns = vec![
         k.text("name", "Operator", "name", |c, i| &c.ops.name[i]).class("op"),
         k.count("calls", "Calls", "calls", |c, i| c.ops.calls[i]).width("60px"),
@@ -168,7 +206,7 @@ fn OperatorTable(d: Arc<MemoryDevice>, csv_name: String) -> impl IntoView {
     // The plugin's first sort: self size increase, largest first.
     let spec = TableSpec::new("ops-table compact torch-memory-ops", columns)
         .testid("torch-memory-operators")
-        .filter("Filter by operator", "torch-memory-op-filter", |r: &Row<MemoryDevice>| vec![r.cols.ops.name[r.i].as_str()])
+        .filter("Filter by operator", "torch-memory-op-filter", |r: &Row<DeviceOf>| vec![r.cols.ops.name[r.i].as_str()])
         .filter_always()
         .counts("torch-memory-op-counts", "shown_operators", "total_operators")
         .csv(csv_name, "torch-memory-ops-csv")

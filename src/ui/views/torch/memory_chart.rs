@@ -3,6 +3,7 @@
 //! until the next event). The wheel, a drag and the chart keys zoom and pan the time axis (the
 //! shared [`PanZoom`]); hovering names the time and both figures there.
 
+use super::memory::DeviceOf;
 use crate::engine::torch_page::MemoryCurve;
 use crate::ui::charts::axis::{x_axis, y_axis, Style};
 use crate::ui::charts::pan_zoom::{PanZoom, ZoomAxes};
@@ -118,9 +119,22 @@ fn draw(ctx: &Ctx, f: &Frame, c: &MemoryCurve, hover: Option<usize>, unit: ByteU
     ctx.restore();
 }
 
+/// A device's curve, read in place in the reply.
+#[derive(Clone)]
+struct Curve(Arc<DeviceOf>);
+
+impl std::ops::Deref for Curve {
+    type Target = MemoryCurve;
+
+    fn deref(&self) -> &MemoryCurve {
+        &self.0.curve
+    }
+}
+
 /// The curve of one device (`device` names it in the figures' keys).
 #[component]
-pub fn MemoryChart(curve: Arc<MemoryCurve>, device: String) -> impl IntoView {
+pub fn MemoryChart(d: Arc<DeviceOf>, device: String) -> impl IntoView {
+    let curve = Curve(d);
     let state = expect_context::<AppState>();
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let full = full_view(&curve);
