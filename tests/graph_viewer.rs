@@ -429,7 +429,12 @@ fn a_huge_neighbourhood_is_cut_with_a_note() {
     instructions.push(instr(60_000, "tuple", "tuple", &(1..=50_000).collect::<Vec<_>>()));
     let m = module(vec![HloComputationProto { name: "main".into(), id: 1, root_id: 60_000, instructions }]);
     let g: Graph = graph(&m, &GraphOptions::default()).expect("graph");
-    assert_eq!(g.nodes.len(), MAX_NODES);
+    // The first operands, then the centre (drawn past the cut) with its ROOT tag and an edge from each
+    // operand drawn.
+    assert_eq!(g.nodes.len(), MAX_NODES + 2);
+    let centre = g.nodes.iter().position(|n| n.name == "tuple").expect("the centre is drawn");
+    assert!(g.nodes[centre].highlight);
+    assert_eq!(g.edges.iter().filter(|e| e.to == centre).count(), MAX_NODES);
     assert!(g.notes.iter().any(|n| n.contains("only the first")), "{:?}", g.notes);
     let l = layout(&g);
     assert_eq!(l.nodes.len(), g.nodes.len());

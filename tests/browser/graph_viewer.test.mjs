@@ -6,7 +6,10 @@
 // figures, the colouring by time and by bytes, and follows the links both ways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture, cliGraph, graphNames, showsGraph } from './harness.mjs';
+import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { serve, launch, newPage, openApp, pickFiles, waitForFile, selectFile, metric, one, close, shot, fixture, cliGraph, graphNames, showsGraph, pb } from './harness.mjs';
+import { scratchDir } from './support/scratch.mjs';
 
 const A2 = fixture('jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz');
 const NAME = 'a2_mlp_train.xplane.pb.gz';
@@ -27,6 +30,25 @@ async function graphFromXlaOps(page, op) {
   await page.waitForSelector(row);
   await page.click(`${row} [data-testid="op-show-graph"]`);
   await showsGraph(page, op);
+}
+
+/** Clicks the main canvas along the centre's column, then its row, a step further from the centre
+ * each time, until the page asks for another node than `center`; that node's name. */
+async function clickAnotherNode(page, center) {
+  const canvas = page.locator('[data-testid="graph-canvas"]');
+  const box = await canvas.boundingBox();
+  const [cx, cy] = (await canvas.getAttribute('data-center-at')).split(',').map(Number);
+  const nodeInUrl = () => page.evaluate(() => decodeURIComponent(/[#&]node=([^&]*)/.exec(location.hash)?.[1] ?? ''));
+  const offsets = [];
+  for (let d = 8; d < Math.max(box.width, box.height); d += 8) offsets.push([0, -d], [0, d], [-d, 0], [d, 0]);
+  for (const [dx, dy] of offsets) {
+    const [x, y] = [cx + dx, cy + dy];
+    if (x < 1 || y < 1 || x > box.width - 1 || y > box.height - 1) continue;
+    await page.mouse.click(box.x + x, box.y + y);
+    const node = await nodeInUrl();
+    if (node && node !== center) return node;
+  }
+  throw new Error(`no node but ${center} under a click`);
 }
 
 test('a2_mlp_train: the graph from an op row, re-centred, searched and widened', async () => {
@@ -64,6 +86,14 @@ test('a2_mlp_train: the graph from an op row, re-centred, searched and widened',
   await showsGraph(page, next);
   cli = a2Graph(next);
   assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(cli));
+
+  // A click on a node of the canvas re-centres there: clicks along the centre's column and row,
+  // outwards from it, until one lands on another node (a click on the centre or on empty space
+  // changes nothing); the graph is then the CLI's around the node clicked.
+  const clicked = await clickAnotherNode(page, next);
+  assert.ok(graphNames(cli).includes(clicked), `${clicked} was drawn around ${next}`);
+  await showsGraph(page, clicked);
+  assert.deepEqual((await metric(page, 'graph_node')).sort(), graphNames(a2Graph(clicked)));
 
   // Search by instruction name.
   await page.fill('[data-testid="graph-search"]', 'add_select_fusion');
@@ -183,4 +213,49 @@ test('a pasted link to another file\'s graph keeps its node', async () => {
   await showsGraph(page, op, 60_000);
   assert.match(await page.evaluate(() => location.hash), /node=ynn_fusion\.5/);
   assert.deepEqual(page.errors, []);
+});
+
+/** An HloProto dump of one computation: `n` f32[4] parameters and a tuple of them all, its root. */
+function wideHlo(name, n) {
+  const { int, len, msg, varint } = pb;
+  const shape = len(3, msg(int(2, 11), int(3, 4)));
+  const instr = (id, iname, opcode, ...more) => len(2, msg(len(1, iname), len(2, opcode), shape, ...more, int(35, id)));
+  const ids = Array.from({ length: n }, (_, k) => k + 1);
+  const params = ids.map((id) => instr(id, `p.${id - 1}`, 'parameter', int(9, id - 1)));
+  const root = instr(n + 1, 'tuple', 'tuple', len(36, Buffer.concat(ids.map(varint))));
+  const computation = msg(len(1, 'main'), ...params, root, int(5, 1), int(6, n + 1));
+  return msg(len(1, msg(len(1, name), len(2, 'main'), len(3, computation), int(6, 1))));
+}
+
+// A root with 50,000 operands (the engine's cut, tests/graph_viewer.rs, in the page): the
+// neighbourhood is cut to the engine's bound with its note on the page, the same nodes as the CLI's,
+// and the page answers without a hang: drawn within the timeout, then still zooming.
+test('a 50,000-operand root: the bounded neighbourhood and its note, without a hang', { timeout: 300_000 }, async () => {
+  const n = 50_000;
+  const file = path.join(scratchDir('tidemark-wide-'), `wide_${n}.hlo.pb`);
+  writeFileSync(file, wideHlo(`wide_${n}`, n));
+  const cli = cliGraph(file, `wide_${n}`, 'tuple');
+  assert.ok(graphNames(cli).length < n, `the CLI's graph is bounded: ${graphNames(cli).length}`);
+  assert.ok(cli.notes.some((t) => /only the first/.test(t)), cli.notes.join('; '));
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await pickFiles(page, [file]);
+  await waitForFile(page, path.basename(file));
+  await selectFile(page, path.basename(file));
+  await page.evaluate((h) => { location.hash = h; }, `#tool=graph-viewer&file=${path.basename(file)}&module=wide_${n}&node=tuple&width=1`);
+  await showsGraph(page, 'tuple', 240_000);
+  assert.equal(await one(page, 'graph_nodes'), String(graphNames(cli).length));
+  assert.equal(await one(page, 'graph_edges'), String(cli.edges.length));
+  const notes = await page.locator('[data-testid="graph-note"]').allTextContents();
+  assert.deepEqual(notes, cli.notes);
+  // The page still answers: a wheel turn over the canvas zooms it.
+  const canvas = page.locator('[data-testid="graph-canvas"]');
+  const scale = await canvas.getAttribute('data-scale');
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, -400);
+  await page.waitForFunction((s) => document.querySelector('[data-testid="graph-canvas"]')?.dataset.scale !== s, scale, { timeout: 30_000 });
+  await shot(page, 'graph-viewer-wide');
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });

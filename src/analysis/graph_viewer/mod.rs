@@ -16,7 +16,7 @@
 //! - the drawn computation's root gets a `ROOT` tag.
 //!
 //! Where we stop and XLA would not: a graph past [`MAX_NODES`] nodes is cut there with a note (a
-//! while loop's body can hold thousands of instructions), nested clusters past [`MAX_CLUSTER_DEPTH`]
+//! while loop's body can hold thousands of instructions; the centre is drawn all the same), nested clusters past [`MAX_CLUSTER_DEPTH`]
 //! are not expanded, and a malformed module whose computations call each other in a cycle is walked
 //! once. XLA's special case for async-collective-fusion parameters is not followed.
 
@@ -520,7 +520,9 @@ impl<'i, 'a> Dumper<'i, 'a> {
         if self.should_merge_into_users(i) || self.should_show_fusion_subcomputation(i) {
             return;
         }
-        if self.nodes.len() >= MAX_NODES {
+        // The centre is drawn past the cut: the instructions before it in post order (a root's
+        // thousands of operands) would otherwise fill the graph and leave out what it is centred on.
+        if self.nodes.len() >= MAX_NODES && self.filter.get(self.index, i) != Shown::Highlight {
             if !self.cut {
                 self.cut = true;
                 self.notes.push(format!(
