@@ -196,14 +196,19 @@ test('the run\'s Kineto trace lies under the timeline on its clock, and a point 
   assert.equal(await page.getAttribute(`[data-testid="ts-trace-picker"] [data-trace="${path.basename(TRACE)}"]`, 'aria-pressed'), 'true');
 
   // The panel's figures: the trace's CUDA memory events, nearly all matched to the snapshot's.
-  const points = Number(await one(page, 'trace_points'));
-  const matched = Number(await one(page, 'trace_matched'));
+  const panel = async (name) => {
+    const v = await page.$$eval(`[data-testid="ts-trace-memory"] [data-metric="${name}"]`, (els) => els.map((e) => e.dataset.value));
+    assert.equal(v.length, 1, `${name}: ${JSON.stringify(v)}`);
+    return v[0];
+  };
+  const points = Number(await panel('trace_points'));
+  const matched = Number(await panel('trace_matched'));
   assert.ok(points > 1000, `${points} points`);
   assert.ok(matched * 100 >= points * 95, `${matched} of ${points} matched`);
-  const span = Number(await one(page, 'trace_span_us'));
-  const from = Number(await one(page, 'trace_start_offset_us'));
+  const span = Number(await panel('trace_span_us'));
+  const from = Number(await panel('trace_start_offset_us'));
   assert.ok(span > 0 && from >= 0, `the trace runs ${span} µs from ${from} µs into the snapshot`);
-  assert.ok(Number(await one(page, 'trace_peak_bytes')) > 0);
+  assert.ok(Number(await panel('trace_peak_bytes')) > 0);
 
   // Both plots span the same pixels on one time axis.
   const attr = async (sel, a) => Number(await page.getAttribute(sel, a));
