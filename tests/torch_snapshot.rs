@@ -15,6 +15,7 @@ use tidemark::engine::Session;
 
 const SNAPSHOT: &str = "nvidia_h200_pytorch/p2_torch_resnet/snapshot.pickle";
 const ORACLE: &str = "nvidia_h200_pytorch/p2_torch_resnet/snapshot.oracle.json";
+const TRACE: &str = "nvidia_h200_pytorch/p2_torch_resnet/tb/vm_2031.1795841222637258163.pt.trace.json.gz";
 
 fn fixture() -> Option<(PathBuf, Value)> {
     let snapshot = common::device_fixture(SNAPSHOT)?;
@@ -284,44 +285,62 @@ fn the_timeline_bands_keep_the_peak_and_stack_every_allocation() {
 /// agree: a trace event at `baseTimeNanoseconds / 1000 + ts` is the snapshot event stamped with that
 /// `time_us` (µs since the epoch). Each CUDA allocation of the trace's `[memory]` events is an `alloc`
 /// of the snapshot at its address within 10 µs (most within 1), whose request fits the block the
-/// trace records (the allocator rounds requests up) — all but a few.
+/// trace records (the allocator rounds requests up) — all but a few; each free its `free_requested`.
+/// The matching is [`trace_memory`]'s, which the page's Trace memory panel draws; on the wire too.
 #[test]
 fn the_trace_and_the_snapshot_share_one_clock() {
+    use tidemark::analysis::torch_snapshot::trace_memory;
+    use tidemark::engine::protocol::{handle, ResponseBody, VERSION};
     let Some(snapshot_path) = common::device_fixture(SNAPSHOT) else { return };
-    let Some(trace_path) = common::device_fixture("nvidia_h200_pytorch/p2_torch_resnet/tb/vm_2031.1795841222637258163.pt.trace.json.gz")
-    else {
-        return;
-    };
-    let trace = tidemark::decode::kineto::KinetoTrace::decode(&std::fs::read(trace_path).expect("read")).expect("trace");
-    let snapshot =
-        tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&std::fs::read(snapshot_path).expect("read")).expect("snapshot");
+    let Some(trace_path) = common::device_fixture(TRACE) else { return };
+    let trace_bytes = std::fs::read(trace_path).expect("read");
+    let trace = tidemark::decode::kineto::KinetoTrace::decode(&trace_bytes).expect("trace");
+    let snapshot_bytes = std::fs::read(snapshot_path).expect("read");
+    let snapshot = tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&snapshot_bytes).expect("snapshot");
     let d = &snapshot.devices[0];
-    let alloc = snapshot.find_str("alloc").expect("alloc events");
-    let mut by_addr: std::collections::HashMap<i64, Vec<usize>> = Default::default();
-    for i in (0..d.len()).filter(|&i| d.action[i] == alloc) {
-        by_addr.entry(d.addr[i]).or_default().push(i);
-    }
-    let (mut allocations, mut matched, mut offsets) = (0, 0, Vec::new());
-    for e in trace.events.iter().filter(|e| e.kind == tidemark::decode::kineto::Kind::Memory) {
-        let m = &trace.memory[e.detail as usize];
-        if m.device_type != Some(1) || m.bytes <= 0 {
-            continue;
+    let memory = trace_memory(&trace, &snapshot, 0).expect("the trace names its base time");
+    let (alloc, free) = (snapshot.find_str("alloc"), snapshot.find_str("free_requested"));
+    // The snapshot stamps a free about a µs before the trace does (after releasing the block).
+    for (kind, action, sign, within_us) in [("allocations", alloc, 1, 1.0), ("frees", free, -1, 2.0)] {
+        let points: Vec<_> = memory.points.iter().filter(|p| p.bytes.signum() == sign).collect();
+        let matched: Vec<usize> = points.iter().filter_map(|p| p.event_index).map(|i| i as usize).collect();
+        assert!(points.len() > 500, "{} CUDA {kind} in the trace", points.len());
+        assert!(
+            matched.len() * 100 >= points.len() * 95,
+            "{} of {} {kind} found in the snapshot at their time",
+            matched.len(),
+            points.len()
+        );
+        let mut offsets: Vec<f64> = Vec::new();
+        for p in points.iter().filter(|p| p.event_index.is_some()) {
+            let i = p.event_index.unwrap() as usize;
+            assert_eq!(Some(d.action[i]), action, "{kind}: the snapshot's event is of its kind");
+            assert_eq!(d.addr[i], p.addr as i64);
+            assert!(d.size[i] <= p.bytes.abs());
+            offsets.push(d.time_us[i] as f64 - p.time_us);
         }
-        allocations += 1;
-        let at = trace.epoch_us(e.ts).expect("the trace names its base time");
-        let nearest = by_addr
-            .get(&(m.addr.expect("an address") as i64))
-            .into_iter()
-            .flatten()
-            .min_by(|&&a, &&b| (d.time_us[a] as f64 - at).abs().total_cmp(&(d.time_us[b] as f64 - at).abs()));
-        if let Some(&i) = nearest.filter(|&&i| (d.time_us[i] as f64 - at).abs() <= 10.0 && d.size[i] <= m.bytes) {
-            matched += 1;
-            offsets.push(d.time_us[i] as f64 - at);
-        }
+        assert!(offsets.iter().all(|o| o.abs() <= tidemark::analysis::torch_snapshot::MATCH_WINDOW_US));
+        offsets.sort_by(f64::total_cmp);
+        let median = offsets[offsets.len() / 2];
+        assert!(median.abs() <= within_us, "{kind}: the clocks differ by {median} µs");
     }
-    assert!(allocations > 500, "{allocations} CUDA allocations in the trace");
-    assert!(matched * 100 >= allocations * 95, "{matched} of {allocations} allocations found in the snapshot at their time");
-    offsets.sort_by(f64::total_cmp);
-    let median = offsets[offsets.len() / 2];
-    assert!(median.abs() <= 1.0, "the clocks differ by {median} µs");
+    assert_eq!(memory.matched as usize, memory.points.iter().filter(|p| p.event_index.is_some()).count());
+    assert!(memory.points.windows(2).all(|w| w[0].time_us <= w[1].time_us), "in time order");
+    assert!(memory.snapshot_start_us <= memory.points[0].time_us as i64 + 10, "the trace falls within the snapshot");
+
+    // On the wire: the snapshot and the trace opened in one session.
+    let mut session = Session::new();
+    let snap = session.open("snapshot.pickle", snapshot_bytes.clone(), &mut |_, _| {}).expect("open").id;
+    let tr = session.open("tb/run.pt.trace.json.gz", trace_bytes.clone(), &mut |_, _| {}).expect("open").id;
+    let ask = format!(
+        r#"{{"v":{VERSION},"seq":1,"body":{{"type":"torch_snapshot_trace_memory","file_id":{snap},"trace_file_id":{tr},"device":0}}}}"#
+    );
+    let ResponseBody::TorchSnapshotTraceMemory { memory: wire } = handle(&mut session, &ask, None, &mut |_| {}).body else {
+        panic!("no curve")
+    };
+    assert_eq!(*wire, memory);
+    // The roles swapped, and a device the snapshot lacks: clear errors.
+    assert!(session.torch_snapshot_trace_memory(tr, snap, 0).is_err());
+    let e = session.torch_snapshot_trace_memory(snap, tr, 7).expect_err("no device 7").to_string();
+    assert!(e.contains("no device 7"), "{e}");
 }

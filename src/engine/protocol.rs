@@ -84,6 +84,7 @@ pub enum RequestBody {
     TorchSnapshot(request::TorchSnapshot),
     TorchSnapshotState(request::TorchSnapshotState),
     TorchSnapshotTimeline(request::TorchSnapshotTimeline),
+    TorchSnapshotTraceMemory(request::TorchSnapshotTraceMemory),
     TorchRun(request::TorchRun),
 }
 
@@ -246,6 +247,9 @@ pub enum ResponseBody {
     TorchSnapshotTimeline {
         bands: Box<crate::analysis::torch_snapshot::Bands>,
     },
+    TorchSnapshotTraceMemory {
+        memory: Box<crate::analysis::torch_snapshot::TraceMemory>,
+    },
     TorchRun {
         run: Box<crate::analysis::torch::ranks::TorchRun>,
     },
@@ -387,6 +391,9 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         }
         RequestBody::TorchSnapshotTimeline(r) => ResponseBody::TorchSnapshotTimeline {
             bands: Box::new(s.torch_snapshot_timeline(r.file_id, r.device, r.axis, r.window, r.columns, r.rows)?),
+        },
+        RequestBody::TorchSnapshotTraceMemory(r) => ResponseBody::TorchSnapshotTraceMemory {
+            memory: Box::new(s.torch_snapshot_trace_memory(r.file_id, r.trace_file_id, r.device)?),
         },
     })
 }

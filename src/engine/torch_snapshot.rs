@@ -4,7 +4,7 @@
 //! nothing is cached.
 
 use super::{EngineError, Session};
-use crate::analysis::torch_snapshot::{self as ts, AllocatorState, Axis, Bands, SnapshotReport};
+use crate::analysis::torch_snapshot::{self as ts, AllocatorState, Axis, Bands, SnapshotReport, TraceMemory};
 use crate::decode::pickle_snapshot::TorchSnapshot;
 use crate::decode::Profile;
 
@@ -61,5 +61,24 @@ impl Session {
         let s = self.torch_snapshot_of(file_id)?;
         ts::bands(s, device, axis, window, columns, rows)
             .ok_or_else(|| self.analysis_error(file_id, TOOL, format!("the snapshot has no device {device} (it has {})", s.devices.len())))
+    }
+
+    /// The `[memory]` curve of Kineto trace `trace_file_id` beside snapshot `file_id`'s `device`, on
+    /// the snapshot's clock, each point with its matching snapshot event.
+    pub fn torch_snapshot_trace_memory(&self, file_id: u32, trace_file_id: u32, device: usize) -> Result<TraceMemory, EngineError> {
+        let s = self.torch_snapshot_of(file_id)?;
+        let f = self.file(trace_file_id)?;
+        let Profile::Kineto(trace) = &f.file.profile else {
+            return Err(EngineError::WrongFormat {
+                file: f.file.name.clone(),
+                tool: TOOL.into(),
+                found: f.file.profile.format(),
+                needs: "a PyTorch profiler trace (*.pt.trace.json[.gz] from torch.profiler) of the snapshot's run".into(),
+            });
+        };
+        ts::trace_memory(trace, s, device).map_err(|e| {
+            let of = if matches!(e, ts::TraceMemoryError::NoBaseTime) { trace_file_id } else { file_id };
+            self.analysis_error(of, TOOL, e.to_string())
+        })
     }
 }

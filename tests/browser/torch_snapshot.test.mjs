@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, DEVICE, deviceSkip, serve, launch, newPage, openApp, dropFiles, waitForFile, metric, one, shot } from './harness.mjs';
+import { ROOT, DEVICE, deviceSkip, serve, launch, newPage, openApp, dropFiles, waitForFile, selectFile, metric, one, shot } from './harness.mjs';
 
 const DIR = path.join(DEVICE, 'nvidia_h200_pytorch/p2_torch_resnet');
 const SNAPSHOT = path.join(DIR, 'snapshot.pickle');
 const skip = deviceSkip(SNAPSHOT);
+const TRACE = path.join(DIR, 'tb/vm_2031.1795841222637258163.pt.trace.json.gz');
 
 /** `tidemark torch-snapshot --json` of the fixture, with `args` besides. */
 function cli(...args) {
@@ -177,6 +178,71 @@ test('a CUDA memory snapshot lands on its own view, every figure the oracle\'s a
 
   // The URL keeps the chosen event.
   assert.match(await page.evaluate(() => location.hash), /at=100/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the run\'s Kineto trace lies under the timeline on its clock, and a point of its curve opens that snapshot event', { skip, timeout: 300_000 }, async () => {
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await dropFiles(page, [SNAPSHOT, TRACE]);
+  await waitForFile(page, 'snapshot.pickle');
+  await waitForFile(page, path.basename(TRACE));
+  await selectFile(page, 'snapshot.pickle');
+  await page.click('.tab[data-tool="torch-snapshot"]');
+  await page.click('[data-testid="ts-axis"] [data-axis="time"]');
+  const canvas = '[data-testid="ts-trace-canvas"]';
+  await page.waitForSelector(canvas, { timeout: 60_000 });
+  assert.equal(await page.getAttribute(`[data-testid="ts-trace-picker"] [data-trace="${path.basename(TRACE)}"]`, 'aria-pressed'), 'true');
+
+  // The panel's figures: the trace's CUDA memory events, nearly all matched to the snapshot's.
+  const panel = async (name) => {
+    const v = await page.$$eval(`[data-testid="ts-trace-memory"] [data-metric="${name}"]`, (els) => els.map((e) => e.dataset.value));
+    assert.equal(v.length, 1, `${name}: ${JSON.stringify(v)}`);
+    return v[0];
+  };
+  const points = Number(await panel('trace_points'));
+  const matched = Number(await panel('trace_matched'));
+  assert.ok(points > 1000, `${points} points`);
+  assert.ok(matched * 100 >= points * 95, `${matched} of ${points} matched`);
+  const span = Number(await panel('trace_span_us'));
+  const from = Number(await panel('trace_start_offset_us'));
+  assert.ok(span > 0 && from >= 0, `the trace runs ${span} µs from ${from} µs into the snapshot`);
+  assert.ok(Number(await panel('trace_peak_bytes')) > 0);
+
+  // Both plots span the same pixels on one time axis.
+  const attr = async (sel, a) => Number(await page.getAttribute(sel, a));
+  const timeline = '[data-testid="ts-timeline-canvas"][data-axis="time"]';
+  await page.waitForSelector(timeline);
+  assert.equal(await attr(canvas, 'data-plot-left'), await attr(timeline, 'data-plot-left'));
+
+  // Hover, then click, the middle of the trace's curve.
+  await page.locator(canvas).scrollIntoViewIfNeeded();
+  const box = await page.locator(canvas).boundingBox();
+  const [start, end, first, left, right, top, bottom] = await Promise.all(
+    ['data-start-us', 'data-end-us', 'data-first-us', 'data-plot-left', 'data-plot-right', 'data-plot-top', 'data-plot-bottom'].map((a) => attr(canvas, a)));
+  const usPerPx = (end - start) / (box.width - left - right);
+  const t = first + from + span / 2;
+  const x = left + (t - start) / usPerPx;
+  const y = (top + bottom) / 2;
+  await page.mouse.move(box.x + x, box.y + y);
+  await page.waitForSelector('[data-testid="ts-trace-tooltip"]');
+  assert.equal((await metric(page, 'hover_trace_total_bytes')).length, 1);
+  await shot(page, 'torch_snapshot_trace_hover');
+  await page.mouse.click(box.x + x, box.y + y);
+  await page.waitForSelector('[data-testid="ts-trace-picked"]');
+  const event = await one(page, 'picked_trace_event');
+  const at = Number(await one(page, 'picked_trace_offset_us'));
+  assert.ok(Math.abs(first + at - t) <= 2 * usPerPx, `the picked point (${at} µs) is under the pointer (${t - first} µs)`);
+  // The allocator's state at that event, as `--at` has it, and the URL keeps it.
+  await stateEquals(page, 'chosen', cli('--at', event).state_at);
+  assert.match(await page.evaluate(() => location.hash), new RegExp(`at=${event}(&|$)`));
+  await page.locator('[data-testid="ts-timeline"]').scrollIntoViewIfNeeded();
+  await shot(page, 'torch_snapshot_trace');
+  await page.click('[data-testid="theme-toggle"]');
+  await page.waitForTimeout(300);
+  await page.locator('[data-testid="ts-timeline"]').scrollIntoViewIfNeeded();
+  await shot(page, 'torch_snapshot_trace_dark');
   assert.deepEqual(page.errors, []);
   await page.close();
 });

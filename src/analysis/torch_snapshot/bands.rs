@@ -87,6 +87,11 @@ pub struct Band {
     pub python_stack: Vec<FrameText>,
 }
 
+/// The first and last time (µs since the epoch) of a device's trace: the timeline's time axis.
+pub fn time_extent(t: &DeviceTrace) -> (i64, i64) {
+    (t.time_us.iter().copied().min().unwrap_or(0), t.time_us.iter().copied().max().unwrap_or(0))
+}
+
 /// The bands of device `device` over `window` (axis units, both ends; `None`: the whole trace) in
 /// at most `columns` columns, allocations under `1 / rows` of the window's highest stack summed.
 /// `None` for a device the snapshot does not have.
@@ -97,7 +102,7 @@ pub fn bands(s: &TorchSnapshot, device: usize, axis: Axis, window: Option<(i64, 
     let replay = Replay::of(s, device, t, &acts);
     let (full_start, full_end) = match axis {
         Axis::Event => (0, n as i64 - 1),
-        Axis::Time => (t.time_us.iter().copied().min().unwrap_or(0), t.time_us.iter().copied().max().unwrap_or(0)),
+        Axis::Time => time_extent(t),
     };
     let (start, end) = window.map_or((full_start, full_end), |(a, b)| (a.min(b), a.max(b)));
     let end = end.max(start);

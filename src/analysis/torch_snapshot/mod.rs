@@ -13,10 +13,12 @@
 mod bands;
 mod frames;
 mod state;
+mod trace_memory;
 
 pub use bands::{bands, Axis, Band, Bands, Column, MAX_BANDS, MAX_COLUMNS};
 pub use frames::{innermost_python_frame, python_stack, FrameText};
 pub use state::{state_at, AllocatorState, BlockState, SegmentState};
+pub use trace_memory::{trace_memory, TraceMemory, TraceMemoryError, TracePoint, MATCH_WINDOW_US};
 
 use crate::analysis::device_memory::Growth;
 use crate::decode::pickle_snapshot::{DeviceTrace, TorchSnapshot};

@@ -490,6 +490,16 @@ pub struct TorchSnapshotTimeline {
 }
 ask!(TorchSnapshotTimeline => TorchSnapshotTimeline { bands } -> Arc<crate::analysis::torch_snapshot::Bands> = Arc::from);
 
+/// The `[memory]` curve of Kineto trace `trace_file_id`, recorded by the same run as the snapshot
+/// `file_id`, on `device` and the snapshot's clock, each point with its matching snapshot event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchSnapshotTraceMemory {
+    pub file_id: u32,
+    pub trace_file_id: u32,
+    pub device: usize,
+}
+ask!(TorchSnapshotTraceMemory => TorchSnapshotTraceMemory { memory } -> Arc<crate::analysis::torch_snapshot::TraceMemory> = Arc::from);
+
 /// A PyTorch run: its ranks' Kineto traces (one file each), every rank's step split, operators and
 /// kernels, and the run combined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

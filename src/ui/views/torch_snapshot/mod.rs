@@ -10,6 +10,7 @@ mod segments;
 mod summary;
 mod tables;
 mod timeline;
+mod trace_memory;
 
 use crate::analysis::torch_snapshot::{DeviceReport, FrameText, SnapshotReport};
 use crate::engine::protocol::request;
@@ -92,6 +93,7 @@ fn DeviceView(file_id: u32, device: usize, r: Arc<DeviceReport>) -> impl IntoVie
         <div data-testid="ts-device" data-device=device.to_string()>
             {summary::summary(&r)}
             <timeline::Timeline file_id device r=r.clone() chosen choose />
+            <trace_memory::TraceMemoryPanel file_id device first_us=r.history.first_time_us.unwrap_or(0) chosen choose />
             <segments::ChosenState file_id device r=r.clone() chosen choose />
             <segments::StateSection file_id device event=last_event key="dump" title="Cached segments at the dump"
                 note="The allocator's segments when the snapshot was taken, each block drawn at its place in its segment." />

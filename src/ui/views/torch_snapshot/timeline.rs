@@ -14,8 +14,9 @@ use crate::ui::charts::viewport::{Frame, Margins, Viewport};
 use crate::ui::charts::{observe_width, prepare, Palette};
 use crate::ui::components::metric::Duration;
 
-const HEIGHT: f64 = 320.0;
-const MARGINS: Margins = Margins { left: 76.0, right: 12.0, top: 10.0, bottom: 22.0 };
+pub(super) const HEIGHT: f64 = 320.0;
+/// Shared with the Trace memory panel, so both plots span the same pixels.
+pub(super) const MARGINS: Margins = Margins { left: 76.0, right: 12.0, top: 10.0, bottom: 22.0 };
 /// Pixels per column the engine is asked for.
 const COLUMN_PX: f64 = 2.0;
 /// Widths are asked in steps of this, so a window resized by a pixel is not asked again.
