@@ -205,7 +205,7 @@ test('the run\'s Kineto trace lies under the timeline on its clock, and a point 
   const matched = Number(await panel('trace_matched'));
   assert.ok(points > 1000, `${points} points`);
   assert.ok(matched * 100 >= points * 95, `${matched} of ${points} matched`);
-  const span = Number(await panel('trace_span_us'));
+  const span = Number(await panel('trace_memory_span_us'));
   const from = Number(await panel('trace_start_offset_us'));
   assert.ok(span > 0 && from >= 0, `the trace runs ${span} µs from ${from} µs into the snapshot`);
   assert.ok(Number(await panel('trace_peak_bytes')) > 0);

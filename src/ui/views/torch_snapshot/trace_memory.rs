@@ -159,7 +159,7 @@ fn Curve(m: Arc<TraceMemory>, first_us: i64, chosen: Signal<Option<i64>>, choose
             <span class="muted small" data-testid="ts-trace-status">
                 <Count metric="trace_points" value=m.points.len() as u64 /> " CUDA memory events, " <Count metric="trace_matched" value=m.matched />
                 " matched to the snapshot's · from " <Duration metric="trace_start_offset_us" value_us=first - first_us as f64 />
-                " for " <Duration metric="trace_span_us" value_us=last - first />
+                " for " <Duration metric="trace_memory_span_us" value_us=last - first />
                 {peak.map(|i| view! { " · highest " <Bytes metric="trace_peak_bytes" value=m.points[i].total_allocated /> })}
             </span>
         }
