@@ -47,9 +47,10 @@ const shownKeys = (page, testid, metricName) => page.$$eval(`[data-testid="${tes
 test('a Kineto trace lands on the PyTorch Overview: step time by category, GPU summary, recommendations', { skip }, async () => {
   const page = await newPage(browser);
   await open(page);
-  // The navigation holds the PyTorch Profiler's views, the Trace Viewer and File details alone.
+  // The navigation holds the PyTorch Profiler's views (the Ranks of the trace's run with its steps),
+  // the Trace Viewer and File details alone.
   const tools = await page.$$eval('.tool-nav .tab', (els) => els.map((e) => e.dataset.tool));
-  assert.deepEqual(tools, ['torch-overview', 'torch-operators', 'torch-kernels', 'run-comparison', 'trace-viewer', 'torch-memory', 'file-details']);
+  assert.deepEqual(tools, ['torch-overview', 'torch-ranks', 'torch-operators', 'torch-kernels', 'run-comparison', 'trace-viewer', 'torch-memory', 'file-details']);
   assert.match(page.url(), /tool=torch-overview/);
 
   const o = oracle('overview');
@@ -192,6 +193,10 @@ test('Operators and Kernels: the plugin\'s tables and charts, row by row', { ski
   await page.evaluate(() => document.activeElement?.blur());
   await page.keyboard.press('1');
   await ready(page, 'torch-overview');
+  await page.keyboard.press(']');
+  await ready(page, 'torch-ranks');
+  // One trace is a run of one rank: the Ranks view says so, and the next key reaches the Operators.
+  await page.waitForSelector('[data-testid="tr-one-rank"]');
   await page.keyboard.press(']');
   await ready(page, 'torch-operators');
   assert.deepEqual(page.errors, []);
