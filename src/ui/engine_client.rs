@@ -183,7 +183,14 @@ fn new_worker() -> Result<Worker, JsValue> {
     let opts = WorkerOptions::new();
     let Some(boot) = bundle() else {
         opts.set_type(WorkerType::Module);
-        return Worker::new_with_options("./worker.js", &opts);
+        let worker = Worker::new_with_options("./worker.js", &opts)?;
+        // The page's loader compiled the module off this thread (Trunk.toml's `pattern_script`); the
+        // worker instantiates it rather than fetching and compiling the 6.5 MB again.
+        let start = js_sys::Object::new();
+        let window = web_sys::window().ok_or_else(|| JsValue::from_str("no window"))?;
+        js_sys::Reflect::set(&start, &"module".into(), &js_sys::Reflect::get(&window, &"__tidemarkModule".into())?)?;
+        worker.post_message(&start)?;
+        return Ok(worker);
     };
     // A classic worker: Chromium refuses module workers from blob: URLs in file:// pages, while a classic
     // one may still import() the ES-module glue.

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import {
-  serve, launch, newPage, openApp, pickFiles, dropFiles, waitForFile, selectFile, fileDetails, metric, cliOverview, shot, fixture,
+  serve, launch, newPage, openApp, workerReady, pickFiles, dropFiles, waitForFile, selectFile, fileDetails, metric, cliOverview, shot, fixture,
 } from './harness.mjs';
 import { scratchDir } from './support/scratch.mjs';
 
@@ -23,6 +23,22 @@ test('landing page explains what to drop and loads without errors', async () => 
   assert.match(text, /Nothing is uploaded/);
   await shot(page, 'landing');
   assert.deepEqual(page.errors, []);
+});
+
+test('the page compiles the engine once, and says so when this browser cannot start it', async () => {
+  // The page compiles the wasm off its thread and hands the module to the engine's worker: one fetch.
+  const page = await newPage(browser);
+  await openApp(page, server.url);
+  await workerReady(page);
+  await page.waitForSelector('[data-testid="landing"]');
+  assert.equal(page.requests.filter((u) => u.endsWith('/tidemark-web_bg.wasm')).length, 1, page.requests.join('\n'));
+  assert.deepEqual(page.errors, []);
+  // Without its wasm the page says what happened instead of staying blank.
+  const broken = await newPage(browser);
+  await broken.route('**/tidemark-web_bg.wasm', (r) => r.abort());
+  await broken.goto(server.url);
+  const alert = await broken.waitForSelector('p[role="alert"]');
+  assert.match(await alert.textContent(), /could not start Tidemark's WebAssembly engine.*the tidemark CLI reads the same files/);
 });
 
 test('demo opens real profiles and shows their overview', async () => {
