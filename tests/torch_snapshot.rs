@@ -435,7 +435,8 @@ fn the_cli_lays_a_trace_on_the_snapshots_clock() {
     let (snap, tr) = (snapshot_path.to_str().expect("utf-8"), trace_path.to_str().expect("utf-8"));
     let trace_bytes = std::fs::read(&trace_path).expect("read");
     let trace = tidemark::decode::kineto::KinetoTrace::decode(&trace_bytes).expect("trace");
-    let snapshot = tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&std::fs::read(&snapshot_path).expect("read")).expect("snapshot");
+    let snapshot =
+        tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&std::fs::read(&snapshot_path).expect("read")).expect("snapshot");
     let memory = trace_memory(&trace, &snapshot, 0).expect("memory");
     let (_, _, r) = report(&snapshot_path);
     let d = &r.devices["0"];
@@ -457,7 +458,10 @@ fn the_cli_lays_a_trace_on_the_snapshots_clock() {
     let (code, text, err) = common::tidemark(&["torch-snapshot", snap, "--trace", tr]);
     assert_eq!(code, 0, "{err}");
     let count = tidemark::units::count;
-    assert!(text.contains(&format!("{} CUDA memory events, {} matched", count(memory.points.len() as u64), count(memory.matched))), "{text}");
+    assert!(
+        text.contains(&format!("{} CUDA memory events, {} matched", count(memory.points.len() as u64), count(memory.matched))),
+        "{text}"
+    );
     assert!(text.contains(&format!("highest allocated in the trace: {}", tidemark::units::bytes(peak.total_allocated))), "{text}");
     assert!(text.contains(&format!("the snapshot's peak: {}", tidemark::units::bytes(d.peak_with_prior_bytes))), "{text}");
     assert!(!text.contains("not this snapshot's run"), "{text}");

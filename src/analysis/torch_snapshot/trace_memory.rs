@@ -239,3 +239,55 @@ fn clock_range(trace: &KinetoTrace) -> (f64, f64) {
         (0.0, 0.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trace recorded over `trace` (µs) beside a snapshot over 100..200 µs, with `points` CUDA
+    /// memory events of which `matched` are the snapshot's.
+    fn memory(trace: (f64, f64), points: usize, matched: u64) -> TraceMemory {
+        let point = |i: usize| TracePoint {
+            time_us: trace.0 + i as f64,
+            bytes: 512,
+            total_allocated: 512 * (i as i64 + 1),
+            addr: 0x1000 + i as u64,
+            event_index: (i < matched as usize).then_some(i as i64),
+        };
+        TraceMemory {
+            points: (0..points).map(point).collect(),
+            matched,
+            snapshot_start_us: 100,
+            snapshot_end_us: 200,
+            trace_start_us: trace.0,
+            trace_end_us: trace.1,
+        }
+    }
+
+    #[test]
+    fn a_trace_belongs_only_when_its_events_are_the_snapshots() {
+        let own = memory((150.0, 250.0), 3, 2);
+        assert_eq!(own.fit().verdict, Verdict::Belongs);
+        assert_eq!((own.overlap_us(), own.fit().why_not(0)), (50.0, None));
+        // Apart on the clock, either side, by the gap between the two ranges.
+        assert_eq!(memory((300.0, 400.0), 3, 0).fit().verdict, Verdict::Apart { gap_us: 100.0, after: true });
+        assert_eq!(memory((10.0, 40.0), 3, 0).fit().verdict, Verdict::Apart { gap_us: 60.0, after: false });
+        // Overlapping but with nothing to match, or nothing matching: another process's.
+        let silent = memory((120.0, 180.0), 0, 0).fit();
+        assert_eq!(silent.verdict, Verdict::NoMemoryEvents);
+        assert!(silent.why_not(3).expect("left out").contains("device 3"));
+        let other = memory((120.0, 180.0), 4, 0).fit();
+        assert_eq!(other.verdict, Verdict::NoMatch);
+        assert!(other.why_not(0).expect("left out").contains("none of its 4 CUDA memory events"));
+        assert!(TraceFit::no_clock().why_not(0).expect("left out").contains("baseTimeNanoseconds"));
+    }
+
+    #[test]
+    fn the_peak_is_the_first_highest_point() {
+        let mut m = memory((150.0, 250.0), 3, 3);
+        m.points[2].total_allocated = m.points[1].total_allocated;
+        assert_eq!(m.peak().map(|p| p.time_us), Some(151.0));
+        assert_eq!(m.extent(), Some((150.0, 152.0)));
+        assert_eq!(memory((150.0, 250.0), 0, 0).peak(), None);
+    }
+}
