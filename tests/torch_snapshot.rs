@@ -344,3 +344,146 @@ fn the_trace_and_the_snapshot_share_one_clock() {
     let e = session.torch_snapshot_trace_memory(snap, tr, 7).expect_err("no device 7").to_string();
     assert!(e.contains("no device 7"), "{e}");
 }
+
+/// The fixture's trace with its clock moved `shift_ns` on: the same run's events stamped as if
+/// recorded another time (what another run of the same script writes), as plain JSON.
+fn shifted_trace(trace_bytes: &[u8], shift_ns: i64) -> Vec<u8> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(trace_bytes).read_to_string(&mut text).expect("gzip");
+    let mut v: Value = serde_json::from_str(&text).expect("json");
+    let base = v["baseTimeNanoseconds"].as_i64().expect("base time");
+    v["baseTimeNanoseconds"] = Value::from(base + shift_ns);
+    serde_json::to_vec(&v).expect("json")
+}
+
+/// The snapshot view offers only the traces its run recorded: the fixture's trace belongs (its
+/// memory events are the snapshot's), the same trace stamped an hour later is another run's, told
+/// apart by its clock, and one without a base time fits no clock. On the wire too, in the order asked.
+#[test]
+fn only_the_snapshots_own_trace_belongs_with_it() {
+    use tidemark::analysis::torch_snapshot::{trace_fit, Verdict};
+    use tidemark::engine::protocol::{handle, ResponseBody, VERSION};
+    let Some(snapshot_path) = common::device_fixture(SNAPSHOT) else { return };
+    let Some(trace_path) = common::device_fixture(TRACE) else { return };
+    let trace_bytes = std::fs::read(trace_path).expect("read");
+    let snapshot_bytes = std::fs::read(snapshot_path).expect("read");
+    let snapshot = tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&snapshot_bytes).expect("snapshot");
+    let mut trace = tidemark::decode::kineto::KinetoTrace::decode(&trace_bytes).expect("trace");
+    let own = trace_fit(&trace, &snapshot, 0).expect("device 0");
+    assert_eq!(own.verdict, Verdict::Belongs);
+    assert!(own.matched > 0 && own.overlap_us > 0.0, "{own:?}");
+    assert_eq!(own.why_not(0), None);
+
+    const HOUR_NS: i64 = 3_600_000_000_000;
+    let later = tidemark::decode::kineto::KinetoTrace::decode(&shifted_trace(&trace_bytes, HOUR_NS)).expect("shifted");
+    let fit = trace_fit(&later, &snapshot, 0).expect("device 0");
+    let Verdict::Apart { gap_us, after } = fit.verdict else { panic!("{fit:?}") };
+    assert!(after);
+    // An hour on, less how far past the snapshot's last event the trace already began.
+    let end = tidemark::analysis::torch_snapshot::trace_memory(&trace, &snapshot, 0).expect("memory").snapshot_end_us;
+    assert_eq!(gap_us, own.trace_start_us + 3.6e9 - end as f64);
+    assert_eq!((fit.matched, fit.overlap_us), (0, 0.0));
+    let why = fit.why_not(0).expect("left out");
+    assert!(why.contains("after the snapshot's events") && why.contains("another run"), "{why}");
+
+    trace.base_time_ns = None;
+    assert_eq!(trace_fit(&trace, &snapshot, 0).expect("device 0").verdict, Verdict::NoClock);
+    assert!(trace_fit(&trace, &snapshot, 7).is_err(), "no device 7");
+
+    let mut session = Session::new();
+    let snap = session.open("snapshot.pickle", snapshot_bytes, &mut |_, _| {}).expect("open").id;
+    let tr = session.open("tb/run.pt.trace.json.gz", trace_bytes.clone(), &mut |_, _| {}).expect("open").id;
+    let other = session.open("other/run.pt.trace.json", shifted_trace(&trace_bytes, HOUR_NS), &mut |_, _| {}).expect("open").id;
+    let ask = format!(
+        r#"{{"v":{VERSION},"seq":1,"body":{{"type":"torch_snapshot_trace_fits","file_id":{snap},"device":0,"trace_file_ids":[{other},{tr}]}}}}"#
+    );
+    let ResponseBody::TorchSnapshotTraceFits { fits } = handle(&mut session, &ask, None, &mut |_| {}).body else { panic!("no fits") };
+    assert_eq!(fits, vec![fit, own]);
+    // A file that is not a Kineto trace: a clear error, not a fit.
+    let e = session.torch_snapshot_trace_fits(snap, 0, &[snap]).expect_err("the snapshot is no trace").to_string();
+    assert!(e.contains("PyTorch profiler trace"), "{e}");
+}
+
+/// A timeline window names its time span: on the event axis its first and last events' times (what
+/// the Trace memory panel shows beside it), on the time axis the window itself.
+#[test]
+fn a_timeline_window_names_its_time_span() {
+    use tidemark::analysis::torch_snapshot::Axis;
+    let Some((path, _)) = fixture() else { return };
+    let bytes = std::fs::read(&path).expect("read");
+    let snapshot = tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&bytes).expect("snapshot");
+    let times = &snapshot.devices[0].time_us;
+    let (session, id, _) = report(&path);
+    let b = session.torch_snapshot_timeline(id, 0, Axis::Event, Some((1000, 2000)), 100, 100).expect("bands");
+    let inside = &times[1000..=2000];
+    assert_eq!((b.start_time_us, b.end_time_us), (*inside.iter().min().unwrap(), *inside.iter().max().unwrap()));
+    assert!(b.start_time_us < b.end_time_us);
+    let t = session.torch_snapshot_timeline(id, 0, Axis::Time, Some((b.start_time_us, b.end_time_us)), 100, 100).expect("bands");
+    assert_eq!((t.start_time_us, t.end_time_us), (b.start_time_us, b.end_time_us));
+    assert_eq!(t.events_in_window, times.iter().filter(|&&x| (b.start_time_us..=b.end_time_us).contains(&x)).count() as u64);
+}
+
+/// `tidemark torch-snapshot SNAPSHOT --trace TRACE`: the page's Trace memory panel from the command
+/// line — the matched count, span and peak as [`trace_memory`] has them, every point with `--json`,
+/// readable text without; a trace of another run is said to be one; bad combinations are usage errors.
+#[test]
+fn the_cli_lays_a_trace_on_the_snapshots_clock() {
+    use tidemark::analysis::torch_snapshot::trace_memory;
+    let Some(snapshot_path) = common::device_fixture(SNAPSHOT) else { return };
+    let Some(trace_path) = common::device_fixture(TRACE) else { return };
+    let (snap, tr) = (snapshot_path.to_str().expect("utf-8"), trace_path.to_str().expect("utf-8"));
+    let trace_bytes = std::fs::read(&trace_path).expect("read");
+    let trace = tidemark::decode::kineto::KinetoTrace::decode(&trace_bytes).expect("trace");
+    let snapshot =
+        tidemark::decode::pickle_snapshot::TorchSnapshot::decode(&std::fs::read(&snapshot_path).expect("read")).expect("snapshot");
+    let memory = trace_memory(&trace, &snapshot, 0).expect("memory");
+    let (_, _, r) = report(&snapshot_path);
+    let d = &r.devices["0"];
+    let first = d.history.first_time_us.expect("events") as f64;
+    let (start, end) = memory.extent().expect("points");
+    let peak = memory.peak().expect("points");
+
+    let (code, out, err) = common::tidemark(&["torch-snapshot", snap, "--trace", tr, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["trace_memory"], serde_json::to_value(&memory).expect("json"));
+    assert_eq!((v["points"].as_u64(), v["matched"].as_u64()), (Some(memory.points.len() as u64), Some(memory.matched)));
+    assert_eq!((v["start_offset_us"].as_f64(), v["span_us"].as_f64()), (Some(start - first), Some(end - start)));
+    assert_eq!(v["peak"], serde_json::to_value(peak).expect("json"));
+    assert_eq!(v["snapshot_peak_with_prior_bytes"].as_i64(), Some(d.peak_with_prior_bytes));
+    assert_eq!(v["fit"]["verdict"]["kind"], "belongs");
+    assert!(memory.points.iter().all(|p| p.total_allocated <= peak.total_allocated));
+
+    let (code, text, err) = common::tidemark(&["torch-snapshot", snap, "--trace", tr]);
+    assert_eq!(code, 0, "{err}");
+    let count = tidemark::units::count;
+    assert!(
+        text.contains(&format!("{} CUDA memory events, {} matched", count(memory.points.len() as u64), count(memory.matched))),
+        "{text}"
+    );
+    assert!(text.contains(&format!("highest allocated in the trace: {}", tidemark::units::bytes(peak.total_allocated))), "{text}");
+    assert!(text.contains(&format!("the snapshot's peak: {}", tidemark::units::bytes(d.peak_with_prior_bytes))), "{text}");
+    assert!(!text.contains("not this snapshot's run"), "{text}");
+
+    // Another run's trace: still laid out, and said to be another run's.
+    let dir = std::env::temp_dir().join(format!("tidemark-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let other = dir.join("other.pt.trace.json");
+    std::fs::write(&other, shifted_trace(&trace_bytes, 3_600_000_000_000)).expect("write");
+    let (code, text, err) = common::tidemark(&["torch-snapshot", snap, "--trace", other.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("not this snapshot's run: it was recorded ") && text.contains("after the snapshot's events"), "{text}");
+    assert!(text.contains(", 0 matched"), "{text}");
+    std::fs::remove_dir_all(&dir).expect("clean up");
+
+    // Usage errors and a trace that is not one.
+    assert_eq!(common::tidemark(&["torch-snapshot", snap, "--trace", tr, "--at", "5"]).0, 2);
+    assert_eq!(common::tidemark(&["torch-snapshot", snap, "--trace", tr, "--device", "-1"]).0, 2);
+    let (code, _, err) = common::tidemark(&["torch-snapshot", snap, "--trace", snap]);
+    assert_eq!(code, 1);
+    assert!(err.contains("PyTorch profiler trace"), "{err}");
+    let (code, _, err) = common::tidemark(&["torch-snapshot", snap, "--trace", tr, "--device", "7"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no device 7"), "{err}");
+}

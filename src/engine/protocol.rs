@@ -86,6 +86,7 @@ pub enum RequestBody {
     TorchSnapshotTimeline(request::TorchSnapshotTimeline),
     TorchSnapshotTraceMemory(request::TorchSnapshotTraceMemory),
     TorchRun(request::TorchRun),
+    TorchSnapshotTraceFits(request::TorchSnapshotTraceFits),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -253,6 +254,9 @@ pub enum ResponseBody {
     TorchRun {
         run: Box<crate::analysis::torch::ranks::TorchRun>,
     },
+    TorchSnapshotTraceFits {
+        fits: Vec<crate::analysis::torch_snapshot::TraceFit>,
+    },
 }
 
 /// A reply and the bytes that travel beside it (a `TraceSpans` reply's spans packed, a `TraceExport`
@@ -395,6 +399,9 @@ fn dispatch(s: &mut Session, body: RequestBody, beside: &mut Option<Vec<u8>>) ->
         RequestBody::TorchSnapshotTraceMemory(r) => ResponseBody::TorchSnapshotTraceMemory {
             memory: Box::new(s.torch_snapshot_trace_memory(r.file_id, r.trace_file_id, r.device)?),
         },
+        RequestBody::TorchSnapshotTraceFits(r) => {
+            ResponseBody::TorchSnapshotTraceFits { fits: s.torch_snapshot_trace_fits(r.file_id, r.device, &r.trace_file_ids)? }
+        }
     })
 }
 

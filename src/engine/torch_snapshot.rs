@@ -4,7 +4,8 @@
 //! nothing is cached.
 
 use super::{EngineError, Session};
-use crate::analysis::torch_snapshot::{self as ts, AllocatorState, Axis, Bands, SnapshotReport, TraceMemory};
+use crate::analysis::torch_snapshot::{self as ts, AllocatorState, Axis, Bands, SnapshotReport, TraceFit, TraceMemory};
+use crate::decode::kineto::KinetoTrace;
 use crate::decode::pickle_snapshot::TorchSnapshot;
 use crate::decode::Profile;
 
@@ -67,18 +68,35 @@ impl Session {
     /// the snapshot's clock, each point with its matching snapshot event.
     pub fn torch_snapshot_trace_memory(&self, file_id: u32, trace_file_id: u32, device: usize) -> Result<TraceMemory, EngineError> {
         let s = self.torch_snapshot_of(file_id)?;
-        let f = self.file(trace_file_id)?;
-        let Profile::Kineto(trace) = &f.file.profile else {
-            return Err(EngineError::WrongFormat {
-                file: f.file.name.clone(),
-                tool: TOOL.into(),
-                found: f.file.profile.format(),
-                needs: "a PyTorch profiler trace (*.pt.trace.json[.gz] from torch.profiler) of the snapshot's run".into(),
-            });
-        };
+        let trace = self.kineto_of(trace_file_id)?;
         ts::trace_memory(trace, s, device).map_err(|e| {
             let of = if matches!(e, ts::TraceMemoryError::NoBaseTime) { trace_file_id } else { file_id };
             self.analysis_error(of, TOOL, e.to_string())
         })
+    }
+
+    /// How each of the Kineto traces `trace_file_ids` fits snapshot `file_id`'s `device`, in their
+    /// order: whether it is the snapshot's run, and if not why ([`ts::TraceMemory::fit`]). The
+    /// snapshot view offers only those that belong.
+    pub fn torch_snapshot_trace_fits(&self, file_id: u32, device: usize, trace_file_ids: &[u32]) -> Result<Vec<TraceFit>, EngineError> {
+        let s = self.torch_snapshot_of(file_id)?;
+        trace_file_ids
+            .iter()
+            .map(|&id| ts::trace_fit(self.kineto_of(id)?, s, device).map_err(|e| self.analysis_error(file_id, TOOL, e.to_string())))
+            .collect()
+    }
+
+    /// The Kineto trace of file `trace_file_id`, or why it is not one.
+    fn kineto_of(&self, trace_file_id: u32) -> Result<&KinetoTrace, EngineError> {
+        let f = self.file(trace_file_id)?;
+        match &f.file.profile {
+            Profile::Kineto(trace) => Ok(trace),
+            other => Err(EngineError::WrongFormat {
+                file: f.file.name.clone(),
+                tool: TOOL.into(),
+                found: other.format(),
+                needs: "a PyTorch profiler trace (*.pt.trace.json[.gz] from torch.profiler) of the snapshot's run".into(),
+            }),
+        }
     }
 }

@@ -6,7 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { gzipSync, gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { ROOT, DEVICE, deviceSkip, serve, launch, newPage, openApp, dropFiles, waitForFile, selectFile, metric, one, shot } from './harness.mjs';
 
@@ -245,6 +246,168 @@ test('the run\'s Kineto trace lies under the timeline on its clock, and a point 
   await shot(page, 'torch_snapshot_trace_dark');
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+/** The fixture's trace stamped an hour later: another run of the same script, on no shared clock. */
+function otherRun() {
+  const v = JSON.parse(gunzipSync(readFileSync(TRACE)).toString());
+  v.baseTimeNanoseconds += 3_600_000_000_000;
+  const dir = path.join(ROOT, 'tests/browser/out/other_run');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'other_run.pt.trace.json.gz');
+  writeFileSync(file, gzipSync(JSON.stringify(v)));
+  return file;
+}
+
+/** Opens the snapshot with `traces` beside it, on the snapshot's view. */
+async function snapshotWith(page, traces) {
+  await openApp(page, server.url);
+  await dropFiles(page, [SNAPSHOT, ...traces]);
+  await waitForFile(page, 'snapshot.pickle');
+  for (const t of traces) await waitForFile(page, path.basename(t));
+  await selectFile(page, 'snapshot.pickle');
+  await page.click('.tab[data-tool="torch-snapshot"]');
+}
+
+test('the Trace memory panel and the timeline show one time window: pixel for pixel by time, the events\' times by event', { skip, timeout: 300_000 }, async () => {
+  const page = await newPage(browser);
+  await snapshotWith(page, [TRACE]);
+  const trace = '[data-testid="ts-trace-canvas"]';
+  const timeline = '[data-testid="ts-timeline-canvas"]';
+  await page.waitForSelector(trace, { timeout: 60_000 });
+  assert.equal(await page.getAttribute('[data-testid="ts-trace-window"]', 'data-whole'), 'true');
+  const first = Number(await page.getAttribute(trace, 'data-first-us'));
+  const panel = async (name) => Number(await one(page, name));
+  const view = async (sel) => (await page.getAttribute(sel, 'data-view')).split('_').map(Number);
+  // A view is compared as numbers: Rust and JavaScript may write one double with different last digits.
+  const showsView = (sel, want) => page.waitForFunction(([sel, w]) => {
+    const v = document.querySelector(sel)?.dataset.view?.split('_').map(Number);
+    return v && v[0] === w[0] && v[1] === w[1];
+  }, [sel, want]);
+  const movedFrom = (sel, was) => page.waitForFunction(([sel, w]) => {
+    const v = document.querySelector(sel).dataset.view.split('_').map(Number);
+    return v[0] !== w[0] || v[1] !== w[1];
+  }, [sel, was]);
+  /** Waits until the panel shows `want` (`[x0, x1]`, µs since the epoch), and checks its figures say so. */
+  const panelShows = async (want) => {
+    await showsView(trace, want);
+    assert.equal(await panel('trace_window_start_us'), want[0] - first);
+    assert.equal(await panel('trace_window_end_us'), want[1] - first);
+  };
+
+  // By time: both plots span the same pixels.
+  await page.click('[data-testid="ts-axis"] [data-axis="time"]');
+  await page.waitForSelector(`${timeline}[data-axis="time"][data-bands]`);
+  const [tb, pb] = [await page.locator(timeline).boundingBox(), await page.locator(trace).boundingBox()];
+  assert.deepEqual([pb.x, pb.width], [tb.x, tb.width]);
+  for (const a of ['data-plot-left', 'data-plot-right']) assert.equal(await page.getAttribute(trace, a), await page.getAttribute(timeline, a));
+
+  // Zoom the timeline: the panel shows its window.
+  await page.locator(timeline).scrollIntoViewIfNeeded();
+  const box = await page.locator(timeline).boundingBox();
+  // Around the trace's middle, which lies near the snapshot's end.
+  const attr = async (sel, a) => Number(await page.getAttribute(sel, a));
+  const [tStart, tEnd, pl, pr] = [await attr(trace, 'data-start-us'), await attr(trace, 'data-end-us'), await attr(timeline, 'data-plot-left'), await attr(timeline, 'data-plot-right')];
+  const mid = first + (await panel('trace_start_offset_us')) + (await panel('trace_memory_span_us')) / 2;
+  await page.mouse.move(box.x + pl + (mid - tStart) / (tEnd - tStart) * (box.width - pl - pr), box.y + box.height / 2);
+  for (let i = 0; i < 3; i++) await page.mouse.wheel(0, -400);
+  await page.waitForSelector('[data-testid="ts-window"][data-zoomed="true"]');
+  const zoomed = await view(timeline);
+  await panelShows(zoomed);
+  assert.ok((await panel('trace_window_points')) > 0);
+  await page.mouse.move(box.x + 2, box.y + 2);
+  await page.locator('[data-testid="ts-timeline"]').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await shot(page, 'torch_snapshot_trace_window');
+  assert.equal(await page.getAttribute('[data-testid="ts-trace-window"]', 'data-whole'), 'false');
+  // The keys: A pans the timeline earlier; the panel follows.
+  await page.focus(timeline);
+  await page.keyboard.press('a');
+  await movedFrom(timeline, zoomed);
+  const panned = await view(timeline);
+  assert.ok(panned[0] < zoomed[0], `panned from ${zoomed} to ${panned}`);
+  await panelShows(panned);
+  // The converse: zoom the panel, the timeline follows.
+  await page.locator(trace).scrollIntoViewIfNeeded();
+  const tbox = await page.locator(trace).boundingBox();
+  await page.mouse.move(tbox.x + tbox.width / 2, tbox.y + tbox.height / 2);
+  await page.mouse.wheel(0, -400);
+  await movedFrom(trace, panned);
+  const closer = await view(trace);
+  await showsView(timeline, closer);
+  assert.ok(closer[1] - closer[0] < panned[1] - panned[0]);
+  // And both stay there: neither moves the other on.
+  await page.waitForTimeout(500);
+  assert.deepEqual(await view(timeline), closer);
+  assert.deepEqual(await view(trace), closer);
+
+  // By event: the panel spans the times of the window's first and last events.
+  await page.click('[data-testid="ts-axis"] [data-axis="event"]');
+  await page.waitForSelector(`${timeline}[data-axis="event"][data-bands]`);
+  await page.waitForSelector('[data-testid="ts-trace-window"][data-whole="true"]');
+  await page.locator(timeline).scrollIntoViewIfNeeded();
+  const ebox = await page.locator(timeline).boundingBox();
+  await page.mouse.move(ebox.x + ebox.width * 0.7, ebox.y + ebox.height / 2);
+  for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -400);
+  await page.waitForSelector('[data-testid="ts-window"][data-zoomed="true"]');
+  await page.waitForFunction((sel) => document.querySelector(sel).dataset.window !== `0_${4134 - 1}`, timeline);
+  const [a, b] = (await page.getAttribute(timeline, 'data-time-window')).split('_').map(Number);
+  assert.ok(a < b, `events from ${a} to ${b} µs`);
+  await panelShows([a, b + 1]);
+  assert.equal(await page.getAttribute('[data-testid="ts-trace-window"]', 'data-axis'), 'event');
+  await page.click('[data-testid="theme-toggle"]');
+  await page.waitForTimeout(300);
+  await page.locator('[data-testid="ts-timeline"]').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+  await shot(page, 'torch_snapshot_trace_window_event_dark');
+  // Zooming the panel then puts the timeline on its time axis, in the panel's window.
+  await page.locator(trace).scrollIntoViewIfNeeded();
+  const pbox = await page.locator(trace).boundingBox();
+  await page.mouse.move(pbox.x + pbox.width / 2, pbox.y + pbox.height / 2);
+  await page.mouse.wheel(0, -400);
+  await page.waitForSelector('[data-testid="ts-axis"] [data-axis="time"][aria-pressed="true"]');
+  await page.waitForSelector(`${timeline}[data-axis="time"][data-bands]`);
+  const chosen = await view(trace);
+  assert.ok(chosen[1] - chosen[0] < b + 1 - a);
+  await showsView(timeline, chosen);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('only the traces the snapshot\'s run recorded are offered, with its figures the CLI\'s; another run\'s is named and left out', { skip, timeout: 300_000 }, async () => {
+  const other = otherRun();
+  const page = await newPage(browser);
+  await snapshotWith(page, [TRACE, other]);
+  await page.waitForSelector('[data-testid="ts-trace-canvas"]', { timeout: 60_000 });
+  const offered = await page.$$eval('[data-testid="ts-trace-picker"] [data-trace]', (els) => els.map((e) => e.dataset.trace));
+  assert.deepEqual(offered, [path.basename(TRACE)]);
+  const left = `[data-testid="ts-trace-excluded"][data-trace="${path.basename(other)}"]`;
+  assert.match(await page.textContent(left), /recorded .* after the snapshot's events, so it is another run's/);
+  // The page's figures are `torch-snapshot --trace`'s.
+  const want = cli('--trace', TRACE);
+  const panel = async (name) => Number(await one(page, name));
+  assert.equal(await panel('trace_points'), want.points);
+  assert.equal(await panel('trace_matched'), want.matched);
+  assert.equal(await panel('trace_start_offset_us'), want.start_offset_us);
+  assert.equal(await panel('trace_memory_span_us'), want.span_us);
+  assert.equal(await panel('trace_peak_bytes'), want.peak.total_allocated);
+  await page.click('[data-testid="ts-trace-excluded-list"] summary');
+  await page.locator('[data-testid="ts-trace-memory"]').scrollIntoViewIfNeeded();
+  await shot(page, 'torch_snapshot_trace_offered');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+
+  // Only another run's trace open: said plainly, with what to open instead.
+  const alone = await newPage(browser);
+  await snapshotWith(alone, [other]);
+  await alone.waitForSelector('[data-testid="ts-trace-memory-unrelated"]', { timeout: 60_000 });
+  assert.equal(await alone.$('[data-testid="ts-trace-canvas"]'), null);
+  assert.equal(await alone.$$eval('[data-testid="ts-trace-memory-unrelated"] [data-testid="ts-trace-excluded"]', (els) => els.length), 1);
+  assert.match(await alone.textContent('[data-testid="ts-trace-memory-unrelated"]'), /None of the open PyTorch profiler traces was recorded by this snapshot's run/);
+  await alone.click('[data-testid="theme-toggle"]');
+  await alone.waitForTimeout(300);
+  await alone.locator('[data-testid="ts-trace-memory"]').scrollIntoViewIfNeeded();
+  await shot(alone, 'torch_snapshot_trace_unrelated_dark');
+  assert.deepEqual(alone.errors, []);
+  await alone.close();
 });
 
 test('a damaged snapshot says why, not a blank view', { skip, timeout: 120_000 }, async () => {

@@ -36,6 +36,11 @@ pub struct Bands {
     /// The window, in the axis's units (event indices, or `time_us`), both ends included.
     pub start: i64,
     pub end: i64,
+    /// The window on the time axis (µs since the epoch, both ends included): on the event axis its
+    /// first and last events' times, so a view on time (the Trace memory panel) can show what the
+    /// window spans; on the time axis the window itself.
+    pub start_time_us: i64,
+    pub end_time_us: i64,
     /// The whole trace's extent on that axis.
     pub full_start: i64,
     pub full_end: i64,
@@ -212,11 +217,20 @@ pub fn bands(s: &TorchSnapshot, device: usize, axis: Axis, window: Option<(i64, 
                 .map_or(replay.reserved_before, |i| replay.reserved_before.saturating_add(replay.reserved[i])),
         });
     }
+    let (start_time_us, end_time_us) = match axis {
+        Axis::Time => (start, end),
+        Axis::Event => {
+            let times = || inside.iter().map(|&i| t.time_us[i]);
+            (times().min().unwrap_or(0), times().max().unwrap_or(0))
+        }
+    };
     Some(Bands {
         device,
         axis,
         start,
         end,
+        start_time_us,
+        end_time_us,
         full_start,
         full_end,
         events_in_window: inside.len() as u64,

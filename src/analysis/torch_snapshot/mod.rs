@@ -18,7 +18,7 @@ mod trace_memory;
 pub use bands::{bands, Axis, Band, Bands, Column, MAX_BANDS, MAX_COLUMNS};
 pub use frames::{innermost_python_frame, python_stack, FrameText};
 pub use state::{state_at, AllocatorState, BlockState, SegmentState};
-pub use trace_memory::{trace_memory, TraceMemory, TraceMemoryError, TracePoint, MATCH_WINDOW_US};
+pub use trace_memory::{trace_fit, trace_memory, TraceFit, TraceMemory, TraceMemoryError, TracePoint, Verdict, MATCH_WINDOW_US};
 
 use crate::analysis::device_memory::Growth;
 use crate::decode::pickle_snapshot::{DeviceTrace, TorchSnapshot};

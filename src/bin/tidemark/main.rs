@@ -106,11 +106,13 @@ Usage:
                                           a PyTorch run's ranks all at once (the page's Ranks view): each rank's
                                           step split side by side with their mean, then the operators and
                                           kernels summed over the ranks; --json as for RUN_FOLDER above
-  tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT] [--json]
+  tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT | --trace TRACE] [--json]
                                           a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot's
                                           pickle) per device: events, peak active memory and what was live
                                           there by Python frame, segments, lost history, largest allocations,
-                                          leak suspects, OOMs; --at: the allocator's state after that event
+                                          leak suspects, OOMs; --at: the allocator's state after that event;
+                                          --trace: a Kineto trace of the same run on the snapshot's clock
+                                          (matched events, span, its peak beside the snapshot's; --json the points)
   tidemark bundle FILE|DIR... -o OUT.html [--slim] [--tool T] [--file NAME] [--module M] [--dist DIR]
                 [--max-bytes N] [--json]  one offline HTML file with the app and the profiles (opens from disk);
                                           without --tool it opens where a drop would land; --max-bytes N:

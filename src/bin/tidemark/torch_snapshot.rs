@@ -2,19 +2,23 @@
 //! peak of active memory and what was live there by Python frame, the segments at the dump, lost
 //! history, the largest allocations, leak suspects and OOMs; `--at N` adds the allocator's state
 //! after event N. `--json` prints the report: the figures of `snapshot.oracle.json` under its names
-//! in each device's object, Tidemark's own beside them.
+//! in each device's object, Tidemark's own beside them. `--trace TRACE` lays a Kineto trace of the
+//! same run on the snapshot's clock instead, as the page's Trace memory panel does: how many of its
+//! CUDA memory events are the snapshot's, when and how long it ran, its peak beside the snapshot's,
+//! and (`--json`) every point.
 
+use crate::args::OneShotSession;
 use crate::args::{open_one, OpenedFile};
-use crate::units::{bytes, count};
+use crate::units::{bytes, count, duration_us};
 use std::fmt::Write;
-use tidemark::analysis::torch_snapshot::{AllocatorState, DeviceReport, SnapshotReport};
+use tidemark::analysis::torch_snapshot::{AllocatorState, DeviceReport, SnapshotReport, TraceMemory};
 
-const USAGE: &str = "usage: tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT] [--json]";
+const USAGE: &str = "usage: tidemark torch-snapshot SNAPSHOT [--device D] [--at EVENT | --trace TRACE] [--json]";
 /// Rows of each list in the text output (the JSON has all).
 const TOP_ROWS: usize = 10;
 
 pub fn run(argv: &[String]) -> i32 {
-    let OpenedFile { args, name, session, id } = match open_one("torch-snapshot", USAGE, argv, &["device", "at"], &["json"]) {
+    let OpenedFile { args, name, session, id } = match open_one("torch-snapshot", USAGE, argv, &["device", "at", "trace"], &["json"]) {
         Ok(f) => f,
         Err(code) => return code,
     };
@@ -34,6 +38,18 @@ pub fn run(argv: &[String]) -> i32 {
             return 1;
         }
     };
+    if let Some(trace) = args.option("trace") {
+        if at.is_some() {
+            eprintln!("tidemark torch-snapshot: --at and --trace are two views; give one\n{USAGE}");
+            return 2;
+        }
+        let device = device.unwrap_or(0);
+        let Ok(device) = usize::try_from(device) else {
+            eprintln!("tidemark torch-snapshot: --device needs a device index, not {device}\n{USAGE}");
+            return 2;
+        };
+        return trace_run(session, id, &name, &report, trace, device, args.flag("json"));
+    }
     let state = match at {
         None => None,
         Some(at) => match session.torch_snapshot_state(id, usize::try_from(device.unwrap_or(0)).unwrap_or(usize::MAX), at) {
@@ -54,6 +70,90 @@ pub fn run(argv: &[String]) -> i32 {
         print!("{}", text(&name, &report, device, state.as_ref()));
     }
     0
+}
+
+/// `--trace`: Kineto trace `trace` on snapshot `id`'s clock, on `device`.
+fn trace_run(mut session: OneShotSession, id: u32, name: &str, report: &SnapshotReport, trace: &str, device: usize, json: bool) -> i32 {
+    let memory = crate::open::open_file(&mut session, std::path::Path::new(trace), trace)
+        .and_then(|tid| session.torch_snapshot_trace_memory(id, tid, device));
+    let memory = match memory {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("tidemark: {e}");
+            return 1;
+        }
+    };
+    let Some(r) = report.devices.get(&device.to_string()) else {
+        eprintln!("tidemark: {name}: the snapshot has no device {device}");
+        return 1;
+    };
+    if json {
+        println!("{}", trace_json(name, trace, device, &memory, r));
+    } else {
+        print!("{}", trace_text(name, trace, device, &memory, r));
+    }
+    0
+}
+
+/// The trace's figures as the page's Trace memory panel shows them (offsets from the snapshot's
+/// first event), the snapshot's peak beside its own, the fit and every point.
+fn trace_json(name: &str, trace: &str, device: usize, m: &TraceMemory, r: &DeviceReport) -> serde_json::Value {
+    let first = r.history.first_time_us.unwrap_or(0) as f64;
+    let (start, end) = m.extent().unwrap_or((first, first));
+    serde_json::json!({
+        "snapshot": name,
+        "trace": trace,
+        "device": device,
+        "points": m.points.len(),
+        "matched": m.matched,
+        "start_offset_us": start - first,
+        "span_us": end - start,
+        "peak": m.peak(),
+        "snapshot_peak_with_prior_bytes": r.peak_with_prior_bytes,
+        "snapshot_peak_with_prior_event_index": r.peak_with_prior_event_index,
+        "snapshot_peak_active_bytes": r.peak_active_bytes,
+        "fit": m.fit(),
+        "trace_memory": m,
+    })
+}
+
+fn trace_text(name: &str, trace: &str, device: usize, m: &TraceMemory, r: &DeviceReport) -> String {
+    let first = r.history.first_time_us.unwrap_or(0) as f64;
+    let mut s = format!("{name} with {trace}\n  the trace's CUDA memory on the snapshot's clock, device {device}\n");
+    let fit = m.fit();
+    if let Some(why) = fit.why_not(device) {
+        let _ = writeln!(s, "  not this snapshot's run: {why}");
+    }
+    let _ = writeln!(
+        s,
+        "  {} CUDA memory events, {} matched to the snapshot's (same address, within {} µs)",
+        count(m.points.len() as u64),
+        count(m.matched),
+        tidemark::analysis::torch_snapshot::MATCH_WINDOW_US
+    );
+    if let Some((start, end)) = m.extent() {
+        let _ = writeln!(s, "  from {} after the snapshot's first event, for {}", duration_us(start - first), duration_us(end - start));
+    }
+    if let Some(p) = m.peak() {
+        let event = p.event_index.map_or("no matching snapshot event".to_string(), |e| format!("snapshot event {e}"));
+        let _ =
+            writeln!(s, "  highest allocated in the trace: {} at {} ({event})", bytes(p.total_allocated), duration_us(p.time_us - first));
+    }
+    // The snapshot's peak may fall outside the trace's span: before its first matched event, or after its last.
+    let matched = || m.points.iter().filter_map(|p| p.event_index);
+    let peak = r.peak_with_prior_event_index;
+    let place = match (matched().min(), matched().max()) {
+        (Some(a), _) if peak < a => " (before the trace began)",
+        (_, Some(b)) if peak > b => " (after the trace ended)",
+        (Some(_), Some(_)) => " (while the trace recorded)",
+        _ => "",
+    };
+    let _ = writeln!(
+        s,
+        "  the snapshot's peak: {} active with what was live before its trace, at event {peak}{place}",
+        bytes(r.peak_with_prior_bytes),
+    );
+    s
 }
 
 fn text(name: &str, report: &SnapshotReport, only: Option<i64>, state: Option<&AllocatorState>) -> String {

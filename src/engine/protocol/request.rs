@@ -500,6 +500,17 @@ pub struct TorchSnapshotTraceMemory {
 }
 ask!(TorchSnapshotTraceMemory => TorchSnapshotTraceMemory { memory } -> Arc<crate::analysis::torch_snapshot::TraceMemory> = Arc::from);
 
+/// How each Kineto trace of `trace_file_ids` fits the snapshot `file_id`'s `device`, in that order:
+/// whether the snapshot's run recorded it (some of its memory events are the snapshot's), and if
+/// not why. The snapshot view offers only those that belong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TorchSnapshotTraceFits {
+    pub file_id: u32,
+    pub device: usize,
+    pub trace_file_ids: Vec<u32>,
+}
+ask!(TorchSnapshotTraceFits => TorchSnapshotTraceFits { fits } -> Arc<Vec<crate::analysis::torch_snapshot::TraceFit>> = Arc::new);
+
 /// A PyTorch run: its ranks' Kineto traces (one file each), every rank's step split, operators and
 /// kernels, and the run combined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

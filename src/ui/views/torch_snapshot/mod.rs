@@ -12,9 +12,10 @@ mod tables;
 mod timeline;
 mod trace_memory;
 
-use crate::analysis::torch_snapshot::{DeviceReport, FrameText, SnapshotReport};
+use crate::analysis::torch_snapshot::{Axis, DeviceReport, FrameText, SnapshotReport};
 use crate::engine::protocol::request;
 use crate::engine::FileDetails;
+use crate::ui::charts::viewport::Viewport;
 use crate::ui::components::metric::{Bytes, Count, Text};
 use crate::ui::state::AppState;
 use crate::ui::use_engine::{use_engine, Reply};
@@ -89,16 +90,51 @@ fn DeviceView(file_id: u32, device: usize, r: Arc<DeviceReport>) -> impl IntoVie
     // The chosen event, kept inside the trace (a link may name one past it).
     let chosen = Signal::derive(move || state.snapshot_event.get().filter(|e| (-1..=last_event).contains(e)));
     let choose = Callback::new(move |e: i64| state.snapshot_event.set(Some(e.clamp(-1, last_event))));
+    let shared = SharedWindow { axis: RwSignal::new(Axis::Event), window: RwSignal::new(None) };
     view! {
         <div data-testid="ts-device" data-device=device.to_string()>
             {summary::summary(&r)}
-            <timeline::Timeline file_id device r=r.clone() chosen choose />
-            <trace_memory::TraceMemoryPanel file_id device first_us=r.history.first_time_us.unwrap_or(0) chosen choose />
+            <timeline::Timeline file_id device r=r.clone() chosen choose shared />
+            <trace_memory::TraceMemoryPanel file_id device first_us=r.history.first_time_us.unwrap_or(0) chosen choose shared />
             <segments::ChosenState file_id device r=r.clone() chosen choose />
             <segments::StateSection file_id device event=last_event key="dump" title="Cached segments at the dump"
                 note="The allocator's segments when the snapshot was taken, each block drawn at its place in its segment." />
             {tables::tables(&r, choose)}
         </div>
+    }
+}
+
+/// The one time window the timeline and the Trace memory panel show: zooming or panning either
+/// moves both. On the time axis the timeline's view is the window itself, so the two plots line up
+/// pixel for pixel; on the event axis (not linear in time) the window is the span from its first
+/// event's time to its last's, and zooming the panel puts the timeline on the time axis, the only
+/// axis the two can share.
+#[derive(Clone, Copy)]
+struct SharedWindow {
+    /// The timeline's axis.
+    axis: RwSignal<Axis>,
+    /// The window in µs since the epoch, `[start, end)`; `None`: the whole snapshot.
+    window: RwSignal<Option<(f64, f64)>>,
+}
+
+impl SharedWindow {
+    /// The view of `full` (the whole snapshot on the time axis) the window shows, kept inside it;
+    /// a window already inside is taken exactly (refitting it moves its end by a rounding error,
+    /// and both plots must agree to the bit to stay still).
+    fn view_in(&self, full: Viewport, min_width: f64) -> Viewport {
+        match self.window.get() {
+            Some((x0, x1)) if full.x0 <= x0 && x1 <= full.x1 && x1 - x0 >= min_width => Viewport { x0, x1, ..full },
+            Some((x0, x1)) => Viewport { x0, x1, ..full }.within(full, min_width, 0.0),
+            None => full,
+        }
+    }
+
+    /// Sets the window to view `v` of `full`, unless it is that already.
+    fn show(&self, v: Viewport, full: Viewport) {
+        let w = (v.x0 != full.x0 || v.x1 != full.x1).then_some((v.x0, v.x1));
+        if self.window.get_untracked() != w {
+            self.window.set(w);
+        }
     }
 }
 

@@ -17,6 +17,9 @@ use crate::ui::components::metric::Duration;
 pub(super) const HEIGHT: f64 = 320.0;
 /// Shared with the Trace memory panel, so both plots span the same pixels.
 pub(super) const MARGINS: Margins = Margins { left: 76.0, right: 12.0, top: 10.0, bottom: 22.0 };
+/// The narrowest time window (µs) the timeline and the Trace memory panel zoom to: the snapshot's
+/// clock ticks in µs.
+pub(super) const MIN_TIME_US: f64 = 1.0;
 /// Pixels per column the engine is asked for.
 const COLUMN_PX: f64 = 2.0;
 /// Widths are asked in steps of this, so a window resized by a pixel is not asked again.
@@ -44,8 +47,9 @@ pub(super) fn Timeline(
     r: Arc<DeviceReport>,
     chosen: Signal<Option<i64>>,
     choose: Callback<i64>,
+    shared: SharedWindow,
 ) -> impl IntoView {
-    let axis = RwSignal::new(Axis::Event);
+    let axis = shared.axis;
     let width = RwSignal::new(0.0f64);
     let wrap = NodeRef::<leptos::html::Div>::new();
     Effect::new(move |_| {
@@ -84,7 +88,7 @@ pub(super) fn Timeline(
             </div>
             <div class="mp-chart" node_ref=wrap style=format!("min-height:{HEIGHT}px")>
                 {move || match whole.reply.get() {
-                    Reply::Ready(b) => view! { <Chart file_id device full=b width chosen choose first_us peak /> }.into_any(),
+                    Reply::Ready(b) => view! { <Chart file_id device full=b width chosen choose first_us peak shared /> }.into_any(),
                     Reply::Failed(e) => view! { <p class="error">{e.detail()}</p> }.into_any(),
                     Reply::Rejected(m) => view! { <p class="error">{m}</p> }.into_any(),
                     Reply::Waiting => view! { <p class="muted loading">"Stacking the allocations…"</p> }.into_any(),
@@ -125,11 +129,23 @@ fn Chart(
     choose: Callback<i64>,
     first_us: i64,
     peak: i64,
+    shared: SharedWindow,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let full_view = extent(&full);
-    let view = RwSignal::new(full_view);
-    let min_w = if full.axis == Axis::Event { 8.0 } else { 1.0 };
+    let min_w = if full.axis == Axis::Event { 8.0 } else { MIN_TIME_US };
+    // By time the view is the shared window (one the panel or the event axis left is kept); by
+    // event the timeline's own, the panel following its events' times.
+    let view = RwSignal::new(if full.axis == Axis::Time { shared.view_in(full_view, min_w) } else { full_view });
+    if full.axis == Axis::Time {
+        Effect::new(move |_| shared.show(view.get(), full_view));
+        Effect::new(move |_| {
+            let v = shared.view_in(full_view, min_w);
+            if view.with_untracked(|w| (w.x0, w.x1) != (v.x0, v.x1)) {
+                view.set(v);
+            }
+        });
+    }
     let pz = PanZoom::new(canvas, view, full_view, MARGINS).min_size(min_w, 0.0).axes(ZoomAxes::X);
     let (axis, whole_window) = (full.axis, (full.start, full.end));
     let asked = use_engine("CUDA memory timeline window", move || {
@@ -153,6 +169,15 @@ fn Chart(
             shown.set(b);
         }
     });
+    if axis == Axis::Event {
+        // The panel shows the time from the shown window's first event to its last.
+        Effect::new(move |_| {
+            let w = shown.with(|b| ((b.start, b.end) != whole_window).then(|| (b.start_time_us as f64, (b.end_time_us + 1) as f64)));
+            if shared.window.get_untracked() != w {
+                shared.window.set(w);
+            }
+        });
+    }
     let hover = RwSignal::new(None::<(usize, Under, f64, f64)>);
     let unit = expect_context::<AppState>().unit;
     let time_unit = expect_context::<AppState>().time_unit;
@@ -177,6 +202,8 @@ fn Chart(
         let _ = c.set_attribute("data-bands", &b.bands.len().to_string());
         let _ = c.set_attribute("data-columns", &b.columns.len().to_string());
         let _ = c.set_attribute("data-window", &format!("{}_{}", b.start, b.end));
+        let _ = c.set_attribute("data-time-window", &format!("{}_{}", b.start_time_us, b.end_time_us));
+        let _ = c.set_attribute("data-view", &format!("{}_{}", v.x0, v.x1));
         true
     });
     let on_move = move |ev: web_sys::MouseEvent| {
@@ -276,7 +303,7 @@ fn Chart(
         </div>
         <div class="chart-wrap">
             <canvas node_ref=canvas data-testid="ts-timeline-canvas" data-axis=format!("{axis:?}").to_lowercase()
-                data-plot-left=MARGINS.left.to_string() data-plot-top=MARGINS.top.to_string() data-plot-bottom=(HEIGHT - MARGINS.bottom).to_string()
+                data-plot-left=MARGINS.left.to_string() data-plot-right=MARGINS.right.to_string() data-plot-top=MARGINS.top.to_string() data-plot-bottom=(HEIGHT - MARGINS.bottom).to_string()
                 aria-label="Active memory timeline: scroll to zoom, drag to pan, click a point for the allocator's state then"
                 style=format!("width:100%;height:{HEIGHT}px;cursor:crosshair")
                 on:mousemove=on_move
