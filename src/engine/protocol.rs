@@ -29,7 +29,7 @@ use request::{DeviceMemoryAnswer, DeviceMemoryFiles, MemoryViewerPage, Trace};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a message changes shape.
-pub const VERSION: u32 = 15;
+pub const VERSION: u32 = 16;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
