@@ -147,6 +147,41 @@ pub const MAX_DEVICES: usize = 4096;
 /// The most frame-object lists [`Reader::stack`] remembers (a few tens of MB at most).
 const MAX_STACKS_BY_OBJECTS: usize = 1 << 18;
 
+/// The fields of a trace entry the reader keeps; `Other` for every other string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum EntryKey {
+    Other,
+    Action,
+    Addr,
+    DeviceFree,
+    Size,
+    Stream,
+    TimeUs,
+    Frames,
+    CompileContext,
+    UserMetadata,
+}
+
+impl EntryKey {
+    const COUNT: usize = EntryKey::UserMetadata as usize + 1;
+
+    fn of(key: &str) -> EntryKey {
+        match key {
+            "action" => EntryKey::Action,
+            "addr" => EntryKey::Addr,
+            "device_free" => EntryKey::DeviceFree,
+            "size" => EntryKey::Size,
+            "stream" => EntryKey::Stream,
+            "time_us" => EntryKey::TimeUs,
+            "frames" => EntryKey::Frames,
+            "compile_context" => EntryKey::CompileContext,
+            "user_metadata" => EntryKey::UserMetadata,
+            _ => EntryKey::Other,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Reader {
     frames: Vec<Frame>,
@@ -157,6 +192,10 @@ struct Reader {
     stack_ids: FastMap<Box<[u32]>, u32>,
     /// Stacks already read, by their frame dicts' object ids.
     stack_of_objects: FastMap<Box<[u32]>, u32>,
+    /// A frame list's object ids, reused from list to list.
+    scratch: Vec<u32>,
+    /// The entry field each interned string names, by string id ([`Reader::learn_entry_keys`]).
+    entry_key: Vec<EntryKey>,
     segments: Vec<Segment>,
     devices: Vec<DeviceTrace>,
     /// Whether the top-level dict is being read (or was).
@@ -231,7 +270,12 @@ fn take_object(heap: &mut Heap, v: Value) {
 }
 
 fn int(heap: &Heap, d: Value, key: &str) -> Result<Option<i64>, String> {
-    match heap.get(d, key) {
+    int_value(heap.get(d, key), key)
+}
+
+/// `v`, the value of `key`, as an integer (absent or `None`: `None`).
+fn int_value(v: Option<Value>, key: &str) -> Result<Option<i64>, String> {
+    match v {
         None | Some(Value::None) => Ok(None),
         Some(Value::Int(i)) => Ok(Some(i)),
         Some(Value::Bool(b)) => Ok(Some(i64::from(b))),
@@ -241,7 +285,13 @@ fn int(heap: &Heap, d: Value, key: &str) -> Result<Option<i64>, String> {
 }
 
 fn string(heap: &mut Heap, d: Value, key: &str) -> Result<u32, String> {
-    match heap.get(d, key) {
+    let v = heap.get(d, key);
+    string_value(heap, v, key)
+}
+
+/// `v`, the value of `key`, as an interned string (absent or `None`: the empty string).
+fn string_value(heap: &mut Heap, v: Option<Value>, key: &str) -> Result<u32, String> {
+    match v {
         Some(Value::Str(s)) => Ok(s),
         None | Some(Value::None) => Ok(heap.intern("")),
         Some(_) => Err(format!("`{key}` is not a string")),
@@ -256,26 +306,44 @@ impl Reader {
         &mut self.devices[d]
     }
 
+    /// Names the strings interned since the last call ([`Reader::entry_key`]).
+    fn learn_entry_keys(&mut self, heap: &Heap) {
+        for id in self.entry_key.len()..heap.string_count() {
+            self.entry_key.push(EntryKey::of(heap.str(id as u32)));
+        }
+    }
+
     fn entry(&mut self, heap: &mut Heap, device: usize, e: Value) -> Result<(), String> {
         let Value::Obj(id) = e else { return Err("an entry is not a dict".into()) };
-        if !matches!(heap.object(id), Object::Dict(_)) {
-            return Err("an entry is not a dict (or is listed twice)".into());
+        let Object::Dict(items) = heap.object(id) else { return Err("an entry is not a dict (or is listed twice)".into()) };
+        // One pass over the entry's items, each key read by its string id: a snapshot's keys are
+        // the same few memoised strings, so a field is found by one index, never by comparing text.
+        // A key given twice keeps its first value.
+        self.learn_entry_keys(heap);
+        let mut fields = [None; EntryKey::COUNT];
+        for (k, v) in items {
+            if let Value::Str(k) = k {
+                let slot = &mut fields[self.entry_key[*k as usize] as usize];
+                if slot.is_none() {
+                    *slot = Some(*v);
+                }
+            }
         }
-        let action = match heap.get(e, "action") {
+        let field = |k: EntryKey| fields[k as usize];
+        let action = match field(EntryKey::Action) {
             Some(Value::Str(s)) => s,
             _ => return Err("an entry has no `action`".into()),
         };
-        let addr = match int(heap, e, "addr")? {
+        let addr = match int_value(field(EntryKey::Addr), "addr")? {
             Some(a) => a,
-            None => int(heap, e, "device_free")?.unwrap_or(0),
+            None => int_value(field(EntryKey::DeviceFree), "device_free")?.unwrap_or(0),
         };
-        let size = int(heap, e, "size")?.unwrap_or(0);
-        let stream = int(heap, e, "stream")?.unwrap_or(0);
-        let time_us = int(heap, e, "time_us")?.unwrap_or(0);
-        let frames = heap.get(e, "frames");
-        let stack = self.stack(heap, frames)?;
-        let compile_context = string(heap, e, "compile_context")?;
-        let user_metadata = string(heap, e, "user_metadata")?;
+        let size = int_value(field(EntryKey::Size), "size")?.unwrap_or(0);
+        let stream = int_value(field(EntryKey::Stream), "stream")?.unwrap_or(0);
+        let time_us = int_value(field(EntryKey::TimeUs), "time_us")?.unwrap_or(0);
+        let stack = self.stack(heap, field(EntryKey::Frames))?;
+        let compile_context = string_value(heap, field(EntryKey::CompileContext), "compile_context")?;
+        let user_metadata = string_value(heap, field(EntryKey::UserMetadata), "user_metadata")?;
         let t = self.device(device);
         t.action.push(action);
         t.addr.push(addr);
@@ -298,17 +366,20 @@ impl Reader {
             Some(Value::Obj(id)) => id,
             Some(_) => return Err("`frames` is not a list".into()),
         };
-        let objects: Box<[u32]> = match heap.object(id) {
+        let items = match heap.object(id) {
             Object::Taken(stack) => return Ok(*stack),
-            Object::List(items) | Object::Tuple(items) => items
-                .iter()
-                .map(|f| if let Value::Obj(o) = f { Ok(*o) } else { Err("a frame is not a dict".to_string()) })
-                .collect::<Result<_, _>>()?,
+            Object::List(items) | Object::Tuple(items) => items,
             Object::Dict(_) => return Err("`frames` is not a list".into()),
         };
-        let stack = match self.stack_of_objects.get(&objects) {
+        self.scratch.clear();
+        for f in items {
+            let Value::Obj(o) = f else { return Err("a frame is not a dict".into()) };
+            self.scratch.push(*o);
+        }
+        let stack = match self.stack_of_objects.get(self.scratch.as_slice()) {
             Some(stack) => *stack,
             None => {
+                let objects: Box<[u32]> = self.scratch.as_slice().into();
                 let frames = objects.iter().map(|&o| self.frame(heap, Value::Obj(o))).collect::<Result<Box<[u32]>, _>>()?;
                 let stack = self.intern_stack(frames);
                 // Bounded: a writer that shared no frame dict would make every list's ids new.
