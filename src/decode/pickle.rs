@@ -96,6 +96,11 @@ pub trait Consumer {
     /// `item` is being appended to a list of role `list`, at `index`. Returns whether the consumer
     /// took it (the list then keeps nothing); an error stops the reading with its message.
     fn take(&mut self, heap: &mut Heap, list: Role, index: usize, item: Value) -> Result<bool, String>;
+
+    /// Dict `id`, of role `role` (not [`Role::NONE`]), has just been given items (a `SETITEM(S)`):
+    /// the consumer may read it now, while its bytes are in the processor's cache, instead of when
+    /// it is appended to its list a batch later. The dict is kept as it is.
+    fn filled(&mut self, heap: &mut Heap, role: Role, id: u32);
 }
 
 /// The strings, bytes and containers the machine has built.
@@ -408,11 +413,11 @@ impl<'a> Machine<'a> {
                 }
                 b's' => {
                     let first = self.above_mark(2, at)?;
-                    self.set_items(first, at)?;
+                    self.set_items(consumer, first, at)?;
                 }
                 b'u' => {
                     let first = self.close_mark(at)?;
-                    self.set_items(first, at)?;
+                    self.set_items(consumer, first, at)?;
                 }
                 b'N' => self.push(Value::None, at)?,
                 0x88 => self.push(Value::Bool(true), at)?,
@@ -475,8 +480,15 @@ impl<'a> Machine<'a> {
                 }
                 b'h' | b'j' => {
                     let key = if code == b'h' { self.length(1, "BINGET")? } else { self.length(4, "LONG_BINGET")? };
-                    let v = self.memo.get(key as u32).ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
-                    self.push(v, at)?;
+                    self.memo_get(key, at)?;
+                    // A frame list is a run of memo references (a few dozen `LONG_BINGET`s): read in
+                    // a loop of its own, whose branch predicts the run, instead of through the opcode
+                    // table's jump once each.
+                    while let Some(&[b'j', a, b, c, d]) = self.bytes.get(self.pos..self.pos + 5) {
+                        let at = self.pos;
+                        self.pos += 5;
+                        self.memo_get(u32::from_le_bytes([a, b, c, d]) as usize, at)?;
+                    }
                 }
                 b'0' => {
                     self.pop(at)?;
@@ -533,6 +545,16 @@ impl<'a> Machine<'a> {
         }
         // A length past the file's end is caught by the `take` that follows.
         Ok(usize::try_from(v).unwrap_or(usize::MAX))
+    }
+
+    /// `BINGET`/`LONG_BINGET`: pushes memo key `key`'s value.
+    #[inline]
+    fn memo_get(&mut self, key: usize, at: usize) -> Result<(), PickleError> {
+        let v = u32::try_from(key)
+            .ok()
+            .and_then(|k| self.memo.get(k))
+            .ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
+        self.push(v, at)
     }
 
     fn push(&mut self, v: Value, at: usize) -> Result<(), PickleError> {
@@ -675,7 +697,7 @@ impl<'a> Machine<'a> {
 
     /// `SETITEM(S)`: the keys and values from `first` to the stack's top go into the dict just below
     /// them, then leave the stack.
-    fn set_items(&mut self, first: usize, at: usize) -> Result<(), PickleError> {
+    fn set_items(&mut self, consumer: &mut dyn Consumer, first: usize, at: usize) -> Result<(), PickleError> {
         let dict = first.checked_sub(1).filter(|i| *i >= self.marks.last().copied().unwrap_or(0)).map(|i| self.stack[i]);
         let target = match dict {
             Some(Value::Obj(id)) => match &mut self.heap.objects[id as usize] {
@@ -694,6 +716,12 @@ impl<'a> Machine<'a> {
         }
         d.extend(self.stack[first..].chunks_exact(2).map(|kv| (kv[0], kv[1])));
         self.stack.truncate(first);
+        if let Some(Value::Obj(id)) = dict {
+            let role = self.heap.role(id);
+            if role != Role::NONE {
+                consumer.filled(&mut self.heap, role, id);
+            }
+        }
         Ok(())
     }
 }
@@ -714,8 +742,12 @@ fn long(b: &[u8]) -> Value {
     if high.iter().any(|x| *x != fill) {
         return Value::BigInt;
     }
+    // Byte by byte: a copy of a variable length was a call to `memcpy` for every `LONG1` (a
+    // snapshot's addresses and times, two an entry).
     let mut buf = [fill; 8];
-    buf[..low.len()].copy_from_slice(low);
+    for (to, from) in buf.iter_mut().zip(low) {
+        *to = *from;
+    }
     let v = i64::from_le_bytes(buf);
     if (v < 0) != negative {
         return Value::BigInt;
@@ -740,6 +772,7 @@ mod tests {
         fn take(&mut self, _: &mut Heap, _: Role, _: usize, _: Value) -> Result<bool, String> {
             Ok(false)
         }
+        fn filled(&mut self, _: &mut Heap, _: Role, _: u32) {}
     }
 
     fn json(bytes: &[u8]) -> Result<serde_json::Value, PickleError> {

@@ -138,6 +138,8 @@ impl TorchSnapshot {
 const ROOT: Role = Role(1);
 const DEVICE_TRACES: Role = Role(2);
 const SEGMENTS: Role = Role(3);
+/// A dict made where it goes into a device's list of entries: read when filled ([`Reader::filled`]).
+const ENTRY: Role = Role(4);
 /// `TRACE + d`: device `d`'s list of entries.
 const TRACE: u16 = 16;
 /// The most devices a snapshot may list (a machine has a few dozen at most): a file listing more is
@@ -146,6 +148,28 @@ pub const MAX_DEVICES: usize = 4096;
 
 /// The most frame-object lists [`Reader::stack`] remembers (a few tens of MB at most).
 const MAX_STACKS_BY_OBJECTS: usize = 1 << 18;
+
+/// A trace entry's fields, as its device's columns keep them.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    action: u32,
+    addr: i64,
+    size: i64,
+    stream: i64,
+    time_us: i64,
+    stack: u32,
+    compile_context: u32,
+    user_metadata: u32,
+}
+
+/// A row read when its entry's dict was filled ([`Reader::filled`]): the dict's object id and how
+/// many items it had then.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    id: u32,
+    len: usize,
+    row: Row,
+}
 
 /// The fields of a trace entry the reader keeps; `Other` for every other string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,6 +220,9 @@ struct Reader {
     scratch: Vec<u32>,
     /// The entry field each interned string names, by string id ([`Reader::learn_entry_keys`]).
     entry_key: Vec<EntryKey>,
+    /// Rows read from entries as their dicts were filled, in that order, and the next to append.
+    pending: Vec<Pending>,
+    pending_next: usize,
     segments: Vec<Segment>,
     devices: Vec<DeviceTrace>,
     /// Whether the top-level dict is being read (or was).
@@ -213,7 +240,8 @@ impl Consumer for Reader {
 
     fn role(&mut self, heap: &Heap, places: &[Place], is_list: bool) -> Role {
         if !is_list {
-            return Role::NONE;
+            let in_trace = places.iter().any(|p| (TRACE..TRACE + MAX_DEVICES as u16).contains(&p.parent.0));
+            return if in_trace { ENTRY } else { Role::NONE };
         }
         for p in places {
             match (p.parent, p.key) {
@@ -234,7 +262,7 @@ impl Consumer for Reader {
                 take_object(heap, item);
                 Ok(true)
             }
-            Role(r) if r >= TRACE => {
+            Role(r) if (TRACE..TRACE + MAX_DEVICES as u16).contains(&r) => {
                 let device = usize::from(r - TRACE);
                 self.entry(heap, device, item).map_err(|e| format!("device_traces[{device}][{index}]: {e}"))?;
                 take_object(heap, item);
@@ -258,6 +286,20 @@ impl Consumer for Reader {
                 Ok(true)
             }
             _ => Ok(false),
+        }
+    }
+
+    /// An entry's row, read as soon as its dict is filled and kept until the dict is appended to its
+    /// list ([`Reader::entry`]), where a snapshot's writer appends entries in batches of 1000: read
+    /// then, each entry's dict and frame list had left the processor's cache. An entry that cannot be
+    /// read is left to be read (and its error reported, with its place) when it is appended.
+    fn filled(&mut self, heap: &mut Heap, role: Role, id: u32) {
+        if role != ENTRY {
+            return;
+        }
+        if let Ok(row) = self.row(heap, id) {
+            let Object::Dict(items) = heap.object(id) else { return };
+            self.pending.push(Pending { id, len: items.len(), row });
         }
     }
 }
@@ -313,8 +355,56 @@ impl Reader {
         }
     }
 
+    /// Appends entry `e` to device `device`'s columns: the row read when its dict was filled, if
+    /// the dict is the next one read then and has not changed since, else read now.
     fn entry(&mut self, heap: &mut Heap, device: usize, e: Value) -> Result<(), String> {
         let Value::Obj(id) = e else { return Err("an entry is not a dict".into()) };
+        let row = match self.pending_row(heap, id) {
+            Some(row) => row,
+            None => self.row(heap, id)?,
+        };
+        let t = self.device(device);
+        t.action.push(row.action);
+        t.addr.push(row.addr);
+        t.size.push(row.size);
+        t.stream.push(row.stream);
+        t.time_us.push(row.time_us);
+        t.stack.push(row.stack);
+        t.compile_context.push(row.compile_context);
+        t.user_metadata.push(row.user_metadata);
+        Ok(())
+    }
+
+    /// The row read for dict `id` when it was filled, when it is the next one kept and the dict
+    /// still has the items it had then (a dict only grows). Anything else (entries appended in
+    /// another order than made, a dict given more items later) drops the rows kept: those entries
+    /// are read when appended.
+    fn pending_row(&mut self, heap: &Heap, id: u32) -> Option<Row> {
+        let next = self.pending.get(self.pending_next).copied();
+        let len = match heap.object(id) {
+            Object::Dict(items) => Some(items.len()),
+            _ => None,
+        };
+        match next {
+            Some(p) if p.id == id && Some(p.len) == len => {
+                self.pending_next += 1;
+                if self.pending_next == self.pending.len() {
+                    self.pending.clear();
+                    self.pending_next = 0;
+                }
+                Some(p.row)
+            }
+            Some(_) => {
+                self.pending.clear();
+                self.pending_next = 0;
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Entry `id`'s fields.
+    fn row(&mut self, heap: &mut Heap, id: u32) -> Result<Row, String> {
         let Object::Dict(items) = heap.object(id) else { return Err("an entry is not a dict (or is listed twice)".into()) };
         // One pass over the entry's items, each key read by its string id: a snapshot's keys are
         // the same few memoised strings, so a field is found by one index, never by comparing text.
@@ -344,16 +434,7 @@ impl Reader {
         let stack = self.stack(heap, field(EntryKey::Frames))?;
         let compile_context = string_value(heap, field(EntryKey::CompileContext), "compile_context")?;
         let user_metadata = string_value(heap, field(EntryKey::UserMetadata), "user_metadata")?;
-        let t = self.device(device);
-        t.action.push(action);
-        t.addr.push(addr);
-        t.size.push(size);
-        t.stream.push(stream);
-        t.time_us.push(time_us);
-        t.stack.push(stack);
-        t.compile_context.push(compile_context);
-        t.user_metadata.push(user_metadata);
-        Ok(())
+        Ok(Row { action, addr, size, stream, time_us, stack, compile_context, user_metadata })
     }
 
     /// The id of the stack a `frames` list holds; the list is then taken (it is kept as its id, for
