@@ -11,7 +11,8 @@
 //! - a [`Consumer`] gives each new container a role from where it is being built (its parent's role
 //!   and the key it will be stored under) and may take the items appended to a list as they arrive,
 //!   turning them into its own columns; the reader then keeps nothing of them. A generic value tree of
-//!   the whole file is never built.
+//!   the whole file is never built. It is also told when a dict it gave a role is filled, to read it
+//!   while it is in the processor's cache rather than when it is appended a batch later.
 //!
 //! Hostile input is bounded: the stack and the marks have limits, lengths are checked against the
 //! bytes left before anything is allocated, every allocation is paid for by input bytes read, and the
@@ -677,16 +678,15 @@ impl<'a> Machine<'a> {
             self.stack.truncate(first);
             return Ok(());
         }
-        let mut index = existing.len() + self.heap.taken_from(id);
+        let already = existing.len() + self.heap.taken_from(id);
         let mut taken_here = 0;
-        for i in first..self.stack.len() {
+        for (index, i) in (already..).zip(first..self.stack.len()) {
             let item = self.stack[i];
             if consumer.take(&mut self.heap, role, index, item).map_err(|detail| malformed(at, detail))? {
                 taken_here += 1;
             } else if let Object::List(existing) = &mut self.heap.objects[id as usize] {
                 existing.push(item);
             }
-            index += 1;
         }
         if taken_here > 0 {
             *self.heap.taken_counts.entry(id).or_insert(0) += taken_here;

@@ -598,3 +598,62 @@ impl Reader {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `SHORT_BINUNICODE` of `s`.
+    fn text(s: &str) -> Vec<u8> {
+        let mut v = vec![0x8c, s.len() as u8];
+        v.extend(s.as_bytes());
+        v
+    }
+
+    /// An entry dict filled by one `SETITEMS`: `alloc` of `size` bytes at `addr`.
+    fn entry(addr: u8, size: u8) -> Vec<u8> {
+        let mut v = vec![b'}', b'('];
+        for part in [text("action"), text("alloc"), text("addr"), vec![b'K', addr], text("size"), vec![b'K', size]] {
+            v.extend(part);
+        }
+        v.push(b'u');
+        v
+    }
+
+    /// A snapshot whose only device's list of entries is filled by `batch` (inside its `MARK`).
+    fn snapshot(batch: &[u8]) -> TorchSnapshot {
+        let mut p = vec![0x80, 4, b'}', b'('];
+        p.extend(text("device_traces"));
+        p.extend([b']', b'(', b']', b'(']);
+        p.extend(batch);
+        p.extend([b'e', b'e', b'u', b'.']);
+        TorchSnapshot::decode(&p).expect("a snapshot")
+    }
+
+    /// Entries are read as their dicts are filled; one appended in another order than it was made,
+    /// or given more items after, is read again when appended: the columns are in the list's order
+    /// with the dict's last items, as if nothing had been read early.
+    #[test]
+    fn entries_read_early_only_when_appended_as_they_were_filled() {
+        let mut in_order = entry(1, 10);
+        in_order.extend(entry(2, 20));
+        assert_eq!(snapshot(&in_order).devices[0].addr, [1, 2]);
+
+        let mut reversed = entry(1, 10);
+        reversed.extend([b'q', 0, b'0']);
+        reversed.extend(entry(2, 20));
+        reversed.extend([b'q', 1, b'0', b'h', 1, b'h', 0]);
+        let s = snapshot(&reversed);
+        assert_eq!((&s.devices[0].addr[..], &s.devices[0].size[..]), (&[2, 1][..], &[20, 10][..]));
+
+        let mut grown = vec![b'}', b'('];
+        for part in [text("action"), text("alloc"), text("addr"), vec![b'K', 3], vec![b'u']] {
+            grown.extend(part);
+        }
+        grown.extend(text("size"));
+        grown.extend([b'K', 7, b's']);
+        grown.extend(entry(4, 40));
+        let s = snapshot(&grown);
+        assert_eq!((&s.devices[0].addr[..], &s.devices[0].size[..]), (&[3, 4][..], &[7, 40][..]));
+    }
+}
