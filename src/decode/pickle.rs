@@ -11,7 +11,8 @@
 //! - a [`Consumer`] gives each new container a role from where it is being built (its parent's role
 //!   and the key it will be stored under) and may take the items appended to a list as they arrive,
 //!   turning them into its own columns; the reader then keeps nothing of them. A generic value tree of
-//!   the whole file is never built.
+//!   the whole file is never built. It is also told when a dict it gave a role is filled, to read it
+//!   while it is in the processor's cache rather than when it is appended a batch later.
 //!
 //! Hostile input is bounded: the stack and the marks have limits, lengths are checked against the
 //! bytes left before anything is allocated, every allocation is paid for by input bytes read, and the
@@ -32,7 +33,14 @@ pub const MAX_JSON_VALUES: usize = 1 << 20;
 
 /// A value on the machine's stack or inside a container. Containers are held in the [`Heap`] and
 /// referred to by index, so a value is small and copied freely (as the memo's references are).
+///
+/// `repr(u64)`: an 8-byte tag and every payload at byte 8, so a value is copied as two aligned
+/// words. With a one-byte tag the compiler copied the 15 bytes after it in two overlapping 8-byte
+/// loads (bytes 1-8 and 8-15) through each local a value passed through, and the processor cannot
+/// forward a load that straddles two earlier stores: every memo reference (most of a snapshot's
+/// opcodes) stalled on it, three quarters of the reader's time.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(u64)]
 pub enum Value {
     None,
     Bool(bool),
@@ -89,6 +97,11 @@ pub trait Consumer {
     /// `item` is being appended to a list of role `list`, at `index`. Returns whether the consumer
     /// took it (the list then keeps nothing); an error stops the reading with its message.
     fn take(&mut self, heap: &mut Heap, list: Role, index: usize, item: Value) -> Result<bool, String>;
+
+    /// Dict `id`, of role `role` (not [`Role::NONE`]), has just been given items (a `SETITEM(S)`):
+    /// the consumer may read it now, while its bytes are in the processor's cache, instead of when
+    /// it is appended to its list a batch later. The dict is kept as it is.
+    fn filled(&mut self, heap: &mut Heap, role: Role, id: u32);
 }
 
 /// The strings, bytes and containers the machine has built.
@@ -102,12 +115,29 @@ pub struct Heap {
     /// How many items a [`Consumer`] took from each list it took any from, by object id: a list's
     /// length counts them.
     taken_counts: FastMap<u32, usize>,
+    /// The emptied item vectors of containers taken, for the next containers filled: a snapshot
+    /// fills and takes an entry dict and a frame list per event, and a vector each was an
+    /// allocation and a free apiece. At most [`MAX_SPARE`] are kept, of at most
+    /// [`MAX_SPARE_CAPACITY`] items each.
+    spare_items: Vec<Vec<Value>>,
+    spare_pairs: Vec<Vec<(Value, Value)>>,
 }
+
+/// The most spare vectors of each kind a [`Heap`] keeps: pickle's writers batch 1000 items, so a
+/// batch of entries with their frame lists is filled before any is taken.
+const MAX_SPARE: usize = 1024;
+/// The largest spare vector kept, in items (a frame list is a few dozen).
+const MAX_SPARE_CAPACITY: usize = 256;
 
 impl Heap {
     /// String `id` (every `Value::Str` holds a valid one).
     pub fn str(&self, id: u32) -> &str {
         &self.strings[id as usize]
+    }
+
+    /// How many strings are interned (their ids are `0..string_count()`).
+    pub fn string_count(&self) -> usize {
+        self.strings.len()
     }
 
     /// The interned strings, by id; the heap given up.
@@ -134,7 +164,18 @@ impl Heap {
 
     /// Replaces container `id` by [`Object::Taken`]`(index)`, freeing its content.
     pub fn take(&mut self, id: u32, index: u32) {
-        self.objects[id as usize] = Object::Taken(index);
+        let keep = |capacity: usize, spare: usize| spare < MAX_SPARE && capacity <= MAX_SPARE_CAPACITY;
+        match std::mem::replace(&mut self.objects[id as usize], Object::Taken(index)) {
+            Object::List(mut v) | Object::Tuple(mut v) if keep(v.capacity(), self.spare_items.len()) => {
+                v.clear();
+                self.spare_items.push(v);
+            }
+            Object::Dict(mut d) if keep(d.capacity(), self.spare_pairs.len()) => {
+                d.clear();
+                self.spare_pairs.push(d);
+            }
+            _ => {}
+        }
     }
 
     /// `key`'s value in dict `v`, when `v` is a dict with a string key equal to `key`.
@@ -323,9 +364,6 @@ impl<'a> Machine<'a> {
                 .get(at)
                 .ok_or_else(|| PickleError::Truncated { end: self.bytes.len(), what: "before its STOP opcode".into() })?;
             self.pos += 1;
-            if let Some((name, why)) = refused(code) {
-                return Err(PickleError::Refused { name, code, at, why: self.what_it_imports(code, why) });
-            }
             match code {
                 0x80 => {
                     let p = self.take(1, "PROTO")?[0];
@@ -367,25 +405,20 @@ impl<'a> Machine<'a> {
                     self.push(v, at)?;
                 }
                 b'a' => {
-                    let item = self.pop(at)?;
-                    let list = self.top(at)?;
-                    self.append(consumer, list, vec![item], at)?;
+                    let first = self.above_mark(1, at)?;
+                    self.append(consumer, first, at)?;
                 }
                 b'e' => {
-                    let items = self.pop_mark(at)?;
-                    let list = self.top(at)?;
-                    self.append(consumer, list, items, at)?;
+                    let first = self.close_mark(at)?;
+                    self.append(consumer, first, at)?;
                 }
                 b's' => {
-                    let v = self.pop(at)?;
-                    let k = self.pop(at)?;
-                    let dict = self.top(at)?;
-                    self.set_items(dict, vec![k, v], at)?;
+                    let first = self.above_mark(2, at)?;
+                    self.set_items(consumer, first, at)?;
                 }
                 b'u' => {
-                    let items = self.pop_mark(at)?;
-                    let dict = self.top(at)?;
-                    self.set_items(dict, items, at)?;
+                    let first = self.close_mark(at)?;
+                    self.set_items(consumer, first, at)?;
                 }
                 b'N' => self.push(Value::None, at)?,
                 0x88 => self.push(Value::Bool(true), at)?,
@@ -448,20 +481,33 @@ impl<'a> Machine<'a> {
                 }
                 b'h' | b'j' => {
                     let key = if code == b'h' { self.length(1, "BINGET")? } else { self.length(4, "LONG_BINGET")? };
-                    let v = self.memo.get(key as u32).ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
-                    self.push(v, at)?;
+                    self.memo_get(key, at)?;
+                    // A frame list is a run of memo references (a few dozen `LONG_BINGET`s): read in
+                    // a loop of its own, whose branch predicts the run, instead of through the opcode
+                    // table's jump once each.
+                    while let Some(&[b'j', a, b, c, d]) = self.bytes.get(self.pos..self.pos + 5) {
+                        let at = self.pos;
+                        self.pos += 5;
+                        self.memo_get(u32::from_le_bytes([a, b, c, d]) as usize, at)?;
+                    }
                 }
                 b'0' => {
                     self.pop(at)?;
                 }
                 b'1' => {
-                    self.pop_mark(at)?;
+                    let first = self.close_mark(at)?;
+                    self.stack.truncate(first);
                 }
                 b'2' => {
                     let v = self.top(at)?;
                     self.push(v, at)?;
                 }
-                _ => return Err(PickleError::Unsupported { code, at, what: unsupported(code) }),
+                _ => {
+                    return Err(match refused(code) {
+                        Some((name, why)) => PickleError::Refused { name, code, at, why: self.what_it_imports(code, why) },
+                        None => PickleError::Unsupported { code, at, what: unsupported(code) },
+                    })
+                }
             }
         }
     }
@@ -502,6 +548,16 @@ impl<'a> Machine<'a> {
         Ok(usize::try_from(v).unwrap_or(usize::MAX))
     }
 
+    /// `BINGET`/`LONG_BINGET`: pushes memo key `key`'s value.
+    #[inline]
+    fn memo_get(&mut self, key: usize, at: usize) -> Result<(), PickleError> {
+        let v = u32::try_from(key)
+            .ok()
+            .and_then(|k| self.memo.get(k))
+            .ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
+        self.push(v, at)
+    }
+
     fn push(&mut self, v: Value, at: usize) -> Result<(), PickleError> {
         if self.stack.len() >= MAX_STACK {
             return Err(malformed(at, format!("more than {MAX_STACK} values on the stack (a nesting bomb?)")));
@@ -526,8 +582,24 @@ impl<'a> Machine<'a> {
     }
 
     fn pop_mark(&mut self, at: usize) -> Result<Vec<Value>, PickleError> {
-        let m = self.marks.pop().ok_or_else(|| malformed(at, "an opcode needs a MARK and none is open".into()))?;
+        let m = self.close_mark(at)?;
         Ok(self.stack.split_off(m))
+    }
+
+    /// Closes the last `MARK`: the stack's index of the first value above it. The values stay on the
+    /// stack for the opcode to read in place (a snapshot's every entry and frame list is a marked
+    /// batch: moving each into a vector of its own was an allocation and a free apiece).
+    fn close_mark(&mut self, at: usize) -> Result<usize, PickleError> {
+        self.marks.pop().ok_or_else(|| malformed(at, "an opcode needs a MARK and none is open".into()))
+    }
+
+    /// The stack's index of the last `n` values, checked to lie above the last mark.
+    fn above_mark(&self, n: usize, at: usize) -> Result<usize, PickleError> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        match self.stack.len().checked_sub(n) {
+            Some(first) if first >= floor => Ok(first),
+            _ => Err(malformed(at, "a value is needed but the stack is empty (above its mark)".into())),
+        }
     }
 
     /// Creates a container and asks the consumer its role from where it is built.
@@ -586,55 +658,70 @@ impl<'a> Machine<'a> {
         (out, len)
     }
 
-    fn append(&mut self, consumer: &mut dyn Consumer, list: Value, items: Vec<Value>, at: usize) -> Result<(), PickleError> {
-        let Value::Obj(id) = list else { return Err(malformed(at, "APPEND(S) onto a value that is not a list".into())) };
-        let role = self.heap.role(id);
-        let Object::List(existing) = self.heap.object(id) else {
-            return Err(malformed(at, "APPEND(S) onto a value that is not a list".into()));
+    /// `APPEND(S)`: the values from `first` to the stack's top go into the list just below them,
+    /// then leave the stack.
+    fn append(&mut self, consumer: &mut dyn Consumer, first: usize, at: usize) -> Result<(), PickleError> {
+        let not_a_list = || malformed(at, "APPEND(S) onto a value that is not a list".into());
+        let id = match first.checked_sub(1).filter(|i| *i >= self.marks.last().copied().unwrap_or(0)).map(|i| self.stack[i]) {
+            Some(Value::Obj(id)) => id,
+            Some(_) => return Err(not_a_list()),
+            None => return Err(malformed(at, "a value is needed but the stack is empty (above its mark)".into())),
         };
+        let role = self.heap.role(id);
+        let Object::List(existing) = &mut self.heap.objects[id as usize] else { return Err(not_a_list()) };
         if role == Role::NONE {
             // A list the consumer has no interest in (a frame list, say): its items as they are.
-            if let Object::List(existing) = &mut self.heap.objects[id as usize] {
-                if existing.is_empty() {
-                    *existing = items;
-                } else {
-                    existing.extend(items);
-                }
+            if existing.capacity() == 0 {
+                *existing = self.heap.spare_items.pop().unwrap_or_default();
             }
+            existing.extend_from_slice(&self.stack[first..]);
+            self.stack.truncate(first);
             return Ok(());
         }
-        let first = existing.len() + self.heap.taken_from(id);
-        let mut kept = Vec::new();
+        let already = existing.len() + self.heap.taken_from(id);
         let mut taken_here = 0;
-        for (index, item) in (first..).zip(items) {
+        for (index, i) in (already..).zip(first..self.stack.len()) {
+            let item = self.stack[i];
             if consumer.take(&mut self.heap, role, index, item).map_err(|detail| malformed(at, detail))? {
                 taken_here += 1;
-            } else {
-                kept.push(item);
+            } else if let Object::List(existing) = &mut self.heap.objects[id as usize] {
+                existing.push(item);
             }
         }
         if taken_here > 0 {
             *self.heap.taken_counts.entry(id).or_insert(0) += taken_here;
         }
-        if let Object::List(existing) = &mut self.heap.objects[id as usize] {
-            existing.extend(kept);
-        }
+        self.stack.truncate(first);
         Ok(())
     }
 
-    fn set_items(&mut self, dict: Value, items: Vec<Value>, at: usize) -> Result<(), PickleError> {
-        if items.len() % 2 == 1 {
-            return Err(malformed(at, "SETITEMS with a key and no value".into()));
-        }
+    /// `SETITEM(S)`: the keys and values from `first` to the stack's top go into the dict just below
+    /// them, then leave the stack.
+    fn set_items(&mut self, consumer: &mut dyn Consumer, first: usize, at: usize) -> Result<(), PickleError> {
+        let dict = first.checked_sub(1).filter(|i| *i >= self.marks.last().copied().unwrap_or(0)).map(|i| self.stack[i]);
         let target = match dict {
-            Value::Obj(id) => match &mut self.heap.objects[id as usize] {
+            Some(Value::Obj(id)) => match &mut self.heap.objects[id as usize] {
                 Object::Dict(d) => Some(d),
                 _ => None,
             },
-            _ => None,
+            Some(_) => None,
+            None => return Err(malformed(at, "a value is needed but the stack is empty (above its mark)".into())),
         };
         let Some(d) = target else { return Err(malformed(at, "SETITEM(S) onto a value that is not a dict".into())) };
-        d.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
+        if (self.stack.len() - first) % 2 == 1 {
+            return Err(malformed(at, "SETITEMS with a key and no value".into()));
+        }
+        if d.capacity() == 0 {
+            *d = self.heap.spare_pairs.pop().unwrap_or_default();
+        }
+        d.extend(self.stack[first..].chunks_exact(2).map(|kv| (kv[0], kv[1])));
+        self.stack.truncate(first);
+        if let Some(Value::Obj(id)) = dict {
+            let role = self.heap.role(id);
+            if role != Role::NONE {
+                consumer.filled(&mut self.heap, role, id);
+            }
+        }
         Ok(())
     }
 }
@@ -655,8 +742,12 @@ fn long(b: &[u8]) -> Value {
     if high.iter().any(|x| *x != fill) {
         return Value::BigInt;
     }
+    // Byte by byte: a copy of a variable length was a call to `memcpy` for every `LONG1` (a
+    // snapshot's addresses and times, two an entry).
     let mut buf = [fill; 8];
-    buf[..low.len()].copy_from_slice(low);
+    for (to, from) in buf.iter_mut().zip(low) {
+        *to = *from;
+    }
     let v = i64::from_le_bytes(buf);
     if (v < 0) != negative {
         return Value::BigInt;
@@ -681,6 +772,7 @@ mod tests {
         fn take(&mut self, _: &mut Heap, _: Role, _: usize, _: Value) -> Result<bool, String> {
             Ok(false)
         }
+        fn filled(&mut self, _: &mut Heap, _: Role, _: u32) {}
     }
 
     fn json(bytes: &[u8]) -> Result<serde_json::Value, PickleError> {

@@ -257,15 +257,18 @@ impl Live {
 fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     let acts = Actions::of(s);
     let n = t.len();
-    let mut events: BTreeMap<String, u64> = BTreeMap::new();
+    // Counted by action id, named once each: a name's text per event was an allocation apiece.
+    let mut by_action: FastMap<u32, u64> = FastMap::default();
     for a in &t.action {
-        *events.entry(s.str(*a).to_string()).or_insert(0) += 1;
+        *by_action.entry(*a).or_insert(0) += 1;
     }
+    let events: BTreeMap<String, u64> = by_action.into_iter().map(|(a, count)| (s.str(a).to_string(), count)).collect();
     // The replay: active bytes after each event.
     let mut live = Live::default();
     let (mut active, mut peak, mut peak_index, mut unseen, mut reserved) = (0i64, 0i64, -1i64, 0u64, 0i64);
     let mut unseen_freed_bytes = 0i64;
-    let mut freed_at: FastMap<u32, u32> = FastMap::default();
+    // The event that freed each `alloc` event, by event ([`NOT_FREED`] where none did).
+    let mut freed_at: Vec<u32> = vec![NOT_FREED; n];
     let mut curve = Vec::with_capacity(n);
     let mut reserved_curve = Vec::with_capacity(n);
     let mut unseen_curve = Vec::with_capacity(n);
@@ -281,7 +284,7 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
             match live.free(addr) {
                 Some(e) => {
                     active = active.saturating_sub(t.size[e as usize]);
-                    freed_at.insert(e, i as u32);
+                    freed_at[e as usize] = i as u32;
                 }
                 None => {
                     unseen += 1;
@@ -459,9 +462,19 @@ fn reduce(n: usize, curve: &[i64]) -> Vec<usize> {
         .collect()
 }
 
-fn largest(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions, freed_at: &FastMap<u32, u32>) -> Vec<LargeAllocation> {
+/// A [`freed_at`](device) slot of an `alloc` event never freed (or not an `alloc`).
+const NOT_FREED: u32 = u32::MAX;
+
+fn largest(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions, freed_at: &[u32]) -> Vec<LargeAllocation> {
     let mut allocs: Vec<usize> = (0..t.len()).filter(|i| Some(t.action[*i]) == acts.alloc).collect();
-    allocs.sort_by(|a, b| t.size[*b].cmp(&t.size[*a]).then(a.cmp(b)));
+    // Largest first, then earliest: a total order, so the first LARGEST selected and then sorted are
+    // those a sort of every allocation would list first.
+    let order = |a: &usize, b: &usize| t.size[*b].cmp(&t.size[*a]).then(a.cmp(b));
+    if allocs.len() > LARGEST {
+        allocs.select_nth_unstable_by(LARGEST, order);
+        allocs.truncate(LARGEST);
+    }
+    allocs.sort_by(order);
     allocs
         .into_iter()
         .take(LARGEST)
@@ -470,12 +483,50 @@ fn largest(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions, freed_at: &FastMa
             time_us: t.time_us[i],
             addr: t.addr[i],
             size: t.size[i],
-            freed_at_event_index: freed_at.get(&(i as u32)).map(|f| u64::from(*f)),
+            freed_at_event_index: (freed_at[i] != NOT_FREED).then(|| u64::from(freed_at[i])),
             frame: frame_text(s, t.stack[i]),
             python_stack: python_stack(s, t.stack[i]),
             cpp_stack: frames::cpp_stack(s, t.stack[i]),
         })
         .collect()
+}
+
+/// Innermost Python frames as text ([`frame_text`]), each made once: by stack id, the id of its text
+/// (stacks with the same innermost frame share one).
+#[derive(Default)]
+struct FrameTexts {
+    of_stack: FastMap<u32, u32>,
+    ids: FastMap<String, u32>,
+    texts: Vec<String>,
+}
+
+impl FrameTexts {
+    /// The text id of `stack`'s innermost Python frame.
+    fn of(&mut self, s: &TorchSnapshot, stack: u32) -> u32 {
+        if let Some(id) = self.of_stack.get(&stack) {
+            return *id;
+        }
+        let text = frame_text(s, stack);
+        let id = match self.ids.get(&text) {
+            Some(id) => *id,
+            None => {
+                let id = self.texts.len() as u32;
+                self.texts.push(text.clone());
+                self.ids.insert(text, id);
+                id
+            }
+        };
+        self.of_stack.insert(stack, id);
+        id
+    }
+
+    fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    fn into_texts(self) -> Vec<String> {
+        self.texts
+    }
 }
 
 /// The innermost Python frame of `stack` as text, empty when it has none.
@@ -503,28 +554,37 @@ fn growth(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions) -> Vec<FrameGrowth
         return Vec::new();
     }
     let checkpoints: Vec<usize> = (1..=GROWTH_CHECKPOINTS).map(|k| (k * n / GROWTH_CHECKPOINTS).max(1) - 1).collect();
-    let mut live: FastMap<i64, (i64, String)> = FastMap::default();
-    let mut per_frame: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    // Frames by text id ([`FrameTexts`]): each stack's text is made once, not once an allocation.
+    let mut texts = FrameTexts::default();
+    let mut live: FastMap<i64, (i64, u32)> = FastMap::default();
+    let mut per_frame: Vec<Option<Vec<i64>>> = Vec::new();
+    let mut now: Vec<Option<i64>> = Vec::new();
     let mut next = 0;
     for (k, &cp) in checkpoints.iter().enumerate() {
         while next <= cp {
             let a = Some(t.action[next]);
             if a == acts.alloc {
-                live.insert(t.addr[next], (t.size[next], frame_text(s, t.stack[next])));
+                live.insert(t.addr[next], (t.size[next], texts.of(s, t.stack[next])));
             } else if a == acts.free_completed {
                 live.remove(&t.addr[next]);
             }
             next += 1;
         }
-        let mut now: BTreeMap<&str, i64> = BTreeMap::new();
-        for (size, frame) in live.values() {
-            let slot = now.entry(frame).or_insert(0);
-            *slot = slot.saturating_add(*size);
+        now.clear();
+        now.resize(texts.len(), None);
+        for &(size, frame) in live.values() {
+            let slot = now[frame as usize].get_or_insert(0);
+            *slot = slot.saturating_add(size);
         }
-        for (frame, bytes) in now {
-            per_frame.entry(frame.to_string()).or_insert_with(|| vec![0; GROWTH_CHECKPOINTS])[k] = bytes;
+        per_frame.resize(texts.len(), None);
+        for (frame, bytes) in now.iter().enumerate() {
+            if let Some(bytes) = bytes {
+                per_frame[frame].get_or_insert_with(|| vec![0; GROWTH_CHECKPOINTS])[k] = *bytes;
+            }
         }
     }
+    let per_frame: BTreeMap<String, Vec<i64>> =
+        per_frame.into_iter().zip(texts.into_texts()).filter_map(|(bytes, frame)| Some((frame, bytes?))).collect();
     let checkpoints_event_index: Vec<u64> = checkpoints.iter().map(|c| *c as u64).collect();
     let mut rows: Vec<FrameGrowth> = per_frame
         .into_iter()
