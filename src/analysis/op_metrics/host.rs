@@ -15,14 +15,14 @@
 //!    occurrences for 60 runs. The row keeps XProf's count and notes how many came from allocator events
 //!    ([`super::OpMetrics::memory_event_occurrences`]).
 //!
-//!    The first pair is eager as XProf's step grouping marks it: a TensorFlow op is eager when the
-//!    innermost `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has
-//!    an `is_func` stat of 0 (an op run eagerly, not a compiled function), whatever the event's own
-//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group (one with
-//!    TensorFlow loop ops, [`crate::analysis::step_groups::is_grouped`], or one grouped when it was
-//!    recorded, [`crate::analysis::step_groups::recorded_grouped`]), keep their `is_eager` stat. Difference: XProf
-//!    searches the whole event graph breadth first, cross-thread context links included; only the
-//!    thread's own nesting is followed here (equal on every fixture).
+//!    The first pair is eager as XProf's step grouping marks it ([`super::eager`]): a TensorFlow op is
+//!    eager when the `EagerExecute` nearest to it in the event graph (its thread's nesting, the
+//!    contexts between threads) runs an op eagerly, whatever the event's own `is_eager` stat says;
+//!    other ops, and every op of a trace XProf does not group (one with TensorFlow loop ops,
+//!    [`crate::analysis::step_groups::is_grouped`], or one grouped when it was recorded,
+//!    [`crate::analysis::step_groups::recorded_grouped`]), keep their `is_eager` stat. The graph is
+//!    read in this same scan; an op's answer may come from a later line, so where there is a graph
+//!    every thread is replayed (step 3) once every line is read.
 //! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
 //!    pops until it finds its begin (what it pops on the way is lost; without one it is ignored). A
 //!    matched op adds one occurrence, its duration, and its duration less its children's as self time;
@@ -36,6 +36,7 @@
 //! Limited to a [`TimeWindow`] (Tidemark's own), step 2 keeps only the pairs of events that start inside
 //! it (eager marking still sees every enclosing event), so steps 3–4 replay those alone.
 
+use super::eager::{EagerGraph, Mark};
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use super::window::{starts_in, TimeWindow};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
@@ -59,15 +60,33 @@ pub fn host_op_metrics_db_in(space: &XSpace, window: Option<TimeWindow>) -> Resu
     let stats = Stats::new(plane);
     let ops = op_table(space, plane, &stats)?;
     let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
-    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane), window };
+    let mut eager = EagerGraph::new(plane, is_grouped(space) && !recorded_grouped(space));
+    // The scan also reads the stats the eager graph needs.
+    let stats = match &eager {
+        Some(_) => Stats { selection: IdTable::new(stats.ids().chain(EagerGraph::stat_ids(plane)).map(|id| (id, true))), ..stats },
+        None => stats,
+    };
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, window };
     let mut db = OpMetricsDbBuilder::new();
+    // With a graph, an op's eagerness may be decided by a later line: the threads are replayed once
+    // every line is read. Without one, each thread is replayed as soon as it is read.
+    let mut threads: Vec<Thread> = Vec::new();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
             continue;
         }
         let mut thread = Thread::default();
-        collect_activities(&info, line, &mut thread)?;
-        db.combine(&replay(&mut thread), false);
+        collect_activities(&info, line, eager.as_mut(), &mut thread)?;
+        match eager {
+            Some(_) => threads.push(thread),
+            None => db.combine(&replay(&mut thread, &[]), false),
+        }
+    }
+    if let Some(graph) = eager {
+        let eager_node = graph.finish();
+        for thread in &mut threads {
+            db.combine(&replay(thread, &eager_node), false);
+        }
     }
     Ok(db.finish())
 }
@@ -103,22 +122,26 @@ struct Stats {
     tf_op: Option<i64>,
     stage_id: Option<i64>,
     stage_category: Option<i64>,
-    is_func: Option<i64>,
     selection: IdTable<bool>,
 }
 
 impl Stats {
     fn new(plane: &Plane) -> Self {
-        const NAMES: [&str; 5] = [IS_EAGER, TF_OP, "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
-        let [is_eager, tf_op, stage_id, stage_category, is_func] = NAMES.map(|n| plane.stat_id(n));
-        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category, is_func].into_iter().flatten().map(|id| (id, true)));
-        Stats { is_eager, tf_op, stage_id, stage_category, is_func, selection }
+        const NAMES: [&str; 4] = [IS_EAGER, TF_OP, "input_pipeline_stage_id", "input_pipeline_stage_category"];
+        let [is_eager, tf_op, stage_id, stage_category] = NAMES.map(|n| plane.stat_id(n));
+        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category].into_iter().flatten().map(|id| (id, true)));
+        Stats { is_eager, tf_op, stage_id, stage_category, selection }
+    }
+
+    /// The ids of the stats read.
+    fn ids(&self) -> impl Iterator<Item = i64> {
+        [self.is_eager, self.tf_op, self.stage_id, self.stage_category].into_iter().flatten()
     }
 }
 
 /// The value of the event's first stat of metadata id `id` (XProf's `GetStat` takes the first); a stat
 /// without a value reads as an empty string.
-fn first_stat<'a>(plane: &'a Plane, stats: &[RawStat<'a>], id: Option<i64>) -> Result<Option<StatValue<'a>>, DecodeError> {
+pub(super) fn first_stat<'a>(plane: &'a Plane, stats: &[RawStat<'a>], id: Option<i64>) -> Result<Option<StatValue<'a>>, DecodeError> {
     let Some(id) = id else { return Ok(None) };
     match stats.iter().find(|s| s.metadata_id == id) {
         Some(s) => Ok(Some(plane.raw_stat_value(s)?.unwrap_or(StatValue::Str(Cow::Borrowed(""))))),
@@ -127,7 +150,7 @@ fn first_stat<'a>(plane: &'a Plane, stats: &[RawStat<'a>], id: Option<i64>) -> R
 }
 
 /// A stat's `int64_value`, 0 for any other kind (XProf's `IntValue`).
-fn int_value(v: &StatValue) -> i64 {
+pub(super) fn int_value(v: &StatValue) -> i64 {
     match v {
         StatValue::Int(i) => *i,
         _ => 0,
@@ -191,43 +214,6 @@ fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<Fa
     Ok(ops)
 }
 
-/// The events eager marking looks at ([`collect_activities`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum EventKind {
-    #[default]
-    Other,
-    /// A TensorFlow op (XProf's `TfOpRun` event type: a name that parses as a TensorFlow op).
-    TfOpRun,
-    EagerKernelExecute,
-}
-
-/// Each event metadata id's [`EventKind`], and whether XProf's grouping (which marks eager ops) runs.
-struct EventKinds {
-    kinds: IdTable<EventKind>,
-    grouped: bool,
-}
-
-impl EventKinds {
-    fn new(space: &XSpace, plane: &Plane) -> Self {
-        let kinds = IdTable::new(plane.meta.event_metadata.iter().filter_map(|(&id, m)| {
-            let kind = if m.name == "EagerExecute" {
-                EventKind::EagerKernelExecute
-            } else if parse_tf_op_fullname(&m.name).category == TfOpCategory::TensorFlow {
-                EventKind::TfOpRun
-            } else {
-                return None;
-            };
-            Some((id, kind))
-        }));
-        // XProf's grouping, which marks eager ops, skips a file grouped when it was recorded.
-        EventKinds { kinds, grouped: is_grouped(space) && !recorded_grouped(space) }
-    }
-
-    fn get(&self, metadata_id: i64) -> EventKind {
-        self.kinds.get(metadata_id)
-    }
-}
-
 /// One end of an op occurrence on a thread; `pair` (numbered from 0 per thread, in event order) pairs
 /// a begin with its end and indexes the occurrence's [`Occurrence`].
 #[derive(Debug, Clone, Copy)]
@@ -241,7 +227,8 @@ struct Activity {
 #[derive(Debug, Clone)]
 struct Occurrence<'a> {
     op: HostOp<'a>,
-    is_eager: bool,
+    /// [`Mark::Known`] or [`Mark::Node`].
+    eager: Mark,
     /// The pair comes from an allocator event's `tf_op` stat.
     from_memory_event: bool,
 }
@@ -261,19 +248,23 @@ struct PlaneInfo<'a> {
     ops: FastMap<i64, HostOp<'a>>,
     /// Event metadata ids of allocator events.
     memory_ids: Vec<i64>,
-    kinds: EventKinds,
     /// Only events starting inside it enter the replay.
     window: Option<TimeWindow>,
 }
 
-/// Step 2 of the module doc, for one line.
-fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a>) -> Result<(), DecodeError> {
+/// Step 2 of the module doc, for one line; each event also goes to the eager graph, if any.
+fn collect_activities<'a>(
+    p: &PlaneInfo<'a>,
+    line: &Line,
+    mut eager: Option<&mut EagerGraph>,
+    thread: &mut Thread<'a>,
+) -> Result<(), DecodeError> {
     let (plane, stats) = (p.plane, &p.stats);
     let line_start_ps = line.header.timestamp_ns.wrapping_mul(1000);
     thread.activities.reserve(line.event_count * 2);
-    // The events enclosing the current one: (begin, end, for an `EagerExecute`: whether it runs
-    // an op eagerly).
-    let mut enclosing: Vec<(u64, u64, Option<bool>)> = Vec::new();
+    if let Some(graph) = eager.as_deref_mut() {
+        graph.start_line();
+    }
     p.space.for_each_raw_event(
         line,
         &stats.selection,
@@ -281,21 +272,10 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
         |_, e| {
             let begin_ps = line_start_ps.wrapping_add(e.header.offset_ps) as u64;
             let end_ps = begin_ps.wrapping_add(e.header.duration_ps as u64);
-            let mut marked_eager = None;
-            if p.kinds.grouped {
-                let kind = p.kinds.get(e.header.metadata_id);
-                while enclosing.last().is_some_and(|&(b, end, _)| !(b <= begin_ps && end_ps <= end)) {
-                    enclosing.pop();
-                }
-                if kind == EventKind::TfOpRun {
-                    marked_eager = Some(enclosing.iter().rev().find_map(|&(_, _, eager)| eager).unwrap_or(false));
-                }
-                let eager_execute = match kind {
-                    EventKind::EagerKernelExecute => Some(first_stat(plane, e.stats, stats.is_func)?.is_some_and(|v| int_value(&v) == 0)),
-                    _ => None,
-                };
-                enclosing.push((begin_ps, end_ps, eager_execute));
-            }
+            let mark = match eager.as_deref_mut() {
+                Some(graph) => graph.push(plane, e, begin_ps as i64, end_ps as i64)?,
+                None => Mark::Recorded,
+            };
             if !starts_in(p.window, begin_ps as i64) {
                 return Ok(());
             }
@@ -310,17 +290,17 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
                 None => e.header.metadata_id,
             };
             if let Some(op) = p.ops.get(&key) {
-                let is_eager = match marked_eager {
-                    Some(eager) => eager,
-                    None => first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0),
+                let eager = match mark {
+                    Mark::Recorded => Mark::Known(first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0)),
+                    m => m,
                 };
-                push(Occurrence { op: op.clone(), is_eager, from_memory_event: false });
+                push(Occurrence { op: op.clone(), eager, from_memory_event: false });
             }
             if let Some(v) = first_stat(plane, e.stats, stats.tf_op)? {
                 let fullname = text_value(v);
                 if !fullname.is_empty() {
                     let op = HostOp::parse(fullname, 0).1;
-                    push(Occurrence { op, is_eager: false, from_memory_event: p.memory_ids.contains(&e.header.metadata_id) });
+                    push(Occurrence { op, eager: Mark::Known(false), from_memory_event: p.memory_ids.contains(&e.header.metadata_id) });
                 }
             }
             Ok(())
@@ -328,8 +308,10 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
     )
 }
 
-/// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row. Sorts the activities.
-fn replay(thread: &mut Thread) -> OpMetricsDb {
+/// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row. An occurrence marked
+/// by a graph node is eager as `eager_node` (the graph's answers, [`EagerGraph::finish`]) says.
+/// Sorts the activities.
+fn replay(thread: &mut Thread, eager_node: &[bool]) -> OpMetricsDb {
     let mut db = OpMetricsDbBuilder::new();
     let activities = &mut thread.activities;
     activities.sort_by_key(|a| a.time_ps);
@@ -352,7 +334,10 @@ fn replay(thread: &mut Thread) -> OpMetricsDb {
             row.category = op.type_.to_string();
         }
         row.num_cores = 1;
-        row.is_eager |= occurrence.is_eager;
+        row.is_eager |= match occurrence.eager {
+            Mark::Node(node) => eager_node[node as usize],
+            m => m == Mark::Known(true),
+        };
         row.occurrences += 1;
         row.memory_event_occurrences += u64::from(occurrence.from_memory_event);
         row.time_ps = row.time_ps.wrapping_add(time_ps);
@@ -555,6 +540,52 @@ mod tests {
         assert!(db.metrics[0].is_eager);
         // A window over every event is the whole trace.
         assert_eq!(host_op_metrics_db_in(&trace, Some(TimeWindow::new(0, 311).unwrap())).unwrap(), host_op_metrics_db(&trace).unwrap());
+    }
+
+    #[test]
+    fn eager_marking_follows_contexts_to_other_threads() {
+        let eager_execute = |is_func: i64, context: i64| {
+            vec![("is_func", V::Int64Value(is_func)), ("_pt", V::Int64Value(1)), ("_p", V::Int64Value(context))]
+        };
+        let executor = |context: i64| vec![("_ct", V::Int64Value(1)), ("_c", V::Int64Value(context))];
+        let db = host_op_metrics_db(&space(vec![
+            // An op run eagerly, and a compiled function, each handing its work to an executor thread.
+            (1, vec![("EagerExecute", 0, 1000, eager_execute(0, 42)), ("EagerExecute", 2000, 1000, eager_execute(1, 43))]),
+            (
+                2,
+                vec![
+                    ("ExecutorState::Process", 100, 500, executor(42)),
+                    ("e/Eager:MatMul", 150, 50, vec![]),
+                    ("ExecutorState::Process", 2100, 500, executor(43)),
+                    ("f/Func:Add", 2150, 50, vec![("is_eager", V::Int64Value(1))]),
+                ],
+            ),
+            // The nearest `EagerExecute` decides: the enclosing function is 2 steps up (through the
+            // executor) as is the eager producer, and the thread's nesting comes first; one level more
+            // between the executor and the function and the producer is nearer.
+            (
+                3,
+                vec![
+                    ("EagerExecute", 5000, 1000, vec![("is_func", V::Int64Value(1))]),
+                    ("ExecutorState::Process", 5100, 500, executor(42)),
+                    ("t/Tie:Mul", 5150, 50, vec![]),
+                    ("EagerExecute", 7000, 1000, vec![("is_func", V::Int64Value(1))]),
+                    ("FunctionRun", 7050, 900, vec![]),
+                    ("ExecutorState::Process", 7100, 500, executor(42)),
+                    ("n/Near:Sub", 7150, 50, vec![]),
+                ],
+            ),
+            // A producer on a later line than its consumer still decides.
+            (4, vec![("ExecutorState::Process", 9100, 500, executor(44)), ("l/Later:Neg", 9150, 50, vec![])]),
+            (5, vec![("EagerExecute", 9000, 1000, eager_execute(0, 44))]),
+        ]))
+        .unwrap();
+        let eager_of = |name: &str| db.metrics.iter().find(|m| m.name == name).unwrap().is_eager;
+        assert!(eager_of("e/Eager"), "run by an executor whose context an eager EagerExecute produced");
+        assert!(!eager_of("f/Func"), "a compiled function's op, whatever its own stat says");
+        assert!(!eager_of("t/Tie"));
+        assert!(eager_of("n/Near"));
+        assert!(eager_of("l/Later"));
     }
 
     #[test]
