@@ -20,7 +20,8 @@
 //! events builds none (no op of it is eager). Only the events with a parent besides their nesting one,
 //! the context ends, executors and `EagerExecute` events become graph nodes: any other event's nearest
 //! `EagerExecute` is found through its innermost enclosing node, as many steps away as the nesting
-//! levels between them. A node's answer (the nearest `EagerExecute` and its distance; among equally
+//! levels between them. A producer or executor under no node that consumes nothing is under no
+//! `EagerExecute` for sure and is no node either (a producer's context is kept for XProf's fan limit). A node's answer (the nearest `EagerExecute` and its distance; among equally
 //! near, the one reached through the earliest parent, as breadth first search finds it) is computed
 //! once, after the last line ([`EagerGraph::finish`]); until then an op carries its node
 //! ([`Mark::Node`]).
@@ -40,6 +41,9 @@ const ITERATOR_GET_NEXT: [&str; 2] = ["IteratorGetNextOp::DoCompute", "IteratorG
 /// `is_func` besides.
 const STAT_NAMES: [&str; 7] = ["_pt", "_p", "_ct", "_c", "_a", "id", "iter_num"];
 const IS_FUNC: &str = "is_func";
+
+/// A context's (type, id).
+type Context = (i64, u64);
 
 /// What the marking reads of each event metadata id.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,11 +94,15 @@ pub(super) struct EagerGraph {
     nodes: Vec<Node>,
     /// The current line's open events.
     stack: Vec<Enclosing>,
-    /// The last executor of each (`id`, `iter_num`).
-    executors: FastMap<(i64, i64), u32>,
+    /// The last executor of each (`id`, `iter_num`); `None` for one under no `EagerExecute` for sure.
+    executors: FastMap<(i64, i64), Option<u32>>,
     iterators: Vec<(u32, (i64, i64))>,
-    /// Context ends: (type, id, consumer, node), sorted once at the end.
-    contexts: Vec<(i64, u64, bool, u32)>,
+    /// Producers that may be under an `EagerExecute` ((type, id), node), in plane order.
+    producers: Vec<(Context, u32)>,
+    /// The contexts of producers under none for sure (not nodes: only XProf's fan limit counts them).
+    dead_producers: Vec<Context>,
+    /// Consumers ((type, id), node), in plane order.
+    consumers: Vec<(Context, u32)>,
 }
 
 impl EagerGraph {
@@ -126,7 +134,9 @@ impl EagerGraph {
             stack: Vec::new(),
             executors: FastMap::default(),
             iterators: Vec::new(),
-            contexts: Vec::new(),
+            producers: Vec::new(),
+            dead_producers: Vec::new(),
+            consumers: Vec::new(),
         })
     }
 
@@ -195,8 +205,19 @@ impl EagerGraph {
             || producer.is_some()
             || consumer.is_some()
             || (matches!(kind, Kind::Executor | Kind::Iterator) && loop_key.is_some());
+        // An event whose only parent is its nesting one, under no node, is under no `EagerExecute`
+        // (its answer is none, as that of everything it is the only way up for): no node.
+        let dead = kind != Kind::EagerExecute && consumer.is_none() && kind != Kind::Iterator && enclosing.is_none();
+        if is_node && dead {
+            if let Some(context) = producer {
+                self.dead_producers.push(context);
+            }
+            if let (Kind::Executor, Some(key)) = (kind, loop_key) {
+                self.executors.insert(key, None);
+            }
+        }
         let mut nearest = enclosing;
-        if is_node {
+        if is_node && !dead {
             let node = u32::try_from(self.nodes.len()).map_err(|_| DecodeError::Corrupt {
                 format: crate::decode::Format::XSpace,
                 detail: "too many events on the host plane to mark eager ops".into(),
@@ -206,15 +227,15 @@ impl EagerGraph {
                 _ => None,
             };
             self.nodes.push(Node { enclosing, eager_execute });
-            if let Some((t, id)) = producer {
-                self.contexts.push((t, id, false, node));
+            if let Some(context) = producer {
+                self.producers.push((context, node));
             }
-            if let Some((t, id)) = consumer {
-                self.contexts.push((t, id, true, node));
+            if let Some(context) = consumer {
+                self.consumers.push((context, node));
             }
             match (kind, loop_key) {
                 (Kind::Executor, Some(key)) => {
-                    self.executors.insert(key, node);
+                    self.executors.insert(key, Some(node));
                 }
                 (Kind::Iterator, Some(key)) => self.iterators.push((node, key)),
                 _ => {}
@@ -232,18 +253,39 @@ impl EagerGraph {
     }
 
     /// Whether each node's nearest `EagerExecute` runs an op eagerly (false under none).
-    pub(super) fn finish(mut self) -> Vec<bool> {
-        let mut extra: Vec<(u32, u32)> = self.iterators.iter().filter_map(|&(it, key)| Some((it, *self.executors.get(&key)?))).collect();
-        // Each context's producers (in plane order), then its consumers. A consumer is in one context
-        // at most: the order of contexts changes no node's parents.
-        self.contexts.sort_unstable();
-        for context in self.contexts.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-            let (producers, consumers) = context.split_at(context.partition_point(|c| !c.2));
-            if producers.len() >= MAX_CONTEXT_FAN && consumers.len() >= MAX_CONTEXT_FAN {
+    pub(super) fn finish(self) -> Vec<bool> {
+        let mut extra: Vec<(u32, u32)> = self.iterators.iter().filter_map(|&(it, key)| Some((it, (*self.executors.get(&key)?)?))).collect();
+        // Each context with a live producer: its producers (in plane order), then its consumers. A
+        // consumer is in one context at most: the order of contexts changes no node's parents.
+        let mut contexts: FastMap<Context, (Vec<u32>, Vec<u32>)> = FastMap::default();
+        for &(context, node) in &self.producers {
+            contexts.entry(context).or_default().0.push(node);
+        }
+        if !contexts.is_empty() {
+            for &(context, node) in &self.consumers {
+                if let Some((_, consumers)) = contexts.get_mut(&context) {
+                    consumers.push(node);
+                }
+            }
+        }
+        // XProf's fan limit counts every producer: those under no `EagerExecute`, of the contexts it
+        // may skip, are counted in one pass.
+        let mut dead_fan: FastMap<Context, usize> =
+            contexts.iter().filter(|(_, (_, consumers))| consumers.len() >= MAX_CONTEXT_FAN).map(|(&c, _)| (c, 0)).collect();
+        if !dead_fan.is_empty() {
+            for context in &self.dead_producers {
+                if let Some(n) = dead_fan.get_mut(context) {
+                    *n += 1;
+                }
+            }
+        }
+        for (context, (producers, consumers)) in &contexts {
+            let fan = producers.len() + dead_fan.get(context).copied().unwrap_or(0);
+            if consumers.len() >= MAX_CONTEXT_FAN && fan >= MAX_CONTEXT_FAN {
                 continue;
             }
-            for c in consumers {
-                extra.extend(producers.iter().map(|p| (c.3, p.3)));
+            for &c in consumers {
+                extra.extend(producers.iter().map(|&p| (c, p)));
             }
         }
         // Stable: each node's executor first, then its producers in plane order.
