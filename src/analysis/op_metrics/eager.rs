@@ -21,10 +21,14 @@
 //! the context ends, executors and `EagerExecute` events become graph nodes: any other event's nearest
 //! `EagerExecute` is found through its innermost enclosing node, as many steps away as the nesting
 //! levels between them. A producer or executor under no node that consumes nothing is under no
-//! `EagerExecute` for sure and is no node either (a producer's context is kept for XProf's fan limit). A node's answer (the nearest `EagerExecute` and its distance; among equally
-//! near, the one reached through the earliest parent, as breadth first search finds it) is computed
-//! once, after the last line ([`EagerGraph::finish`]); until then an op carries its node
-//! ([`Mark::Node`]).
+//! `EagerExecute` for sure and is no node either (a producer's context is kept for XProf's fan limit).
+//! The answers are computed once, after the last line ([`EagerGraph::finish`]): only the nodes below an
+//! `EagerExecute` that runs an op eagerly can be eager, so only they and the nodes above them are
+//! searched (with exact distances, cycles of contexts included); until then an op carries its node
+//! ([`Mark::Node`]). A plane without `EagerExecute` events or without `is_func` stats builds no graph.
+//!
+//! Not followed (no fixture has them): XProf's edges between the executors of a TensorFlow loop
+//! iteration (`ProcessTensorFlowLoop`), and its split of a context's ends by process id.
 
 use super::host::{first_stat, int_value};
 use crate::decode::xplane::{IdTable, Plane, RawEvent, StatValue};
@@ -40,6 +44,8 @@ const ITERATOR_GET_NEXT: [&str; 2] = ["IteratorGetNextOp::DoCompute", "IteratorG
 /// The stats the graph reads of every event, in role order (role = index + 1); an `EagerExecute`'s
 /// `is_func` besides.
 const STAT_NAMES: [&str; 7] = ["_pt", "_p", "_ct", "_c", "_a", "id", "iter_num"];
+/// The roles before `id` and `iter_num` (executors' and iterators' keys).
+const KEY_ROLES: usize = 5;
 const IS_FUNC: &str = "is_func";
 
 /// A context's (type, id).
@@ -89,8 +95,11 @@ pub(super) struct EagerGraph {
     /// Each read stat metadata id's role (index in [`STAT_NAMES`] + 1).
     roles: IdTable<u8>,
     is_func: Option<i64>,
-    /// The plane has `EagerExecute` events: without, no op is eager and no graph is built.
+    /// The plane has `EagerExecute` events and `is_func` stats: without, no op is eager and no graph
+    /// is built.
     any_eager_execute: bool,
+    /// Some `EagerExecute` node runs an op eagerly: without one, no node's answer is eager.
+    any_eager_node: bool,
     nodes: Vec<Node>,
     /// The current line's open events.
     stack: Vec<Enclosing>,
@@ -124,12 +133,17 @@ impl EagerGraph {
             any_eager_execute |= kind == Kind::EagerExecute;
             Some((id, kind))
         }));
+        // Without an `is_func` stat every `EagerExecute` runs a compiled function: no op is eager, and
+        // no graph is needed to say so.
+        let is_func = plane.stat_id(IS_FUNC);
+        any_eager_execute &= is_func.is_some();
         let roles = IdTable::new(STAT_NAMES.iter().zip(1u8..).filter_map(|(n, role)| Some((plane.stat_id(n)?, role))));
         Some(EagerGraph {
             kinds,
             roles,
-            is_func: plane.stat_id(IS_FUNC),
+            is_func,
             any_eager_execute,
+            any_eager_node: false,
             nodes: Vec::new(),
             stack: Vec::new(),
             executors: FastMap::default(),
@@ -141,8 +155,10 @@ impl EagerGraph {
     }
 
     /// The stat metadata ids the graph reads of an event (for the scan's selection).
+    /// `id` and `iter_num` are not among them: many events (allocators') carry an `id`, and only an
+    /// executor's or iterator's counts, so [`EagerGraph::push`] reads those two events' stats itself.
     pub(super) fn stat_ids(plane: &Plane) -> impl Iterator<Item = i64> + '_ {
-        STAT_NAMES.iter().chain([&IS_FUNC]).filter_map(|n| plane.stat_id(n))
+        STAT_NAMES[..KEY_ROLES].iter().chain([&IS_FUNC]).filter_map(|n| plane.stat_id(n))
     }
 
     /// Starts the next line.
@@ -160,13 +176,23 @@ impl EagerGraph {
         let mut producer = (None, None);
         let mut consumer = (None, None);
         let (mut is_async, mut step_id, mut iter_num) = (false, None, None);
-        let mut seen = 0u8;
-        for stat in e.stats {
+        // The roles still to read (a bit per role): the first stat of each; `id` and `iter_num` only
+        // of the executors and iterators that are keyed by them.
+        let keyed = matches!(kind, Kind::Executor | Kind::Iterator);
+        let own;
+        let stats = if keyed {
+            own = e.read_stats(|id| self.roles.get(id) != 0)?.0;
+            &own[..]
+        } else {
+            e.stats
+        };
+        let mut unread: u8 = if keyed { 0x7f } else { (1 << KEY_ROLES) - 1 };
+        for stat in stats {
             let role = self.roles.get(stat.metadata_id);
-            if role == 0 || seen & (1 << (role - 1)) != 0 {
+            if role == 0 || unread & (1 << (role - 1)) == 0 {
                 continue;
             }
-            seen |= 1 << (role - 1);
+            unread &= !(1 << (role - 1));
             let int = match stat.number() {
                 Some(v) => v,
                 None => match plane.raw_stat_value(stat)? {
@@ -226,6 +252,7 @@ impl EagerGraph {
                 Kind::EagerExecute => Some(first_stat(plane, e.stats, self.is_func)?.is_some_and(|v| int_value(&v) == 0)),
                 _ => None,
             };
+            self.any_eager_node |= eager_execute == Some(true);
             self.nodes.push(Node { enclosing, eager_execute });
             if let Some(context) = producer {
                 self.producers.push((context, node));
@@ -253,114 +280,232 @@ impl EagerGraph {
     }
 
     /// Whether each node's nearest `EagerExecute` runs an op eagerly (false under none).
+    ///
+    /// Only the nodes below an `EagerExecute` that runs an op eagerly (reached down the graph from
+    /// one) can be eager; only they and the nodes above them (all their ways up) are searched, so a
+    /// trace whose eager ops stay near their `EagerExecute` pays for a handful of nodes, not for the
+    /// thousands of executor and thread-pool events that run its functions.
     pub(super) fn finish(self) -> Vec<bool> {
-        let mut extra: Vec<(u32, u32)> = self.iterators.iter().filter_map(|&(it, key)| Some((it, (*self.executors.get(&key)?)?))).collect();
-        // Each context with a live producer: its producers (in plane order), then its consumers. A
-        // consumer is in one context at most: the order of contexts changes no node's parents.
-        let mut contexts: FastMap<Context, (Vec<u32>, Vec<u32>)> = FastMap::default();
-        for &(context, node) in &self.producers {
-            contexts.entry(context).or_default().0.push(node);
+        let n = self.nodes.len();
+        let mut eager = vec![false; n];
+        if !self.any_eager_node {
+            return eager;
         }
-        if !contexts.is_empty() {
-            for &(context, node) in &self.consumers {
-                if let Some((_, consumers)) = contexts.get_mut(&context) {
-                    consumers.push(node);
-                }
+        let mut graph = Graph::new(&self);
+        // Down from the eager `EagerExecute`s: the nodes that may be eager. In waves: the contexts the
+        // wave's producers open are looked up together, in one pass over the context ends.
+        let mut below = vec![false; n];
+        let mut stack: Vec<u32> = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            if node.eager_execute == Some(true) {
+                below[i] = true;
+                stack.push(i as u32);
             }
         }
-        // XProf's fan limit counts every producer: those under no `EagerExecute`, of the contexts it
-        // may skip, are counted in one pass.
-        let mut dead_fan: FastMap<Context, usize> =
-            contexts.iter().filter(|(_, (_, consumers))| consumers.len() >= MAX_CONTEXT_FAN).map(|(&c, _)| (c, 0)).collect();
-        if !dead_fan.is_empty() {
-            for context in &self.dead_producers {
-                if let Some(n) = dead_fan.get_mut(context) {
-                    *n += 1;
-                }
-            }
-        }
-        for (context, (producers, consumers)) in &contexts {
-            let fan = producers.len() + dead_fan.get(context).copied().unwrap_or(0);
-            if consumers.len() >= MAX_CONTEXT_FAN && fan >= MAX_CONTEXT_FAN {
-                continue;
-            }
-            for &c in consumers {
-                extra.extend(producers.iter().map(|&p| (c, p)));
-            }
-        }
-        // Stable: each node's executor first, then its producers in plane order.
-        extra.sort_by_key(|&(child, _)| child);
-        let mut start = vec![0usize; self.nodes.len() + 1];
-        for &(child, _) in &extra {
-            start[child as usize + 1] += 1;
-        }
-        for i in 0..self.nodes.len() {
-            start[i + 1] += start[i];
-        }
-        let graph = Graph { nodes: &self.nodes, start: &start, parents: &extra };
-        graph.answers().into_iter().map(|a| a.is_some_and(|(_, eager)| eager)).collect()
-    }
-}
-
-struct Graph<'a> {
-    nodes: &'a [Node],
-    /// Each node's parents besides its enclosing one: `parents[start[n]..start[n + 1]]`, one step each.
-    start: &'a [usize],
-    parents: &'a [(u32, u32)],
-}
-
-/// A node's nearest `EagerExecute`: steps to it and whether it runs an op eagerly.
-type Answer = Option<(u32, bool)>;
-
-impl Graph<'_> {
-    /// The parents of `n` in XProf's order, with the steps to each.
-    fn parents_of(&self, n: usize) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.nodes[n].enclosing.into_iter().chain(self.parents[self.start[n]..self.start[n + 1]].iter().map(|&(_, p)| (p, 1)))
-    }
-
-    /// Every node's answer, each computed once after its parents' (a parent still being computed, on a
-    /// cycle, is passed over: a nearest path never goes round one).
-    fn answers(&self) -> Vec<Answer> {
-        #[derive(Clone, Copy, PartialEq)]
-        enum State {
-            New,
-            Open,
-            Done,
-        }
-        let mut state = vec![State::New; self.nodes.len()];
-        let mut answer: Vec<Answer> = vec![None; self.nodes.len()];
-        let mut stack: Vec<usize> = Vec::new();
-        for root in 0..self.nodes.len() {
-            if state[root] != State::New {
-                continue;
-            }
-            stack.push(root);
-            while let Some(&n) = stack.last() {
-                if state[n] == State::New {
-                    state[n] = State::Open;
-                    if self.nodes[n].eager_execute.is_none() {
-                        let before = stack.len();
-                        stack.extend(self.parents_of(n).map(|(p, _)| p as usize).filter(|&p| state[p] == State::New));
-                        if stack.len() > before {
-                            continue;
-                        }
+        let mut reached = stack.clone();
+        while !stack.is_empty() {
+            graph.resolve(stack.iter().filter_map(|&v| context_of(&self.producers, v)));
+            let wave = std::mem::take(&mut stack);
+            for v in wave {
+                for c in graph.children_of(v) {
+                    if !below[c as usize] {
+                        below[c as usize] = true;
+                        stack.push(c);
+                        reached.push(c);
                     }
                 }
-                stack.pop();
-                if state[n] == State::Done {
-                    continue;
-                }
-                answer[n] = match self.nodes[n].eager_execute {
-                    Some(eager) => Some((0, eager)),
-                    None => self
-                        .parents_of(n)
-                        .filter(|&(p, _)| state[p as usize] == State::Done)
-                        .filter_map(|(p, steps)| answer[p as usize].map(|(d, eager)| (d + steps, eager)))
-                        .fold(None, |best: Answer, a| if best.is_some_and(|b| b.0 <= a.0) { best } else { Some(a) }),
-                };
-                state[n] = State::Done;
             }
         }
-        answer
+        // Up from those: every node their searches can meet.
+        let mut searched = below.clone();
+        let mut order = reached.clone();
+        stack.extend_from_slice(&reached);
+        while !stack.is_empty() {
+            graph.resolve(stack.iter().filter_map(|&v| context_of(&self.consumers, v)));
+            let wave = std::mem::take(&mut stack);
+            for v in wave {
+                for (p, _) in graph.parents_of(v) {
+                    if !searched[p as usize] {
+                        searched[p as usize] = true;
+                        stack.push(p);
+                        order.push(p);
+                    }
+                }
+            }
+        }
+        for (node, answer) in graph.answers(&order) {
+            if below[node as usize] {
+                eager[node as usize] = answer;
+            }
+        }
+        eager
+    }
+}
+
+/// The graph's edges besides nesting: a consumer's producers and a producer's consumers by context
+/// (none for a context XProf skips, with [`MAX_CONTEXT_FAN`] or more of both, where the producers
+/// under no node count too), an iterator's executor and an executor's iterators.
+struct Graph<'a> {
+    g: &'a EagerGraph,
+    /// Each node's nested nodes: `nested[nested_start[n]..nested_start[n + 1]]`.
+    nested_start: Vec<u32>,
+    nested: Vec<u32>,
+    /// The contexts looked up so far ([`Graph::resolve`]): their producers and consumers, in plane
+    /// order, or none for a context XProf skips.
+    contexts: FastMap<Context, (Vec<u32>, Vec<u32>)>,
+    /// (executor, iterator) pairs, by executor; (iterator, executor), by iterator.
+    executor_iterators: Vec<(u32, u32)>,
+    iterator_executor: Vec<(u32, u32)>,
+}
+
+/// The context of `node` among `ends` (in node order), if it is one of them.
+fn context_of(ends: &[(Context, u32)], node: u32) -> Option<Context> {
+    ends.binary_search_by_key(&node, |&(_, n)| n).ok().map(|i| ends[i].0)
+}
+
+impl<'a> Graph<'a> {
+    fn new(g: &'a EagerGraph) -> Self {
+        let n = g.nodes.len();
+        let mut nested_start = vec![0u32; n + 1];
+        for node in &g.nodes {
+            if let Some((p, _)) = node.enclosing {
+                nested_start[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            nested_start[i + 1] += nested_start[i];
+        }
+        let mut fill = nested_start.clone();
+        let mut nested = vec![0u32; nested_start[n] as usize];
+        for (c, node) in g.nodes.iter().enumerate() {
+            if let Some((p, _)) = node.enclosing {
+                nested[fill[p as usize] as usize] = c as u32;
+                fill[p as usize] += 1;
+            }
+        }
+        let iterator_executor: Vec<(u32, u32)> =
+            g.iterators.iter().filter_map(|&(it, key)| Some((it, (*g.executors.get(&key)?)?))).collect();
+        let mut executor_iterators: Vec<(u32, u32)> = iterator_executor.iter().map(|&(it, ex)| (ex, it)).collect();
+        executor_iterators.sort_unstable();
+        Graph { g, nested_start, nested, contexts: FastMap::default(), executor_iterators, iterator_executor }
+    }
+
+    /// Looks up `contexts` not looked up yet: one pass over the producers and consumers (and, for a
+    /// context with [`MAX_CONTEXT_FAN`] or more consumers, the producers under no node).
+    fn resolve(&mut self, contexts: impl Iterator<Item = Context>) {
+        let mut new: FastMap<Context, (Vec<u32>, Vec<u32>)> = FastMap::default();
+        for c in contexts {
+            if !self.contexts.contains_key(&c) {
+                new.entry(c).or_default();
+            }
+        }
+        if new.is_empty() {
+            return;
+        }
+        for &(c, node) in &self.g.producers {
+            if let Some(e) = new.get_mut(&c) {
+                e.0.push(node);
+            }
+        }
+        for &(c, node) in &self.g.consumers {
+            if let Some(e) = new.get_mut(&c) {
+                e.1.push(node);
+            }
+        }
+        let mut dead: FastMap<Context, usize> =
+            new.iter().filter(|(_, (p, c))| c.len() >= MAX_CONTEXT_FAN && p.len() < MAX_CONTEXT_FAN).map(|(&c, _)| (c, 0)).collect();
+        if !dead.is_empty() {
+            for c in &self.g.dead_producers {
+                if let Some(k) = dead.get_mut(c) {
+                    *k += 1;
+                }
+            }
+        }
+        for (c, (producers, consumers)) in new {
+            let fan = producers.len() + dead.get(&c).copied().unwrap_or(0);
+            let skipped = consumers.len() >= MAX_CONTEXT_FAN && fan >= MAX_CONTEXT_FAN;
+            self.contexts.insert(c, if skipped { Default::default() } else { (producers, consumers) });
+        }
+    }
+
+    /// The context `c`'s (producers, consumers) as XProf connects them; looked up before.
+    fn ends(&self, c: Context) -> (&[u32], &[u32]) {
+        let (p, c) = &self.contexts[&c];
+        (p, c)
+    }
+
+    /// The nodes `v` is a parent of.
+    fn children_of(&self, v: u32) -> impl Iterator<Item = u32> + '_ {
+        let nested = &self.nested[self.nested_start[v as usize] as usize..self.nested_start[v as usize + 1] as usize];
+        let from = self.executor_iterators.partition_point(|&(ex, _)| ex < v);
+        let iterators = self.executor_iterators[from..].iter().take_while(move |&&(ex, _)| ex == v).map(|&(_, it)| it);
+        let consumers = context_of(&self.g.producers, v).map_or(&[][..], |c| self.ends(c).1);
+        nested.iter().copied().chain(iterators).chain(consumers.iter().copied())
+    }
+
+    /// The parents of `v` in XProf's order (its enclosing node, an iterator's executor, a consumer's
+    /// producers in plane order), with the steps to each.
+    fn parents_of(&self, v: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let executor = self.iterator_executor.binary_search_by_key(&v, |&(it, _)| it).ok().map(|i| self.iterator_executor[i].1);
+        let producers = context_of(&self.g.consumers, v).map_or(&[][..], |c| self.ends(c).0);
+        self.g.nodes[v as usize].enclosing.into_iter().chain(executor.map(|ex| (ex, 1))).chain(producers.iter().map(|&p| (p, 1)))
+    }
+
+    /// The answer of each node of `nodes` (every node any of them can reach up the graph), as XProf's
+    /// breadth first search up the graph finds it: it meets the nodes in the order of their shortest
+    /// paths compared parent by parent (a node's parents in their order), so among the nearest
+    /// `EagerExecute`s it returns the one whose path takes the earliest parent at the first step where
+    /// the paths part. Each node's distance to its nearest `EagerExecute` comes from one search down
+    /// from all of them at once (exact on any graph, cycles included); then, nearest first, each node
+    /// takes the answer of its first parent on a shortest path.
+    fn answers(&self, nodes: &[u32]) -> Vec<(u32, bool)> {
+        use std::cmp::Reverse;
+        let local: FastMap<u32, u32> = nodes.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
+        let m = nodes.len();
+        // Each searched node's parents (local numbers) with their steps, and the reverse.
+        let parents: Vec<Vec<(u32, u32)>> =
+            nodes.iter().map(|&v| self.parents_of(v).map(|(p, steps)| (local[&p], steps)).collect()).collect();
+        let mut children: Vec<Vec<(u32, u32)>> = vec![Vec::new(); m];
+        for (c, ps) in parents.iter().enumerate() {
+            for &(p, steps) in ps {
+                children[p as usize].push((c as u32, steps));
+            }
+        }
+        const FAR: u32 = u32::MAX;
+        let mut distance = vec![FAR; m];
+        let mut heap = std::collections::BinaryHeap::new();
+        for (i, &v) in nodes.iter().enumerate() {
+            if self.g.nodes[v as usize].eager_execute.is_some() {
+                distance[i] = 0;
+                heap.push(Reverse((0u32, i as u32)));
+            }
+        }
+        // Local nodes in the order their distance became final: nearest first.
+        let mut settled = Vec::with_capacity(m);
+        while let Some(Reverse((d, i))) = heap.pop() {
+            if d != distance[i as usize] {
+                continue;
+            }
+            settled.push(i);
+            for &(c, steps) in &children[i as usize] {
+                let via = d.saturating_add(steps);
+                if via < distance[c as usize] {
+                    distance[c as usize] = via;
+                    heap.push(Reverse((via, c)));
+                }
+            }
+        }
+        let mut eager = vec![false; m];
+        for i in settled {
+            let i = i as usize;
+            eager[i] = match self.g.nodes[nodes[i] as usize].eager_execute {
+                Some(e) => e,
+                None => parents[i]
+                    .iter()
+                    .find(|&&(p, steps)| distance[p as usize] != FAR && distance[p as usize].saturating_add(steps) == distance[i])
+                    .is_some_and(|&(p, _)| eager[p as usize]),
+            };
+        }
+        nodes.iter().zip(eager).map(|(&v, e)| (v, e)).collect()
     }
 }

@@ -21,8 +21,9 @@
 //!    other ops, and every op of a trace XProf does not group (one with TensorFlow loop ops,
 //!    [`crate::analysis::step_groups::is_grouped`], or one grouped when it was recorded,
 //!    [`crate::analysis::step_groups::recorded_grouped`]), keep their `is_eager` stat. The graph is
-//!    read in this same scan; an op's answer may come from a later line, so where there is a graph
-//!    every thread is replayed (step 3) once every line is read.
+//!    read in this same scan; an op's answer may come from a later line, so an op a graph node
+//!    decides enters its thread's replay (step 3) as not eager, and its row is marked eager after
+//!    the last line where the graph's answer says so (a row is eager when any of its ops is).
 //! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
 //!    pops until it finds its begin (what it pops on the way is lost; without one it is ignored). A
 //!    matched op adds one occurrence, its duration, and its duration less its children's as self time;
@@ -68,24 +69,34 @@ pub fn host_op_metrics_db_in(space: &XSpace, window: Option<TimeWindow>) -> Resu
     };
     let info = PlaneInfo { space, plane, stats, ops, memory_ids, window };
     let mut db = OpMetricsDbBuilder::new();
-    // With a graph, an op's eagerness may be decided by a later line: the threads are replayed once
-    // every line is read. Without one, each thread is replayed as soon as it is read.
-    let mut threads: Vec<Thread> = Vec::new();
+    // Each thread is replayed as soon as it is read; an op whose eagerness a graph node decides (its
+    // answer may come from a later line) enters its row as not eager, and the rows whose ops the
+    // graph's answers make eager are marked at the end (a row is eager when any of its ops is).
+    // `pending`: (index in `pending_rows`, node), `pending_rows`: the (id, name) keys they concern.
+    let mut pending: Vec<(u32, u32)> = Vec::new();
+    let mut pending_rows: Vec<(u64, String)> = Vec::new();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
             continue;
         }
         let mut thread = Thread::default();
         collect_activities(&info, line, eager.as_mut(), &mut thread)?;
-        match eager {
-            Some(_) => threads.push(thread),
-            None => db.combine(&replay(&mut thread, &[]), false),
+        let (thread_db, mut by_node) = replay(&mut thread);
+        by_node.sort_unstable();
+        for rows in by_node.chunk_by(|a, b| a.0 == b.0) {
+            let m = &thread_db.metrics[rows[0].0 as usize];
+            pending.extend(rows.iter().map(|&(_, node)| (pending_rows.len() as u32, node)));
+            pending_rows.push((m.hlo_module_id, m.name.clone()));
         }
+        db.combine(&thread_db, false);
     }
     if let Some(graph) = eager {
         let eager_node = graph.finish();
-        for thread in &mut threads {
-            db.combine(&replay(thread, &eager_node), false);
+        for &(row, node) in &pending {
+            if eager_node[node as usize] {
+                let (id, name) = &pending_rows[row as usize];
+                db.row(*id, name).is_eager = true;
+            }
         }
     }
     Ok(db.finish())
@@ -308,11 +319,14 @@ fn collect_activities<'a>(
     )
 }
 
-/// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row. An occurrence marked
-/// by a graph node is eager as `eager_node` (the graph's answers, [`EagerGraph::finish`]) says.
-/// Sorts the activities.
-fn replay(thread: &mut Thread, eager_node: &[bool]) -> OpMetricsDb {
+/// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row, and the (row, graph
+/// node) of each occurrence counted whose eagerness a graph node decides ([`Mark::Node`]: not yet
+/// in its row's). Sorts the activities.
+fn replay(thread: &mut Thread) -> (OpMetricsDb, Vec<(u32, u32)>) {
     let mut db = OpMetricsDbBuilder::new();
+    let mut by_node = Vec::new();
+    // Each op key's row index: found without the builder's owned-string key for each occurrence.
+    let mut rows: FastMap<(u64, &str), usize> = FastMap::default();
     let activities = &mut thread.activities;
     activities.sort_by_key(|a| a.time_ps);
     // (pair, begin time, children's time)
@@ -329,15 +343,16 @@ fn replay(thread: &mut Thread, eager_node: &[bool]) -> OpMetricsDb {
         let op = &occurrence.op;
         let time_ps = a.time_ps.saturating_sub(begin_ps);
         let self_ps = time_ps.wrapping_sub(children_ps);
-        let row = db.row(op.id as u64, &op.name);
+        let index = *rows.entry((op.id as u64, &op.name)).or_insert_with(|| db.row_index(op.id as u64, &op.name));
+        let row = &mut db.db_mut().metrics[index];
         if row.category.is_empty() {
             row.category = op.type_.to_string();
         }
         row.num_cores = 1;
-        row.is_eager |= match occurrence.eager {
-            Mark::Node(node) => eager_node[node as usize],
-            m => m == Mark::Known(true),
-        };
+        match occurrence.eager {
+            Mark::Node(node) => by_node.push((index as u32, node)),
+            m => row.is_eager |= m == Mark::Known(true),
+        }
         row.occurrences += 1;
         row.memory_event_occurrences += u64::from(occurrence.from_memory_event);
         row.time_ps = row.time_ps.wrapping_add(time_ps);
@@ -362,7 +377,7 @@ fn replay(thread: &mut Thread, eager_node: &[bool]) -> OpMetricsDb {
         db.set_total_time_ps(last.time_ps.wrapping_sub(first.time_ps));
     }
     db.add_idle_op();
-    db
+    (db, by_node)
 }
 
 /// Pops the stack down to and including the entry of `pair`; `None` (stack emptied) if absent.
@@ -586,6 +601,149 @@ mod tests {
         assert!(!eager_of("t/Tie"));
         assert!(eager_of("n/Near"));
         assert!(eager_of("l/Later"));
+    }
+
+    /// Whether each op named is eager in the host db of `lines`.
+    fn eager_ops(lines: Vec<(i64, Vec<Ev>)>, names: &[&str]) -> Vec<bool> {
+        let db = host_op_metrics_db(&space(lines)).unwrap();
+        names.iter().map(|n| db.metrics.iter().find(|m| m.name == *n).unwrap_or_else(|| panic!("{n} has a row")).is_eager).collect()
+    }
+
+    fn int_stats(stats: &[(&'static str, i64)]) -> Vec<(&'static str, V)> {
+        stats.iter().map(|&(n, v)| (n, V::Int64Value(v))).collect()
+    }
+
+    #[test]
+    fn eager_marking_follows_an_iterator_to_its_executor() {
+        // XProf makes the (last) `ExecutorState::Process` of an `id` and `iter_num` the parent of each
+        // `IteratorGetNext` with the same two.
+        let key = |id: i64, iter: i64| int_stats(&[("id", id), ("iter_num", iter)]);
+        let got = eager_ops(
+            vec![
+                (
+                    1,
+                    vec![
+                        ("EagerExecute", 0, 1000, int_stats(&[("is_func", 1)])),
+                        ("ExecutorState::Process", 100, 100, key(7, 0)),
+                        ("EagerExecute", 2000, 1000, int_stats(&[("is_func", 0)])),
+                        ("ExecutorState::Process", 2100, 100, key(7, 0)),
+                        ("ExecutorState::Process", 3500, 100, key(8, 0)),
+                    ],
+                ),
+                (
+                    2,
+                    vec![
+                        ("IteratorGetNextOp::DoCompute", 2200, 500, key(7, 0)),
+                        ("i/Iter:MatMul", 2250, 50, vec![]),
+                        ("IteratorGetNextAsOptionalOp::DoCompute", 3600, 500, key(8, 0)),
+                        ("o/Optional:MatMul", 3650, 50, vec![]),
+                        ("IteratorGetNextOp::DoCompute", 4200, 500, key(9, 0)),
+                        ("u/Unmatched:MatMul", 4250, 50, vec![]),
+                    ],
+                ),
+            ],
+            &["i/Iter", "o/Optional", "u/Unmatched"],
+        );
+        assert_eq!(got, [true, false, false]);
+    }
+
+    #[test]
+    fn equally_near_eager_executes_are_taken_in_parent_order() {
+        // A consumer's producers are its parents in plane order: two producers at the same distance,
+        // the first one's `EagerExecute` wins.
+        let producer = |context: i64| int_stats(&[("_pt", 1), ("_p", context)]);
+        let consumer = |context: i64| int_stats(&[("_ct", 1), ("_c", context)]);
+        let got = eager_ops(
+            vec![
+                (
+                    1,
+                    vec![
+                        ("EagerExecute", 0, 100, int_stats(&[("is_func", 1)])),
+                        ("FunctionRun", 10, 10, producer(1)),
+                        ("EagerExecute", 200, 100, int_stats(&[("is_func", 0)])),
+                        ("FunctionRun", 210, 10, producer(1)),
+                        ("FunctionRun", 220, 10, producer(2)),
+                        ("EagerExecute", 400, 100, int_stats(&[("is_func", 1)])),
+                        ("FunctionRun", 410, 10, producer(2)),
+                    ],
+                ),
+                (
+                    2,
+                    vec![
+                        ("ExecutorState::Process", 1000, 100, consumer(1)),
+                        ("f/First:Add", 1010, 10, vec![]),
+                        ("ExecutorState::Process", 2000, 100, consumer(2)),
+                        ("e/First:Add", 2010, 10, vec![]),
+                    ],
+                ),
+            ],
+            &["f/First", "e/First"],
+        );
+        assert_eq!(got, [false, true]);
+    }
+
+    #[test]
+    fn a_context_with_64_producers_and_consumers_is_skipped() {
+        // XProf connects no producer to a consumer in a context with 64 or more of both; producers
+        // under no `EagerExecute` count too.
+        let context = |fan_producers: usize, consumers: usize, context: i64, name: &'static str| {
+            let mut producer_line = vec![
+                ("EagerExecute", 0, 100_000, int_stats(&[("is_func", 0)])),
+                ("Record", 10, 10, int_stats(&[("_pt", 1), ("_p", context)])),
+            ];
+            let other: Vec<Ev> =
+                (0..fan_producers - 1).map(|i| ("Record", 200_000 + 10 * i as i64, 5, int_stats(&[("_pt", 1), ("_p", context)]))).collect();
+            producer_line.extend(other);
+            let mut consumer_line = Vec::new();
+            for i in 0..consumers as i64 {
+                consumer_line.push(("StartRegion", 1_000_000 + 100 * i, 50, int_stats(&[("_ct", 1), ("_c", context)])));
+                consumer_line.push((name, 1_000_000 + 100 * i + 10, 10, vec![]));
+            }
+            eager_ops(vec![(1, producer_line), (2, consumer_line)], &[name.split(':').next().unwrap()])[0]
+        };
+        assert!(context(63, 64, 5, "a/Fan63:Add"), "63 producers: connected");
+        assert!(context(64, 63, 5, "b/Consumers63:Add"), "63 consumers: connected");
+        assert!(!context(64, 64, 5, "c/Fan64:Add"), "64 of both: skipped");
+    }
+
+    #[test]
+    fn an_eager_execute_without_is_func_runs_a_compiled_function() {
+        // XProf's `IsCompiledFunc`: no `is_func` stat is a function, on a plane without the stat at
+        // all as on one where other events have it.
+        let got = eager_ops(
+            vec![(1, vec![("EagerExecute", 0, 100, vec![]), ("a/Absent:Add", 10, 10, vec![("is_eager", V::Int64Value(1))])])],
+            &["a/Absent"],
+        );
+        assert_eq!(got, [false]);
+        let got = eager_ops(
+            vec![(
+                1,
+                vec![
+                    ("EagerExecute", 0, 100, vec![]),
+                    ("a/Absent:Add", 10, 10, vec![]),
+                    ("EagerExecute", 200, 100, int_stats(&[("is_func", 0)])),
+                    ("e/Eager:Add", 210, 10, vec![]),
+                ],
+            )],
+            &["a/Absent", "e/Eager"],
+        );
+        assert_eq!(got, [false, true]);
+    }
+
+    #[test]
+    fn eager_marking_is_exact_on_a_cycle_of_contexts() {
+        // Two executor events each consuming the other's context: the search goes round the cycle
+        // to the eager `EagerExecute` producing the first context.
+        let ends = |consumes: i64, produces: i64| int_stats(&[("_ct", 1), ("_c", consumes), ("_pt", 1), ("_p", produces)]);
+        let got = eager_ops(
+            vec![
+                (1, vec![("EagerExecute", 0, 100, int_stats(&[("is_func", 0)])), ("Record", 10, 10, int_stats(&[("_pt", 1), ("_p", 1)]))]),
+                (2, vec![("ExecutorState::Process", 1000, 100, ends(1, 2)), ("x/X:Add", 1010, 10, vec![])]),
+                (3, vec![("ExecutorState::Process", 2000, 100, ends(2, 1)), ("y/Y:Add", 2010, 10, vec![])]),
+            ],
+            &["x/X", "y/Y"],
+        );
+        assert_eq!(got, [true, true]);
     }
 
     #[test]
