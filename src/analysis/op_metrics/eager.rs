@@ -168,11 +168,42 @@ impl EagerGraph {
 
     /// Adds the next event of the current line, spanning `begin..=end` (ps), and says how its
     /// `is_eager` is decided.
+    #[inline]
     pub(super) fn push(&mut self, plane: &Plane, e: &RawEvent<'_, '_>, begin: i64, end: i64) -> Result<Mark, DecodeError> {
         let kind = self.kinds.get(e.header.metadata_id);
         if !self.any_eager_execute {
             return Ok(if kind == Kind::TfOpRun { Mark::Known(false) } else { Mark::Recorded });
         }
+        // Most events (the ops, and what else runs on the threads) carry none of the graph's stats
+        // and are neither `EagerExecute`s, executors nor iterators: not async, no node, they only
+        // nest. Kept on the stack here, without the reading below (the scan's hottest path).
+        let plain = matches!(kind, Kind::Other | Kind::TfOpRun)
+            && !e.stats.iter().any(|s| (1..=KEY_ROLES as u8).contains(&self.roles.get(s.metadata_id)));
+        if !plain {
+            return self.push_node(plane, e, kind, begin, end);
+        }
+        self.nest(begin, end);
+        let nearest = self.stack.last().and_then(|o| o.nearest);
+        self.stack.push(Enclosing { begin, end, nearest });
+        Ok(match (kind, nearest) {
+            (Kind::TfOpRun, Some((node, _))) => Mark::Node(node),
+            (Kind::TfOpRun, None) => Mark::Known(false),
+            _ => Mark::Recorded,
+        })
+    }
+
+    /// Pops the open events that do not enclose `begin..=end`; returns the nesting depth left.
+    #[inline]
+    fn nest(&mut self, begin: i64, end: i64) -> u32 {
+        while self.stack.last().is_some_and(|o| !(o.begin <= begin && end <= o.end)) {
+            self.stack.pop();
+        }
+        self.stack.len() as u32
+    }
+
+    /// [`Self::push`] for an event that may be a node (or is async).
+    #[inline(never)]
+    fn push_node(&mut self, plane: &Plane, e: &RawEvent<'_, '_>, kind: Kind, begin: i64, end: i64) -> Result<Mark, DecodeError> {
         let mut producer = (None, None);
         let mut consumer = (None, None);
         let (mut is_async, mut step_id, mut iter_num) = (false, None, None);
@@ -215,14 +246,7 @@ impl EagerGraph {
                 _ => iter_num = int,
             }
         }
-        let depth = if is_async {
-            None
-        } else {
-            while self.stack.last().is_some_and(|o| !(o.begin <= begin && end <= o.end)) {
-                self.stack.pop();
-            }
-            Some(self.stack.len() as u32)
-        };
+        let depth = if is_async { None } else { Some(self.nest(begin, end)) };
         let enclosing = depth.and_then(|d| self.stack.last().and_then(|o| o.nearest).map(|(node, nd)| (node, d - nd)));
         let producer = producer.0.zip(producer.1);
         let consumer = consumer.0.zip(consumer.1);

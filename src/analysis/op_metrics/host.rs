@@ -75,18 +75,28 @@ pub fn host_op_metrics_db_in(space: &XSpace, window: Option<TimeWindow>) -> Resu
     // `pending`: (index in `pending_rows`, node), `pending_rows`: the (id, name) keys they concern.
     let mut pending: Vec<(u32, u32)> = Vec::new();
     let mut pending_rows: Vec<(u64, String)> = Vec::new();
+    // One thread's buffers serve every line: a line's activities fill pages the next line reuses
+    // instead of faulting in new ones.
+    let mut thread = Thread::default();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
             continue;
         }
-        let mut thread = Thread::default();
+        thread.activities.clear();
+        thread.occurrences.clear();
         collect_activities(&info, line, eager.as_mut(), &mut thread)?;
-        let (thread_db, mut by_node) = replay(&mut thread);
-        by_node.sort_unstable();
-        for rows in by_node.chunk_by(|a, b| a.0 == b.0) {
-            let m = &thread_db.metrics[rows[0].0 as usize];
-            pending.extend(rows.iter().map(|&(_, node)| (pending_rows.len() as u32, node)));
-            pending_rows.push((m.hlo_module_id, m.name.clone()));
+        let (thread_db, by_node) = replay(&mut thread, &info.ops.ops);
+        // Each thread row with pending ops gets its place in `pending_rows` when first met (no sort:
+        // the marks at the end do not depend on the order; `replay` leaves out a pair repeating the one before).
+        let mut slots = vec![u32::MAX; thread_db.metrics.len()];
+        for (row, node) in by_node {
+            let slot = &mut slots[row as usize];
+            if *slot == u32::MAX {
+                let m = &thread_db.metrics[row as usize];
+                *slot = pending_rows.len() as u32;
+                pending_rows.push((m.hlo_module_id, m.name.clone()));
+            }
+            pending.push((*slot, node));
         }
         db.combine(&thread_db, false);
     }
@@ -176,9 +186,29 @@ fn text_value(v: StatValue<'_>) -> Cow<'_, str> {
     }
 }
 
+/// Step 1's table: the op of each metadata id (or stage id), numbered, so that an occurrence names
+/// its op by number (no copy of its texts) and the replay finds its row by number (no hash of its
+/// name for each occurrence).
+#[derive(Default)]
+struct OpTable<'a> {
+    /// Each key's number in `ops`.
+    by_key: FastMap<i64, u32>,
+    ops: Vec<HostOp<'a>>,
+}
+
+impl<'a> OpTable<'a> {
+    /// Enters `op` for `key` unless the key has one (the first stays).
+    fn insert(&mut self, key: i64, op: HostOp<'a>) {
+        if let std::collections::hash_map::Entry::Vacant(v) = self.by_key.entry(key) {
+            v.insert(self.ops.len() as u32);
+            self.ops.push(op);
+        }
+    }
+}
+
 /// Step 1 of the module doc: the op of each metadata id (or stage id).
-fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<FastMap<i64, HostOp<'a>>, DecodeError> {
-    let mut ops: FastMap<i64, HostOp<'a>> = FastMap::default();
+fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<OpTable<'a>, DecodeError> {
+    let mut ops = OpTable::default();
     let known = |name: &'a str| match HostOp::parse(Cow::Borrowed(name), 0) {
         (TfOpCategory::Unknown, _) => None,
         (_, op) => Some(op),
@@ -211,12 +241,12 @@ fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<Fa
                         } else {
                             HostOp { name: Cow::Borrowed(name), type_: category, id: stage_id }
                         };
-                        ops.entry(stage_id).or_insert(op);
+                        ops.insert(stage_id, op);
                     }
                     return Ok(());
                 }
                 if let Some(op) = known(name) {
-                    ops.entry(e.header.metadata_id).or_insert(op);
+                    ops.insert(e.header.metadata_id, op);
                 }
                 Ok(())
             },
@@ -234,10 +264,17 @@ struct Activity {
     begin: bool,
 }
 
+/// An occurrence's op: the op table's (its number), or one parsed from an event's `tf_op` stat.
+#[derive(Debug, Clone)]
+enum OccurrenceOp<'a> {
+    Table(u32),
+    Parsed(HostOp<'a>),
+}
+
 /// What one begin/end pair enters.
 #[derive(Debug, Clone)]
 struct Occurrence<'a> {
-    op: HostOp<'a>,
+    op: OccurrenceOp<'a>,
     /// [`Mark::Known`] or [`Mark::Node`].
     eager: Mark,
     /// The pair comes from an allocator event's `tf_op` stat.
@@ -256,7 +293,7 @@ struct PlaneInfo<'a> {
     space: &'a XSpace,
     plane: &'a Plane,
     stats: Stats,
-    ops: FastMap<i64, HostOp<'a>>,
+    ops: OpTable<'a>,
     /// Event metadata ids of allocator events.
     memory_ids: Vec<i64>,
     /// Only events starting inside it enter the replay.
@@ -300,18 +337,19 @@ fn collect_activities<'a>(
                 Some(stage) => int_value(&stage),
                 None => e.header.metadata_id,
             };
-            if let Some(op) = p.ops.get(&key) {
+            if let Some(&op) = p.ops.by_key.get(&key) {
                 let eager = match mark {
                     Mark::Recorded => Mark::Known(first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0)),
                     m => m,
                 };
-                push(Occurrence { op: op.clone(), eager, from_memory_event: false });
+                push(Occurrence { op: OccurrenceOp::Table(op), eager, from_memory_event: false });
             }
             if let Some(v) = first_stat(plane, e.stats, stats.tf_op)? {
                 let fullname = text_value(v);
                 if !fullname.is_empty() {
                     let op = HostOp::parse(fullname, 0).1;
-                    push(Occurrence { op, eager: Mark::Known(false), from_memory_event: p.memory_ids.contains(&e.header.metadata_id) });
+                    let from_memory_event = p.memory_ids.contains(&e.header.metadata_id);
+                    push(Occurrence { op: OccurrenceOp::Parsed(op), eager: Mark::Known(false), from_memory_event });
                 }
             }
             Ok(())
@@ -322,11 +360,13 @@ fn collect_activities<'a>(
 /// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row, and the (row, graph
 /// node) of each occurrence counted whose eagerness a graph node decides ([`Mark::Node`]: not yet
 /// in its row's). Sorts the activities.
-fn replay(thread: &mut Thread) -> (OpMetricsDb, Vec<(u32, u32)>) {
+fn replay<'t>(thread: &'t mut Thread, table: &'t [HostOp]) -> (OpMetricsDb, Vec<(u32, u32)>) {
     let mut db = OpMetricsDbBuilder::new();
     let mut by_node = Vec::new();
     // Each op key's row index: found without the builder's owned-string key for each occurrence.
     let mut rows: FastMap<(u64, &str), usize> = FastMap::default();
+    // The row of each op of the table met so far (several may share one: same id and name).
+    let mut table_rows = vec![usize::MAX; table.len()];
     let activities = &mut thread.activities;
     activities.sort_by_key(|a| a.time_ps);
     // (pair, begin time, children's time)
@@ -340,17 +380,35 @@ fn replay(thread: &mut Thread) -> (OpMetricsDb, Vec<(u32, u32)>) {
         }
         let Some((_, begin_ps, children_ps)) = pop_until(&mut stack, a.pair) else { continue };
         let occurrence = &thread.occurrences[a.pair as usize];
-        let op = &occurrence.op;
+        let (op, slot) = match &occurrence.op {
+            OccurrenceOp::Table(i) => (&table[*i as usize], Some(*i as usize)),
+            OccurrenceOp::Parsed(op) => (op, None),
+        };
         let time_ps = a.time_ps.saturating_sub(begin_ps);
         let self_ps = time_ps.wrapping_sub(children_ps);
-        let index = *rows.entry((op.id as u64, &op.name)).or_insert_with(|| db.row_index(op.id as u64, &op.name));
+        let index = match slot.map(|i| table_rows[i]) {
+            Some(row) if row != usize::MAX => row,
+            _ => {
+                let row = *rows.entry((op.id as u64, &op.name)).or_insert_with(|| db.row_index(op.id as u64, &op.name));
+                if let Some(i) = slot {
+                    table_rows[i] = row;
+                }
+                row
+            }
+        };
         let row = &mut db.db_mut().metrics[index];
         if row.category.is_empty() {
             row.category = op.type_.to_string();
         }
         row.num_cores = 1;
         match occurrence.eager {
-            Mark::Node(node) => by_node.push((index as u32, node)),
+            // Ops counted one after another mostly share their row and node (the ops run under one
+            // executor event): a pair repeating the one before adds nothing.
+            Mark::Node(node) => {
+                if by_node.last() != Some(&(index as u32, node)) {
+                    by_node.push((index as u32, node));
+                }
+            }
             m => row.is_eager |= m == Mark::Known(true),
         }
         row.occurrences += 1;
