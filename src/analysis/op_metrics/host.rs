@@ -368,7 +368,9 @@ fn replay<'t>(thread: &'t mut Thread, table: &'t [HostOp]) -> (OpMetricsDb, Vec<
     // The row of each op of the table met so far (several may share one: same id and name).
     let mut table_rows = vec![usize::MAX; table.len()];
     let activities = &mut thread.activities;
-    activities.sort_by_key(|a| a.time_ps);
+    // By time, ties in push order (a pair's begin is pushed just before its end, pairs in order):
+    // the stable sort's order, sorted in place without its scratch buffer.
+    activities.sort_unstable_by_key(|a| (a.time_ps, a.pair, !a.begin));
     // (pair, begin time, children's time)
     let mut stack: Vec<(u32, u64, u64)> = Vec::new();
     // The last InfeedEnqueue's (begin, duration).
