@@ -28,12 +28,18 @@ impl OpMetricsDbBuilder {
 
     /// The row of (`hlo_module_id`, `name`), appended empty (only its key set) if new.
     pub fn row(&mut self, hlo_module_id: u64, name: &str) -> &mut OpMetrics {
+        let i = self.row_index(hlo_module_id, name);
+        &mut self.db.metrics[i]
+    }
+
+    /// [`Self::row`]'s index in the db's rows (kept by [`Self::finish`]).
+    pub fn row_index(&mut self, hlo_module_id: u64, name: &str) -> usize {
         let next = self.db.metrics.len();
         let i = *self.rows.entry((hlo_module_id, name.to_string())).or_insert(next);
         if i == next {
             self.db.metrics.push(OpMetrics { hlo_module_id, name: name.to_string(), ..OpMetrics::default() });
         }
-        &mut self.db.metrics[i]
+        i
     }
 
     /// Adds `src`'s totals and rows (XProf's `OpMetricsDbCombiner::Combine`): each row's sums are added

@@ -15,14 +15,15 @@
 //!    occurrences for 60 runs. The row keeps XProf's count and notes how many came from allocator events
 //!    ([`super::OpMetrics::memory_event_occurrences`]).
 //!
-//!    The first pair is eager as XProf's step grouping marks it: a TensorFlow op is eager when the
-//!    innermost `EagerExecute` (XProf's `EagerKernelExecute` event type) enclosing it on its thread has
-//!    an `is_func` stat of 0 (an op run eagerly, not a compiled function), whatever the event's own
-//!    `is_eager` stat says; other ops, and every op of a trace XProf does not group (one with
-//!    TensorFlow loop ops, [`crate::analysis::step_groups::is_grouped`], or one grouped when it was
-//!    recorded, [`crate::analysis::step_groups::recorded_grouped`]), keep their `is_eager` stat. Difference: XProf
-//!    searches the whole event graph breadth first, cross-thread context links included; only the
-//!    thread's own nesting is followed here (equal on every fixture).
+//!    The first pair is eager as XProf's step grouping marks it ([`super::eager`]): a TensorFlow op is
+//!    eager when the `EagerExecute` nearest to it in the event graph (its thread's nesting, the
+//!    contexts between threads) runs an op eagerly, whatever the event's own `is_eager` stat says;
+//!    other ops, and every op of a trace XProf does not group (one with TensorFlow loop ops,
+//!    [`crate::analysis::step_groups::is_grouped`], or one grouped when it was recorded,
+//!    [`crate::analysis::step_groups::recorded_grouped`]), keep their `is_eager` stat. The graph is
+//!    read in this same scan; an op's answer may come from a later line, so an op a graph node
+//!    decides enters its thread's replay (step 3) as not eager, and its row is marked eager after
+//!    the last line where the graph's answer says so (a row is eager when any of its ops is).
 //! 3. **Replay.** Activities are stably sorted by time and replayed on a stack: a begin pushes; an end
 //!    pops until it finds its begin (what it pops on the way is lost; without one it is ignored). A
 //!    matched op adds one occurrence, its duration, and its duration less its children's as self time;
@@ -36,6 +37,7 @@
 //! Limited to a [`TimeWindow`] (Tidemark's own), step 2 keeps only the pairs of events that start inside
 //! it (eager marking still sees every enclosing event), so steps 3–4 replay those alone.
 
+use super::eager::{EagerGraph, Mark};
 use super::tf_op::{parse_tf_op_fullname, TfOpCategory};
 use super::window::{starts_in, TimeWindow};
 use super::{OpMetricsDb, OpMetricsDbBuilder};
@@ -59,15 +61,53 @@ pub fn host_op_metrics_db_in(space: &XSpace, window: Option<TimeWindow>) -> Resu
     let stats = Stats::new(plane);
     let ops = op_table(space, plane, &stats)?;
     let memory_ids = [ALLOCATION, DEALLOCATION].iter().flat_map(|n| plane.event_metadata_ids(n)).collect();
-    let info = PlaneInfo { space, plane, stats, ops, memory_ids, kinds: EventKinds::new(space, plane), window };
+    let mut eager = EagerGraph::new(plane, is_grouped(space) && !recorded_grouped(space));
+    // The scan also reads the stats the eager graph needs.
+    let stats = match &eager {
+        Some(_) => Stats { selection: IdTable::new(stats.ids().chain(EagerGraph::stat_ids(plane)).map(|id| (id, true))), ..stats },
+        None => stats,
+    };
+    let info = PlaneInfo { space, plane, stats, ops, memory_ids, window };
     let mut db = OpMetricsDbBuilder::new();
+    // Each thread is replayed as soon as it is read; an op whose eagerness a graph node decides (its
+    // answer may come from a later line) enters its row as not eager, and the rows whose ops the
+    // graph's answers make eager are marked at the end (a row is eager when any of its ops is).
+    // `pending`: (index in `pending_rows`, node), `pending_rows`: the (id, name) keys they concern.
+    let mut pending: Vec<(u32, u32)> = Vec::new();
+    let mut pending_rows: Vec<(u64, String)> = Vec::new();
+    // One thread's buffers serve every line: a line's activities fill pages the next line reuses
+    // instead of faulting in new ones.
+    let mut thread = Thread::default();
     for line in &plane.lines {
         if is_derived_line(line.header.id) {
             continue;
         }
-        let mut thread = Thread::default();
-        collect_activities(&info, line, &mut thread)?;
-        db.combine(&replay(&mut thread), false);
+        thread.activities.clear();
+        thread.occurrences.clear();
+        collect_activities(&info, line, eager.as_mut(), &mut thread)?;
+        let (thread_db, by_node) = replay(&mut thread, &info.ops.ops);
+        // Each thread row with pending ops gets its place in `pending_rows` when first met (no sort:
+        // the marks at the end do not depend on the order; `replay` leaves out a pair repeating the one before).
+        let mut slots = vec![u32::MAX; thread_db.metrics.len()];
+        for (row, node) in by_node {
+            let slot = &mut slots[row as usize];
+            if *slot == u32::MAX {
+                let m = &thread_db.metrics[row as usize];
+                *slot = pending_rows.len() as u32;
+                pending_rows.push((m.hlo_module_id, m.name.clone()));
+            }
+            pending.push((*slot, node));
+        }
+        db.combine(&thread_db, false);
+    }
+    if let Some(graph) = eager {
+        let eager_node = graph.finish();
+        for &(row, node) in &pending {
+            if eager_node[node as usize] {
+                let (id, name) = &pending_rows[row as usize];
+                db.row(*id, name).is_eager = true;
+            }
+        }
     }
     Ok(db.finish())
 }
@@ -103,22 +143,26 @@ struct Stats {
     tf_op: Option<i64>,
     stage_id: Option<i64>,
     stage_category: Option<i64>,
-    is_func: Option<i64>,
     selection: IdTable<bool>,
 }
 
 impl Stats {
     fn new(plane: &Plane) -> Self {
-        const NAMES: [&str; 5] = [IS_EAGER, TF_OP, "input_pipeline_stage_id", "input_pipeline_stage_category", "is_func"];
-        let [is_eager, tf_op, stage_id, stage_category, is_func] = NAMES.map(|n| plane.stat_id(n));
-        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category, is_func].into_iter().flatten().map(|id| (id, true)));
-        Stats { is_eager, tf_op, stage_id, stage_category, is_func, selection }
+        const NAMES: [&str; 4] = [IS_EAGER, TF_OP, "input_pipeline_stage_id", "input_pipeline_stage_category"];
+        let [is_eager, tf_op, stage_id, stage_category] = NAMES.map(|n| plane.stat_id(n));
+        let selection = IdTable::new([is_eager, tf_op, stage_id, stage_category].into_iter().flatten().map(|id| (id, true)));
+        Stats { is_eager, tf_op, stage_id, stage_category, selection }
+    }
+
+    /// The ids of the stats read.
+    fn ids(&self) -> impl Iterator<Item = i64> {
+        [self.is_eager, self.tf_op, self.stage_id, self.stage_category].into_iter().flatten()
     }
 }
 
 /// The value of the event's first stat of metadata id `id` (XProf's `GetStat` takes the first); a stat
 /// without a value reads as an empty string.
-fn first_stat<'a>(plane: &'a Plane, stats: &[RawStat<'a>], id: Option<i64>) -> Result<Option<StatValue<'a>>, DecodeError> {
+pub(super) fn first_stat<'a>(plane: &'a Plane, stats: &[RawStat<'a>], id: Option<i64>) -> Result<Option<StatValue<'a>>, DecodeError> {
     let Some(id) = id else { return Ok(None) };
     match stats.iter().find(|s| s.metadata_id == id) {
         Some(s) => Ok(Some(plane.raw_stat_value(s)?.unwrap_or(StatValue::Str(Cow::Borrowed(""))))),
@@ -127,7 +171,7 @@ fn first_stat<'a>(plane: &'a Plane, stats: &[RawStat<'a>], id: Option<i64>) -> R
 }
 
 /// A stat's `int64_value`, 0 for any other kind (XProf's `IntValue`).
-fn int_value(v: &StatValue) -> i64 {
+pub(super) fn int_value(v: &StatValue) -> i64 {
     match v {
         StatValue::Int(i) => *i,
         _ => 0,
@@ -142,9 +186,29 @@ fn text_value(v: StatValue<'_>) -> Cow<'_, str> {
     }
 }
 
+/// Step 1's table: the op of each metadata id (or stage id), numbered, so that an occurrence names
+/// its op by number (no copy of its texts) and the replay finds its row by number (no hash of its
+/// name for each occurrence).
+#[derive(Default)]
+struct OpTable<'a> {
+    /// Each key's number in `ops`.
+    by_key: FastMap<i64, u32>,
+    ops: Vec<HostOp<'a>>,
+}
+
+impl<'a> OpTable<'a> {
+    /// Enters `op` for `key` unless the key has one (the first stays).
+    fn insert(&mut self, key: i64, op: HostOp<'a>) {
+        if let std::collections::hash_map::Entry::Vacant(v) = self.by_key.entry(key) {
+            v.insert(self.ops.len() as u32);
+            self.ops.push(op);
+        }
+    }
+}
+
 /// Step 1 of the module doc: the op of each metadata id (or stage id).
-fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<FastMap<i64, HostOp<'a>>, DecodeError> {
-    let mut ops: FastMap<i64, HostOp<'a>> = FastMap::default();
+fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<OpTable<'a>, DecodeError> {
+    let mut ops = OpTable::default();
     let known = |name: &'a str| match HostOp::parse(Cow::Borrowed(name), 0) {
         (TfOpCategory::Unknown, _) => None,
         (_, op) => Some(op),
@@ -177,55 +241,18 @@ fn op_table<'a>(space: &'a XSpace, plane: &'a Plane, stats: &Stats) -> Result<Fa
                         } else {
                             HostOp { name: Cow::Borrowed(name), type_: category, id: stage_id }
                         };
-                        ops.entry(stage_id).or_insert(op);
+                        ops.insert(stage_id, op);
                     }
                     return Ok(());
                 }
                 if let Some(op) = known(name) {
-                    ops.entry(e.header.metadata_id).or_insert(op);
+                    ops.insert(e.header.metadata_id, op);
                 }
                 Ok(())
             },
         )?;
     }
     Ok(ops)
-}
-
-/// The events eager marking looks at ([`collect_activities`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum EventKind {
-    #[default]
-    Other,
-    /// A TensorFlow op (XProf's `TfOpRun` event type: a name that parses as a TensorFlow op).
-    TfOpRun,
-    EagerKernelExecute,
-}
-
-/// Each event metadata id's [`EventKind`], and whether XProf's grouping (which marks eager ops) runs.
-struct EventKinds {
-    kinds: IdTable<EventKind>,
-    grouped: bool,
-}
-
-impl EventKinds {
-    fn new(space: &XSpace, plane: &Plane) -> Self {
-        let kinds = IdTable::new(plane.meta.event_metadata.iter().filter_map(|(&id, m)| {
-            let kind = if m.name == "EagerExecute" {
-                EventKind::EagerKernelExecute
-            } else if parse_tf_op_fullname(&m.name).category == TfOpCategory::TensorFlow {
-                EventKind::TfOpRun
-            } else {
-                return None;
-            };
-            Some((id, kind))
-        }));
-        // XProf's grouping, which marks eager ops, skips a file grouped when it was recorded.
-        EventKinds { kinds, grouped: is_grouped(space) && !recorded_grouped(space) }
-    }
-
-    fn get(&self, metadata_id: i64) -> EventKind {
-        self.kinds.get(metadata_id)
-    }
 }
 
 /// One end of an op occurrence on a thread; `pair` (numbered from 0 per thread, in event order) pairs
@@ -237,11 +264,19 @@ struct Activity {
     begin: bool,
 }
 
+/// An occurrence's op: the op table's (its number), or one parsed from an event's `tf_op` stat.
+#[derive(Debug, Clone)]
+enum OccurrenceOp<'a> {
+    Table(u32),
+    Parsed(HostOp<'a>),
+}
+
 /// What one begin/end pair enters.
 #[derive(Debug, Clone)]
 struct Occurrence<'a> {
-    op: HostOp<'a>,
-    is_eager: bool,
+    op: OccurrenceOp<'a>,
+    /// [`Mark::Known`] or [`Mark::Node`].
+    eager: Mark,
     /// The pair comes from an allocator event's `tf_op` stat.
     from_memory_event: bool,
 }
@@ -258,22 +293,26 @@ struct PlaneInfo<'a> {
     space: &'a XSpace,
     plane: &'a Plane,
     stats: Stats,
-    ops: FastMap<i64, HostOp<'a>>,
+    ops: OpTable<'a>,
     /// Event metadata ids of allocator events.
     memory_ids: Vec<i64>,
-    kinds: EventKinds,
     /// Only events starting inside it enter the replay.
     window: Option<TimeWindow>,
 }
 
-/// Step 2 of the module doc, for one line.
-fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a>) -> Result<(), DecodeError> {
+/// Step 2 of the module doc, for one line; each event also goes to the eager graph, if any.
+fn collect_activities<'a>(
+    p: &PlaneInfo<'a>,
+    line: &Line,
+    mut eager: Option<&mut EagerGraph>,
+    thread: &mut Thread<'a>,
+) -> Result<(), DecodeError> {
     let (plane, stats) = (p.plane, &p.stats);
     let line_start_ps = line.header.timestamp_ns.wrapping_mul(1000);
     thread.activities.reserve(line.event_count * 2);
-    // The events enclosing the current one: (begin, end, for an `EagerExecute`: whether it runs
-    // an op eagerly).
-    let mut enclosing: Vec<(u64, u64, Option<bool>)> = Vec::new();
+    if let Some(graph) = eager.as_deref_mut() {
+        graph.start_line();
+    }
     p.space.for_each_raw_event(
         line,
         &stats.selection,
@@ -281,21 +320,10 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
         |_, e| {
             let begin_ps = line_start_ps.wrapping_add(e.header.offset_ps) as u64;
             let end_ps = begin_ps.wrapping_add(e.header.duration_ps as u64);
-            let mut marked_eager = None;
-            if p.kinds.grouped {
-                let kind = p.kinds.get(e.header.metadata_id);
-                while enclosing.last().is_some_and(|&(b, end, _)| !(b <= begin_ps && end_ps <= end)) {
-                    enclosing.pop();
-                }
-                if kind == EventKind::TfOpRun {
-                    marked_eager = Some(enclosing.iter().rev().find_map(|&(_, _, eager)| eager).unwrap_or(false));
-                }
-                let eager_execute = match kind {
-                    EventKind::EagerKernelExecute => Some(first_stat(plane, e.stats, stats.is_func)?.is_some_and(|v| int_value(&v) == 0)),
-                    _ => None,
-                };
-                enclosing.push((begin_ps, end_ps, eager_execute));
-            }
+            let mark = match eager.as_deref_mut() {
+                Some(graph) => graph.push(plane, e, begin_ps as i64, end_ps as i64)?,
+                None => Mark::Recorded,
+            };
             if !starts_in(p.window, begin_ps as i64) {
                 return Ok(());
             }
@@ -309,18 +337,19 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
                 Some(stage) => int_value(&stage),
                 None => e.header.metadata_id,
             };
-            if let Some(op) = p.ops.get(&key) {
-                let is_eager = match marked_eager {
-                    Some(eager) => eager,
-                    None => first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0),
+            if let Some(&op) = p.ops.by_key.get(&key) {
+                let eager = match mark {
+                    Mark::Recorded => Mark::Known(first_stat(plane, e.stats, stats.is_eager)?.is_some_and(|v| int_value(&v) != 0)),
+                    m => m,
                 };
-                push(Occurrence { op: op.clone(), is_eager, from_memory_event: false });
+                push(Occurrence { op: OccurrenceOp::Table(op), eager, from_memory_event: false });
             }
             if let Some(v) = first_stat(plane, e.stats, stats.tf_op)? {
                 let fullname = text_value(v);
                 if !fullname.is_empty() {
                     let op = HostOp::parse(fullname, 0).1;
-                    push(Occurrence { op, is_eager: false, from_memory_event: p.memory_ids.contains(&e.header.metadata_id) });
+                    let from_memory_event = p.memory_ids.contains(&e.header.metadata_id);
+                    push(Occurrence { op: OccurrenceOp::Parsed(op), eager: Mark::Known(false), from_memory_event });
                 }
             }
             Ok(())
@@ -328,11 +357,20 @@ fn collect_activities<'a>(p: &PlaneInfo<'a>, line: &Line, thread: &mut Thread<'a
     )
 }
 
-/// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row. Sorts the activities.
-fn replay(thread: &mut Thread) -> OpMetricsDb {
+/// Steps 3–4 of the module doc for one thread: its op db with its `IDLE` row, and the (row, graph
+/// node) of each occurrence counted whose eagerness a graph node decides ([`Mark::Node`]: not yet
+/// in its row's). Sorts the activities.
+fn replay<'t>(thread: &'t mut Thread, table: &'t [HostOp]) -> (OpMetricsDb, Vec<(u32, u32)>) {
     let mut db = OpMetricsDbBuilder::new();
+    let mut by_node = Vec::new();
+    // Each op key's row index: found without the builder's owned-string key for each occurrence.
+    let mut rows: FastMap<(u64, &str), usize> = FastMap::default();
+    // The row of each op of the table met so far (several may share one: same id and name).
+    let mut table_rows = vec![usize::MAX; table.len()];
     let activities = &mut thread.activities;
-    activities.sort_by_key(|a| a.time_ps);
+    // By time, ties in push order (a pair's begin is pushed just before its end, pairs in order):
+    // the stable sort's order, sorted in place without its scratch buffer.
+    activities.sort_unstable_by_key(|a| (a.time_ps, a.pair, !a.begin));
     // (pair, begin time, children's time)
     let mut stack: Vec<(u32, u64, u64)> = Vec::new();
     // The last InfeedEnqueue's (begin, duration).
@@ -344,15 +382,37 @@ fn replay(thread: &mut Thread) -> OpMetricsDb {
         }
         let Some((_, begin_ps, children_ps)) = pop_until(&mut stack, a.pair) else { continue };
         let occurrence = &thread.occurrences[a.pair as usize];
-        let op = &occurrence.op;
+        let (op, slot) = match &occurrence.op {
+            OccurrenceOp::Table(i) => (&table[*i as usize], Some(*i as usize)),
+            OccurrenceOp::Parsed(op) => (op, None),
+        };
         let time_ps = a.time_ps.saturating_sub(begin_ps);
         let self_ps = time_ps.wrapping_sub(children_ps);
-        let row = db.row(op.id as u64, &op.name);
+        let index = match slot.map(|i| table_rows[i]) {
+            Some(row) if row != usize::MAX => row,
+            _ => {
+                let row = *rows.entry((op.id as u64, &op.name)).or_insert_with(|| db.row_index(op.id as u64, &op.name));
+                if let Some(i) = slot {
+                    table_rows[i] = row;
+                }
+                row
+            }
+        };
+        let row = &mut db.db_mut().metrics[index];
         if row.category.is_empty() {
             row.category = op.type_.to_string();
         }
         row.num_cores = 1;
-        row.is_eager |= occurrence.is_eager;
+        match occurrence.eager {
+            // Ops counted one after another mostly share their row and node (the ops run under one
+            // executor event): a pair repeating the one before adds nothing.
+            Mark::Node(node) => {
+                if by_node.last() != Some(&(index as u32, node)) {
+                    by_node.push((index as u32, node));
+                }
+            }
+            m => row.is_eager |= m == Mark::Known(true),
+        }
         row.occurrences += 1;
         row.memory_event_occurrences += u64::from(occurrence.from_memory_event);
         row.time_ps = row.time_ps.wrapping_add(time_ps);
@@ -377,7 +437,7 @@ fn replay(thread: &mut Thread) -> OpMetricsDb {
         db.set_total_time_ps(last.time_ps.wrapping_sub(first.time_ps));
     }
     db.add_idle_op();
-    db
+    (db, by_node)
 }
 
 /// Pops the stack down to and including the entry of `pair`; `None` (stack emptied) if absent.
@@ -555,6 +615,195 @@ mod tests {
         assert!(db.metrics[0].is_eager);
         // A window over every event is the whole trace.
         assert_eq!(host_op_metrics_db_in(&trace, Some(TimeWindow::new(0, 311).unwrap())).unwrap(), host_op_metrics_db(&trace).unwrap());
+    }
+
+    #[test]
+    fn eager_marking_follows_contexts_to_other_threads() {
+        let eager_execute = |is_func: i64, context: i64| {
+            vec![("is_func", V::Int64Value(is_func)), ("_pt", V::Int64Value(1)), ("_p", V::Int64Value(context))]
+        };
+        let executor = |context: i64| vec![("_ct", V::Int64Value(1)), ("_c", V::Int64Value(context))];
+        let db = host_op_metrics_db(&space(vec![
+            // An op run eagerly, and a compiled function, each handing its work to an executor thread.
+            (1, vec![("EagerExecute", 0, 1000, eager_execute(0, 42)), ("EagerExecute", 2000, 1000, eager_execute(1, 43))]),
+            (
+                2,
+                vec![
+                    ("ExecutorState::Process", 100, 500, executor(42)),
+                    ("e/Eager:MatMul", 150, 50, vec![]),
+                    ("ExecutorState::Process", 2100, 500, executor(43)),
+                    ("f/Func:Add", 2150, 50, vec![("is_eager", V::Int64Value(1))]),
+                ],
+            ),
+            // The nearest `EagerExecute` decides: the enclosing function is 2 steps up (through the
+            // executor) as is the eager producer, and the thread's nesting comes first; one level more
+            // between the executor and the function and the producer is nearer.
+            (
+                3,
+                vec![
+                    ("EagerExecute", 5000, 1000, vec![("is_func", V::Int64Value(1))]),
+                    ("ExecutorState::Process", 5100, 500, executor(42)),
+                    ("t/Tie:Mul", 5150, 50, vec![]),
+                    ("EagerExecute", 7000, 1000, vec![("is_func", V::Int64Value(1))]),
+                    ("FunctionRun", 7050, 900, vec![]),
+                    ("ExecutorState::Process", 7100, 500, executor(42)),
+                    ("n/Near:Sub", 7150, 50, vec![]),
+                ],
+            ),
+            // A producer on a later line than its consumer still decides.
+            (4, vec![("ExecutorState::Process", 9100, 500, executor(44)), ("l/Later:Neg", 9150, 50, vec![])]),
+            (5, vec![("EagerExecute", 9000, 1000, eager_execute(0, 44))]),
+        ]))
+        .unwrap();
+        let eager_of = |name: &str| db.metrics.iter().find(|m| m.name == name).unwrap().is_eager;
+        assert!(eager_of("e/Eager"), "run by an executor whose context an eager EagerExecute produced");
+        assert!(!eager_of("f/Func"), "a compiled function's op, whatever its own stat says");
+        assert!(!eager_of("t/Tie"));
+        assert!(eager_of("n/Near"));
+        assert!(eager_of("l/Later"));
+    }
+
+    /// Whether each op named is eager in the host db of `lines`.
+    fn eager_ops(lines: Vec<(i64, Vec<Ev>)>, names: &[&str]) -> Vec<bool> {
+        let db = host_op_metrics_db(&space(lines)).unwrap();
+        names.iter().map(|n| db.metrics.iter().find(|m| m.name == *n).unwrap_or_else(|| panic!("{n} has a row")).is_eager).collect()
+    }
+
+    fn int_stats(stats: &[(&'static str, i64)]) -> Vec<(&'static str, V)> {
+        stats.iter().map(|&(n, v)| (n, V::Int64Value(v))).collect()
+    }
+
+    #[test]
+    fn eager_marking_follows_an_iterator_to_its_executor() {
+        // XProf makes the (last) `ExecutorState::Process` of an `id` and `iter_num` the parent of each
+        // `IteratorGetNext` with the same two.
+        let key = |id: i64, iter: i64| int_stats(&[("id", id), ("iter_num", iter)]);
+        let got = eager_ops(
+            vec![
+                (
+                    1,
+                    vec![
+                        ("EagerExecute", 0, 1000, int_stats(&[("is_func", 1)])),
+                        ("ExecutorState::Process", 100, 100, key(7, 0)),
+                        ("EagerExecute", 2000, 1000, int_stats(&[("is_func", 0)])),
+                        ("ExecutorState::Process", 2100, 100, key(7, 0)),
+                        ("ExecutorState::Process", 3500, 100, key(8, 0)),
+                    ],
+                ),
+                (
+                    2,
+                    vec![
+                        ("IteratorGetNextOp::DoCompute", 2200, 500, key(7, 0)),
+                        ("i/Iter:MatMul", 2250, 50, vec![]),
+                        ("IteratorGetNextAsOptionalOp::DoCompute", 3600, 500, key(8, 0)),
+                        ("o/Optional:MatMul", 3650, 50, vec![]),
+                        ("IteratorGetNextOp::DoCompute", 4200, 500, key(9, 0)),
+                        ("u/Unmatched:MatMul", 4250, 50, vec![]),
+                    ],
+                ),
+            ],
+            &["i/Iter", "o/Optional", "u/Unmatched"],
+        );
+        assert_eq!(got, [true, false, false]);
+    }
+
+    #[test]
+    fn equally_near_eager_executes_are_taken_in_parent_order() {
+        // A consumer's producers are its parents in plane order: two producers at the same distance,
+        // the first one's `EagerExecute` wins.
+        let producer = |context: i64| int_stats(&[("_pt", 1), ("_p", context)]);
+        let consumer = |context: i64| int_stats(&[("_ct", 1), ("_c", context)]);
+        let got = eager_ops(
+            vec![
+                (
+                    1,
+                    vec![
+                        ("EagerExecute", 0, 100, int_stats(&[("is_func", 1)])),
+                        ("FunctionRun", 10, 10, producer(1)),
+                        ("EagerExecute", 200, 100, int_stats(&[("is_func", 0)])),
+                        ("FunctionRun", 210, 10, producer(1)),
+                        ("FunctionRun", 220, 10, producer(2)),
+                        ("EagerExecute", 400, 100, int_stats(&[("is_func", 1)])),
+                        ("FunctionRun", 410, 10, producer(2)),
+                    ],
+                ),
+                (
+                    2,
+                    vec![
+                        ("ExecutorState::Process", 1000, 100, consumer(1)),
+                        ("f/First:Add", 1010, 10, vec![]),
+                        ("ExecutorState::Process", 2000, 100, consumer(2)),
+                        ("e/First:Add", 2010, 10, vec![]),
+                    ],
+                ),
+            ],
+            &["f/First", "e/First"],
+        );
+        assert_eq!(got, [false, true]);
+    }
+
+    #[test]
+    fn a_context_with_64_producers_and_consumers_is_skipped() {
+        // XProf connects no producer to a consumer in a context with 64 or more of both; producers
+        // under no `EagerExecute` count too.
+        let context = |fan_producers: usize, consumers: usize, context: i64, name: &'static str| {
+            let mut producer_line = vec![
+                ("EagerExecute", 0, 100_000, int_stats(&[("is_func", 0)])),
+                ("Record", 10, 10, int_stats(&[("_pt", 1), ("_p", context)])),
+            ];
+            let other: Vec<Ev> =
+                (0..fan_producers - 1).map(|i| ("Record", 200_000 + 10 * i as i64, 5, int_stats(&[("_pt", 1), ("_p", context)]))).collect();
+            producer_line.extend(other);
+            let mut consumer_line = Vec::new();
+            for i in 0..consumers as i64 {
+                consumer_line.push(("StartRegion", 1_000_000 + 100 * i, 50, int_stats(&[("_ct", 1), ("_c", context)])));
+                consumer_line.push((name, 1_000_000 + 100 * i + 10, 10, vec![]));
+            }
+            eager_ops(vec![(1, producer_line), (2, consumer_line)], &[name.split(':').next().unwrap()])[0]
+        };
+        assert!(context(63, 64, 5, "a/Fan63:Add"), "63 producers: connected");
+        assert!(context(64, 63, 5, "b/Consumers63:Add"), "63 consumers: connected");
+        assert!(!context(64, 64, 5, "c/Fan64:Add"), "64 of both: skipped");
+    }
+
+    #[test]
+    fn an_eager_execute_without_is_func_runs_a_compiled_function() {
+        // XProf's `IsCompiledFunc`: no `is_func` stat is a function, on a plane without the stat at
+        // all as on one where other events have it.
+        let got = eager_ops(
+            vec![(1, vec![("EagerExecute", 0, 100, vec![]), ("a/Absent:Add", 10, 10, vec![("is_eager", V::Int64Value(1))])])],
+            &["a/Absent"],
+        );
+        assert_eq!(got, [false]);
+        let got = eager_ops(
+            vec![(
+                1,
+                vec![
+                    ("EagerExecute", 0, 100, vec![]),
+                    ("a/Absent:Add", 10, 10, vec![]),
+                    ("EagerExecute", 200, 100, int_stats(&[("is_func", 0)])),
+                    ("e/Eager:Add", 210, 10, vec![]),
+                ],
+            )],
+            &["a/Absent", "e/Eager"],
+        );
+        assert_eq!(got, [false, true]);
+    }
+
+    #[test]
+    fn eager_marking_is_exact_on_a_cycle_of_contexts() {
+        // Two executor events each consuming the other's context: the search goes round the cycle
+        // to the eager `EagerExecute` producing the first context.
+        let ends = |consumes: i64, produces: i64| int_stats(&[("_ct", 1), ("_c", consumes), ("_pt", 1), ("_p", produces)]);
+        let got = eager_ops(
+            vec![
+                (1, vec![("EagerExecute", 0, 100, int_stats(&[("is_func", 0)])), ("Record", 10, 10, int_stats(&[("_pt", 1), ("_p", 1)]))]),
+                (2, vec![("ExecutorState::Process", 1000, 100, ends(1, 2)), ("x/X:Add", 1010, 10, vec![])]),
+                (3, vec![("ExecutorState::Process", 2000, 100, ends(2, 1)), ("y/Y:Add", 2010, 10, vec![])]),
+            ],
+            &["x/X", "y/Y"],
+        );
+        assert_eq!(got, [true, true]);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! Times are picoseconds (`u64`, as XProf keeps them; sums wrap as XProf's do rather than panic).
 
 pub mod builder;
+mod eager;
 pub mod host;
 pub mod roofline;
 pub mod tf_op;
