@@ -257,8 +257,8 @@ impl Session {
         }
         let host: Vec<(String, InstructionFigures)> = metrics
             .xla_ops_cpu
-            .rows
             .iter()
+            .flat_map(|x| x.rows.iter())
             .filter(|r| r.memory_viewer_module.as_deref() == Some(module))
             .map(|r| {
                 let figures = InstructionFigures {

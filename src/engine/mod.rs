@@ -75,6 +75,12 @@ pub struct Session {
     /// Whether [`Session::open`] leaves a trace's Memory Profile until it is asked for
     /// ([`Session::deferring_memory_profiles`]).
     defer_memory_profiles: bool,
+    /// Whether [`Session::open`] leaves a trace's steps until a tool asks for them
+    /// ([`Session::deferring_steps`]).
+    defer_steps: bool,
+    /// What the op tables' pass computes besides the device's ops ([`Session::leaving_out_host_ops`],
+    /// [`Session::leaving_out_xla_ops_cpu`]).
+    op_metrics_parts: op_metrics::Parts,
     /// The Trace Viewer's flow links and memory counter series found so far, by file id.
     trace_extras: HashMap<u32, trace_viewer::TraceExtras>,
     /// Which files' bytes are held ([`Session::holding_one_trace`]).
@@ -99,6 +105,37 @@ impl Session {
     /// itself, to the same figures.
     pub fn deferring_memory_profiles() -> Self {
         Session { defer_memory_profiles: true, ..Self::default() }
+    }
+
+    /// This session, with [`Session::open`] no longer finding a trace's steps: the overview then counts
+    /// none (`steps` is `None`, not counted) and the Overview Page finds them when asked. For a caller
+    /// that shows one tool other than the Overview Page or the Input Pipeline (the command line), to
+    /// which the steps are pure cost: on a TF or JAX CPU trace, the step grouping's pass over the host
+    /// plane is more than half of such a command's time. The page keeps them: its first screen opens
+    /// on the Overview when the trace has steps.
+    pub fn deferring_steps(mut self) -> Self {
+        self.defer_steps = true;
+        self
+    }
+
+    /// This session, with the op tables' one pass ([`Session::op_metrics`]) leaving out the host
+    /// threads' framework ops (XProf's host op db, with its eager marking: on a TensorFlow trace most of
+    /// the pass). For a caller that shows one device-side table without steps (HLO op stats, Op
+    /// Profile, Kernel Stats: the command line), which never reads them; Framework Op Stats, the
+    /// Overview Page and what reads its steps (the Roofline, a step's window) answer an error in such a
+    /// session.
+    pub fn leaving_out_host_ops(mut self) -> Self {
+        self.op_metrics_parts.host_ops = false;
+        self
+    }
+
+    /// This session, with the op tables' one pass leaving out the XLA ops on CPU (a pass of its own
+    /// over the host threads). For a caller that shows one tool other than XLA ops on CPU and the
+    /// Graph Viewer (the command line), which never reads them; XLA ops on CPU answers an error in
+    /// such a session.
+    pub fn leaving_out_xla_ops_cpu(mut self) -> Self {
+        self.op_metrics_parts.xla_ops_cpu = false;
+        self
     }
 
     /// Decodes and indexes `bytes` as file `path` (relative to what the user opened: a folder, a drop,
@@ -137,7 +174,7 @@ impl Session {
         // A step analysis that fails is reported by the tools that need it, when asked; the
         // overview then counts no steps.
         let step_db = match &file.profile {
-            decode::Profile::XSpace(space) => crate::analysis::steps::step_db(space).ok(),
+            decode::Profile::XSpace(space) if !self.defer_steps => crate::analysis::steps::step_db(space).ok(),
             _ => None,
         };
         let overview = file_details::of(path, &file, memory.as_ref(), step_db.as_ref())?;

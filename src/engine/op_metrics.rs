@@ -22,8 +22,9 @@ use std::sync::Arc;
 /// One file's op metrics.
 #[derive(Debug, Clone)]
 pub struct FileOpMetrics {
-    /// Framework ops timed on the host threads.
-    pub host: OpMetricsDb,
+    /// Framework ops timed on the host threads; `None` in a session that leaves them out
+    /// ([`Session::leaving_out_host_ops`]).
+    pub host: Option<OpMetricsDb>,
     /// The trace's HLO modules, by program id.
     pub modules: XlaModules,
     /// HLO ops timed on the devices (GPU kernels, TPU `XLA Ops`), or why Tidemark cannot read them (then
@@ -45,8 +46,24 @@ pub struct FileOpMetrics {
     /// The device's peaks (from the device db; default where there is none).
     pub perf_env: PerfEnv,
     pub run_environment: RunEnvironment,
-    /// The XLA ops the host threads ran (Tidemark's "XLA ops on CPU"; empty without such events).
-    pub xla_ops_cpu: Arc<XlaOpsCpu>,
+    /// The XLA ops the host threads ran (Tidemark's "XLA ops on CPU"; empty without such events);
+    /// `None` in a session that leaves them out ([`Session::leaving_out_xla_ops_cpu`]).
+    pub xla_ops_cpu: Option<Arc<XlaOpsCpu>>,
+}
+
+/// The parts of the op tables' pass a session may leave out, for a caller that shows a tool which
+/// does not read them (the command line: [`Session::leaving_out_host_ops`],
+/// [`Session::leaving_out_xla_ops_cpu`]); the page computes both, since any tool may be asked next.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Parts {
+    pub host_ops: bool,
+    pub xla_ops_cpu: bool,
+}
+
+impl Default for Parts {
+    fn default() -> Self {
+        Parts { host_ops: true, xla_ops_cpu: true }
+    }
 }
 
 impl Session {
@@ -73,7 +90,7 @@ impl Session {
     pub fn framework_op_stats(&mut self, scope: &Scope) -> Result<FrameworkOpStats, EngineError> {
         let m = self.op_metrics(scope)?;
         Ok(framework_op_stats::framework_op_stats(&framework_op_stats::Inputs {
-            host: &m.host,
+            host: self.host_ops(&m, scope, "Framework Op Stats")?,
             device: &m.device_framework_ops,
             tensor_core_utilization: &m.tensor_core_utilization,
             perf_env: &m.perf_env,
@@ -87,16 +104,22 @@ impl Session {
     pub fn kernel_stats(&mut self, scope: &Scope) -> Result<Arc<KernelStats>, EngineError> {
         Ok(self.op_metrics(scope)?.kernel_stats.clone())
     }
+
+    /// The host threads' framework ops of `m` (the op metrics of `scope`), for `tool`; an error where
+    /// this session left them out, which only a caller that asked it to and then shows them meets.
+    pub(super) fn host_ops<'m>(&self, m: &'m FileOpMetrics, scope: &Scope, tool: &str) -> Result<&'m OpMetricsDb, EngineError> {
+        m.host.as_ref().ok_or_else(|| self.unsupported(scope.file_ids[0], tool, "this session leaves out the host's framework ops".into()))
+    }
 }
 
-/// The one op-metrics pass over `space`.
-pub(super) fn file_op_metrics(space: &XSpace) -> Result<FileOpMetrics, DecodeError> {
+/// The one op-metrics pass over `space`, with the optional `parts`.
+pub(super) fn file_op_metrics(space: &XSpace, parts: Parts) -> Result<FileOpMetrics, DecodeError> {
     // Each HLO module decoded once for both readers (decoding them was a fifth of a small trace's time).
     let every_module = every_decoded_module(space);
     let run_environment = RunEnvironment::with_modules(space, every_module.iter().map(|(_, _, proto)| proto));
     let modules = XlaModules::from_decoded(first_of_each_program(every_module));
-    let xla_ops_cpu = Arc::new(xla_ops_cpu::analyze(space, &modules)?);
-    timed_passes(space, modules, run_environment, xla_ops_cpu, None)
+    let xla_ops_cpu = if parts.xla_ops_cpu { Some(Arc::new(xla_ops_cpu::analyze(space, &modules)?)) } else { None };
+    timed_passes(space, modules, run_environment, xla_ops_cpu, None, parts.host_ops)
 }
 
 /// The passes that time events, over those that start inside `window` (all without one): the host
@@ -105,12 +128,14 @@ fn timed_passes(
     space: &XSpace,
     modules: XlaModules,
     run_environment: RunEnvironment,
-    xla_ops_cpu: Arc<XlaOpsCpu>,
+    xla_ops_cpu: Option<Arc<XlaOpsCpu>>,
     window: Option<TimeWindow>,
+    host_ops: bool,
 ) -> Result<FileOpMetrics, DecodeError> {
     let kernel_stats = kernel_stats::analyze(space, &modules, window)?;
     let device = device_ops::analyze_in(space, &modules, window).map(Arc::new);
-    Ok(FileOpMetrics::new(host_op_metrics_db_in(space, window)?, modules, device, kernel_stats, run_environment, xla_ops_cpu))
+    let host = if host_ops { Some(host_op_metrics_db_in(space, window)?) } else { None };
+    Ok(FileOpMetrics::new(host, modules, device, kernel_stats, run_environment, xla_ops_cpu))
 }
 
 impl FileOpMetrics {
@@ -118,12 +143,12 @@ impl FileOpMetrics {
     /// derives from the device db (its framework-op db and peaks, where there are devices) and the
     /// kernel stats (Tensor Core use per op).
     pub(super) fn new(
-        host: OpMetricsDb,
+        host: Option<OpMetricsDb>,
         modules: XlaModules,
         device: Result<Arc<DeviceOps>, DeviceOpsError>,
         kernel_stats: KernelStats,
         run_environment: RunEnvironment,
-        xla_ops_cpu: Arc<XlaOpsCpu>,
+        xla_ops_cpu: Option<Arc<XlaOpsCpu>>,
     ) -> Self {
         let hardware = match run_environment.hardware_type {
             "GPU" => HardwareType::Gpu,
@@ -153,7 +178,8 @@ impl FileOpMetrics {
     /// from them (the device's framework ops, the Tensor Core share of each op: the window's kernels');
     /// the modules, run environment and XLA ops on CPU stay the whole trace's.
     pub(super) fn in_window(&self, space: &XSpace, window: TimeWindow) -> Result<FileOpMetrics, DecodeError> {
-        timed_passes(space, self.modules.clone(), self.run_environment.clone(), self.xla_ops_cpu.clone(), Some(window))
+        let host_ops = self.host.is_some();
+        timed_passes(space, self.modules.clone(), self.run_environment.clone(), self.xla_ops_cpu.clone(), Some(window), host_ops)
     }
 }
 

@@ -33,7 +33,8 @@ impl Session {
         }
         let db = steps::intersection::combine(&dbs);
         let device = m.device.as_ref().ok();
-        let mut page = OverviewPage::new(&db, &m.host, device.map(|d| &d.db), m.run_environment.clone());
+        let host = self.host_ops(&m, &Scope::run(file_ids), TOOL)?;
+        let mut page = OverviewPage::new(&db, host, device.map(|d| &d.db), m.run_environment.clone());
         page.mark_tensor_cores(&m.kernel_stats);
         Ok(page)
     }

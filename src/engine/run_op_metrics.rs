@@ -43,10 +43,13 @@ fn combine_perf_env<'a>(envs: impl Iterator<Item = &'a PerfEnv>) -> PerfEnv {
 /// makes the run's device side that host's reason.
 pub(super) fn combine(hosts: &[(Arc<FileOpMetrics>, Vec<String>)]) -> FileOpMetrics {
     let mut host = OpMetricsDbBuilder::new();
+    let host_ops = hosts.iter().all(|(m, _)| m.host.is_some());
     let mut modules = hosts[0].0.modules.clone();
     let mut reports = Vec::new();
     for (m, _) in hosts {
-        host.combine(&m.host, false);
+        if let Some(h) = &m.host {
+            host.combine(h, false);
+        }
         modules.merge(&m.modules);
         reports.extend(m.kernel_stats.reports.iter().cloned());
     }
@@ -56,7 +59,14 @@ pub(super) fn combine(hosts: &[(Arc<FileOpMetrics>, Vec<String>)]) -> FileOpMetr
     };
     let run_environment = RunEnvironment::combined(hosts.iter().map(|(m, names)| (&m.run_environment, names.as_slice())));
     // XLA ops on CPU is a per-host view (Tidemark's own, not combined by XProf): a run has none.
-    FileOpMetrics::new(host.finish(), modules, device, KernelStats::longest(reports), run_environment, Arc::default())
+    FileOpMetrics::new(
+        host_ops.then(|| host.finish()),
+        modules,
+        device,
+        KernelStats::longest(reports),
+        run_environment,
+        Some(Arc::default()),
+    )
 }
 
 /// The hosts' device op dbs combined (XProf's combined `device_op_metrics_db`, core counts added).

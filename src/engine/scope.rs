@@ -102,7 +102,7 @@ impl Session {
         let metrics = match (scope.file_ids.as_slice(), scope.window) {
             ([_], None) => {
                 let (_, space) = self.trace_of(first, TOOL)?;
-                Arc::new(file_op_metrics(space).map_err(|e| self.analysis_error(first, TOOL, e.to_string()))?)
+                Arc::new(file_op_metrics(space, self.op_metrics_parts).map_err(|e| self.analysis_error(first, TOOL, e.to_string()))?)
             }
             ([_], Some(window)) => {
                 let whole = self.op_metrics(&Scope::file(first))?;

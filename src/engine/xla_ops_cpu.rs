@@ -8,6 +8,9 @@ use std::sync::Arc;
 impl Session {
     /// The XLA ops the host threads of `file_id` ran, one row per (module, HLO op).
     pub fn xla_ops_cpu(&mut self, file_id: u32) -> Result<Arc<XlaOpsCpu>, EngineError> {
-        Ok(self.op_metrics(&super::Scope::file(file_id))?.xla_ops_cpu.clone())
+        let m = self.op_metrics(&super::Scope::file(file_id))?;
+        m.xla_ops_cpu
+            .clone()
+            .ok_or_else(|| self.unsupported(file_id, "XLA ops on CPU", "this session leaves out the XLA ops on CPU".into()))
     }
 }

@@ -26,12 +26,17 @@ const COLUMNS: [(&str, ColumnType, &str); 17] = [
     ("operational_intensity", ColumnType::Number, "Operational Intensity (FLOPs/Byte)"),
 ];
 
-/// XProf's JSON for both tables.
+/// XProf's JSON for both tables, as a value ([`tables`], for a caller that reads it).
 pub fn to_xprof_json(stats: &FrameworkOpStats) -> Value {
-    Value::Array(vec![table_json(&stats.with_idle, &stats.device_type), table_json(&stats.without_idle, &stats.device_type)])
+    serde_json::to_value(tables(stats)).unwrap_or(Value::Null)
 }
 
-fn table_json(table: &FrameworkOpTable, device_type: &str) -> Value {
+/// XProf's two DataTables, `[with_idle, without_idle]` (which print themselves).
+pub fn tables(stats: &FrameworkOpStats) -> [DataTable; 2] {
+    [data_table(&stats.with_idle, &stats.device_type), data_table(&stats.without_idle, &stats.device_type)]
+}
+
+fn data_table(table: &FrameworkOpTable, device_type: &str) -> DataTable {
     // XProf adds the Tensor Core column on GPUs only.
     let gpu = device_type.contains("GPU");
     let mut t = DataTable::new();
@@ -73,5 +78,5 @@ fn table_json(table: &FrameworkOpTable, device_type: &str) -> Value {
     t.property("task_type", &table.task_type);
     // XProf never sets the flags this would come from (CNN, MLP, RNN cells): always "Unknown".
     t.property("architecture_type", "Unknown");
-    t.into_json()
+    t
 }

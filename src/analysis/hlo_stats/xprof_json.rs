@@ -94,10 +94,16 @@ fn push_row(table: &mut DataTable, r: &HloStatsRow) {
     ]);
 }
 
+/// XProf's JSON as a value ([`table`], for a caller that reads it).
 pub fn to_xprof_json(stats: &HloStats) -> serde_json::Value {
+    table(stats).into_json()
+}
+
+/// XProf's DataTable of the HLO ops (which prints itself).
+pub fn table(stats: &HloStats) -> DataTable {
     let mut table = DataTable::with_columns(COLUMNS);
     for r in &stats.rows {
         push_row(&mut table, r);
     }
-    table.into_json()
+    table
 }

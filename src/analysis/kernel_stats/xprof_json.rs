@@ -29,7 +29,13 @@ fn us(ns: u64) -> Cell<'static> {
     Cell::Number(super::ns_to_us(ns))
 }
 
+/// XProf's JSON as a value ([`table`], for a caller that reads it).
 pub fn to_xprof_json(stats: &KernelStats) -> serde_json::Value {
+    table(stats).into_json()
+}
+
+/// XProf's DataTable of the kernels (which prints itself).
+pub fn table(stats: &KernelStats) -> DataTable {
     let mut table = DataTable::with_columns(COLUMNS);
     for (i, r) in stats.reports.iter().enumerate() {
         let k = &r.key;
@@ -52,5 +58,5 @@ pub fn to_xprof_json(stats: &KernelStats) -> serde_json::Value {
             us(r.max_duration_ns),
         ]);
     }
-    table.into_json()
+    table
 }

@@ -129,7 +129,7 @@ pub fn open_one(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
         return Err(2);
     };
     let name = path.display().to_string();
-    let mut session = session_for(command);
+    let mut session = session_for(command, &args);
     let id = crate::open::open_file(&mut session, path, &name).map_err(|e| {
         eprintln!("tidemark: {e}");
         1
@@ -142,10 +142,27 @@ pub fn open_one(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
 /// process on a 1 MB device trace).
 pub type OneShotSession = ManuallyDrop<Session>;
 
-/// The session `command` opens its files in: only `memory-profile` wants the Memory Profile that
-/// [`Session::open`] computes with every trace for the page; the others leave it out.
-fn session_for(command: &str) -> OneShotSession {
-    ManuallyDrop::new(if command == "memory-profile" { Session::new() } else { Session::deferring_memory_profiles() })
+/// The session `command` opens its files in: of what [`Session::open`] and the op tables' pass compute
+/// for the page (where any tool may be asked next), only what `command` reads.
+/// - The Memory Profile at open: only `memory-profile`.
+/// - The steps at open: only the commands that show them (`overview-page`, `input-pipeline-analyzer`,
+///   whose empty-state line reads the count); the others that read them find them when asked.
+/// - The host's framework ops: not the device-side tables without steps (`hlo-stats`, `op-profile`,
+///   `kernel-stats`), unless `--step` limits them to a step (the steps are the Overview Page's, which
+///   reads them; so does the Roofline, a row per step).
+/// - The XLA ops on CPU: only `xla-ops-cpu`.
+fn session_for(command: &str, args: &Args) -> OneShotSession {
+    let mut session = if command == "memory-profile" { Session::new() } else { Session::deferring_memory_profiles() };
+    if !matches!(command, "overview-page" | "input-pipeline-analyzer") {
+        session = session.deferring_steps();
+    }
+    if matches!(command, "hlo-stats" | "op-profile" | "kernel-stats") && args.option("step").is_none() {
+        session = session.leaving_out_host_ops();
+    }
+    if command != "xla-ops-cpu" {
+        session = session.leaving_out_xla_ops_cpu();
+    }
+    ManuallyDrop::new(session)
 }
 
 /// The traces a run command reads, opened in a fresh session: one file, or every trace
@@ -171,7 +188,7 @@ pub fn open_run(command: &str, usage: &str, argv: &[String], valued: &[&str], fl
             return Ok(OpenedRun { args: f.args, name: f.name, session: f.session, ids: vec![f.id] });
         }
     };
-    let mut session = session_for(command);
+    let mut session = session_for(command, &args);
     let ids = open_run_dir(&mut session, &dir, "").map_err(|e| e.report(command, usage))?;
     Ok(OpenedRun { args, name: dir.display().to_string(), session, ids })
 }

@@ -38,7 +38,7 @@ pub fn run(argv: &[String]) -> i32 {
         eprintln!("tidemark: note: {note}");
     }
     if run.args.flag("json") {
-        println!("{}", xprof_json::to_xprof_json(&stats));
+        println!("{}", serde_json::to_string(&xprof_json::tables(&stats)).unwrap_or_default());
     } else {
         print!("{}{}{}", run.hosts_line(), step.map(|s| s.line()).unwrap_or_default(), text(&run.name, &stats));
     }

@@ -26,7 +26,7 @@ pub fn run(argv: &[String]) -> i32 {
         return usage("--format is dot or json");
     }
     let name = path.display().to_string();
-    let mut session = Session::deferring_memory_profiles();
+    let mut session = Session::deferring_memory_profiles().deferring_steps();
     let file_id = match open_file(&mut session, path, &name) {
         Ok(id) => id,
         Err(e) => return fail(&e.to_string()),

@@ -27,7 +27,7 @@ pub fn run(argv: &[String]) -> i32 {
         Some(Err(_)) => return usage("--memory-space takes an integer"),
     };
     let name = path.display().to_string();
-    let mut session = Session::deferring_memory_profiles();
+    let mut session = Session::deferring_memory_profiles().deferring_steps();
     let file_id = match open_file(&mut session, path, &name) {
         Ok(id) => id,
         Err(e) => return fail(&e.to_string()),

@@ -28,7 +28,8 @@ struct Tool<T> {
     /// The page's tool of the same table, whose empty-state reason the text output begins with.
     shown: Shown,
     compute: Compute<T>,
-    json: fn(&T) -> serde_json::Value,
+    /// XProf's JSON, pretty-printed (as its converter's output is kept).
+    json: fn(&T) -> String,
     /// The text: the file or run's name and the table, read from the engine's page view where the
     /// page draws figures of its own (the Op Profile's utilisations), so both print the same numbers.
     table: fn(&mut Session, &Scope, &str, &T) -> Result<String, EngineError>,
@@ -41,7 +42,7 @@ pub fn kernel_stats(argv: &[String]) -> i32 {
             command: "kernel-stats",
             shown: Shown::KernelStats,
             compute: Session::kernel_stats,
-            json: kernel_stats::xprof_json::to_xprof_json,
+            json: |t| pretty(&kernel_stats::xprof_json::table(t)),
             table: |_, _, name, t| Ok(kernel_table(name, t)),
         },
     )
@@ -54,7 +55,7 @@ pub fn hlo_stats(argv: &[String]) -> i32 {
             command: "hlo-stats",
             shown: Shown::HloStats,
             compute: Session::hlo_stats,
-            json: hlo_stats::xprof_json::to_xprof_json,
+            json: |t| pretty(&hlo_stats::xprof_json::table(t)),
             table: |_, _, name, t| Ok(hlo_table(name, t)),
         },
     )
@@ -67,7 +68,7 @@ pub fn op_profile(argv: &[String]) -> i32 {
             command: "op-profile",
             shown: Shown::OpProfile,
             compute: Session::op_profile,
-            json: op_profile::xprof_json::to_xprof_json,
+            json: |t| pretty(&op_profile::xprof_json::to_xprof_json(t)),
             table: profile_tree,
         },
     )
@@ -80,10 +81,15 @@ pub fn roofline_model(argv: &[String]) -> i32 {
             command: "roofline-model",
             shown: Shown::RooflineModel,
             compute: Session::roofline_model,
-            json: roofline_model::xprof_json::to_xprof_json,
+            json: |t| pretty(&roofline_model::xprof_json::to_xprof_json(t)),
             table: |_, _, name, t| Ok(roofline_table(name, t)),
         },
     )
+}
+
+/// `value` as pretty JSON.
+fn pretty(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
 }
 
 fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
@@ -108,7 +114,7 @@ fn run<T>(argv: &[String], tool: Tool<T>) -> i32 {
         }
     };
     if f.args.flag("json") {
-        println!("{}", serde_json::to_string_pretty(&(tool.json)(&result)).unwrap_or_default());
+        println!("{}", (tool.json)(&result));
         return 0;
     }
     match (tool.table)(&mut f.session, &scope, &f.name, &result) {
