@@ -24,6 +24,8 @@ struct Ev {
     root_level: i64,
     producer: Option<u64>,
     consumer: Option<u64>,
+    /// The process of its context ends (`_pid`), if it names one (the plane names none).
+    pid: Option<i64>,
     /// A `MemoryAllocation` event (else an op).
     memory: bool,
 }
@@ -74,12 +76,16 @@ fn line_events(rng: &mut Rng, line: usize, count: usize, contexts: u64, out: &mu
             },
             producer: context(rng),
             consumer: context(rng),
+            pid: (rng.below(6) == 0).then(|| rng.below(2) as i64),
             memory: rng.below(4) == 0,
         };
         // Allocator events seldom have a grouping stat of their own (so that most traces have none,
         // and the two-thread scan keeps its fast way).
-        let ev =
-            if ev.memory && rng.below(16) != 0 { Ev { is_async: false, root_level: 0, producer: None, consumer: None, ..ev } } else { ev };
+        let ev = if ev.memory && rng.below(16) != 0 {
+            Ev { is_async: false, root_level: 0, producer: None, consumer: None, pid: None, ..ev }
+        } else {
+            ev
+        };
         if !ev.is_async {
             stack.push(end);
         }
@@ -90,7 +96,7 @@ fn line_events(rng: &mut Rng, line: usize, count: usize, contexts: u64, out: &mu
 const STATS: [&str; 5] = ["_r", "_a", "_pt", "_p", "_c"];
 
 /// The trace as an XSpace: one `/host:CPU` plane, stat metadata ids 1..=5 for [`STATS`] plus `_ct`
-/// (6); producers and consumers of context type 7. Memory events (event metadata 2) carry an
+/// (6) and `_pid` (9); producers and consumers of context type 7. Memory events (event metadata 2) carry an
 /// allocator name (stat 7) and their position in `events` as their heap size (stat 8). Event
 /// `late_header`, if any, has its time fields written after its stats (protobuf allows any order).
 fn encode(events: &[Ev], lines: usize, late_header: Option<usize>) -> Vec<u8> {
@@ -100,7 +106,7 @@ fn encode(events: &[Ev], lines: usize, late_header: Option<usize>) -> Vec<u8> {
         .enumerate()
         .map(|(i, n)| (i as i64 + 1, xp::XStatMetadata { id: i as i64 + 1, name: n.to_string(), ..Default::default() }))
         .collect();
-    for (id, name) in [(6, "_ct"), (7, "allocator_name"), (8, "bytes_allocated")] {
+    for (id, name) in [(6, "_ct"), (7, "allocator_name"), (8, "bytes_allocated"), (9, "_pid")] {
         stat_metadata.insert(id, xp::XStatMetadata { id, name: name.into(), ..Default::default() });
     }
     let event_metadata = [(1, "op"), (2, "MemoryAllocation")]
@@ -130,6 +136,9 @@ fn encode(events: &[Ev], lines: usize, late_header: Option<usize>) -> Vec<u8> {
                 }
                 if let Some(c) = e.consumer {
                     stats.extend([int(6, 7), int(5, c as i64)]);
+                }
+                if let Some(pid) = e.pid {
+                    stats.push(int(9, pid));
                 }
                 let event = xp::XEvent {
                     metadata_id: if e.memory { 2 } else { 1 },
@@ -186,13 +195,15 @@ fn reference(events: &[Ev]) -> Vec<Option<i64>> {
         }
         open.push(i);
     }
-    // Contexts: every producer is a parent of every consumer, unless both sides have 64 or more.
-    let mut ids: Vec<u64> = events.iter().flat_map(|e| [e.producer, e.consumer]).flatten().collect();
+    // Contexts: every producer is a parent of every consumer of its process, unless both sides have
+    // 64 or more.
+    let mut ids: Vec<(u64, Option<i64>)> =
+        events.iter().flat_map(|e| [e.producer.map(|p| (p, e.pid)), e.consumer.map(|c| (c, e.pid))]).flatten().collect();
     ids.sort_unstable();
     ids.dedup();
-    for id in ids {
-        let producers: Vec<usize> = (0..n).filter(|&i| events[i].producer == Some(id)).collect();
-        let consumers: Vec<usize> = (0..n).filter(|&i| events[i].consumer == Some(id)).collect();
+    for (id, pid) in ids {
+        let producers: Vec<usize> = (0..n).filter(|&i| events[i].producer == Some(id) && events[i].pid == pid).collect();
+        let consumers: Vec<usize> = (0..n).filter(|&i| events[i].consumer == Some(id) && events[i].pid == pid).collect();
         if producers.len() >= 64 && consumers.len() >= 64 {
             continue;
         }

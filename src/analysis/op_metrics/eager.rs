@@ -11,26 +11,29 @@
 //! the innermost earlier event on its line whose span includes it (async events, `_a`, neither nest
 //! nor are nested); for an `IteratorGetNext*` event, the `ExecutorState::Process` with the same `id`
 //! and `iter_num` (the last one); for a consumer of a context (`_ct`, `_c`), every producer of it
-//! (`_pt`, `_p`) in plane order, unless the context has 64 or more of both. So an op run on an
-//! executor thread is eager when the executor event consumes the context of an `EagerExecute` that
-//! runs it eagerly on another thread.
+//! (`_pt`, `_p`) of the same process (an event's `_pid`, else the plane's `process_id`) in plane
+//! order, unless the context has 64 or more of both in that process; for an executor event of
+//! a TensorFlow while-loop iteration (XProf's `ProcessTensorFlowLoop`: executors by `id` and
+//! `iter_num`, tf.data's left out, a function whose only iteration is 0 has no loop), the first
+//! executor event of its iteration, last. So an op run on an executor thread is eager when the
+//! executor event consumes the context of an `EagerExecute` that runs it eagerly on another thread,
+//! or belongs to a loop iteration whose first executor event does.
 //!
 //! Cost: the graph is read in the host op db's own scan of the plane ([`EagerGraph::push`], one call
 //! per event the scan decodes anyway), never in a pass of its own; a plane without `EagerExecute`
 //! events builds none (no op of it is eager). Only the events with a parent besides their nesting one,
 //! the context ends, executors and `EagerExecute` events become graph nodes: any other event's nearest
 //! `EagerExecute` is found through its innermost enclosing node, as many steps away as the nesting
-//! levels between them. A producer or executor under no node that consumes nothing is under no
-//! `EagerExecute` for sure and is no node either (a producer's context is kept for XProf's fan limit).
+//! levels between them. A producer under no node that consumes nothing is under no `EagerExecute` for
+//! sure and is no node either (its context is kept for XProf's fan limit); an executor stays one (a
+//! loop iteration's first executor may be its parent, known only after the last line).
 //! The answers are computed once, after the last line ([`EagerGraph::finish`]): only the nodes below an
 //! `EagerExecute` that runs an op eagerly can be eager, so only they and the nodes above them are
 //! searched (with exact distances, cycles of contexts included); until then an op carries its node
 //! ([`Mark::Node`]). A plane without `EagerExecute` events or without `is_func` stats builds no graph.
-//!
-//! Not followed (no fixture has them): XProf's edges between the executors of a TensorFlow loop
-//! iteration (`ProcessTensorFlowLoop`), and its split of a context's ends by process id.
 
 use super::host::{first_stat, int_value};
+use crate::analysis::step_groups::{plane_process_id, tf_loop_iterations, TF_DATA_FUNCTION_RUNS};
 use crate::decode::xplane::{IdTable, Plane, RawEvent, StatValue};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -43,13 +46,17 @@ const ITERATOR_GET_NEXT: [&str; 2] = ["IteratorGetNextOp::DoCompute", "IteratorG
 
 /// The stats the graph reads of every event, in role order (role = index + 1); an `EagerExecute`'s
 /// `is_func` besides.
-const STAT_NAMES: [&str; 7] = ["_pt", "_p", "_ct", "_c", "_a", "id", "iter_num"];
-/// The roles before `id` and `iter_num` (executors' and iterators' keys).
-const KEY_ROLES: usize = 5;
+const STAT_NAMES: [&str; 8] = ["_pt", "_p", "_ct", "_c", "_a", "_pid", "id", "iter_num"];
+/// The roles that make an event more than a leaf of its enclosing node (context ends, async).
+const CONTEXT_ROLES: usize = 5;
+/// The roles read from the scan's selection: those and `_pid` (not `id` and `iter_num`, the
+/// executors' and iterators' keys).
+const SCANNED_ROLES: usize = 6;
 const IS_FUNC: &str = "is_func";
 
-/// A context's (type, id).
-type Context = (i64, u64);
+/// A context: its kind (the rank of its (type, process id), [`EagerGraph::context_kind`]) and id.
+/// XProf keeps a context's ends by process id and connects only those of one process.
+type Context = (u32, u64);
 
 /// What the marking reads of each event metadata id.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -60,6 +67,8 @@ enum Kind {
     EagerExecute,
     Executor,
     Iterator,
+    /// A tf.data function run: its `id` is no loop's (XProf leaves those executors out of loops).
+    TfDataRun,
 }
 
 /// How an event's `is_eager` is decided.
@@ -103,13 +112,23 @@ pub(super) struct EagerGraph {
     nodes: Vec<Node>,
     /// The current line's open events.
     stack: Vec<Enclosing>,
-    /// The last executor of each (`id`, `iter_num`); `None` for one under no `EagerExecute` for sure.
-    executors: FastMap<(i64, i64), Option<u32>>,
+    /// The last executor of each (`id`, `iter_num`).
+    executors: FastMap<(i64, i64), u32>,
     iterators: Vec<(u32, (i64, i64))>,
+    /// Every executor node with its (`id`, `iter_num`) and start, for the loops' edges.
+    loop_members: Vec<(i64, i64, (u32, i64))>,
+    /// The `id`s of tf.data function runs.
+    tf_data_steps: Vec<i64>,
     /// Producers that may be under an `EagerExecute` ((type, id), node), in plane order.
     producers: Vec<(Context, u32)>,
     /// The contexts of producers under none for sure (not nodes: only XProf's fan limit counts them).
     dead_producers: Vec<Context>,
+    /// The plane's process id (`process_id`), if it has one.
+    plane_pid: Option<i64>,
+    /// Each context (type, process id) seen, by rank.
+    context_kinds: FastMap<(i64, Option<i64>), u32>,
+    /// The last context kind looked up: a trace has a handful, and runs of events repeat one.
+    last_context_kind: Option<((i64, Option<i64>), u32)>,
     /// Consumers ((type, id), node), in plane order.
     consumers: Vec<(Context, u32)>,
 }
@@ -127,6 +146,7 @@ impl EagerGraph {
                 EAGER_EXECUTE => Kind::EagerExecute,
                 EXECUTOR => Kind::Executor,
                 n if ITERATOR_GET_NEXT.contains(&n) => Kind::Iterator,
+                n if TF_DATA_FUNCTION_RUNS.contains(&n) => Kind::TfDataRun,
                 n if super::tf_op::parse_tf_op_fullname(n).category == super::tf_op::TfOpCategory::TensorFlow => Kind::TfOpRun,
                 _ => return None,
             };
@@ -148,17 +168,37 @@ impl EagerGraph {
             stack: Vec::new(),
             executors: FastMap::default(),
             iterators: Vec::new(),
+            loop_members: Vec::new(),
+            tf_data_steps: Vec::new(),
             producers: Vec::new(),
             dead_producers: Vec::new(),
+            plane_pid: plane_process_id(plane),
+            context_kinds: FastMap::default(),
+            last_context_kind: None,
             consumers: Vec::new(),
         })
     }
 
+    /// The rank of contexts of type `t` of process `pid` (XProf's process id is an `int32`).
+    fn context_kind(&mut self, t: i64, pid: Option<i64>) -> u32 {
+        let key = (t, pid.map(|p| i64::from(p as i32)));
+        if let Some((last, rank)) = self.last_context_kind {
+            if last == key {
+                return rank;
+            }
+        }
+        let next = self.context_kinds.len() as u32;
+        let rank = *self.context_kinds.entry(key).or_insert(next);
+        self.last_context_kind = Some((key, rank));
+        rank
+    }
+
     /// The stat metadata ids the graph reads of an event (for the scan's selection).
     /// `id` and `iter_num` are not among them: many events (allocators') carry an `id`, and only an
-    /// executor's or iterator's counts, so [`EagerGraph::push`] reads those two events' stats itself.
+    /// executor's, iterator's or tf.data run's counts, so [`EagerGraph::push`] reads those events'
+    /// stats itself.
     pub(super) fn stat_ids(plane: &Plane) -> impl Iterator<Item = i64> + '_ {
-        STAT_NAMES[..KEY_ROLES].iter().chain([&IS_FUNC]).filter_map(|n| plane.stat_id(n))
+        STAT_NAMES[..SCANNED_ROLES].iter().chain([&IS_FUNC]).filter_map(|n| plane.stat_id(n))
     }
 
     /// Starts the next line.
@@ -178,7 +218,7 @@ impl EagerGraph {
         // and are neither `EagerExecute`s, executors nor iterators: not async, no node, they only
         // nest. Kept on the stack here, without the reading below (the scan's hottest path).
         let plain = matches!(kind, Kind::Other | Kind::TfOpRun)
-            && !e.stats.iter().any(|s| (1..=KEY_ROLES as u8).contains(&self.roles.get(s.metadata_id)));
+            && !e.stats.iter().any(|s| (1..=CONTEXT_ROLES as u8).contains(&self.roles.get(s.metadata_id)));
         if !plain {
             return self.push_node(plane, e, kind, begin, end);
         }
@@ -206,10 +246,10 @@ impl EagerGraph {
     fn push_node(&mut self, plane: &Plane, e: &RawEvent<'_, '_>, kind: Kind, begin: i64, end: i64) -> Result<Mark, DecodeError> {
         let mut producer = (None, None);
         let mut consumer = (None, None);
-        let (mut is_async, mut step_id, mut iter_num) = (false, None, None);
+        let (mut is_async, mut pid, mut step_id, mut iter_num) = (false, None, None, None);
         // The roles still to read (a bit per role): the first stat of each; `id` and `iter_num` only
         // of the executors and iterators that are keyed by them.
-        let keyed = matches!(kind, Kind::Executor | Kind::Iterator);
+        let keyed = matches!(kind, Kind::Executor | Kind::Iterator | Kind::TfDataRun);
         let own;
         let stats = if keyed {
             own = e.read_stats(|id| self.roles.get(id) != 0)?.0;
@@ -217,7 +257,7 @@ impl EagerGraph {
         } else {
             e.stats
         };
-        let mut unread: u8 = if keyed { 0x7f } else { (1 << KEY_ROLES) - 1 };
+        let mut unread: u8 = if keyed { u8::MAX } else { (1 << SCANNED_ROLES) - 1 };
         for stat in stats {
             let role = self.roles.get(stat.metadata_id);
             if role == 0 || unread & (1 << (role - 1)) == 0 {
@@ -242,28 +282,33 @@ impl EagerGraph {
                 3 => consumer.0 = int,
                 4 => consumer.1 = int.map(|i| i as u64),
                 5 => is_async = int.is_some_and(|i| i != 0),
-                6 => step_id = int,
+                6 => pid = int,
+                7 => step_id = int,
                 _ => iter_num = int,
             }
         }
         let depth = if is_async { None } else { Some(self.nest(begin, end)) };
         let enclosing = depth.and_then(|d| self.stack.last().and_then(|o| o.nearest).map(|(node, nd)| (node, d - nd)));
-        let producer = producer.0.zip(producer.1);
-        let consumer = consumer.0.zip(consumer.1);
+        let pid = pid.or(self.plane_pid);
+        let producer = producer.0.zip(producer.1).map(|(t, id)| (self.context_kind(t, pid), id));
+        let consumer = consumer.0.zip(consumer.1).map(|(t, id)| (self.context_kind(t, pid), id));
         let loop_key = step_id.zip(iter_num);
+        if let (Kind::TfDataRun, Some(step)) = (kind, step_id) {
+            self.tf_data_steps.push(step);
+        }
         let is_node = kind == Kind::EagerExecute
             || producer.is_some()
             || consumer.is_some()
             || (matches!(kind, Kind::Executor | Kind::Iterator) && loop_key.is_some());
         // An event whose only parent is its nesting one, under no node, is under no `EagerExecute`
-        // (its answer is none, as that of everything it is the only way up for): no node.
-        let dead = kind != Kind::EagerExecute && consumer.is_none() && kind != Kind::Iterator && enclosing.is_none();
+        // (its answer is none, as that of everything it is the only way up for): no node. An
+        // executor with a loop key may have a loop iteration's first executor as a parent (known
+        // only after the last line): it stays a node.
+        let keyed_executor = kind == Kind::Executor && loop_key.is_some();
+        let dead = kind != Kind::EagerExecute && consumer.is_none() && kind != Kind::Iterator && !keyed_executor && enclosing.is_none();
         if is_node && dead {
             if let Some(context) = producer {
                 self.dead_producers.push(context);
-            }
-            if let (Kind::Executor, Some(key)) = (kind, loop_key) {
-                self.executors.insert(key, None);
             }
         }
         let mut nearest = enclosing;
@@ -286,7 +331,8 @@ impl EagerGraph {
             }
             match (kind, loop_key) {
                 (Kind::Executor, Some(key)) => {
-                    self.executors.insert(key, Some(node));
+                    self.executors.insert(key, node);
+                    self.loop_members.push((key.0, key.1, (node, begin)));
                 }
                 (Kind::Iterator, Some(key)) => self.iterators.push((node, key)),
                 _ => {}
@@ -380,6 +426,9 @@ struct Graph<'a> {
     /// (executor, iterator) pairs, by executor; (iterator, executor), by iterator.
     executor_iterators: Vec<(u32, u32)>,
     iterator_executor: Vec<(u32, u32)>,
+    /// A loop iteration's (first executor, other executor) pairs, by first; (other, first), by other.
+    loop_children: Vec<(u32, u32)>,
+    loop_parent: Vec<(u32, u32)>,
 }
 
 /// The context of `node` among `ends` (in node order), if it is one of them.
@@ -407,11 +456,19 @@ impl<'a> Graph<'a> {
                 fill[p as usize] += 1;
             }
         }
-        let iterator_executor: Vec<(u32, u32)> =
-            g.iterators.iter().filter_map(|&(it, key)| Some((it, (*g.executors.get(&key)?)?))).collect();
+        let iterator_executor: Vec<(u32, u32)> = g.iterators.iter().filter_map(|&(it, key)| Some((it, *g.executors.get(&key)?))).collect();
         let mut executor_iterators: Vec<(u32, u32)> = iterator_executor.iter().map(|&(it, ex)| (ex, it)).collect();
         executor_iterators.sort_unstable();
-        Graph { g, nested_start, nested, contexts: FastMap::default(), executor_iterators, iterator_executor }
+        let tf_data: std::collections::HashSet<i64> = g.tf_data_steps.iter().copied().collect();
+        let executors = g.loop_members.iter().copied().filter(|(step, _, _)| !tf_data.contains(step));
+        let mut loop_children: Vec<(u32, u32)> = Vec::new();
+        for (first, events) in tf_loop_iterations(executors) {
+            loop_children.extend(events.iter().filter(|&&(e, _)| e != first).map(|&(e, _)| (first, e)));
+        }
+        let mut loop_parent: Vec<(u32, u32)> = loop_children.iter().map(|&(first, e)| (e, first)).collect();
+        loop_children.sort_unstable();
+        loop_parent.sort_unstable();
+        Graph { g, nested_start, nested, contexts: FastMap::default(), executor_iterators, iterator_executor, loop_children, loop_parent }
     }
 
     /// Looks up `contexts` not looked up yet: one pass over the producers and consumers (and, for a
@@ -464,15 +521,23 @@ impl<'a> Graph<'a> {
         let from = self.executor_iterators.partition_point(|&(ex, _)| ex < v);
         let iterators = self.executor_iterators[from..].iter().take_while(move |&&(ex, _)| ex == v).map(|&(_, it)| it);
         let consumers = context_of(&self.g.producers, v).map_or(&[][..], |c| self.ends(c).1);
-        nested.iter().copied().chain(iterators).chain(consumers.iter().copied())
+        let from = self.loop_children.partition_point(|&(first, _)| first < v);
+        let looped = self.loop_children[from..].iter().take_while(move |&&(first, _)| first == v).map(|&(_, e)| e);
+        nested.iter().copied().chain(iterators).chain(consumers.iter().copied()).chain(looped)
     }
 
     /// The parents of `v` in XProf's order (its enclosing node, an iterator's executor, a consumer's
-    /// producers in plane order), with the steps to each.
+    /// producers in plane order, a loop iteration's first executor), with the steps to each.
     fn parents_of(&self, v: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
         let executor = self.iterator_executor.binary_search_by_key(&v, |&(it, _)| it).ok().map(|i| self.iterator_executor[i].1);
         let producers = context_of(&self.g.consumers, v).map_or(&[][..], |c| self.ends(c).0);
-        self.g.nodes[v as usize].enclosing.into_iter().chain(executor.map(|ex| (ex, 1))).chain(producers.iter().map(|&p| (p, 1)))
+        let first = self.loop_parent.binary_search_by_key(&v, |&(e, _)| e).ok().map(|i| self.loop_parent[i].1);
+        self.g.nodes[v as usize]
+            .enclosing
+            .into_iter()
+            .chain(executor.map(|ex| (ex, 1)))
+            .chain(producers.iter().map(|&p| (p, 1)))
+            .chain(first.map(|f| (f, 1)))
     }
 
     /// The answer of each node of `nodes` (every node any of them can reach up the graph), as XProf's

@@ -708,6 +708,69 @@ mod tests {
     }
 
     #[test]
+    fn a_context_connects_only_the_ends_of_one_process() {
+        // XProf keeps a context's ends by process id (an event's `_pid`, else the plane's): a consumer
+        // of another process is not the producer's child.
+        let producer = |context: i64, pid: Option<i64>| {
+            let mut s = int_stats(&[("is_func", 0), ("_pt", 1), ("_p", context)]);
+            s.extend(pid.map(|p| ("_pid", V::Int64Value(p))));
+            s
+        };
+        let consumer = |context: i64, pid: i64| int_stats(&[("_ct", 1), ("_c", context), ("_pid", pid)]);
+        let got = eager_ops(
+            vec![
+                (1, vec![("EagerExecute", 0, 1000, producer(42, Some(7))), ("EagerExecute", 2000, 1000, producer(43, None))]),
+                (
+                    2,
+                    vec![
+                        ("ExecutorState::Process", 100, 500, consumer(42, 7)),
+                        ("s/Same:Add", 150, 10, vec![]),
+                        ("ExecutorState::Process", 2100, 500, consumer(43, 8)),
+                        ("o/Other:Mul", 2150, 10, vec![]),
+                    ],
+                ),
+            ],
+            &["s/Same", "o/Other"],
+        );
+        assert_eq!(got, [true, false]);
+    }
+
+    #[test]
+    fn eager_marking_follows_a_loop_iteration_to_its_first_executor() {
+        // XProf's `ProcessTensorFlowLoop`: the executor events of a while-loop iteration (same `id`
+        // and `iter_num`) are children of the iteration's first one. Not for a function whose only
+        // iteration is 0 (no loop), nor for a tf.data function run's `id`.
+        let key = |id: i64, iter: i64| int_stats(&[("id", id), ("iter_num", iter)]);
+        let got = eager_ops(
+            vec![
+                (
+                    1,
+                    vec![
+                        ("EagerExecute", 0, 1000, int_stats(&[("is_func", 0)])),
+                        ("ExecutorState::Process", 100, 100, key(7, 1)),
+                        ("ExecutorState::Process", 300, 100, key(8, 0)),
+                        ("ExecutorState::Process", 500, 100, key(9, 1)),
+                    ],
+                ),
+                (
+                    2,
+                    vec![
+                        ("ExecutorState::Process", 1100, 100, key(7, 1)),
+                        ("l/Loop:Add", 1150, 10, vec![]),
+                        ("ExecutorState::Process", 1300, 100, key(8, 0)),
+                        ("n/NoLoop:Mul", 1350, 10, vec![]),
+                        ("ExecutorState::Process", 1500, 100, key(9, 1)),
+                        ("d/Data:Sub", 1550, 10, vec![]),
+                    ],
+                ),
+                (3, vec![("InstantiatedCapturedFunction::Run", 2000, 100, int_stats(&[("id", 9)]))]),
+            ],
+            &["l/Loop", "n/NoLoop", "d/Data"],
+        );
+        assert_eq!(got, [true, false, false]);
+    }
+
+    #[test]
     fn equally_near_eager_executes_are_taken_in_parent_order() {
         // A consumer's producers are its parents in plane order: two producers at the same distance,
         // the first one's `EagerExecute` wins.

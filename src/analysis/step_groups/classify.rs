@@ -7,7 +7,7 @@ use crate::decode::xplane::{IdTable, Plane, StatValue};
 pub(super) const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
 pub(super) const EXECUTOR: &str = "ExecutorState::Process";
 pub(super) const ITERATOR_GET_NEXT: [&str; 2] = ["IteratorGetNextOp::DoCompute", "IteratorGetNextAsOptionalOp::DoCompute"];
-pub(super) const TF_DATA_FUNCTION_RUNS: [&str; 4] = [
+pub(crate) const TF_DATA_FUNCTION_RUNS: [&str; 4] = [
     "InstantiatedCapturedFunction::Run",
     "InstantiatedCapturedFunction::RunAsync",
     "InstantiatedCapturedFunction::RunInstantiated",
@@ -36,11 +36,14 @@ pub(super) struct GroupingStats {
     pub(super) step_id: Option<i64>,
     pub(super) iter_num: Option<i64>,
     pub(super) step_num: Option<i64>,
+    /// The process of the event's context ends (`_pid`), where it names one (else the plane's).
+    pub(super) pid: Option<i64>,
 }
 
 /// The stats grouping reads ([`Grouper::push`] needs them selected), by name; a stat's role is its
-/// position here + 1 (0: not read). `step_num` only names a root's group.
-pub const STATS: [&str; 9] = ["_pt", "_p", "_ct", "_c", "_r", "_a", "id", "iter_num", "step_num"];
+/// position here + 1 (0: not read). `step_num` only names a root's group; `_pid` only says which
+/// process's ends of its contexts an event's are.
+pub const STATS: [&str; 10] = ["_pt", "_p", "_ct", "_c", "_r", "_a", "id", "iter_num", "step_num", "_pid"];
 
 /// The stats of an event's own that can make an event whose metadata gives it no part in grouping
 /// (no name XProf treats specially, no grouping stats) more than a leaf of its enclosing node: a
@@ -59,6 +62,14 @@ impl StatIds {
     pub(super) fn role(&self, metadata_id: i64) -> u8 {
         self.0.get(metadata_id)
     }
+}
+
+/// The plane's process id (its `process_id` stat, an `int32` to XProf): the process of its events'
+/// context ends, unless an event names another (`_pid`). XProf connects only the ends of one process.
+pub(crate) fn plane_process_id(plane: &Plane) -> Option<i64> {
+    let id = plane.stat_id("process_id")?;
+    let stat = plane.meta.stats.iter().find(|s| s.metadata_id == id)?;
+    int(&plane.stat_value(stat)?).map(|p| i64::from(p as i32))
 }
 
 pub(super) fn int(v: &StatValue) -> Option<i64> {
@@ -84,6 +95,7 @@ impl GroupingStats {
             7 => self.step_id = i,
             8 => self.iter_num = i,
             9 => self.step_num = i,
+            10 => self.pid = i,
             _ => {}
         }
     }

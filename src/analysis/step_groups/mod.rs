@@ -49,12 +49,11 @@ use crate::decode::xplane::names::GROUP_ID;
 use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, XSpace};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
-use classify::{
-    GroupingStats, Keyed, Kind, MetaInfo, StatIds, EXECUTOR, IMPLICIT_ROOTS, ITERATOR_GET_NEXT, LEGACY_ROOT, LOOP_OPS,
-    TF_DATA_FUNCTION_RUNS,
-};
+pub(crate) use classify::{plane_process_id, TF_DATA_FUNCTION_RUNS};
+use classify::{GroupingStats, Keyed, Kind, MetaInfo, StatIds, EXECUTOR, IMPLICIT_ROOTS, ITERATOR_GET_NEXT, LEGACY_ROOT, LOOP_OPS};
 pub use classify::{NODE_MAKING_STATS, STATS};
 use graph::{connect_executors_to_iterators, context_edges, ContextEnd, Nesting, MAX_EVENT_NODES, NONE};
+pub(crate) use roots::tf_loop_iterations;
 use roots::{assign_groups, UNGROUPED};
 
 /// Group id of each tracked event of the host plane ([`Grouper::new`]), by its rank among the tracked
@@ -175,10 +174,13 @@ pub struct Grouper<'a> {
     /// events may carry one.
     context_ends: Vec<Vec<ContextEnd>>,
     /// Each context type seen, numbered in order of appearance.
-    context_types: FastMap<i64, u32>,
+    context_types: FastMap<(i64, Option<i64>), u32>,
     /// The last context type looked up and its number: there are a handful of types, and a long run
     /// of events mostly repeats one.
-    last_context_type: Option<(i64, u32)>,
+    last_context_type: Option<((i64, Option<i64>), u32)>,
+    /// The plane's process id (`process_id`): its events' context ends are that process's, unless
+    /// an event names another (`_pid`).
+    plane_pid: Option<i64>,
 }
 
 impl<'a> Grouper<'a> {
@@ -224,6 +226,7 @@ impl<'a> Grouper<'a> {
             context_ends: Vec::new(),
             context_types: FastMap::default(),
             last_context_type: None,
+            plane_pid: plane_process_id(plane),
         }
     }
 
@@ -271,6 +274,7 @@ impl<'a> Grouper<'a> {
             context_ends,
             context_types,
             last_context_type,
+            plane_pid,
             ..
         } = self;
         let h = &ev.header;
@@ -319,16 +323,20 @@ impl<'a> Grouper<'a> {
                 tracked: tracked_rank,
             });
         }
+        // A context is of a type and a process (XProf's `int32` process id): only the ends of one
+        // process are connected, so each (type, process) is a type of its own here.
+        let pid = s.pid.or(*plane_pid).map(|p| i64::from(p as i32));
         let mut context_end = |(t, id): (i64, u64), consumer: bool| {
+            let kind = (t, pid);
             let rank = match *last_context_type {
-                Some((last, rank)) if last == t => rank,
+                Some((last, rank)) if last == kind => rank,
                 _ => {
                     let next = context_types.len() as u32;
-                    let rank = *context_types.entry(t).or_insert(next);
+                    let rank = *context_types.entry(kind).or_insert(next);
                     if rank == next {
                         context_ends.push(Vec::new());
                     }
-                    *last_context_type = Some((t, rank));
+                    *last_context_type = Some((kind, rank));
                     rank
                 }
             };

@@ -90,23 +90,34 @@ pub(super) fn context_number(
 }
 
 /// A node and its start time (ps).
-pub(super) type NodeStart = (u32, i64);
+pub(crate) type NodeStart = (u32, i64);
 
 /// TensorFlow while-loops: executor events grouped by (`id`, `iter_num`); each iteration of a
 /// function that has more than the single iteration 0 becomes a root, adopting its other events
 /// (added to `edges`). Returns the roots in group order.
 pub(super) fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges: &mut Vec<(u32, u32)>) -> Vec<u32> {
+    let executors = keyed
+        .iter()
+        .filter(|k| k.kind == Kind::Executor && !k.step_id.is_some_and(|s| tf_data_steps.contains(&s)))
+        .filter_map(|k| Some((k.step_id?, k.iter_num?, (k.node, k.begin_ps))));
+    let iterations = tf_loop_iterations(executors);
+    for (root, events) in &iterations {
+        edges.extend(events.iter().filter(|&&(e, _)| e != *root).map(|&(e, _)| (*root, e)));
+    }
+    iterations.into_iter().map(|(r, _)| r).collect()
+}
+
+/// XProf's TensorFlow while-loop iterations (`ProcessTensorFlowLoop`) among `executors` ((`id`,
+/// `iter_num`, node and start) of each `ExecutorState::Process` event, in node order; tf.data's left
+/// out by the caller): the executor events by `id` and then `iter_num`, except an `id` whose only
+/// iteration is 0 (a function without a loop). Each iteration with its first event (the earliest,
+/// first in node order on ties), which XProf makes the parent of the others; ordered by that first
+/// event. Shared by the step grouping (its roots) and the eager marking (its edges).
+pub(crate) fn tf_loop_iterations(executors: impl Iterator<Item = (i64, i64, NodeStart)>) -> Vec<(u32, Vec<NodeStart>)> {
     // step id → iter num → events (in node order, with their start).
     let mut loops: FastMap<i64, FastMap<i64, Vec<NodeStart>>> = FastMap::default();
-    for k in keyed {
-        if k.kind != Kind::Executor {
-            continue;
-        }
-        let (Some(step), Some(iter)) = (k.step_id, k.iter_num) else { continue };
-        if tf_data_steps.contains(&step) {
-            continue;
-        }
-        loops.entry(step).or_default().entry(iter).or_default().push((k.node, k.begin_ps));
+    for (step, iter, event) in executors {
+        loops.entry(step).or_default().entry(iter).or_default().push(event);
     }
     let mut iterations: Vec<Vec<NodeStart>> = Vec::new();
     for iters in loops.into_values() {
@@ -115,14 +126,10 @@ pub(super) fn tf_loop_roots(keyed: &[Keyed], tf_data_steps: &HashSet<i64>, edges
         }
         iterations.extend(iters.into_values());
     }
-    // First event of an iteration: the earliest (first in node order on ties).
     let mut roots: Vec<(NodeStart, Vec<NodeStart>)> =
         iterations.into_iter().filter_map(|ev| ev.iter().copied().min_by_key(|&(node, begin)| (begin, node)).map(|r| (r, ev))).collect();
     roots.sort_by_key(|&((node, begin), _)| (begin, node));
-    for ((root, _), events) in &roots {
-        edges.extend(events.iter().filter(|&&(e, _)| e != *root).map(|&(e, _)| (*root, e)));
-    }
-    roots.into_iter().map(|((r, _), _)| r).collect()
+    roots.into_iter().map(|((root, _), events)| (root, events)).collect()
 }
 
 /// Whether some ancestor (breadth-first over all parents) is a root of level `level`. Each visit

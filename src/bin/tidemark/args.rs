@@ -149,14 +149,14 @@ pub type OneShotSession = ManuallyDrop<Session>;
 ///   whose empty-state line reads the count); the others that read them find them when asked.
 /// - The host's framework ops: not the device-side tables without steps (`hlo-stats`, `op-profile`,
 ///   `kernel-stats`), unless `--step` limits them to a step (the steps are the Overview Page's, which
-///   reads them; so does the Roofline, a row per step).
+///   reads them; so does the Roofline, a row per step), nor `xla-ops-cpu`.
 /// - The XLA ops on CPU: only `xla-ops-cpu`.
 fn session_for(command: &str, args: &Args) -> OneShotSession {
     let mut session = if command == "memory-profile" { Session::new() } else { Session::deferring_memory_profiles() };
     if !matches!(command, "overview-page" | "input-pipeline-analyzer") {
         session = session.deferring_steps();
     }
-    if matches!(command, "hlo-stats" | "op-profile" | "kernel-stats") && args.option("step").is_none() {
+    if matches!(command, "hlo-stats" | "op-profile" | "kernel-stats" | "xla-ops-cpu") && args.option("step").is_none() {
         session = session.leaving_out_host_ops();
     }
     if command != "xla-ops-cpu" {
