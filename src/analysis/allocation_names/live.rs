@@ -80,8 +80,8 @@ fn group(a: &AllocatorProfile, indices: impl Iterator<Item = usize>, heap: i64, 
     indices.sort_unstable();
     let mut rows: BTreeMap<u32, PeakRow> = BTreeMap::new();
     let mut live_bytes = 0i64;
-    for i in indices {
-        let Some(snapshot) = s.get(i) else { continue };
+    for i in indices.into_iter().filter(|&i| i < s.len()) {
+        let (allocation_bytes, requested_bytes) = (s.allocation_bytes(i), s.requested_bytes(i));
         let id = name_of[i];
         let row = rows.entry(id).or_insert(PeakRow {
             name: id,
@@ -91,10 +91,10 @@ fn group(a: &AllocatorProfile, indices: impl Iterator<Item = usize>, heap: i64, 
             snapshot_indices: Vec::new(),
         });
         row.allocations += 1;
-        row.allocation_bytes += snapshot.activity.allocation_bytes;
-        row.requested_bytes += snapshot.activity.requested_bytes;
+        row.allocation_bytes += allocation_bytes;
+        row.requested_bytes += requested_bytes;
         row.snapshot_indices.push(i);
-        live_bytes += snapshot.activity.allocation_bytes;
+        live_bytes += allocation_bytes;
     }
     let mut rows: Vec<PeakRow> = rows.into_values().collect();
     rows.sort_by_key(|r| (std::cmp::Reverse(r.allocation_bytes), r.name));
