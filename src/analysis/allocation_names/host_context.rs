@@ -127,12 +127,15 @@ fn is_compile_line(name: &str) -> bool {
 /// An interval of a line: start, end (ps, the line's offsets) and metadata id.
 type Interval = (i64, i64, i64);
 
-/// Reads every allocator event of plane `plane_index` (the host plane) with its place.
+/// Reads every allocator event of plane `plane_index` (the host plane), which lie on lines
+/// `with_events` (the Memory Profile found them there), with its place.
 ///
-/// An allocator event's place depends only on the intervals that contain it, so of each line only
-/// those are sorted and swept (a line of a TensorFlow executor holds a few allocations among
-/// thousands of ops); and each event's kind is looked up by its metadata id in a table made once.
-pub(super) fn scan<'a>(space: &'a XSpace, plane_index: usize, plane: &'a Plane) -> Result<Scanned<'a>, DecodeError> {
+/// Only those lines are read whole; the others only for Python frames, where the plane names any and
+/// none has been seen yet. An allocator event's place depends only on the intervals that contain it,
+/// so of each line only those are sorted and swept (a line of a TensorFlow executor holds a few
+/// allocations among thousands of ops); and each event's kind is looked up by its metadata id in a
+/// table made once.
+pub(super) fn scan<'a>(space: &'a XSpace, plane_index: usize, plane: &'a Plane, with_events: &[usize]) -> Result<Scanned<'a>, DecodeError> {
     let mut out = Scanned { plane: Some(plane), ..Scanned::default() };
     let Some(reader) = Reader::new(plane_index, plane) else { return Ok(out) };
     let classes = IdTable::new(plane.meta.event_metadata.iter().map(|(&id, m)| (id, class_of(&m.name))));
@@ -141,7 +144,7 @@ pub(super) fn scan<'a>(space: &'a XSpace, plane_index: usize, plane: &'a Plane) 
     let no_stats = IdTable::new(std::iter::empty());
     let (mut intervals, mut around): (Vec<Interval>, Vec<Interval>) = (Vec::new(), Vec::new());
     let mut event = MemoryEvent::default();
-    for (line_index, line) in plane.lines.iter().enumerate() {
+    for (line_index, line) in with_events.iter().filter_map(|&i| Some((i, plane.lines.get(i)?))) {
         intervals.clear();
         let first = out.events.len();
         space.for_each_raw_event(
@@ -203,6 +206,18 @@ pub(super) fn scan<'a>(space: &'a XSpace, plane_index: usize, plane: &'a Plane) 
             around.extend(stack.iter().rev().filter(|iv| iv.1 >= t));
             (line_mems[i].place, line_mems[i].python_frame) =
                 place_of(&around, plane, &classes, compile_line, line_index, line_start_ps, &mut run_ids, &mut out.runs);
+        }
+    }
+    let python = |id| classes.get(id) == Class::Python;
+    for (i, line) in plane.lines.iter().enumerate() {
+        if !any_python || out.python_tracer {
+            break;
+        }
+        if with_events.binary_search(&i).is_err() {
+            space.for_each_raw_event(line, &no_stats, python, |_, ev| {
+                out.python_tracer |= ev.header.duration_ps > 0;
+                Ok(())
+            })?;
         }
     }
     Ok(out)

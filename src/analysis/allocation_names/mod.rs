@@ -266,7 +266,7 @@ pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationName
     let modules = buffers::modules(&decoded);
     drop(decoded);
     let scanned = match space.planes.iter().position(|p| p.name() == HOST_PLANE) {
-        Some(i) => host_context::scan(space, i, &space.planes[i])?,
+        Some(i) => host_context::scan(space, i, &space.planes[i], &profile.lines_with_events)?,
         None => Scanned::default(),
     };
     let mut reasons = Vec::new();
