@@ -146,6 +146,9 @@ pub(super) fn scan<'a>(space: &'a XSpace, plane_index: usize, plane: &'a Plane, 
     let mut event = MemoryEvent::default();
     for (line_index, line) in with_events.iter().filter_map(|&i| Some((i, plane.lines.get(i)?))) {
         intervals.clear();
+        // Room for the whole line at once, not by doubling (and copying) a vector of up to a million
+        // intervals; one that cannot be had grows as usual.
+        let _ = intervals.try_reserve(line.event_count);
         let first = out.events.len();
         space.for_each_raw_event(
             line,

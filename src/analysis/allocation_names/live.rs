@@ -5,6 +5,7 @@
 use super::{AllocationName, NameKind};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::AllocatorProfile;
+use crate::fast_hash::FastMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -56,7 +57,8 @@ pub(super) fn live_at(a: &AllocatorProfile, targets: &[usize], name_of: &[u32], 
     let mut order: Vec<usize> = (0..targets.len()).collect();
     order.sort_by_key(|&k| targets[k]);
     let mut out = vec![LiveNames::default(); targets.len()];
-    let mut live: BTreeMap<u64, usize> = BTreeMap::new();
+    // By address; the order is not kept (each live set is sorted where grouped).
+    let mut live: FastMap<u64, usize> = FastMap::default();
     let mut next = 0;
     for k in order {
         let t = targets[k];

@@ -433,10 +433,12 @@ impl Namer<'_> {
                 _ => *place_names.entry((e.place, e.python_frame)).or_insert_with(|| table.id(Self::place_name(e, scanned))),
             };
         }
-        out.peak = peak_names(a, &name_of, &table.names);
+        // One replay for every event whose live set is named: the floors, the last event, the peak.
         let floors = live::floor_events(a);
+        let (end, peak) = (a.snapshots.len().checked_sub(1), peak_index(a));
         let mut targets: Vec<usize> = floors.iter().map(|&(_, i)| i).collect();
-        targets.extend(a.snapshots.len().checked_sub(1));
+        targets.extend(end);
+        targets.extend(peak);
         let mut lives = live::live_at(a, &targets, &name_of, &table.names).into_iter();
         out.floors = floors
             .iter()
@@ -449,7 +451,8 @@ impl Namer<'_> {
                 live,
             })
             .collect();
-        out.live_at_end = lives.next().unwrap_or_default();
+        out.live_at_end = end.and_then(|_| lives.next()).unwrap_or_default();
+        out.peak = peak_names(a, peak, peak.and_then(|_| lives.next()));
         out.names = table.names;
         out.name_of = name_of;
         out
@@ -653,13 +656,19 @@ impl NameTable {
     }
 }
 
-/// What was live at `a`'s peak, by name: every allocation made at or before the peak event and not
-/// freed by then (not only the peak step's, as XProf's breakdown).
-fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -> PeakNames {
-    let sum = &a.summary;
-    let s = &a.snapshots;
+/// The snapshot index of `a`'s peak event: the last event at the summary's peak time whose heap +
+/// stack is the peak's; `None` when no event is.
+fn peak_index(a: &AllocatorProfile) -> Option<usize> {
+    let (sum, s) = (&a.summary, &a.snapshots);
     let at_time = s.times().partition_point(|&t| t < sum.peak_stats_time_ps)..s.times().partition_point(|&t| t <= sum.peak_stats_time_ps);
-    let peak_index = at_time.clone().rev().find(|&i| s.in_use_bytes(i) == sum.peak_stats.peak_bytes_in_use);
+    at_time.rev().find(|&i| s.in_use_bytes(i) == sum.peak_stats.peak_bytes_in_use)
+}
+
+/// What was live at `a`'s peak event `peak_index`, by name (`live`, its live set): every allocation
+/// made at or before the peak event and not freed by then (not only the peak step's, as XProf's
+/// breakdown).
+fn peak_names(a: &AllocatorProfile, peak_index: Option<usize>, live: Option<LiveNames>) -> PeakNames {
+    let sum = &a.summary;
     let mut out = PeakNames {
         peak_index,
         peak_bytes: sum.peak_stats.peak_bytes_in_use,
@@ -667,8 +676,7 @@ fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -
         pool: PoolAtPeak::new(a, peak_index),
         ..Default::default()
     };
-    let Some(p) = peak_index else { return out };
-    let Some(live) = live::live_at(a, &[p], name_of, names).pop() else { return out };
+    let Some(live) = live else { return out };
     out.rows = live.rows;
     out.before_trace_bytes = live.before_trace_bytes;
     out.by_kind = live.by_kind;
