@@ -5,6 +5,7 @@
 use super::{AllocationName, NameKind};
 use crate::analysis::memory_events::Activity;
 use crate::analysis::memory_profile::AllocatorProfile;
+use crate::fast_hash::FastMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -56,7 +57,8 @@ pub(super) fn live_at(a: &AllocatorProfile, targets: &[usize], name_of: &[u32], 
     let mut order: Vec<usize> = (0..targets.len()).collect();
     order.sort_by_key(|&k| targets[k]);
     let mut out = vec![LiveNames::default(); targets.len()];
-    let mut live: BTreeMap<u64, usize> = BTreeMap::new();
+    // By address; the order is not kept (each live set is sorted where grouped).
+    let mut live: FastMap<u64, usize> = FastMap::default();
     let mut next = 0;
     for k in order {
         let t = targets[k];
@@ -80,8 +82,8 @@ fn group(a: &AllocatorProfile, indices: impl Iterator<Item = usize>, heap: i64, 
     indices.sort_unstable();
     let mut rows: BTreeMap<u32, PeakRow> = BTreeMap::new();
     let mut live_bytes = 0i64;
-    for i in indices {
-        let Some(snapshot) = s.get(i) else { continue };
+    for i in indices.into_iter().filter(|&i| i < s.len()) {
+        let (allocation_bytes, requested_bytes) = (s.allocation_bytes(i), s.requested_bytes(i));
         let id = name_of[i];
         let row = rows.entry(id).or_insert(PeakRow {
             name: id,
@@ -91,10 +93,10 @@ fn group(a: &AllocatorProfile, indices: impl Iterator<Item = usize>, heap: i64, 
             snapshot_indices: Vec::new(),
         });
         row.allocations += 1;
-        row.allocation_bytes += snapshot.activity.allocation_bytes;
-        row.requested_bytes += snapshot.activity.requested_bytes;
+        row.allocation_bytes += allocation_bytes;
+        row.requested_bytes += requested_bytes;
         row.snapshot_indices.push(i);
-        live_bytes += snapshot.activity.allocation_bytes;
+        live_bytes += allocation_bytes;
     }
     let mut rows: Vec<PeakRow> = rows.into_values().collect();
     rows.sort_by_key(|r| (std::cmp::Reverse(r.allocation_bytes), r.name));

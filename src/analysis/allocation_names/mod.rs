@@ -22,8 +22,9 @@ use crate::analysis::xla_modules::decoded_modules;
 use crate::decode::xplane::names::HOST_PLANE;
 use crate::decode::xplane::XSpace;
 use crate::decode::DecodeError;
+use crate::fast_hash::FastMap;
 use buffers::{BufferKind, Held, ModuleAllocations, Parameter, RunAllocation};
-use host_context::{HostEvent, HostRun, Place, Scanned};
+use host_context::{HostEvent, Place, Scanned};
 pub use live::{FloorNames, LiveNames, PeakRow};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -265,7 +266,7 @@ pub fn analyze(space: &XSpace, profile: &MemoryProfile) -> Result<AllocationName
     let modules = buffers::modules(&decoded);
     drop(decoded);
     let scanned = match space.planes.iter().position(|p| p.name() == HOST_PLANE) {
-        Some(i) => host_context::scan(space, i, &space.planes[i])?,
+        Some(i) => host_context::scan(space, i, &space.planes[i], &profile.lines_with_events)?,
         None => Scanned::default(),
     };
     let mut reasons = Vec::new();
@@ -375,6 +376,10 @@ impl Namer<'_> {
         }
         let mut table = NameTable::default();
         let mut name_of = vec![u32::MAX; events.len()];
+        // The name of each distinct (size, Python frame) of a run, and of each distinct place: built
+        // once, not once per event.
+        let mut run_names: FastMap<(i64, Option<i64>), u32> = FastMap::default();
+        let mut place_names: FastMap<(Place, Option<i64>), u32> = FastMap::default();
         // Runs first: their allocations are matched together.
         let mut by_run: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, e) in events.iter().enumerate() {
@@ -387,12 +392,17 @@ impl Namer<'_> {
             let sizes: Vec<i64> = indices.iter().map(|&i| events[i].requested_bytes).collect();
             let fitting = self.fitting_modules(host.module_name.as_deref(), &sizes);
             let mut temporary_bytes = 0;
+            run_names.clear();
             for (&i, &size) in indices.iter().zip(&sizes) {
-                let name = self.run_name(host.module_name.as_deref(), &fitting, size, events[i].python_frame.clone());
-                if name.kind == NameKind::Temporary {
+                let frame = events[i].python_frame;
+                let id = *run_names.entry((size, frame)).or_insert_with(|| {
+                    let python_frame = frame.map(|f| scanned.python_frame(f));
+                    table.id(self.run_name(host.module_name.as_deref(), &fitting, size, python_frame))
+                });
+                if table.names[id as usize].kind == NameKind::Temporary {
                     temporary_bytes += size;
                 }
-                name_of[i] = table.id(name);
+                name_of[i] = id;
             }
             self.runs.push(ModuleRun {
                 module_name: host.module_name.clone(),
@@ -420,13 +430,15 @@ impl Namer<'_> {
             let named = allocation_of[i].map(|k| name_of[k]);
             name_of[i] = match named {
                 Some(id) if id != u32::MAX => id,
-                _ => table.id(Self::place_name(e, &scanned.runs)),
+                _ => *place_names.entry((e.place, e.python_frame)).or_insert_with(|| table.id(Self::place_name(e, scanned))),
             };
         }
-        out.peak = peak_names(a, &name_of, &table.names);
+        // One replay for every event whose live set is named: the floors, the last event, the peak.
         let floors = live::floor_events(a);
+        let (end, peak) = (a.snapshots.len().checked_sub(1), peak_index(a));
         let mut targets: Vec<usize> = floors.iter().map(|&(_, i)| i).collect();
-        targets.extend(a.snapshots.len().checked_sub(1));
+        targets.extend(end);
+        targets.extend(peak);
         let mut lives = live::live_at(a, &targets, &name_of, &table.names).into_iter();
         out.floors = floors
             .iter()
@@ -439,7 +451,8 @@ impl Namer<'_> {
                 live,
             })
             .collect();
-        out.live_at_end = lives.next().unwrap_or_default();
+        out.live_at_end = end.and_then(|_| lives.next()).unwrap_or_default();
+        out.peak = peak_names(a, peak, peak.and_then(|_| lives.next()));
         out.names = table.names;
         out.name_of = name_of;
         out
@@ -557,17 +570,28 @@ impl Namer<'_> {
     }
 
     /// The name of an event outside a run's buffer building.
-    fn place_name(e: &HostEvent, runs: &[HostRun]) -> AllocationName {
-        let (kind, event, label) = match &e.place {
+    fn place_name(e: &HostEvent, scanned: &Scanned) -> AllocationName {
+        let name = |id: Option<i64>| id.map_or(String::new(), |id| scanned.event_name(id).to_string());
+        let (kind, event, label) = match e.place {
             Place::Run { run, .. } => {
-                let module = runs[*run].module_name.clone().unwrap_or_default();
+                let module = scanned.runs[run].module_name.clone().unwrap_or_default();
                 let label = format!("{} run, outside its buffer building", if module.is_empty() { "a module" } else { &module });
                 (NameKind::RunOther, module, label)
             }
-            Place::Compile { event } => (NameKind::Compile, event.clone(), format!("compile: {event}")),
-            Place::Transfer { event } => (NameKind::Transfer, event.clone(), format!("host→device: {event}")),
-            Place::Other { event } if event.is_empty() => (NameKind::Other, String::new(), "Python code, no host event".to_string()),
-            Place::Other { event } => (NameKind::Other, event.clone(), event.clone()),
+            Place::Compile { event } => {
+                let event = name(event);
+                let label = format!("compile: {event}");
+                (NameKind::Compile, event, label)
+            }
+            Place::Transfer { event } => {
+                let event = name(Some(event));
+                let label = format!("host→device: {event}");
+                (NameKind::Transfer, event, label)
+            }
+            Place::Other { event } => match name(event) {
+                event if event.is_empty() => (NameKind::Other, event, "Python code, no host event".to_string()),
+                event => (NameKind::Other, event.clone(), event),
+            },
             Place::Outside => (NameKind::Outside, String::new(), "outside any host event".to_string()),
         };
         AllocationName {
@@ -581,7 +605,7 @@ impl Namer<'_> {
             new_value_shaped_as: None,
             instruction: None,
             event,
-            python_frame: e.python_frame.clone(),
+            python_frame: e.python_frame.map(|f| scanned.python_frame(f)),
             label,
         }
     }
@@ -632,13 +656,19 @@ impl NameTable {
     }
 }
 
-/// What was live at `a`'s peak, by name: every allocation made at or before the peak event and not
-/// freed by then (not only the peak step's, as XProf's breakdown).
-fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -> PeakNames {
-    let sum = &a.summary;
-    let s = &a.snapshots;
+/// The snapshot index of `a`'s peak event: the last event at the summary's peak time whose heap +
+/// stack is the peak's; `None` when no event is.
+fn peak_index(a: &AllocatorProfile) -> Option<usize> {
+    let (sum, s) = (&a.summary, &a.snapshots);
     let at_time = s.times().partition_point(|&t| t < sum.peak_stats_time_ps)..s.times().partition_point(|&t| t <= sum.peak_stats_time_ps);
-    let peak_index = at_time.clone().rev().find(|&i| s.in_use_bytes(i) == sum.peak_stats.peak_bytes_in_use);
+    at_time.rev().find(|&i| s.in_use_bytes(i) == sum.peak_stats.peak_bytes_in_use)
+}
+
+/// What was live at `a`'s peak event `peak_index`, by name (`live`, its live set): every allocation
+/// made at or before the peak event and not freed by then (not only the peak step's, as XProf's
+/// breakdown).
+fn peak_names(a: &AllocatorProfile, peak_index: Option<usize>, live: Option<LiveNames>) -> PeakNames {
+    let sum = &a.summary;
     let mut out = PeakNames {
         peak_index,
         peak_bytes: sum.peak_stats.peak_bytes_in_use,
@@ -646,8 +676,7 @@ fn peak_names(a: &AllocatorProfile, name_of: &[u32], names: &[AllocationName]) -
         pool: PoolAtPeak::new(a, peak_index),
         ..Default::default()
     };
-    let Some(p) = peak_index else { return out };
-    let Some(live) = live::live_at(a, &[p], name_of, names).pop() else { return out };
+    let Some(live) = live else { return out };
     out.rows = live.rows;
     out.before_trace_bytes = live.before_trace_bytes;
     out.by_kind = live.by_kind;

@@ -290,6 +290,11 @@ impl Snapshots {
     }
 
     #[inline]
+    pub fn requested_bytes(&self, i: usize) -> i64 {
+        self.requested_bytes.get(i)
+    }
+
+    #[inline]
     pub fn step_id(&self, i: usize) -> i64 {
         self.step_id.get(i)
     }

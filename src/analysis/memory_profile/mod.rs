@@ -247,6 +247,10 @@ pub struct MemoryProfile {
     pub allocators: Vec<AllocatorProfile>,
     /// The XLA programs the TPU ran, which XProf lists with the profile (none on other devices).
     pub hlo_modules: Vec<ModuleRun>,
+    /// The host plane's lines (indices) holding memory events, in order: where a later reader of the
+    /// same events ([`crate::analysis::allocation_names`]) finds them all without reading the others.
+    #[serde(skip)]
+    pub lines_with_events: Vec<usize>,
 }
 
 /// One point to draw.
@@ -317,7 +321,7 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
     let plane = &space.planes[host_index];
     let hlo_modules = hlo_modules::module_runs(space)?;
     let Some(reader) = memory_events::Reader::new(host_index, plane) else {
-        return Ok(MemoryProfile { allocators: Vec::new(), hlo_modules });
+        return Ok(MemoryProfile { hlo_modules, ..MemoryProfile::default() });
     };
     let scanned = match scan {
         _ if step_groups::recorded_grouped(space) => scan_recorded(space, plane, &reader),
@@ -327,9 +331,10 @@ pub fn analyze_with(space: &XSpace, scan: Scan) -> Result<MemoryProfile, DecodeE
             None => scan_once(space, plane, &reader),
         },
     };
-    let (mut pending, groups) = scanned?;
+    let scan::Scanned { mut pending, steps, lines_with_events } = scanned?;
     pending.sort_by(|a, b| a.memory_id.cmp(&b.memory_id));
-    Ok(MemoryProfile { allocators: pending.into_iter().map(|p| p.finish(groups.as_ref())).collect(), hlo_modules })
+    let allocators = pending.into_iter().map(|p| p.finish(steps.as_ref())).collect();
+    Ok(MemoryProfile { allocators, hlo_modules, lines_with_events })
 }
 
 impl MemoryProfile {

@@ -10,9 +10,22 @@ use crate::decode::xplane::{Plane, StatValue, Want, XSpace};
 use crate::decode::DecodeError;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Each memory ID's profile up to its steps (in order of appearance), and the memory events' steps
-/// (`None` when there were no memory events to give steps to).
-pub(super) type Scanned = (Vec<Pending>, Option<Steps>);
+/// What a scan of the host plane gives.
+pub(super) struct Scanned {
+    /// Each memory ID's profile up to its steps, in order of appearance.
+    pub(super) pending: Vec<Pending>,
+    /// The memory events' steps (`None` when there were no memory events to give steps to).
+    pub(super) steps: Option<Steps>,
+    /// The lines holding memory events, in order ([`super::MemoryProfile::lines_with_events`]).
+    pub(super) lines_with_events: Vec<usize>,
+}
+
+/// Each memory ID's profile up to its steps from every line's memory events, in line order, and the
+/// lines that hold any.
+fn assemble(lines: Vec<Collector>) -> (Vec<Pending>, Vec<usize>) {
+    let with_events = lines.iter().enumerate().filter(|(_, c)| c.count > 0).map(|(i, _)| i).collect();
+    (Pending::from_lines(lines), with_events)
+}
 
 pub(super) fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Result<Scanned, DecodeError> {
     let mut grouper = step_groups::Grouper::new(space, plane, |m| reader.wants(m));
@@ -36,9 +49,9 @@ pub(super) fn scan_once<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory
         )?;
         lines.push(collector);
     }
-    let pending = Pending::from_lines(lines);
-    let groups = (!pending.is_empty()).then(|| Steps::Grouped(grouper.finish()));
-    Ok((pending, groups))
+    let (pending, lines_with_events) = assemble(lines);
+    let steps = (!pending.is_empty()).then(|| Steps::Grouped(grouper.finish()));
+    Ok(Scanned { pending, steps, lines_with_events })
 }
 
 /// The scan of a file grouped when it was recorded ([`step_groups::recorded_grouped`]): no grouping,
@@ -68,7 +81,8 @@ pub(super) fn scan_recorded<'a>(space: &'a XSpace, plane: &'a Plane, reader: &me
         )?;
         lines.push(collector);
     }
-    Ok((Pending::from_lines(lines), Some(Steps::Recorded(steps))))
+    let (pending, lines_with_events) = assemble(lines);
+    Ok(Scanned { pending, steps: Some(Steps::Recorded(steps)), lines_with_events })
 }
 
 pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: &memory_events::Reader<'a>) -> Option<Scanned> {
@@ -126,5 +140,6 @@ pub(super) fn scan_in_parallel<'a>(space: &'a XSpace, plane: &'a Plane, reader: 
         return None;
     }
     lines.sort_by_key(|&(line_index, _)| line_index);
-    Some((Pending::from_lines(lines.into_iter().map(|(_, c)| c).collect()), Some(Steps::Grouped(groups))))
+    let (pending, lines_with_events) = assemble(lines.into_iter().map(|(_, c)| c).collect());
+    Some(Scanned { pending, steps: Some(Steps::Grouped(groups)), lines_with_events })
 }
