@@ -118,6 +118,11 @@ impl TorchSnapshot {
         &self.strings[id as usize]
     }
 
+    /// How many strings the snapshot holds (their ids are `0..string_count()`).
+    pub fn string_count(&self) -> usize {
+        self.strings.len()
+    }
+
     /// The id of string `s`, if the snapshot holds it.
     pub fn find_str(&self, s: &str) -> Option<u32> {
         self.strings.iter().position(|x| &**x == s).map(|i| i as u32)
