@@ -329,7 +329,7 @@ impl<'a> Input<'a> {
     /// The value that opcode `code` (at byte `at`, its argument next) pushes when it is one that
     /// pushes a constant, a number, a string or bytes; `None` (nothing read) for any other. Inlined
     /// for what a snapshot's entries hold in every event (small numbers, `LONG1`), the rest apart.
-    #[inline]
+    #[inline(always)]
     fn scalar(&mut self, code: u8, at: usize, heap: &mut Heap) -> Result<Option<Value>, PickleError> {
         Ok(Some(match code {
             b'N' => Value::None,

@@ -63,7 +63,16 @@ impl<'m, 'a> Cursor<'m, 'a> {
     /// The key of the memo put that comes next (`MEMOIZE`, `BINPUT`, `LONG_BINPUT`), consumed, for
     /// the value [`Cursor::put`] is then given: `Some(None)` when no put comes next, `None` when it
     /// puts a key already stored (which a writer never does; the machine reads such bytes).
+    #[inline(always)]
     pub fn put_key(&mut self) -> Option<Option<u32>> {
+        match self.peek() {
+            Some(0x94 | b'q' | b'r') => self.stored_put_key(),
+            _ => Some(None),
+        }
+    }
+
+    /// [`Cursor::put_key`] when a put comes next.
+    fn stored_put_key(&mut self) -> Option<Option<u32>> {
         let code = self.peek();
         let mut input = self.input;
         input.pos += 1;
@@ -88,8 +97,9 @@ impl<'m, 'a> Cursor<'m, 'a> {
     }
 
     /// The next value when it is a constant, a number, a string, bytes or a memo reference (with the
-    /// memo put that follows a value written the first time); `None` for anything else.
-    #[inline]
+    /// memo put that follows a value written the first time); `None` for anything else. Always
+    /// inlined: called, its value came back through memory, and the caller waited on it.
+    #[inline(always)]
     pub fn value(&mut self) -> Option<Value> {
         let code = self.peek()?;
         let at = self.input.pos;

@@ -175,23 +175,27 @@ impl Reader {
     /// bytes: PyTorch writes a stack's list anew for every entry, but as the same references to the
     /// same shared frame dicts, so one lookup an entry replaces a memo lookup a frame. The bytes
     /// mean the same frames while no memo key is given another value (never, in a writer's file):
-    /// the lookup is emptied when one is.
+    /// the lookup is emptied when one is. Keyed by [`refs_hash`], the bytes compared on a hit; two
+    /// lists of one hash share no slot (the second is read by its frames every time).
     fn stack_of_refs(&mut self, c: &mut Cursor, refs: &[u8]) -> Option<u32> {
         if self.refs_rebinds != c.memo_rebinds() {
             self.stack_of_refs.clear();
             self.refs_rebinds = c.memo_rebinds();
         }
-        if let Some(stack) = self.stack_of_refs.get(refs) {
+        let hash = refs_hash(refs);
+        let known = self.stack_of_refs.get(&hash);
+        if let Some((_, stack)) = known.filter(|(bytes, _)| **bytes == *refs) {
             return Some(*stack);
         }
+        let vacant = known.is_none();
         let mut objects = std::mem::take(&mut self.scratch);
         objects.clear();
         let stack = c.objects_of(refs, &mut objects).and_then(|()| self.stack_of_objects(c.heap(), &objects).ok());
         self.scratch = objects;
         let stack = stack?;
         // Bounded as the lookup by object ids is.
-        if self.stack_of_refs.len() < MAX_STACKS_BY_OBJECTS {
-            self.stack_of_refs.insert(refs.into(), stack);
+        if vacant && self.stack_of_refs.len() < MAX_STACKS_BY_OBJECTS {
+            self.stack_of_refs.insert(hash, (refs.into(), stack));
         }
         Some(stack)
     }
@@ -250,4 +254,28 @@ pub(super) fn string_value(heap: &mut Heap, v: Option<Value>, key: &str) -> Resu
         None | Some(Value::None) => Ok(heap.intern("")),
         Some(_) => Err(format!("`{key}` is not a string")),
     }
+}
+
+/// A hash of a frame list's bytes ([`Reader::stack_of_refs`]) in four independent lanes of eight
+/// bytes: one chain of multiplies over the whole list (the map's own hasher) was most of a lookup.
+/// Unkeyed: the map hashes it again with its secret, and a crafted collision only costs the second
+/// list its lookup ([`Reader::stack_of_refs`]), never a wrong stack.
+fn refs_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let mut lanes = [1u64, 2, 3, 4];
+    let mut chunks = bytes.chunks_exact(32);
+    for chunk in &mut chunks {
+        for (lane, w) in lanes.iter_mut().zip(chunk.chunks_exact(8)) {
+            *lane = (*lane ^ word(w)).wrapping_mul(K).rotate_left(31);
+        }
+    }
+    for (lane, w) in lanes.iter_mut().zip(chunks.remainder().chunks(8)) {
+        *lane = (*lane ^ word(w)).wrapping_mul(K).rotate_left(31);
+    }
+    lanes.iter().fold(bytes.len() as u64, |h, lane| (h ^ lane).wrapping_mul(K).rotate_left(29))
 }
