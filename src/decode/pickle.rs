@@ -26,7 +26,9 @@
 use crate::fast_hash::FastMap;
 
 mod cursor;
+mod memo;
 pub use cursor::Cursor;
+use memo::Memo;
 
 /// The most values the machine's stack may hold. Pickle's writers batch `APPENDS`/`SETITEMS` by 1000,
 /// so a real file's stack stays in the thousands; a deeper one is an attack (or a nesting bomb).
@@ -385,55 +387,6 @@ impl<'a> Input<'a> {
             }
             _ => return Ok(None),
         }))
-    }
-}
-
-/// The pickle's memo: values stored by key. Writers number their keys 0, 1, 2, … (`MEMOIZE` always,
-/// the `PUT`s of protocols 2 and 3 in practice), so keys are kept in a vector indexed by key, 16
-/// bytes a value: a snapshot stores an entry for every event and its frame list, millions of them,
-/// and a hash map took two to three times that. A key past the vector's end (a sparse `PUT`) goes to
-/// a map, so a hostile key never sizes the vector.
-#[derive(Default)]
-struct Memo {
-    dense: Vec<Option<Value>>,
-    sparse: FastMap<u32, Value>,
-    /// How many keys hold a value: `MEMOIZE`'s next key, as CPython's `len(memo)`.
-    len: usize,
-    /// How many puts replaced a key's value (a writer never does): what a run of references
-    /// meant ([`Cursor::memo_rebinds`]) holds while this is unchanged.
-    rebinds: u64,
-}
-
-impl Memo {
-    fn put(&mut self, key: u32, v: Value) {
-        let k = key as usize;
-        let new = if k < self.dense.len() {
-            self.dense[k].replace(v).is_none()
-        } else if k == self.dense.len() {
-            self.dense.push(Some(v));
-            // (The map is empty in every file a writer numbered: no lookup then.)
-            self.sparse.is_empty() || self.sparse.remove(&key).is_none()
-        } else {
-            self.sparse.insert(key, v).is_none()
-        };
-        self.len += usize::from(new);
-        self.rebinds += u64::from(!new);
-    }
-
-    /// Inlined for the vector's hit (a snapshot's every frame reference), the map apart: called,
-    /// the lookup's value came back through memory and each reference waited on it.
-    #[inline]
-    fn get(&self, key: u32) -> Option<Value> {
-        match self.dense.get(key as usize) {
-            Some(Some(v)) => Some(*v),
-            _ => self.get_sparse(key),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn get_sparse(&self, key: u32) -> Option<Value> {
-        self.sparse.get(&key).copied()
     }
 }
 
