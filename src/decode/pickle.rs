@@ -738,6 +738,7 @@ fn malformed(at: usize, detail: String) -> PickleError {
 }
 
 /// A little-endian two's-complement integer (`LONG1`/`LONG4`'s payload).
+#[inline]
 fn long(b: &[u8]) -> Value {
     if b.is_empty() {
         return Value::Int(0);

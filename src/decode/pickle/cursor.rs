@@ -82,7 +82,7 @@ impl<'m, 'a> Cursor<'m, 'a> {
             Some(b'r') => input.length(4, "LONG_BINPUT").ok()? as u32,
             _ => return Some(None),
         };
-        if self.memo.get(key).is_some() || self.puts.iter().any(|(k, _)| *k == key) {
+        if self.memo.holds(key) || self.puts.iter().any(|(k, _)| *k == key) {
             return None;
         }
         self.input = input;

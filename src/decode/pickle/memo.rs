@@ -70,30 +70,41 @@ impl Memo {
         self.rebinds += u64::from(!new);
     }
 
-    /// Inlined for the vector's hit (a snapshot's every frame reference), the map apart: called,
-    /// the lookup's value came back through memory and each reference waited on it.
-    #[inline]
+    /// Inlined for what a snapshot's references are (strings, frame dicts, entries and frame lists
+    /// read), the rest apart: called, the lookup's value came back through memory and each
+    /// reference waited on it.
+    #[inline(always)]
     pub(super) fn get(&self, key: u32) -> Option<Value> {
         let slot = self.dense.get(key as usize).copied().unwrap_or(Slot::EMPTY);
         let payload = slot.payload();
+        match slot.kind() {
+            STR => Some(Value::Str(payload)),
+            OBJ => Some(Value::Obj(payload)),
+            READ => Some(Value::Read(Role((slot.0 >> 8) as u16), payload)),
+            _ => self.get_rare(key, slot),
+        }
+    }
+
+    #[inline(never)]
+    fn get_rare(&self, key: u32, slot: Slot) -> Option<Value> {
         Some(match slot.kind() {
             NONE => Value::None,
             FALSE => Value::Bool(false),
             TRUE => Value::Bool(true),
             BIG_INT => Value::BigInt,
-            STR => Value::Str(payload),
-            BYTES => Value::Bytes(payload),
-            OBJ => Value::Obj(payload),
-            READ => Value::Read(Role((slot.0 >> 8) as u16), payload),
+            BYTES => Value::Bytes(slot.payload()),
             NUMBER => return self.numbers.get(&key).copied(),
-            _ => return self.get_sparse(key),
+            _ => return self.sparse.get(&key).copied(),
         })
     }
 
-    #[cold]
-    #[inline(never)]
-    fn get_sparse(&self, key: u32) -> Option<Value> {
-        self.sparse.get(&key).copied()
+    /// Whether `key` holds a value.
+    #[inline]
+    pub(super) fn holds(&self, key: u32) -> bool {
+        match self.dense.get(key as usize) {
+            Some(slot) => *slot != Slot::EMPTY,
+            None => !self.sparse.is_empty() && self.sparse.contains_key(&key),
+        }
     }
 
     /// `v` as a slot for `key` (a number kept apart).
