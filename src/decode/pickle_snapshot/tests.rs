@@ -175,7 +175,7 @@ impl Writer {
         self.frames.insert(f, self.memo);
         self.dict(|w| {
             w.str("filename");
-            w.str(if f % 3 == 0 { "??" } else { &["model.py", "torch/nn/modules/module.py", "train.py"][f % 3] });
+            w.str(["??", "torch/nn/modules/module.py", "train.py"][f % 3]);
             w.str("line");
             w.int(f as i64 * 7);
             w.str("name");
@@ -291,7 +291,7 @@ fn a_memo_key_given_a_new_value_changes_what_a_frame_list_means() {
                     // Frame 1's key now holds frame 2, written and popped.
                     let key = w.frames[&1];
                     w.frame(2);
-                    w.op(&[b'r']);
+                    w.op(b"r");
                     w.ops.last_mut().expect("op").extend(key.to_le_bytes());
                     w.op(b"0");
                 }
@@ -348,7 +348,7 @@ fn entries_in_any_order_and_changed_ones() {
     changed.extend([b'h', 0]);
     changed.extend(text("size"));
     changed.extend([b'K', 7, b's', b'0']);
-    let e = snapshot(&changed).err().expect("refused").to_string();
+    let e = snapshot(&changed).expect_err("refused").to_string();
     assert!(e.contains("already read whole"), "{e}");
 
     let mut twice = vec![b'}', 0x94, b'('];
@@ -356,6 +356,6 @@ fn entries_in_any_order_and_changed_ones() {
         twice.extend(part);
     }
     twice.extend([b'h', 0]);
-    let e = snapshot(&twice).err().expect("refused").to_string();
+    let e = snapshot(&twice).expect_err("refused").to_string();
     assert!(e.contains("listed twice"), "{e}");
 }
