@@ -737,26 +737,35 @@ fn malformed(at: usize, detail: String) -> PickleError {
     PickleError::Malformed { at, detail }
 }
 
-/// A little-endian two's-complement integer (`LONG1`/`LONG4`'s payload).
-#[inline]
+/// A little-endian two's-complement integer (`LONG1`/`LONG4`'s payload). Up to 8 bytes (a
+/// snapshot's addresses and times, two an entry) inlined: its bytes gathered one by one (a copy of a
+/// variable length was a call to `memcpy`) and the sign extended by a shift.
+#[inline(always)]
 fn long(b: &[u8]) -> Value {
     if b.is_empty() {
         return Value::Int(0);
     }
+    if b.len() > 8 {
+        return wide_long(b);
+    }
+    let mut v = 0u64;
+    for (i, x) in b.iter().enumerate() {
+        v |= u64::from(*x) << (8 * i);
+    }
+    let shift = 64 - 8 * b.len();
+    Value::Int(((v << shift) as i64) >> shift)
+}
+
+/// [`long`] of more than 8 bytes: it fits 64 bits only if the extra bytes are sign extension.
+#[inline(never)]
+fn wide_long(b: &[u8]) -> Value {
     let negative = b[b.len() - 1] & 0x80 != 0;
-    // Beyond 8 bytes the value fits only if the extra bytes are sign extension.
-    let (low, high) = b.split_at(b.len().min(8));
+    let (low, high) = b.split_at(8);
     let fill = if negative { 0xff } else { 0 };
     if high.iter().any(|x| *x != fill) {
         return Value::BigInt;
     }
-    // Byte by byte: a copy of a variable length was a call to `memcpy` for every `LONG1` (a
-    // snapshot's addresses and times, two an entry).
-    let mut buf = [fill; 8];
-    for (to, from) in buf.iter_mut().zip(low) {
-        *to = *from;
-    }
-    let v = i64::from_le_bytes(buf);
+    let v = i64::from_le_bytes(low.try_into().expect("8 bytes"));
     if (v < 0) != negative {
         return Value::BigInt;
     }
