@@ -171,8 +171,8 @@ struct Reader {
     stack_ids: FastMap<Box<[u32]>, u32>,
     /// Stacks already read, by their frame dicts' object ids.
     stack_of_objects: FastMap<Box<[u32]>, u32>,
-    /// Stacks already read, by the bytes of their frame list's references
-    /// ([`Reader::stack_of_refs`]), and the memo's rebinds when they were.
+    /// Stacks already read, by the hash of their frame list's reference bytes, with those bytes
+    /// ([`Reader::stack_of_refs`]); and the memo's rebinds when they were.
     stack_of_refs: FastMap<u64, (Box<[u8]>, u32)>,
     refs_rebinds: u64,
     /// A frame list's object ids, reused from list to list.
