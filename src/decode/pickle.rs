@@ -11,8 +11,12 @@
 //! - a [`Consumer`] gives each new container a role from where it is being built (its parent's role
 //!   and the key it will be stored under) and may take the items appended to a list as they arrive,
 //!   turning them into its own columns; the reader then keeps nothing of them. A generic value tree of
-//!   the whole file is never built. It is also told when a dict it gave a role is filled, to read it
-//!   while it is in the processor's cache rather than when it is appended a batch later.
+//!   the whole file is never built;
+//! - a [`Consumer`] may read a container it gave a role straight from the bytes ([`Consumer::read`],
+//!   through a [`Cursor`]), never building it: a snapshot's millions of entry dicts and frame lists
+//!   are each read once, in the order of their bytes, into a row of columns. When the bytes are not
+//!   in the shape it reads, it gives up and the machine builds the container as usual, so what is read
+//!   never depends on it.
 //!
 //! Hostile input is bounded: the stack and the marks have limits, lengths are checked against the
 //! bytes left before anything is allocated, every allocation is paid for by input bytes read, and the
@@ -20,6 +24,11 @@
 //! make a value cyclic, or exponentially large when unfolded).
 
 use crate::fast_hash::FastMap;
+
+mod cursor;
+mod memo;
+pub use cursor::Cursor;
+use memo::Memo;
 
 /// The most values the machine's stack may hold. Pickle's writers batch `APPENDS`/`SETITEMS` by 1000,
 /// so a real file's stack stays in the thousands; a deeper one is an attack (or a nesting bomb).
@@ -54,6 +63,10 @@ pub enum Value {
     Bytes(u32),
     /// A container ([`Heap::object`]).
     Obj(u32),
+    /// A container a [`Consumer`] read straight from the bytes ([`Consumer::read`]), never built:
+    /// its role and whatever index the consumer gave it (a row, a frame stack's id), so a second
+    /// reference to it can be resolved.
+    Read(Role, u32),
 }
 
 /// A container's content.
@@ -98,10 +111,14 @@ pub trait Consumer {
     /// took it (the list then keeps nothing); an error stops the reading with its message.
     fn take(&mut self, heap: &mut Heap, list: Role, index: usize, item: Value) -> Result<bool, String>;
 
-    /// Dict `id`, of role `role` (not [`Role::NONE`]), has just been given items (a `SETITEM(S)`):
-    /// the consumer may read it now, while its bytes are in the processor's cache, instead of when
-    /// it is appended to its list a batch later. The dict is kept as it is.
-    fn filled(&mut self, heap: &mut Heap, role: Role, id: u32);
+    /// A container of role `role` (not [`Role::NONE`]) begins (`cursor` is at the opcode after its
+    /// `EMPTY_DICT`/`EMPTY_LIST`): the consumer may read it whole straight from the bytes, never
+    /// built, and return the index it gives it (the machine then pushes [`Value::Read`]`(role,
+    /// index)`, stores the memo puts read and goes on after what was read). `None`: the bytes are
+    /// not in a shape it reads (or hold an error): nothing read is kept, the machine builds the
+    /// container as usual and reports any error itself. What the consumer keeps of a read it gives
+    /// up must be what it would make of the same bytes read the usual way (interned frames, say).
+    fn read(&mut self, role: Role, cursor: &mut Cursor) -> Option<u32>;
 }
 
 /// The strings, bytes and containers the machine has built.
@@ -115,19 +132,7 @@ pub struct Heap {
     /// How many items a [`Consumer`] took from each list it took any from, by object id: a list's
     /// length counts them.
     taken_counts: FastMap<u32, usize>,
-    /// The emptied item vectors of containers taken, for the next containers filled: a snapshot
-    /// fills and takes an entry dict and a frame list per event, and a vector each was an
-    /// allocation and a free apiece. At most [`MAX_SPARE`] are kept, of at most
-    /// [`MAX_SPARE_CAPACITY`] items each.
-    spare_items: Vec<Vec<Value>>,
-    spare_pairs: Vec<Vec<(Value, Value)>>,
 }
-
-/// The most spare vectors of each kind a [`Heap`] keeps: pickle's writers batch 1000 items, so a
-/// batch of entries with their frame lists is filled before any is taken.
-const MAX_SPARE: usize = 1024;
-/// The largest spare vector kept, in items (a frame list is a few dozen).
-const MAX_SPARE_CAPACITY: usize = 256;
 
 impl Heap {
     /// String `id` (every `Value::Str` holds a valid one).
@@ -164,18 +169,7 @@ impl Heap {
 
     /// Replaces container `id` by [`Object::Taken`]`(index)`, freeing its content.
     pub fn take(&mut self, id: u32, index: u32) {
-        let keep = |capacity: usize, spare: usize| spare < MAX_SPARE && capacity <= MAX_SPARE_CAPACITY;
-        match std::mem::replace(&mut self.objects[id as usize], Object::Taken(index)) {
-            Object::List(mut v) | Object::Tuple(mut v) if keep(v.capacity(), self.spare_items.len()) => {
-                v.clear();
-                self.spare_items.push(v);
-            }
-            Object::Dict(mut d) if keep(d.capacity(), self.spare_pairs.len()) => {
-                d.clear();
-                self.spare_pairs.push(d);
-            }
-            _ => {}
-        }
+        self.objects[id as usize] = Object::Taken(index);
     }
 
     /// `key`'s value in dict `v`, when `v` is a dict with a string key equal to `key`.
@@ -232,8 +226,9 @@ impl Heap {
                     }
                     J::Object(map)
                 }
-                Object::Taken(_) => return Err("a value refers to data already read into the snapshot's columns".into()),
+                Object::Taken(_) => return Err(ALREADY_READ.into()),
             },
+            Value::Read(..) => return Err(ALREADY_READ.into()),
         })
     }
 
@@ -244,6 +239,9 @@ impl Heap {
         Value::Obj(id)
     }
 }
+
+/// Why [`Heap::to_json`] cannot unfold a container a [`Consumer`] took or read.
+const ALREADY_READ: &str = "a value refers to data already read into the snapshot's columns";
 
 /// Why a pickle could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -266,48 +264,129 @@ pub enum PickleError {
 /// Reads the pickle in `bytes` (one object, up to `STOP`), handing its containers to `consumer`;
 /// returns the top-level value and the heap that holds what the consumer did not take.
 pub fn read(bytes: &[u8], consumer: &mut dyn Consumer) -> Result<(Value, Heap), PickleError> {
-    Machine { bytes, pos: 0, stack: Vec::new(), marks: Vec::new(), memo: Memo::default(), heap: Heap::default() }.run(consumer)
+    Machine {
+        input: Input { bytes, pos: 0 },
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: Memo::default(),
+        heap: Heap::default(),
+        puts: Vec::new(),
+    }
+    .run(consumer)
 }
 
 struct Machine<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+    input: Input<'a>,
     stack: Vec<Value>,
     /// The stack's length at each open `MARK` (CPython's metastack).
     marks: Vec<usize>,
     memo: Memo,
     heap: Heap,
+    /// The memo puts of a [`Consumer::read`] under way, reused from read to read.
+    puts: Vec<(u32, Value)>,
 }
 
-/// The pickle's memo: values stored by key. Writers number their keys 0, 1, 2, … (`MEMOIZE` always,
-/// the `PUT`s of protocols 2 and 3 in practice), so keys are kept in a vector indexed by key, 16
-/// bytes a value: a snapshot stores an entry for every event and its frame list, millions of them,
-/// and a hash map took two to three times that. A key past the vector's end (a sparse `PUT`) goes to
-/// a map, so a hostile key never sizes the vector.
-#[derive(Default)]
-struct Memo {
-    dense: Vec<Option<Value>>,
-    sparse: FastMap<u32, Value>,
-    /// How many keys hold a value: `MEMOIZE`'s next key, as CPython's `len(memo)`.
-    len: usize,
+/// The pickle's bytes and the position of the next opcode: read by the machine, and by a
+/// [`Cursor`] from a copy, which the machine adopts when the consumer's read succeeds.
+#[derive(Clone, Copy)]
+struct Input<'a> {
+    bytes: &'a [u8],
+    pos: usize,
 }
 
-impl Memo {
-    fn put(&mut self, key: u32, v: Value) {
-        let k = key as usize;
-        let new = if k < self.dense.len() {
-            self.dense[k].replace(v).is_none()
-        } else if k == self.dense.len() {
-            self.dense.push(Some(v));
-            self.sparse.remove(&key).is_none()
-        } else {
-            self.sparse.insert(key, v).is_none()
-        };
-        self.len += usize::from(new);
+impl<'a> Input<'a> {
+    /// The next `n` bytes, or a truncation naming `what` was being read.
+    #[inline]
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], PickleError> {
+        match self.pos.checked_add(n).filter(|e| *e <= self.bytes.len()) {
+            Some(end) => {
+                let out = &self.bytes[self.pos..end];
+                self.pos = end;
+                Ok(out)
+            }
+            None => Err(self.truncated(n, what)),
+        }
     }
 
-    fn get(&self, key: u32) -> Option<Value> {
-        self.dense.get(key as usize).copied().flatten().or_else(|| self.sparse.get(&key).copied())
+    #[cold]
+    fn truncated(&self, n: usize, what: &str) -> PickleError {
+        PickleError::Truncated {
+            end: self.bytes.len(),
+            what: format!("inside {what} at byte {} (it needs {n} more bytes)", self.pos.saturating_sub(1)),
+        }
+    }
+
+    /// A little-endian unsigned length of `width` bytes.
+    #[inline]
+    fn length(&mut self, width: usize, what: &str) -> Result<usize, PickleError> {
+        let b = self.take(width, what)?;
+        let mut v = 0u64;
+        for (i, x) in b.iter().enumerate() {
+            v |= u64::from(*x) << (8 * i);
+        }
+        // A length past the file's end is caught by the `take` that follows.
+        Ok(usize::try_from(v).unwrap_or(usize::MAX))
+    }
+
+    /// The value that opcode `code` (at byte `at`, its argument next) pushes when it is one that
+    /// pushes a constant, a number, a string or bytes; `None` (nothing read) for any other. Inlined
+    /// for what a snapshot's entries hold in every event (small numbers, `LONG1`), the rest apart.
+    #[inline(always)]
+    fn scalar(&mut self, code: u8, at: usize, heap: &mut Heap) -> Result<Option<Value>, PickleError> {
+        Ok(Some(match code {
+            b'N' => Value::None,
+            0x88 => Value::Bool(true),
+            0x89 => Value::Bool(false),
+            b'J' => {
+                let b = self.take(4, "BININT")?;
+                Value::Int(i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            }
+            b'K' => Value::Int(i64::from(self.take(1, "BININT1")?[0])),
+            b'M' => {
+                let b = self.take(2, "BININT2")?;
+                Value::Int(i64::from(u16::from_le_bytes([b[0], b[1]])))
+            }
+            0x8a => {
+                let n = self.length(1, "LONG1")?;
+                long(self.take(n, "LONG")?)
+            }
+            _ => return self.rare_scalar(code, at, heap),
+        }))
+    }
+
+    /// [`Input::scalar`] of the opcodes a snapshot writes once each (a string's first time) or never.
+    #[inline(never)]
+    fn rare_scalar(&mut self, code: u8, at: usize, heap: &mut Heap) -> Result<Option<Value>, PickleError> {
+        Ok(Some(match code {
+            0x8b => {
+                let n = self.length(4, "LONG4")?;
+                long(self.take(n, "LONG")?)
+            }
+            b'G' => Value::Float(f64::from_be_bytes(self.take(8, "BINFLOAT")?.try_into().expect("8 bytes"))),
+            0x8c | b'X' | 0x8d => {
+                let (width, name) = match code {
+                    0x8c => (1, "SHORT_BINUNICODE"),
+                    b'X' => (4, "BINUNICODE"),
+                    _ => (8, "BINUNICODE8"),
+                };
+                let n = self.length(width, name)?;
+                let raw = self.take(n, name)?;
+                let s = std::str::from_utf8(raw).map_err(|e| malformed(at, format!("{name} is not UTF-8: {e}")))?;
+                Value::Str(heap.intern(s))
+            }
+            b'C' | b'B' | 0x8e | 0x96 => {
+                let (width, name) = match code {
+                    b'C' => (1, "SHORT_BINBYTES"),
+                    b'B' => (4, "BINBYTES"),
+                    0x8e => (8, "BINBYTES8"),
+                    _ => (8, "BYTEARRAY8"),
+                };
+                let n = self.length(width, name)?;
+                heap.bytes.push(self.take(n, name)?.into());
+                Value::Bytes(heap.bytes.len() as u32 - 1)
+            }
+            _ => return Ok(None),
+        }))
     }
 }
 
@@ -358,21 +437,22 @@ fn unsupported(code: u8) -> String {
 impl<'a> Machine<'a> {
     fn run(mut self, consumer: &mut dyn Consumer) -> Result<(Value, Heap), PickleError> {
         loop {
-            let at = self.pos;
+            let at = self.input.pos;
             let code = *self
+                .input
                 .bytes
                 .get(at)
-                .ok_or_else(|| PickleError::Truncated { end: self.bytes.len(), what: "before its STOP opcode".into() })?;
-            self.pos += 1;
+                .ok_or_else(|| PickleError::Truncated { end: self.input.bytes.len(), what: "before its STOP opcode".into() })?;
+            self.input.pos += 1;
             match code {
                 0x80 => {
-                    let p = self.take(1, "PROTO")?[0];
+                    let p = self.input.take(1, "PROTO")?[0];
                     if p > 5 {
                         return Err(PickleError::Unsupported { code, at, what: format!("PROTO {p}: pickle protocols up to 5 are read") });
                     }
                 }
                 0x95 => {
-                    self.take(8, "FRAME")?;
+                    self.input.take(8, "FRAME")?;
                 }
                 b'.' => {
                     let top = self.pop(at)?;
@@ -384,8 +464,8 @@ impl<'a> Machine<'a> {
                     }
                     self.marks.push(self.stack.len());
                 }
-                b'}' => self.new_container(consumer, Object::Dict(Vec::new()), at)?,
-                b']' => self.new_container(consumer, Object::List(Vec::new()), at)?,
+                b'}' => self.new_container(consumer, false, at)?,
+                b']' => self.new_container(consumer, true, at)?,
                 b')' => {
                     let v = self.heap.new_object(Object::Tuple(Vec::new()), Role::NONE);
                     self.push(v, at)?
@@ -414,63 +494,14 @@ impl<'a> Machine<'a> {
                 }
                 b's' => {
                     let first = self.above_mark(2, at)?;
-                    self.set_items(consumer, first, at)?;
+                    self.set_items(first, at)?;
                 }
                 b'u' => {
                     let first = self.close_mark(at)?;
-                    self.set_items(consumer, first, at)?;
-                }
-                b'N' => self.push(Value::None, at)?,
-                0x88 => self.push(Value::Bool(true), at)?,
-                0x89 => self.push(Value::Bool(false), at)?,
-                b'J' => {
-                    let b = self.take(4, "BININT")?;
-                    self.push(Value::Int(i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))), at)?;
-                }
-                b'K' => {
-                    let b = self.take(1, "BININT1")?;
-                    self.push(Value::Int(i64::from(b[0])), at)?;
-                }
-                b'M' => {
-                    let b = self.take(2, "BININT2")?;
-                    self.push(Value::Int(i64::from(u16::from_le_bytes([b[0], b[1]]))), at)?;
-                }
-                0x8a | 0x8b => {
-                    let n = if code == 0x8a { self.length(1, "LONG1")? } else { self.length(4, "LONG4")? };
-                    let v = long(self.take(n, "LONG")?);
-                    self.push(v, at)?;
-                }
-                b'G' => {
-                    let b = self.take(8, "BINFLOAT")?;
-                    let v = f64::from_be_bytes(b.try_into().expect("8 bytes"));
-                    self.push(Value::Float(v), at)?;
-                }
-                0x8c | b'X' | 0x8d => {
-                    let (width, name) = match code {
-                        0x8c => (1, "SHORT_BINUNICODE"),
-                        b'X' => (4, "BINUNICODE"),
-                        _ => (8, "BINUNICODE8"),
-                    };
-                    let n = self.length(width, name)?;
-                    let raw = self.take(n, name)?;
-                    let s = std::str::from_utf8(raw).map_err(|e| malformed(at, format!("{name} is not UTF-8: {e}")))?;
-                    let id = self.heap.intern(s);
-                    self.push(Value::Str(id), at)?;
-                }
-                b'C' | b'B' | 0x8e | 0x96 => {
-                    let (width, name) = match code {
-                        b'C' => (1, "SHORT_BINBYTES"),
-                        b'B' => (4, "BINBYTES"),
-                        0x8e => (8, "BINBYTES8"),
-                        _ => (8, "BYTEARRAY8"),
-                    };
-                    let n = self.length(width, name)?;
-                    let raw = self.take(n, name)?.into();
-                    self.heap.bytes.push(raw);
-                    self.push(Value::Bytes(self.heap.bytes.len() as u32 - 1), at)?;
+                    self.set_items(first, at)?;
                 }
                 b'q' | b'r' => {
-                    let key = if code == b'q' { self.length(1, "BINPUT")? } else { self.length(4, "LONG_BINPUT")? };
+                    let key = if code == b'q' { self.input.length(1, "BINPUT")? } else { self.input.length(4, "LONG_BINPUT")? };
                     let v = self.top(at)?;
                     self.memo.put(key as u32, v);
                 }
@@ -480,16 +511,12 @@ impl<'a> Machine<'a> {
                     self.memo.put(key, v);
                 }
                 b'h' | b'j' => {
-                    let key = if code == b'h' { self.length(1, "BINGET")? } else { self.length(4, "LONG_BINGET")? };
-                    self.memo_get(key, at)?;
-                    // A frame list is a run of memo references (a few dozen `LONG_BINGET`s): read in
-                    // a loop of its own, whose branch predicts the run, instead of through the opcode
-                    // table's jump once each.
-                    while let Some(&[b'j', a, b, c, d]) = self.bytes.get(self.pos..self.pos + 5) {
-                        let at = self.pos;
-                        self.pos += 5;
-                        self.memo_get(u32::from_le_bytes([a, b, c, d]) as usize, at)?;
-                    }
+                    let key = if code == b'h' { self.input.length(1, "BINGET")? } else { self.input.length(4, "LONG_BINGET")? };
+                    let v = u32::try_from(key)
+                        .ok()
+                        .and_then(|k| self.memo.get(k))
+                        .ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
+                    self.push(v, at)?;
                 }
                 b'0' => {
                     self.pop(at)?;
@@ -502,12 +529,15 @@ impl<'a> Machine<'a> {
                     let v = self.top(at)?;
                     self.push(v, at)?;
                 }
-                _ => {
-                    return Err(match refused(code) {
-                        Some((name, why)) => PickleError::Refused { name, code, at, why: self.what_it_imports(code, why) },
-                        None => PickleError::Unsupported { code, at, what: unsupported(code) },
-                    })
-                }
+                _ => match self.input.scalar(code, at, &mut self.heap)? {
+                    Some(v) => self.push(v, at)?,
+                    None => {
+                        return Err(match refused(code) {
+                            Some((name, why)) => PickleError::Refused { name, code, at, why: self.what_it_imports(code, why) },
+                            None => PickleError::Unsupported { code, at, what: unsupported(code) },
+                        })
+                    }
+                },
             }
         }
     }
@@ -517,45 +547,13 @@ impl<'a> Machine<'a> {
         if code != b'c' {
             return why.to_string();
         }
-        let rest = &self.bytes[self.pos..self.bytes.len().min(self.pos + 256)];
+        let Input { bytes, pos } = self.input;
+        let rest = &bytes[pos..bytes.len().min(pos + 256)];
         let mut lines = rest.split(|b| *b == b'\n');
         match (lines.next(), lines.next()) {
             (Some(module), Some(name)) => format!("{why} ({}.{})", String::from_utf8_lossy(module), String::from_utf8_lossy(name)),
             _ => why.to_string(),
         }
-    }
-
-    /// The next `n` bytes, or a truncation naming `what` was being read.
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], PickleError> {
-        let end = self.pos.checked_add(n).filter(|e| *e <= self.bytes.len()).ok_or_else(|| PickleError::Truncated {
-            end: self.bytes.len(),
-            what: format!("inside {what} at byte {} (it needs {n} more bytes)", self.pos.saturating_sub(1)),
-        })?;
-        let bytes: &'a [u8] = self.bytes;
-        let out = &bytes[self.pos..end];
-        self.pos = end;
-        Ok(out)
-    }
-
-    /// A little-endian unsigned length of `width` bytes.
-    fn length(&mut self, width: usize, what: &str) -> Result<usize, PickleError> {
-        let b = self.take(width, what)?;
-        let mut v = 0u64;
-        for (i, x) in b.iter().enumerate() {
-            v |= u64::from(*x) << (8 * i);
-        }
-        // A length past the file's end is caught by the `take` that follows.
-        Ok(usize::try_from(v).unwrap_or(usize::MAX))
-    }
-
-    /// `BINGET`/`LONG_BINGET`: pushes memo key `key`'s value.
-    #[inline]
-    fn memo_get(&mut self, key: usize, at: usize) -> Result<(), PickleError> {
-        let v = u32::try_from(key)
-            .ok()
-            .and_then(|k| self.memo.get(k))
-            .ok_or_else(|| malformed(at, format!("memo key {key} was never stored")))?;
-        self.push(v, at)
     }
 
     fn push(&mut self, v: Value, at: usize) -> Result<(), PickleError> {
@@ -602,15 +600,29 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Creates a container and asks the consumer its role from where it is built.
-    fn new_container(&mut self, consumer: &mut dyn Consumer, object: Object, at: usize) -> Result<(), PickleError> {
-        let is_list = matches!(object, Object::List(_));
+    /// Creates a container, its role asked of the consumer from where it is built, unless the
+    /// consumer reads it whole straight from the bytes ([`Consumer::read`]).
+    fn new_container(&mut self, consumer: &mut dyn Consumer, is_list: bool, at: usize) -> Result<(), PickleError> {
         let role = if self.stack.is_empty() {
             consumer.top_role(is_list)
         } else {
             let (places, n) = self.places();
             consumer.role(&self.heap, &places[..n], is_list)
         };
+        if role != Role::NONE {
+            let mut cursor = Cursor::new(self.input, &self.memo, &mut self.heap, &mut self.puts);
+            let read = consumer.read(role, &mut cursor);
+            let pos = cursor.pos();
+            if let Some(index) = read {
+                self.input.pos = pos;
+                for (key, v) in self.puts.drain(..) {
+                    self.memo.put(key, v);
+                }
+                return self.push(Value::Read(role, index), at);
+            }
+            self.puts.clear();
+        }
+        let object = if is_list { Object::List(Vec::new()) } else { Object::Dict(Vec::new()) };
         let v = self.heap.new_object(object, role);
         self.push(v, at)
     }
@@ -664,16 +676,14 @@ impl<'a> Machine<'a> {
         let not_a_list = || malformed(at, "APPEND(S) onto a value that is not a list".into());
         let id = match first.checked_sub(1).filter(|i| *i >= self.marks.last().copied().unwrap_or(0)).map(|i| self.stack[i]) {
             Some(Value::Obj(id)) => id,
+            Some(Value::Read(..)) => return Err(already_read(at, "APPEND(S)")),
             Some(_) => return Err(not_a_list()),
             None => return Err(malformed(at, "a value is needed but the stack is empty (above its mark)".into())),
         };
         let role = self.heap.role(id);
         let Object::List(existing) = &mut self.heap.objects[id as usize] else { return Err(not_a_list()) };
         if role == Role::NONE {
-            // A list the consumer has no interest in (a frame list, say): its items as they are.
-            if existing.capacity() == 0 {
-                *existing = self.heap.spare_items.pop().unwrap_or_default();
-            }
+            // A list the consumer has no interest in: its items as they are.
             existing.extend_from_slice(&self.stack[first..]);
             self.stack.truncate(first);
             return Ok(());
@@ -697,58 +707,65 @@ impl<'a> Machine<'a> {
 
     /// `SETITEM(S)`: the keys and values from `first` to the stack's top go into the dict just below
     /// them, then leave the stack.
-    fn set_items(&mut self, consumer: &mut dyn Consumer, first: usize, at: usize) -> Result<(), PickleError> {
-        let dict = first.checked_sub(1).filter(|i| *i >= self.marks.last().copied().unwrap_or(0)).map(|i| self.stack[i]);
-        let target = match dict {
+    fn set_items(&mut self, first: usize, at: usize) -> Result<(), PickleError> {
+        let dict = match first.checked_sub(1).filter(|i| *i >= self.marks.last().copied().unwrap_or(0)).map(|i| self.stack[i]) {
             Some(Value::Obj(id)) => match &mut self.heap.objects[id as usize] {
                 Object::Dict(d) => Some(d),
                 _ => None,
             },
+            Some(Value::Read(..)) => return Err(already_read(at, "SETITEM(S)")),
             Some(_) => None,
             None => return Err(malformed(at, "a value is needed but the stack is empty (above its mark)".into())),
         };
-        let Some(d) = target else { return Err(malformed(at, "SETITEM(S) onto a value that is not a dict".into())) };
+        let Some(d) = dict else { return Err(malformed(at, "SETITEM(S) onto a value that is not a dict".into())) };
         if (self.stack.len() - first) % 2 == 1 {
             return Err(malformed(at, "SETITEMS with a key and no value".into()));
         }
-        if d.capacity() == 0 {
-            *d = self.heap.spare_pairs.pop().unwrap_or_default();
-        }
         d.extend(self.stack[first..].chunks_exact(2).map(|kv| (kv[0], kv[1])));
         self.stack.truncate(first);
-        if let Some(Value::Obj(id)) = dict {
-            let role = self.heap.role(id);
-            if role != Role::NONE {
-                consumer.filled(&mut self.heap, role, id);
-            }
-        }
         Ok(())
     }
+}
+
+/// `op` onto a container a [`Consumer`] read whole when it began ([`Consumer::read`]): a writer
+/// fills a container once, right after making it; only a crafted file adds to it later.
+fn already_read(at: usize, op: &str) -> PickleError {
+    malformed(at, format!("{op} onto a container already read whole (a writer never adds to one after filling it)"))
 }
 
 fn malformed(at: usize, detail: String) -> PickleError {
     PickleError::Malformed { at, detail }
 }
 
-/// A little-endian two's-complement integer (`LONG1`/`LONG4`'s payload).
+/// A little-endian two's-complement integer (`LONG1`/`LONG4`'s payload). Up to 8 bytes (a
+/// snapshot's addresses and times, two an entry) inlined: its bytes gathered one by one (a copy of a
+/// variable length was a call to `memcpy`) and the sign extended by a shift.
+#[inline(always)]
 fn long(b: &[u8]) -> Value {
     if b.is_empty() {
         return Value::Int(0);
     }
+    if b.len() > 8 {
+        return wide_long(b);
+    }
+    let mut v = 0u64;
+    for (i, x) in b.iter().enumerate() {
+        v |= u64::from(*x) << (8 * i);
+    }
+    let shift = 64 - 8 * b.len();
+    Value::Int(((v << shift) as i64) >> shift)
+}
+
+/// [`long`] of more than 8 bytes: it fits 64 bits only if the extra bytes are sign extension.
+#[inline(never)]
+fn wide_long(b: &[u8]) -> Value {
     let negative = b[b.len() - 1] & 0x80 != 0;
-    // Beyond 8 bytes the value fits only if the extra bytes are sign extension.
-    let (low, high) = b.split_at(b.len().min(8));
+    let (low, high) = b.split_at(8);
     let fill = if negative { 0xff } else { 0 };
     if high.iter().any(|x| *x != fill) {
         return Value::BigInt;
     }
-    // Byte by byte: a copy of a variable length was a call to `memcpy` for every `LONG1` (a
-    // snapshot's addresses and times, two an entry).
-    let mut buf = [fill; 8];
-    for (to, from) in buf.iter_mut().zip(low) {
-        *to = *from;
-    }
-    let v = i64::from_le_bytes(buf);
+    let v = i64::from_le_bytes(low.try_into().expect("8 bytes"));
     if (v < 0) != negative {
         return Value::BigInt;
     }
@@ -772,7 +789,9 @@ mod tests {
         fn take(&mut self, _: &mut Heap, _: Role, _: usize, _: Value) -> Result<bool, String> {
             Ok(false)
         }
-        fn filled(&mut self, _: &mut Heap, _: Role, _: u32) {}
+        fn read(&mut self, _: Role, _: &mut Cursor) -> Option<u32> {
+            None
+        }
     }
 
     fn json(bytes: &[u8]) -> Result<serde_json::Value, PickleError> {

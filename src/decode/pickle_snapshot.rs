@@ -5,14 +5,17 @@
 //! blocks), `device_traces` (per device, the ring buffer of allocator events: `alloc`,
 //! `free_requested`, `free_completed`, `segment_alloc`, `segment_free`, `segment_map`,
 //! `segment_unmap`, `snapshot`, `oom`), `allocator_settings` and `external_annotations`. A trace
-//! entry is taken into its device's columns as soon as the pickle appends it to its list, so only
-//! the columns are kept, never the entries' dicts; every stack of frames is interned once
-//! ([`TorchSnapshot::stack`]).
+//! entry is read into a row as the pickle begins it ([`entry`]) and taken into its device's columns
+//! when the pickle appends it to its list, so only the columns are kept, never the entries' dicts;
+//! every stack of frames is interned once ([`TorchSnapshot::stack`]).
 
-use super::pickle::{self, Consumer, Heap, Object, Place, Role, Value};
+mod entry;
+
+use super::pickle::{self, Consumer, Cursor, Heap, Object, Place, Role, Value};
 use super::sniff::Format;
 use super::DecodeError;
 use crate::fast_hash::FastMap;
+use entry::{int_value, string_value};
 
 const FORMAT: Format = Format::TorchSnapshot;
 
@@ -115,6 +118,11 @@ impl TorchSnapshot {
         &self.strings[id as usize]
     }
 
+    /// How many strings the snapshot holds (their ids are `0..string_count()`).
+    pub fn string_count(&self) -> usize {
+        self.strings.len()
+    }
+
     /// The id of string `s`, if the snapshot holds it.
     pub fn find_str(&self, s: &str) -> Option<u32> {
         self.strings.iter().position(|x| &**x == s).map(|i| i as u32)
@@ -138,73 +146,20 @@ impl TorchSnapshot {
 const ROOT: Role = Role(1);
 const DEVICE_TRACES: Role = Role(2);
 const SEGMENTS: Role = Role(3);
-/// A dict made where it goes into a device's list of entries: read when filled ([`Reader::filled`]).
+/// A dict made where it goes into a device's list of entries: read from the bytes
+/// ([`Reader::read_entry`]).
 const ENTRY: Role = Role(4);
+/// A frame list read from the bytes inside an entry ([`Value::Read`]`(FRAMES, stack)`).
+const FRAMES: Role = Role(5);
 /// `TRACE + d`: device `d`'s list of entries.
 const TRACE: u16 = 16;
 /// The most devices a snapshot may list (a machine has a few dozen at most): a file listing more is
 /// refused before their columns are made.
 pub const MAX_DEVICES: usize = 4096;
 
-/// The most frame-object lists [`Reader::stack`] remembers (a few tens of MB at most).
+/// The most frame lists [`Reader::stack_of_objects`] and [`Reader::stack_of_refs`] remember (a few
+/// tens of MB at most).
 const MAX_STACKS_BY_OBJECTS: usize = 1 << 18;
-
-/// A trace entry's fields, as its device's columns keep them.
-#[derive(Debug, Clone, Copy)]
-struct Row {
-    action: u32,
-    addr: i64,
-    size: i64,
-    stream: i64,
-    time_us: i64,
-    stack: u32,
-    compile_context: u32,
-    user_metadata: u32,
-}
-
-/// A row read when its entry's dict was filled ([`Reader::filled`]): the dict's object id and how
-/// many items it had then.
-#[derive(Debug, Clone, Copy)]
-struct Pending {
-    id: u32,
-    len: usize,
-    row: Row,
-}
-
-/// The fields of a trace entry the reader keeps; `Other` for every other string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-enum EntryKey {
-    Other,
-    Action,
-    Addr,
-    DeviceFree,
-    Size,
-    Stream,
-    TimeUs,
-    Frames,
-    CompileContext,
-    UserMetadata,
-}
-
-impl EntryKey {
-    const COUNT: usize = EntryKey::UserMetadata as usize + 1;
-
-    fn of(key: &str) -> EntryKey {
-        match key {
-            "action" => EntryKey::Action,
-            "addr" => EntryKey::Addr,
-            "device_free" => EntryKey::DeviceFree,
-            "size" => EntryKey::Size,
-            "stream" => EntryKey::Stream,
-            "time_us" => EntryKey::TimeUs,
-            "frames" => EntryKey::Frames,
-            "compile_context" => EntryKey::CompileContext,
-            "user_metadata" => EntryKey::UserMetadata,
-            _ => EntryKey::Other,
-        }
-    }
-}
 
 #[derive(Default)]
 struct Reader {
@@ -216,13 +171,16 @@ struct Reader {
     stack_ids: FastMap<Box<[u32]>, u32>,
     /// Stacks already read, by their frame dicts' object ids.
     stack_of_objects: FastMap<Box<[u32]>, u32>,
+    /// Stacks already read, by the hash of their frame list's reference bytes, with those bytes
+    /// ([`Reader::stack_of_refs`]); and the memo's rebinds when they were.
+    stack_of_refs: FastMap<u64, (Box<[u8]>, u32)>,
+    refs_rebinds: u64,
     /// A frame list's object ids, reused from list to list.
     scratch: Vec<u32>,
     /// The entry field each interned string names, by string id ([`Reader::learn_entry_keys`]).
-    entry_key: Vec<EntryKey>,
-    /// Rows read from entries as their dicts were filled, in that order, and the next to append.
-    pending: Vec<Pending>,
-    pending_next: usize,
+    entry_key: Vec<entry::EntryKey>,
+    /// Rows of entries read from the bytes, until their lists take them.
+    pending: entry::PendingRows,
     segments: Vec<Segment>,
     devices: Vec<DeviceTrace>,
     /// Whether the top-level dict is being read (or was).
@@ -289,17 +247,11 @@ impl Consumer for Reader {
         }
     }
 
-    /// An entry's row, read as soon as its dict is filled and kept until the dict is appended to its
-    /// list ([`Reader::entry`]), where a snapshot's writer appends entries in batches of 1000: read
-    /// then, each entry's dict and frame list had left the processor's cache. An entry that cannot be
-    /// read is left to be read (and its error reported, with its place) when it is appended.
-    fn filled(&mut self, heap: &mut Heap, role: Role, id: u32) {
-        if role != ENTRY {
-            return;
-        }
-        if let Ok(row) = self.row(heap, id) {
-            let Object::Dict(items) = heap.object(id) else { return };
-            self.pending.push(Pending { id, len: items.len(), row });
+    fn read(&mut self, role: Role, cursor: &mut Cursor) -> Option<u32> {
+        if role == ENTRY {
+            self.read_entry(cursor)
+        } else {
+            None
         }
     }
 }
@@ -315,29 +267,9 @@ fn int(heap: &Heap, d: Value, key: &str) -> Result<Option<i64>, String> {
     int_value(heap.get(d, key), key)
 }
 
-/// `v`, the value of `key`, as an integer (absent or `None`: `None`).
-fn int_value(v: Option<Value>, key: &str) -> Result<Option<i64>, String> {
-    match v {
-        None | Some(Value::None) => Ok(None),
-        Some(Value::Int(i)) => Ok(Some(i)),
-        Some(Value::Bool(b)) => Ok(Some(i64::from(b))),
-        Some(Value::BigInt) => Err(format!("`{key}` does not fit 64 bits")),
-        Some(_) => Err(format!("`{key}` is not an integer")),
-    }
-}
-
 fn string(heap: &mut Heap, d: Value, key: &str) -> Result<u32, String> {
     let v = heap.get(d, key);
     string_value(heap, v, key)
-}
-
-/// `v`, the value of `key`, as an interned string (absent or `None`: the empty string).
-fn string_value(heap: &mut Heap, v: Option<Value>, key: &str) -> Result<u32, String> {
-    match v {
-        Some(Value::Str(s)) => Ok(s),
-        None | Some(Value::None) => Ok(heap.intern("")),
-        Some(_) => Err(format!("`{key}` is not a string")),
-    }
 }
 
 impl Reader {
@@ -348,20 +280,13 @@ impl Reader {
         &mut self.devices[d]
     }
 
-    /// Names the strings interned since the last call ([`Reader::entry_key`]).
-    fn learn_entry_keys(&mut self, heap: &Heap) {
-        for id in self.entry_key.len()..heap.string_count() {
-            self.entry_key.push(EntryKey::of(heap.str(id as u32)));
-        }
-    }
-
-    /// Appends entry `e` to device `device`'s columns: the row read when its dict was filled, if
-    /// the dict is the next one read then and has not changed since, else read now.
+    /// Appends entry `e` to device `device`'s columns: the row read from the bytes when the pickle
+    /// began it, or one read now from the dict the machine built.
     fn entry(&mut self, heap: &mut Heap, device: usize, e: Value) -> Result<(), String> {
-        let Value::Obj(id) = e else { return Err("an entry is not a dict".into()) };
-        let row = match self.pending_row(heap, id) {
-            Some(row) => row,
-            None => self.row(heap, id)?,
+        let row = match e {
+            Value::Read(ENTRY, index) => self.pending.take(index).ok_or("an entry is listed twice")?,
+            Value::Obj(id) => self.row(heap, id)?,
+            _ => return Err("an entry is not a dict".into()),
         };
         let t = self.device(device);
         t.action.push(row.action);
@@ -375,75 +300,12 @@ impl Reader {
         Ok(())
     }
 
-    /// The row read for dict `id` when it was filled, when it is the next one kept and the dict
-    /// still has the items it had then (a dict only grows). Anything else (entries appended in
-    /// another order than made, a dict given more items later) drops the rows kept: those entries
-    /// are read when appended.
-    fn pending_row(&mut self, heap: &Heap, id: u32) -> Option<Row> {
-        let next = self.pending.get(self.pending_next).copied();
-        let len = match heap.object(id) {
-            Object::Dict(items) => Some(items.len()),
-            _ => None,
-        };
-        match next {
-            Some(p) if p.id == id && Some(p.len) == len => {
-                self.pending_next += 1;
-                if self.pending_next == self.pending.len() {
-                    self.pending.clear();
-                    self.pending_next = 0;
-                }
-                Some(p.row)
-            }
-            Some(_) => {
-                self.pending.clear();
-                self.pending_next = 0;
-                None
-            }
-            None => None,
-        }
-    }
-
-    /// Entry `id`'s fields.
-    fn row(&mut self, heap: &mut Heap, id: u32) -> Result<Row, String> {
-        let Object::Dict(items) = heap.object(id) else { return Err("an entry is not a dict (or is listed twice)".into()) };
-        // One pass over the entry's items, each key read by its string id: a snapshot's keys are
-        // the same few memoised strings, so a field is found by one index, never by comparing text.
-        // A key given twice keeps its first value.
-        self.learn_entry_keys(heap);
-        let mut fields = [None; EntryKey::COUNT];
-        for (k, v) in items {
-            if let Value::Str(k) = k {
-                let slot = &mut fields[self.entry_key[*k as usize] as usize];
-                if slot.is_none() {
-                    *slot = Some(*v);
-                }
-            }
-        }
-        let field = |k: EntryKey| fields[k as usize];
-        let action = match field(EntryKey::Action) {
-            Some(Value::Str(s)) => s,
-            _ => return Err("an entry has no `action`".into()),
-        };
-        let addr = match int_value(field(EntryKey::Addr), "addr")? {
-            Some(a) => a,
-            None => int_value(field(EntryKey::DeviceFree), "device_free")?.unwrap_or(0),
-        };
-        let size = int_value(field(EntryKey::Size), "size")?.unwrap_or(0);
-        let stream = int_value(field(EntryKey::Stream), "stream")?.unwrap_or(0);
-        let time_us = int_value(field(EntryKey::TimeUs), "time_us")?.unwrap_or(0);
-        let stack = self.stack(heap, field(EntryKey::Frames))?;
-        let compile_context = string_value(heap, field(EntryKey::CompileContext), "compile_context")?;
-        let user_metadata = string_value(heap, field(EntryKey::UserMetadata), "user_metadata")?;
-        Ok(Row { action, addr, size, stream, time_us, stack, compile_context, user_metadata })
-    }
-
     /// The id of the stack a `frames` list holds; the list is then taken (it is kept as its id, for
-    /// another entry that refers to the same list). PyTorch pickles each entry's list anew but shares
-    /// the frame dicts between them, so a stack is first looked up by its frames' object ids: one
-    /// lookup an entry instead of one a frame.
+    /// another entry that refers to the same list).
     fn stack(&mut self, heap: &mut Heap, frames: Option<Value>) -> Result<u32, String> {
         let id = match frames {
             None | Some(Value::None) => return Ok(self.intern_stack(Box::new([]))),
+            Some(Value::Read(FRAMES, stack)) => return Ok(stack),
             Some(Value::Obj(id)) => id,
             Some(_) => return Err("`frames` is not a list".into()),
         };
@@ -452,25 +314,35 @@ impl Reader {
             Object::List(items) | Object::Tuple(items) => items,
             Object::Dict(_) => return Err("`frames` is not a list".into()),
         };
-        self.scratch.clear();
-        for f in items {
-            let Value::Obj(o) = f else { return Err("a frame is not a dict".into()) };
-            self.scratch.push(*o);
-        }
-        let stack = match self.stack_of_objects.get(self.scratch.as_slice()) {
-            Some(stack) => *stack,
-            None => {
-                let objects: Box<[u32]> = self.scratch.as_slice().into();
-                let frames = objects.iter().map(|&o| self.frame(heap, Value::Obj(o))).collect::<Result<Box<[u32]>, _>>()?;
-                let stack = self.intern_stack(frames);
-                // Bounded: a writer that shared no frame dict would make every list's ids new.
-                if self.stack_of_objects.len() < MAX_STACKS_BY_OBJECTS {
-                    self.stack_of_objects.insert(objects, stack);
-                }
-                stack
-            }
-        };
+        let mut objects = std::mem::take(&mut self.scratch);
+        objects.clear();
+        let stack = items
+            .iter()
+            .map(|f| match f {
+                Value::Obj(o) => Ok(*o),
+                _ => Err("a frame is not a dict".to_string()),
+            })
+            .try_for_each(|o| o.map(|o| objects.push(o)))
+            .and_then(|()| self.stack_of_objects(heap, &objects));
+        self.scratch = objects;
+        let stack = stack?;
         heap.take(id, stack);
+        Ok(stack)
+    }
+
+    /// The stack of the frame dicts `objects` (object ids). PyTorch pickles each entry's list anew
+    /// but shares the frame dicts between them, so a stack is first looked up by its frames' object
+    /// ids: one lookup an entry instead of one a frame.
+    fn stack_of_objects(&mut self, heap: &mut Heap, objects: &[u32]) -> Result<u32, String> {
+        if let Some(stack) = self.stack_of_objects.get(objects) {
+            return Ok(*stack);
+        }
+        let frames = objects.iter().map(|&o| self.frame(heap, Value::Obj(o))).collect::<Result<Box<[u32]>, _>>()?;
+        let stack = self.intern_stack(frames);
+        // Bounded: a writer that shared no frame dict would make every list's ids new.
+        if self.stack_of_objects.len() < MAX_STACKS_BY_OBJECTS {
+            self.stack_of_objects.insert(objects.into(), stack);
+        }
         Ok(stack)
     }
 
@@ -600,60 +472,4 @@ impl Reader {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `SHORT_BINUNICODE` of `s`.
-    fn text(s: &str) -> Vec<u8> {
-        let mut v = vec![0x8c, s.len() as u8];
-        v.extend(s.as_bytes());
-        v
-    }
-
-    /// An entry dict filled by one `SETITEMS`: `alloc` of `size` bytes at `addr`.
-    fn entry(addr: u8, size: u8) -> Vec<u8> {
-        let mut v = vec![b'}', b'('];
-        for part in [text("action"), text("alloc"), text("addr"), vec![b'K', addr], text("size"), vec![b'K', size]] {
-            v.extend(part);
-        }
-        v.push(b'u');
-        v
-    }
-
-    /// A snapshot whose only device's list of entries is filled by `batch` (inside its `MARK`).
-    fn snapshot(batch: &[u8]) -> TorchSnapshot {
-        let mut p = vec![0x80, 4, b'}', b'('];
-        p.extend(text("device_traces"));
-        p.extend([b']', b'(', b']', b'(']);
-        p.extend(batch);
-        p.extend([b'e', b'e', b'u', b'.']);
-        TorchSnapshot::decode(&p).expect("a snapshot")
-    }
-
-    /// Entries are read as their dicts are filled; one appended in another order than it was made,
-    /// or given more items after, is read again when appended: the columns are in the list's order
-    /// with the dict's last items, as if nothing had been read early.
-    #[test]
-    fn entries_read_early_only_when_appended_as_they_were_filled() {
-        let mut in_order = entry(1, 10);
-        in_order.extend(entry(2, 20));
-        assert_eq!(snapshot(&in_order).devices[0].addr, [1, 2]);
-
-        let mut reversed = entry(1, 10);
-        reversed.extend([b'q', 0, b'0']);
-        reversed.extend(entry(2, 20));
-        reversed.extend([b'q', 1, b'0', b'h', 1, b'h', 0]);
-        let s = snapshot(&reversed);
-        assert_eq!((&s.devices[0].addr[..], &s.devices[0].size[..]), (&[2, 1][..], &[20, 10][..]));
-
-        let mut grown = vec![b'}', b'('];
-        for part in [text("action"), text("alloc"), text("addr"), vec![b'K', 3], vec![b'u']] {
-            grown.extend(part);
-        }
-        grown.extend(text("size"));
-        grown.extend([b'K', 7, b's']);
-        grown.extend(entry(4, 40));
-        let s = snapshot(&grown);
-        assert_eq!((&s.devices[0].addr[..], &s.devices[0].size[..]), (&[3, 4][..], &[7, 40][..]));
-    }
-}
+mod tests;

@@ -12,6 +12,7 @@
 
 mod bands;
 mod frames;
+mod growth;
 mod state;
 mod trace_memory;
 
@@ -23,6 +24,7 @@ pub use trace_memory::{trace_fit, trace_memory, TraceFit, TraceMemory, TraceMemo
 use crate::analysis::device_memory::Growth;
 use crate::decode::pickle_snapshot::{DeviceTrace, TorchSnapshot};
 use crate::fast_hash::FastMap;
+use growth::GrowthRecorder;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -246,6 +248,11 @@ impl Live {
         self.by_addr.remove(&addr).map(|(_, e)| e)
     }
 
+    /// The `alloc` events live, in no order.
+    fn live_events(&self) -> impl Iterator<Item = u32> + '_ {
+        self.by_addr.values().map(|(_, e)| *e)
+    }
+
     /// The `alloc` events live, in the order they became live.
     fn events(&self) -> Vec<u32> {
         let mut v: Vec<(u64, u32)> = self.by_addr.values().copied().collect();
@@ -258,11 +265,12 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     let acts = Actions::of(s);
     let n = t.len();
     // Counted by action id, named once each: a name's text per event was an allocation apiece.
-    let mut by_action: FastMap<u32, u64> = FastMap::default();
+    let mut by_action = vec![0u64; s.string_count()];
     for a in &t.action {
-        *by_action.entry(*a).or_insert(0) += 1;
+        by_action[*a as usize] += 1;
     }
-    let events: BTreeMap<String, u64> = by_action.into_iter().map(|(a, count)| (s.str(a).to_string(), count)).collect();
+    let events: BTreeMap<String, u64> =
+        by_action.iter().enumerate().filter(|(_, c)| **c > 0).map(|(a, c)| (s.str(a as u32).to_string(), *c)).collect();
     // The replay: active bytes after each event.
     let mut live = Live::default();
     let (mut active, mut peak, mut peak_index, mut unseen, mut reserved) = (0i64, 0i64, -1i64, 0u64, 0i64);
@@ -270,8 +278,8 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     // The event that freed each `alloc` event, by event ([`NOT_FREED`] where none did).
     let mut freed_at: Vec<u32> = vec![NOT_FREED; n];
     let mut curve = Vec::with_capacity(n);
-    let mut reserved_curve = Vec::with_capacity(n);
-    let mut unseen_curve = Vec::with_capacity(n);
+    let (mut reserved_steps, mut unseen_steps) = (Steps::default(), Steps::default());
+    let mut growth = GrowthRecorder::new(n);
     for i in 0..n {
         let (a, addr, size) = (Some(t.action[i]), t.addr[i], t.size[i]);
         if a == acts.alloc {
@@ -289,13 +297,17 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
                 None => {
                     unseen += 1;
                     unseen_freed_bytes = unseen_freed_bytes.saturating_add(size);
+                    unseen_steps.set(i, unseen_freed_bytes);
                 }
             }
         }
-        reserved = reserved.saturating_add(acts.reserved_change(t.action[i], size));
+        let change = acts.reserved_change(t.action[i], size);
+        if change != 0 {
+            reserved = reserved.saturating_add(change);
+            reserved_steps.set(i, reserved);
+        }
         curve.push(active);
-        reserved_curve.push(reserved);
-        unseen_curve.push(unseen_freed_bytes);
+        growth.after(i, s, t, &live);
     }
     let live_at_end: Vec<u32> = live.events();
     let live_at_peak = if peak_index >= 0 { live_rows(s, t, &acts, peak_index as usize) } else { Vec::new() };
@@ -315,7 +327,7 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     let (before_blocks, before_bytes) = live_before_trace(s, d, &live_addrs);
     let history = history(t, unseen, unseen_freed_bytes, before_blocks, before_bytes);
     let start = history.active_at_start_bytes;
-    let with_prior = |i: usize| start.saturating_add(curve[i]).saturating_sub(unseen_curve[i]);
+    let with_prior = |i: usize| start.saturating_add(curve[i]).saturating_sub(unseen_steps.at(i));
     let (mut peak_with_prior_bytes, mut peak_with_prior_event_index) = (start, -1i64);
     for i in 0..n {
         if with_prior(i) > peak_with_prior_bytes {
@@ -329,7 +341,7 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
             time_us: t.time_us[i],
             active_bytes: curve[i],
             active_with_prior_bytes: with_prior(i),
-            reserved_delta_bytes: reserved_curve[i],
+            reserved_delta_bytes: reserved_steps.at(i),
         })
         .collect();
     // Reserved bytes at an event: the dump's segments less what the trace reserved after it.
@@ -337,7 +349,7 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
     let ooms = (0..n)
         .filter(|i| Some(t.action[*i]) == acts.oom)
         .map(|i| {
-            let reserved_bytes = reserved_at_end.saturating_sub(reserve_total(&reserved_curve).saturating_sub(reserved_curve[i]));
+            let reserved_bytes = reserved_at_end.saturating_sub(reserved.saturating_sub(reserved_steps.at(i)));
             oom(s, t, i, with_prior(i), reserved_bytes)
         })
         .collect();
@@ -356,8 +368,29 @@ fn device(s: &TorchSnapshot, d: usize, t: &DeviceTrace) -> DeviceReport {
         peak_with_prior_event_index,
         largest_allocations: largest(s, t, &acts, &freed_at),
         never_freed: by_frame(s, t, &live_at_end),
-        growth: growth(s, t, &acts),
+        growth: growth.finish(),
         ooms,
+    }
+}
+
+/// A running total of the trace that changes at few of its events (reserved bytes at segment
+/// events, unseen frees' bytes at unseen frees), kept as its changes: a value per event was 8 bytes
+/// an event apiece, for values that are nearly all equal.
+#[derive(Default)]
+struct Steps(Vec<(usize, i64)>);
+
+impl Steps {
+    /// The total is `v` from event `i` on.
+    fn set(&mut self, i: usize, v: i64) {
+        self.0.push((i, v));
+    }
+
+    /// The total after event `i` (0 before the first change).
+    fn at(&self, i: usize) -> i64 {
+        match self.0.partition_point(|(j, _)| *j <= i) {
+            0 => 0,
+            k => self.0[k - 1].1,
+        }
     }
 }
 
@@ -377,11 +410,6 @@ fn live_before_trace(s: &TorchSnapshot, d: usize, live_addrs: &std::collections:
 /// The sum of file-given sizes, saturating (a corrupt file's sizes may overflow).
 fn sum(v: impl Iterator<Item = i64>) -> i64 {
     v.fold(0, i64::saturating_add)
-}
-
-/// The reserved change over the whole trace (the last point of the curve).
-fn reserve_total(reserved_curve: &[i64]) -> i64 {
-    reserved_curve.last().copied().unwrap_or(0)
 }
 
 /// What was live after event `at`, rows of (size, innermost Python frame) with their counts, the
@@ -491,44 +519,6 @@ fn largest(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions, freed_at: &[u32])
         .collect()
 }
 
-/// Innermost Python frames as text ([`frame_text`]), each made once: by stack id, the id of its text
-/// (stacks with the same innermost frame share one).
-#[derive(Default)]
-struct FrameTexts {
-    of_stack: FastMap<u32, u32>,
-    ids: FastMap<String, u32>,
-    texts: Vec<String>,
-}
-
-impl FrameTexts {
-    /// The text id of `stack`'s innermost Python frame.
-    fn of(&mut self, s: &TorchSnapshot, stack: u32) -> u32 {
-        if let Some(id) = self.of_stack.get(&stack) {
-            return *id;
-        }
-        let text = frame_text(s, stack);
-        let id = match self.ids.get(&text) {
-            Some(id) => *id,
-            None => {
-                let id = self.texts.len() as u32;
-                self.texts.push(text.clone());
-                self.ids.insert(text, id);
-                id
-            }
-        };
-        self.of_stack.insert(stack, id);
-        id
-    }
-
-    fn len(&self) -> usize {
-        self.texts.len()
-    }
-
-    fn into_texts(self) -> Vec<String> {
-        self.texts
-    }
-}
-
 /// The innermost Python frame of `stack` as text, empty when it has none.
 fn frame_text(s: &TorchSnapshot, stack: u32) -> String {
     innermost_python_frame(s, stack).map(|f| f.text()).unwrap_or_default()
@@ -544,58 +534,6 @@ fn by_frame(s: &TorchSnapshot, t: &DeviceTrace, live: &[u32]) -> Vec<FrameBytes>
     }
     let mut rows: Vec<FrameBytes> = map.into_iter().map(|(frame, (count, bytes))| FrameBytes { frame, count, bytes }).collect();
     rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.frame.cmp(&b.frame)));
-    rows
-}
-
-/// Each frame's live bytes at the checkpoints, and how they grew.
-fn growth(s: &TorchSnapshot, t: &DeviceTrace, acts: &Actions) -> Vec<FrameGrowth> {
-    let n = t.len();
-    if n == 0 {
-        return Vec::new();
-    }
-    let checkpoints: Vec<usize> = (1..=GROWTH_CHECKPOINTS).map(|k| (k * n / GROWTH_CHECKPOINTS).max(1) - 1).collect();
-    // Frames by text id ([`FrameTexts`]): each stack's text is made once, not once an allocation.
-    let mut texts = FrameTexts::default();
-    let mut live: FastMap<i64, (i64, u32)> = FastMap::default();
-    let mut per_frame: Vec<Option<Vec<i64>>> = Vec::new();
-    let mut now: Vec<Option<i64>> = Vec::new();
-    let mut next = 0;
-    for (k, &cp) in checkpoints.iter().enumerate() {
-        while next <= cp {
-            let a = Some(t.action[next]);
-            if a == acts.alloc {
-                live.insert(t.addr[next], (t.size[next], texts.of(s, t.stack[next])));
-            } else if a == acts.free_completed {
-                live.remove(&t.addr[next]);
-            }
-            next += 1;
-        }
-        now.clear();
-        now.resize(texts.len(), None);
-        for &(size, frame) in live.values() {
-            let slot = now[frame as usize].get_or_insert(0);
-            *slot = slot.saturating_add(size);
-        }
-        per_frame.resize(texts.len(), None);
-        for (frame, bytes) in now.iter().enumerate() {
-            if let Some(bytes) = bytes {
-                per_frame[frame].get_or_insert_with(|| vec![0; GROWTH_CHECKPOINTS])[k] = *bytes;
-            }
-        }
-    }
-    let per_frame: BTreeMap<String, Vec<i64>> =
-        per_frame.into_iter().zip(texts.into_texts()).filter_map(|(bytes, frame)| Some((frame, bytes?))).collect();
-    let checkpoints_event_index: Vec<u64> = checkpoints.iter().map(|c| *c as u64).collect();
-    let mut rows: Vec<FrameGrowth> = per_frame
-        .into_iter()
-        .map(|(frame, bytes)| {
-            let growth = Growth::of(&bytes);
-            FrameGrowth { frame, suspect: growth.is_suspect(), bytes, checkpoints_event_index: checkpoints_event_index.clone(), growth }
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.growth.score.total_cmp(&a.growth.score).then_with(|| b.bytes.last().cmp(&a.bytes.last())).then_with(|| a.frame.cmp(&b.frame))
-    });
     rows
 }
 
