@@ -3,6 +3,7 @@
 // tests/browser/harness.mjs. Reported in bench/RESULTS.md, never asserted.
 //
 // Per file, in a fresh page (new browser context):
+//   start     from the navigation to the engine's worker started (its wasm compiled; polled every 50 ms);
 //   open      from the file input's `change` to the file's row ready (read, worker, decode, overview);
 //   <tool>    for every tool of the navigation, from the click on its tab to the tool drawn: no loading
 //             note left in the main view and the next frame painted (the Trace Viewer: its canvas has
@@ -166,7 +167,9 @@ async function benchFile(browser, url, file) {
   await openApp(page, url);
   await page.evaluate(() => performance.mark('page loaded'));
   await workerReady(page);
-  await page.evaluate(() => performance.mark('worker ready'));
+  // From the navigation to the engine's worker started (its wasm compiled and instantiated), polled
+  // every 50 ms.
+  rows.push(['start', await page.evaluate(() => { performance.mark('worker ready'); return performance.now(); })]);
   const t0 = await page.evaluate(() => { performance.mark('open'); return performance.now(); });
   await pickFiles(page, [file]);
   await waitForFile(page, name);

@@ -1,11 +1,8 @@
-// The engine's web worker: it runs the same wasm module as the page, which sees it is in a worker and
-// serves engine requests instead of mounting the UI (see src/worker.rs). Its first message is the page's
-// compiled module (`{ module }`, see `ui::engine_client::new_worker`): instantiated here, not compiled
-// again. Without one it fetches and compiles the wasm itself. (A listener, not `onmessage`: the engine
-// sets `onmessage` once it runs, which is how a test knows it has started.)
-import init from './tidemark-web.js';
-self.addEventListener('message', async (e) => {
-  const module_or_path = e.data?.module ?? new URL('./tidemark-web_bg.wasm', import.meta.url);
-  // The exports stay reachable as `self.tidemarkWasm`, so that benchmarks can read the wasm memory's size.
-  self.tidemarkWasm = await init({ module_or_path });
-}, { once: true });
+// The engine's web worker. It runs the engine's own wasm module (`tidemark-engine`, src/bin/
+// tidemark-engine.rs: the decoders and analyses, built for speed), not the page's: fetched and compiled
+// here, on the worker's thread, so the page's thread never handles its bytes. Once started, the engine
+// sets `onmessage` (which is how a test knows it has started) and posts `Ready`; the page sends no
+// request before that (see `ui::engine_client`).
+import init from './tidemark-engine.js';
+// The exports stay reachable as `self.tidemarkWasm`, so that benchmarks can read the wasm memory's size.
+self.tidemarkWasm = await init({ module_or_path: new URL('./tidemark-engine_bg.wasm', import.meta.url) });

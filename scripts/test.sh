@@ -41,8 +41,9 @@ cargo test --locked
 skipped="$(wc -l < "$TIDEMARK_SKIP_LOG") native (device fixture absent)"
 
 if ! $quick; then
-  printf '\n== clippy (the page, wasm32)\n'
+  printf '\n== clippy (the page and the engine worker, wasm32)\n'
   cargo clippy --locked --target wasm32-unknown-unknown --bin tidemark-web -- -D warnings
+  cargo clippy --locked --target wasm32-unknown-unknown --no-default-features --bin tidemark-engine -- -D warnings
 
   printf '\n== release build of the page\n'
   trunk build --release

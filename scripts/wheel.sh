@@ -14,7 +14,7 @@ esac
 
 page=python/tidemark/page
 rm -rf "$page" && mkdir -p "$page"
-cp dist/tidemark-web.js dist/tidemark-web_bg.wasm dist/app.css "$page/"
+cp dist/tidemark-web.js dist/tidemark-web_bg.wasm dist/tidemark-engine.js dist/tidemark-engine_bg.wasm dist/app.css "$page/"
 
 # maturin in a venv of its own, so the machine's Python is left as it is.
 build_env=target/py-build

@@ -10,9 +10,10 @@
 //! | [`decode`] | format sniffing by content, bounded gzip, lazy XSpace index, HloProto, pprof |
 //! | [`analysis`] | one module per tool; plain data out, no I/O |
 //! | [`engine`] | a session owning decoded files; the one API both front doors call (CLI, web worker) |
-//! | `ui` (wasm only) | Leptos components that only draw what the engine answered |
+//! | `worker` (wasm only) | the engine's web worker: the entry of the engine's wasm (`tidemark-engine`) |
+//! | `ui` (wasm, feature `page`) | Leptos components that only draw what the engine answered: the page's wasm (`tidemark-web`) |
 //!
-//! Everything above `ui` is plain Rust with no web dependency: it is tested and benchmarked natively
+//! Everything above `worker` is plain Rust with no web dependency: it is tested and benchmarked natively
 //! and compiled unchanged into the web worker.
 
 pub mod analysis;
@@ -23,7 +24,7 @@ pub mod proto;
 pub(crate) mod threads;
 pub mod units;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "page"))]
 pub mod ui;
 #[cfg(target_arch = "wasm32")]
 pub mod worker;

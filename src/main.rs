@@ -1,5 +1,5 @@
-//! The page's entry point. The same wasm module runs in the page (mounts the UI) and in the engine's
-//! web worker (serves engine requests); `tidemark::ui::start` tells which.
+//! The page's entry point: mounts the UI. The engine runs in a web worker from a wasm module of its own
+//! (`tidemark-engine`, src/bin/tidemark-engine.rs), so this one links none of the decoders and analyses.
 
 #[cfg(target_arch = "wasm32")]
 fn main() {

@@ -26,11 +26,6 @@ thread_local! {
     static CURRENT: RefCell<Option<(u64, String)>> = const { RefCell::new(None) };
 }
 
-/// Whether this wasm instance runs inside a dedicated worker.
-pub fn in_worker() -> bool {
-    js_sys::global().dyn_into::<DedicatedWorkerGlobalScope>().is_ok()
-}
-
 fn post(scope: &DedicatedWorkerGlobalScope, r: &Response, bytes: Option<js_sys::ArrayBuffer>) {
     match serde_json::to_string(r) {
         Ok(json) => {
@@ -131,7 +126,8 @@ impl std::io::Read for BlobReader {
     }
 }
 
-/// Installs the message handler; the worker then lives as long as the page keeps it.
+/// Installs the message handler; the worker then lives as long as the page keeps it. The engine's wasm
+/// entry point (src/bin/tidemark-engine.rs).
 pub fn run() {
     std::panic::set_hook(Box::new(on_panic));
     // The analyses' hash maps need a secret the file's author cannot know (see `fast_hash`); wasm32

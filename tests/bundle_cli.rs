@@ -11,11 +11,17 @@ const D2: &str = "tests/fixtures/tf/d2_tf_cnn/d2_tf_cnn.xplane.pb.gz";
 /// A JAX trace that is mostly its Python tracer line, which the slim copy sheds.
 const A2: &str = "tests/fixtures/jax/a2_mlp_train/a2_mlp_train.xplane.pb.gz";
 
-/// A stand-in for the built page: the bundle embeds its three assets as they are.
+/// A stand-in for the built page: the bundle embeds its five assets as they are.
 fn dist(dir: &Path) -> PathBuf {
     let d = dir.join("dist");
     std::fs::create_dir_all(&d).unwrap();
-    for (name, text) in [("tidemark-web.js", "export default async () => {};"), ("tidemark-web_bg.wasm", "\0asm"), ("app.css", "body{}")] {
+    for (name, text) in [
+        ("tidemark-web.js", "export default async () => {};"),
+        ("tidemark-web_bg.wasm", "\0asm"),
+        ("tidemark-engine.js", "export default async () => {};"),
+        ("tidemark-engine_bg.wasm", "\0asm"),
+        ("app.css", "body{}"),
+    ] {
         std::fs::write(d.join(name), text).unwrap();
     }
     d

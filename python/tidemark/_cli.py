@@ -46,7 +46,7 @@ def binary() -> str:
 def page_dir() -> Path:
     """The built page (Trunk's output) carried in the wheel."""
     page = Path(__file__).parent / "page"
-    if not (page / "tidemark-web_bg.wasm").is_file():
+    if not all((page / wasm).is_file() for wasm in ("tidemark-web_bg.wasm", "tidemark-engine_bg.wasm")):
         raise TidemarkError(f"{page} holds no built page: this package was built without it (build the wheel with scripts/wheel.sh)")
     return page
 

@@ -1,4 +1,4 @@
-//! The offline bundle: one self-contained `.html` file holding the app (JS glue, wasm, CSS) and the
+//! The offline bundle: one self-contained `.html` file holding the app (both wasm modules, their JS glue, CSS) and the
 //! profiles, gzip-compressed, with the view to restore. Opened from disk — `file://`, no network, no
 //! server — it starts, loads its embedded profiles and shows the saved view.
 //!
@@ -9,12 +9,17 @@
 use serde::Serialize;
 use std::io::Write;
 
-/// The page's own built assets, as Trunk writes them to `dist/`.
+/// The page's own built assets, as Trunk writes them to `dist/`: two wasm modules, each with its
+/// wasm-bindgen glue (an ES module), and the style sheet.
 pub struct Assets {
-    /// `tidemark-web.js`, the wasm-bindgen glue (an ES module).
+    /// `tidemark-web.js`: the page's glue.
     pub js: Vec<u8>,
-    /// `tidemark-web_bg.wasm`.
+    /// `tidemark-web_bg.wasm`: the page (the UI).
     pub wasm: Vec<u8>,
+    /// `tidemark-engine.js`: the engine worker's glue.
+    pub engine_js: Vec<u8>,
+    /// `tidemark-engine_bg.wasm`: the engine, which the worker runs.
+    pub engine_wasm: Vec<u8>,
     /// `app.css`.
     pub css: Vec<u8>,
 }
@@ -22,6 +27,8 @@ pub struct Assets {
 /// File names of the assets in `dist/`.
 pub const JS_NAME: &str = "tidemark-web.js";
 pub const WASM_NAME: &str = "tidemark-web_bg.wasm";
+pub const ENGINE_JS_NAME: &str = "tidemark-engine.js";
+pub const ENGINE_WASM_NAME: &str = "tidemark-engine_bg.wasm";
 pub const CSS_NAME: &str = "app.css";
 
 /// One profile to embed, as the user opened it.
@@ -37,8 +44,9 @@ pub const LARGE_BUNDLE_BYTES: u64 = 25 << 20;
 const CSP: &str = "default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval'; worker-src blob:; \
 style-src 'unsafe-inline'; img-src data: blob:; connect-src blob: data:; object-src 'none'; base-uri 'none'; form-action 'none'";
 
-/// The boot script: decodes the embedded app, records the profiles and the view for the app to find
-/// (`window.__tidemarkBundle`), restores the view into the URL hash and starts the app.
+/// The boot script: decodes the embedded app, records the engine's module, the profiles and the view for
+/// the app to find (`window.__tidemarkBundle`; the page starts the engine's worker from it), restores the
+/// view into the URL hash and starts the page.
 const BOOT: &str = r#"
 const text = (id) => document.getElementById(id).textContent;
 const bytes = (b64) => { const s = atob(b64); const a = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) a[i] = s.charCodeAt(i); return a; };
@@ -47,7 +55,9 @@ const glue = URL.createObjectURL(new Blob([js], { type: 'text/javascript' }));
 const wasm = bytes(text('tm-wasm'));
 const meta = JSON.parse(text('tm-meta'));
 const profiles = meta.profiles.map((p) => ({ name: p.name, bytes: bytes(text(p.id)).buffer }));
-window.__tidemarkBundle = { glue, js, wasm: wasm.slice(), profiles, hash: meta.hash };
+window.__tidemarkBundle = {
+  js, wasm: wasm.slice(), engineJs: bytes(text('tm-engine-js')), engineWasm: bytes(text('tm-engine-wasm')), profiles, hash: meta.hash,
+};
 // In a notebook's output (an about:srcdoc frame) the URL cannot be written: the app reads the view from
 // window.__tidemarkBundle.hash there.
 if (!location.hash && meta.hash) { try { history.replaceState(null, '', meta.hash); } catch (e) {} }
@@ -132,6 +142,8 @@ pub fn build(assets: &Assets, profiles: &[Profile], hash: &str) -> String {
     let blob = |id: &str, data: &[u8]| format!("<script type=\"application/octet-stream\" id=\"{id}\">{}</script>\n", base64(data));
     html.push_str(&blob("tm-js", &assets.js));
     html.push_str(&blob("tm-wasm", &assets.wasm));
+    html.push_str(&blob("tm-engine-js", &assets.engine_js));
+    html.push_str(&blob("tm-engine-wasm", &assets.engine_wasm));
     for (i, p) in profiles.iter().enumerate() {
         html.push_str(&blob(&format!("tm-p{i}"), &compress(p.bytes)));
     }
@@ -154,7 +166,13 @@ mod tests {
 
     #[test]
     fn hostile_names_cannot_escape() {
-        let assets = Assets { js: b"x".to_vec(), wasm: vec![0], css: b"a{}</style><script>".to_vec() };
+        let assets = Assets {
+            js: b"x".to_vec(),
+            wasm: vec![0],
+            engine_js: b"y".to_vec(),
+            engine_wasm: vec![1],
+            css: b"a{}</style><script>".to_vec(),
+        };
         let html = build(&assets, &[Profile { name: "</script><script>alert(1)</script>", bytes: b"p" }], "#tool=overview");
         assert!(!html.contains("<script>alert"), "{html}");
         assert!(!html.contains("</style><script>"));

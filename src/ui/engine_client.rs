@@ -172,25 +172,20 @@ pub fn bundle() -> Option<JsValue> {
     js_sys::Reflect::get(&w, &"__tidemarkBundle".into()).ok().filter(|v| v.is_object())
 }
 
-/// A bundle has no worker.js to load: its worker starts from a blob and receives the app's glue source
-/// and wasm bytes as its first message. (It makes its own blob URL for the glue: under file:// every
-/// context has its own opaque origin, so the page's blob URLs are not readable from the worker.)
+/// A bundle has no worker.js to load: its worker starts from a blob and receives the engine's glue source
+/// and wasm bytes as its first message, and compiles the wasm there, off the page's thread. (It makes its
+/// own blob URL for the glue: under file:// every context has its own opaque origin, so the page's blob
+/// URLs are not readable from the worker.)
 const BUNDLE_WORKER: &str = "self.onmessage = async (e) => { self.onmessage = null; \
 const url = URL.createObjectURL(new Blob([e.data.js], { type: 'text/javascript' })); \
-const app = await import(url); await app.default({ module_or_path: e.data.wasm }); };";
+const engine = await import(url); await engine.default({ module_or_path: e.data.wasm }); };";
 
 fn new_worker() -> Result<Worker, JsValue> {
     let opts = WorkerOptions::new();
     let Some(boot) = bundle() else {
+        // worker.js fetches and compiles the engine's own wasm module, on the worker's thread.
         opts.set_type(WorkerType::Module);
-        let worker = Worker::new_with_options("./worker.js", &opts)?;
-        // The page's loader compiled the module off this thread (Trunk.toml's `pattern_script`); the
-        // worker instantiates it rather than fetching and compiling the 6.5 MB again.
-        let start = js_sys::Object::new();
-        let window = web_sys::window().ok_or_else(|| JsValue::from_str("no window"))?;
-        js_sys::Reflect::set(&start, &"module".into(), &js_sys::Reflect::get(&window, &"__tidemarkModule".into())?)?;
-        worker.post_message(&start)?;
-        return Ok(worker);
+        return Worker::new_with_options("./worker.js", &opts);
     };
     // A classic worker: Chromium refuses module workers from blob: URLs in file:// pages, while a classic
     // one may still import() the ES-module glue.
@@ -202,8 +197,8 @@ fn new_worker() -> Result<Worker, JsValue> {
     let url = web_sys::Url::create_object_url_with_blob(&blob)?;
     let worker = Worker::new_with_options(&url, &opts)?;
     let start = js_sys::Object::new();
-    js_sys::Reflect::set(&start, &"js".into(), &js_sys::Reflect::get(&boot, &"js".into())?)?;
-    js_sys::Reflect::set(&start, &"wasm".into(), &js_sys::Reflect::get(&boot, &"wasm".into())?)?;
+    js_sys::Reflect::set(&start, &"js".into(), &js_sys::Reflect::get(&boot, &"engineJs".into())?)?;
+    js_sys::Reflect::set(&start, &"wasm".into(), &js_sys::Reflect::get(&boot, &"engineWasm".into())?)?;
     worker.post_message(&start)?;
     Ok(worker)
 }

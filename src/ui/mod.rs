@@ -1,7 +1,5 @@
-//! The page (wasm only). It only draws: every number comes from the engine, through the worker.
-//!
-//! `start` decides the role of this wasm instance: in the page it mounts [`App`]; in the engine's
-//! worker it serves requests ([`crate::worker`]).
+//! The page (wasm only). It only draws: every number comes from the engine, through the worker, which
+//! runs the engine's own wasm module ([`crate::worker`]).
 
 pub mod charts;
 pub mod components;
@@ -16,11 +14,8 @@ use state::{AppState, HashView, Shown, Theme, Tool};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+/// Mounts [`App`]: the page's wasm entry point (src/main.rs).
 pub fn start() {
-    if crate::worker::in_worker() {
-        crate::worker::run();
-        return;
-    }
     std::panic::set_hook(Box::new(on_page_panic));
     // The page is built in tasks of its own, each well under 50 ms: the one that runs this also
     // finished compiling and started the wasm; the page's first localStorage read opens the storage

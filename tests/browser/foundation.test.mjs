@@ -25,13 +25,16 @@ test('landing page explains what to drop and loads without errors', async () => 
   assert.deepEqual(page.errors, []);
 });
 
-test('the page compiles the engine once, and says so when this browser cannot start it', async () => {
-  // The page compiles the wasm off its thread and hands the module to the engine's worker: one fetch.
+test('the page and the engine fetch their wasm once each, and say so when this browser cannot start them', async () => {
+  // Two modules: the page's (the UI, compiled by the page's loader off its thread) and the engine's
+  // (fetched and compiled by the engine's worker). Each is fetched, hence compiled, exactly once.
   const page = await newPage(browser);
   await openApp(page, server.url);
   await workerReady(page);
   await page.waitForSelector('[data-testid="landing"]');
-  assert.equal(page.requests.filter((u) => u.endsWith('/tidemark-web_bg.wasm')).length, 1, page.requests.join('\n'));
+  for (const wasm of ['/tidemark-web_bg.wasm', '/tidemark-engine_bg.wasm']) {
+    assert.equal(page.requests.filter((u) => u.endsWith(wasm)).length, 1, `${wasm}:\n${page.requests.join('\n')}`);
+  }
   assert.deepEqual(page.errors, []);
   // Without its wasm the page says what happened instead of staying blank.
   const broken = await newPage(browser);
@@ -39,6 +42,12 @@ test('the page compiles the engine once, and says so when this browser cannot st
   await broken.goto(server.url);
   const alert = await broken.waitForSelector('p[role="alert"]');
   assert.match(await alert.textContent(), /could not start Tidemark's WebAssembly engine.*the tidemark CLI reads the same files/);
+  // Without the engine's, the page runs and says the engine could not start.
+  const noEngine = await newPage(browser);
+  await noEngine.route('**/tidemark-engine_bg.wasm', (r) => r.abort());
+  await openApp(noEngine, server.url);
+  await noEngine.waitForSelector('[data-testid="page-alert"]');
+  assert.match(await noEngine.textContent('[data-testid="page-alert"]'), /The engine worker could not start/);
 });
 
 test('demo opens real profiles and shows their overview', async () => {

@@ -32,7 +32,13 @@ fn read_assets(dist: &Path) -> Result<Assets, String> {
             )
         })
     };
-    Ok(Assets { js: read(bundle::JS_NAME)?, wasm: read(bundle::WASM_NAME)?, css: read(bundle::CSS_NAME)? })
+    Ok(Assets {
+        js: read(bundle::JS_NAME)?,
+        wasm: read(bundle::WASM_NAME)?,
+        engine_js: read(bundle::ENGINE_JS_NAME)?,
+        engine_wasm: read(bundle::ENGINE_WASM_NAME)?,
+        css: read(bundle::CSS_NAME)?,
+    })
 }
 
 pub fn run(argv: &[String]) -> i32 {

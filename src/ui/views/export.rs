@@ -45,15 +45,20 @@ async fn own_assets() -> Result<Assets, String> {
             .and_then(|d| d.query_selector("style").ok().flatten())
             .and_then(|s| s.text_content())
             .unwrap_or_default();
+        let bytes = |k: &str| get(k).map(|v| js_sys::Uint8Array::new(&v).to_vec());
         return Ok(Assets {
-            js: js_sys::Uint8Array::new(&get("js")?).to_vec(),
-            wasm: js_sys::Uint8Array::new(&get("wasm")?).to_vec(),
+            js: bytes("js")?,
+            wasm: bytes("wasm")?,
+            engine_js: bytes("engineJs")?,
+            engine_wasm: bytes("engineWasm")?,
             css: css.into_bytes(),
         });
     }
     Ok(Assets {
         js: fetch_bytes(&format!("./{}", bundle::JS_NAME)).await?,
         wasm: fetch_bytes(&format!("./{}", bundle::WASM_NAME)).await?,
+        engine_js: fetch_bytes(&format!("./{}", bundle::ENGINE_JS_NAME)).await?,
+        engine_wasm: fetch_bytes(&format!("./{}", bundle::ENGINE_WASM_NAME)).await?,
         css: fetch_bytes(&format!("./{}", bundle::CSS_NAME)).await?,
     })
 }
@@ -63,7 +68,8 @@ fn assemble(assets: &Assets, sources: &[(String, Vec<u8>)], hash: &str) -> Prepa
     let html = bundle::build(assets, &profiles, hash);
     // As embedded: base64 for the glue and wasm, CSS as text; the rest is the profiles (and a little markup).
     let b64 = |n: usize| n.div_ceil(3) as u64 * 4;
-    let app_bytes = b64(assets.js.len()) + b64(assets.wasm.len()) + assets.css.len() as u64;
+    let app_bytes = [&assets.js, &assets.wasm, &assets.engine_js, &assets.engine_wasm].into_iter().map(|a| b64(a.len())).sum::<u64>()
+        + assets.css.len() as u64;
     Prepared {
         app_bytes,
         profile_bytes: (html.len() as u64).saturating_sub(app_bytes),
