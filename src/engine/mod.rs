@@ -120,8 +120,8 @@ impl Session {
 
     /// This session, with the op tables' one pass ([`Session::op_metrics`]) leaving out the host
     /// threads' framework ops (XProf's host op db, with its eager marking: on a TensorFlow trace most of
-    /// the pass). For a caller that shows one device-side table without steps (HLO op stats, Op
-    /// Profile, Kernel Stats: the command line), which never reads them; Framework Op Stats, the
+    /// the pass). For a caller that shows one table that never reads them (HLO op stats, Op Profile,
+    /// Kernel Stats without a step, XLA ops on CPU: the command line); Framework Op Stats, the
     /// Overview Page and what reads its steps (the Roofline, a step's window) answer an error in such a
     /// session.
     pub fn leaving_out_host_ops(mut self) -> Self {

@@ -33,7 +33,7 @@
 //! ([`Mark::Node`]). A plane without `EagerExecute` events or without `is_func` stats builds no graph.
 
 use super::host::{first_stat, int_value};
-use crate::analysis::step_groups::{plane_process_id, tf_loop_iterations, TF_DATA_FUNCTION_RUNS};
+use crate::analysis::step_groups::{tf_loop_iterations, ContextKinds, TF_DATA_FUNCTION_RUNS};
 use crate::decode::xplane::{IdTable, Plane, RawEvent, StatValue};
 use crate::decode::DecodeError;
 use crate::fast_hash::FastMap;
@@ -54,7 +54,7 @@ const CONTEXT_ROLES: usize = 5;
 const SCANNED_ROLES: usize = 6;
 const IS_FUNC: &str = "is_func";
 
-/// A context: its kind (the rank of its (type, process id), [`EagerGraph::context_kind`]) and id.
+/// A context: its kind (the rank of its (type, process id), [`ContextKinds`]) and id.
 /// XProf keeps a context's ends by process id and connects only those of one process.
 type Context = (u32, u64);
 
@@ -123,12 +123,8 @@ pub(super) struct EagerGraph {
     producers: Vec<(Context, u32)>,
     /// The contexts of producers under none for sure (not nodes: only XProf's fan limit counts them).
     dead_producers: Vec<Context>,
-    /// The plane's process id (`process_id`), if it has one.
-    plane_pid: Option<i64>,
-    /// Each context (type, process id) seen, by rank.
-    context_kinds: FastMap<(i64, Option<i64>), u32>,
-    /// The last context kind looked up: a trace has a handful, and runs of events repeat one.
-    last_context_kind: Option<((i64, Option<i64>), u32)>,
+    /// Each context kind (type, process) seen.
+    context_kinds: ContextKinds,
     /// Consumers ((type, id), node), in plane order.
     consumers: Vec<(Context, u32)>,
 }
@@ -172,25 +168,9 @@ impl EagerGraph {
             tf_data_steps: Vec::new(),
             producers: Vec::new(),
             dead_producers: Vec::new(),
-            plane_pid: plane_process_id(plane),
-            context_kinds: FastMap::default(),
-            last_context_kind: None,
+            context_kinds: ContextKinds::new(plane),
             consumers: Vec::new(),
         })
-    }
-
-    /// The rank of contexts of type `t` of process `pid` (XProf's process id is an `int32`).
-    fn context_kind(&mut self, t: i64, pid: Option<i64>) -> u32 {
-        let key = (t, pid.map(|p| i64::from(p as i32)));
-        if let Some((last, rank)) = self.last_context_kind {
-            if last == key {
-                return rank;
-            }
-        }
-        let next = self.context_kinds.len() as u32;
-        let rank = *self.context_kinds.entry(key).or_insert(next);
-        self.last_context_kind = Some((key, rank));
-        rank
     }
 
     /// The stat metadata ids the graph reads of an event (for the scan's selection).
@@ -289,9 +269,8 @@ impl EagerGraph {
         }
         let depth = if is_async { None } else { Some(self.nest(begin, end)) };
         let enclosing = depth.and_then(|d| self.stack.last().and_then(|o| o.nearest).map(|(node, nd)| (node, d - nd)));
-        let pid = pid.or(self.plane_pid);
-        let producer = producer.0.zip(producer.1).map(|(t, id)| (self.context_kind(t, pid), id));
-        let consumer = consumer.0.zip(consumer.1).map(|(t, id)| (self.context_kind(t, pid), id));
+        let producer = producer.0.zip(producer.1).map(|(t, id)| (self.context_kinds.rank(t, pid).0, id));
+        let consumer = consumer.0.zip(consumer.1).map(|(t, id)| (self.context_kinds.rank(t, pid).0, id));
         let loop_key = step_id.zip(iter_num);
         if let (Kind::TfDataRun, Some(step)) = (kind, step_id) {
             self.tf_data_steps.push(step);

@@ -2,6 +2,7 @@
 //! it is a root, and its grouping stats (contexts, root level, step and iteration numbers).
 
 use crate::decode::xplane::{IdTable, Plane, StatValue};
+use crate::fast_hash::FastMap;
 
 /// XProf's name for the events that make a trace ungroupable (TensorFlow 1 control-flow loops).
 pub(super) const LOOP_OPS: [&str; 5] = ["WhileOp-EvalCond", "WhileOp-StartBody", "ForOp", "ParallelForOp", "ForeverOp"];
@@ -64,12 +65,40 @@ impl StatIds {
     }
 }
 
-/// The plane's process id (its `process_id` stat, an `int32` to XProf): the process of its events'
-/// context ends, unless an event names another (`_pid`). XProf connects only the ends of one process.
-pub(crate) fn plane_process_id(plane: &Plane) -> Option<i64> {
-    let id = plane.stat_id("process_id")?;
-    let stat = plane.meta.stats.iter().find(|s| s.metadata_id == id)?;
-    int(&plane.stat_value(stat)?).map(|p| i64::from(p as i32))
+/// The kinds of a plane's inter-thread contexts: a context is of a type and of a process (an event's
+/// `_pid`, else the plane's `process_id`; an `int32` to XProf), and XProf connects only the ends of one
+/// process, so each (type, process) is numbered as a kind of its own, in order of appearance. Shared
+/// by the step grouping and the eager marking.
+pub(crate) struct ContextKinds {
+    plane_pid: Option<i64>,
+    ranks: FastMap<(i64, Option<i64>), u32>,
+    /// The last kind looked up: a trace has a handful, and long runs of events repeat one.
+    last: Option<((i64, Option<i64>), u32)>,
+}
+
+impl ContextKinds {
+    pub(crate) fn new(plane: &Plane) -> Self {
+        let plane_pid = plane
+            .stat_id("process_id")
+            .and_then(|id| plane.meta.stats.iter().find(|s| s.metadata_id == id))
+            .and_then(|stat| int(&plane.stat_value(stat)?));
+        ContextKinds { plane_pid, ranks: FastMap::default(), last: None }
+    }
+
+    /// The rank of contexts of type `t` at an event whose own `_pid` is `pid`, and whether it is new.
+    #[inline]
+    pub(crate) fn rank(&mut self, t: i64, pid: Option<i64>) -> (u32, bool) {
+        let key = (t, pid.or(self.plane_pid).map(|p| i64::from(p as i32)));
+        if let Some((last, rank)) = self.last {
+            if last == key {
+                return (rank, false);
+            }
+        }
+        let next = self.ranks.len() as u32;
+        let rank = *self.ranks.entry(key).or_insert(next);
+        self.last = Some((key, rank));
+        (rank, rank == next)
+    }
 }
 
 pub(super) fn int(v: &StatValue) -> Option<i64> {

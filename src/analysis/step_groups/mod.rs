@@ -48,8 +48,7 @@ mod roots;
 use crate::decode::xplane::names::GROUP_ID;
 use crate::decode::xplane::{IdTable, Line, Plane, RawEvent, XSpace};
 use crate::decode::DecodeError;
-use crate::fast_hash::FastMap;
-pub(crate) use classify::{plane_process_id, TF_DATA_FUNCTION_RUNS};
+pub(crate) use classify::{ContextKinds, TF_DATA_FUNCTION_RUNS};
 use classify::{GroupingStats, Keyed, Kind, MetaInfo, StatIds, EXECUTOR, IMPLICIT_ROOTS, ITERATOR_GET_NEXT, LEGACY_ROOT, LOOP_OPS};
 pub use classify::{NODE_MAKING_STATS, STATS};
 use graph::{connect_executors_to_iterators, context_edges, ContextEnd, Nesting, MAX_EVENT_NODES, NONE};
@@ -169,18 +168,12 @@ pub struct Grouper<'a> {
     /// Edges other than nesting (contexts, executors to iterators, loop iterations): (from, to).
     edges: Vec<(u32, u32)>,
     keyed: Vec<Keyed>,
-    /// Producer and consumer ends of inter-thread contexts, by context type (its number in
-    /// `context_types`). Flat lists sorted once at the end, rather than a map of lists: millions of
+    /// Producer and consumer ends of inter-thread contexts, by context kind (its rank in
+    /// `context_kinds`). Flat lists sorted once at the end, rather than a map of lists: millions of
     /// events may carry one.
     context_ends: Vec<Vec<ContextEnd>>,
-    /// Each context type seen, numbered in order of appearance.
-    context_types: FastMap<(i64, Option<i64>), u32>,
-    /// The last context type looked up and its number: there are a handful of types, and a long run
-    /// of events mostly repeats one.
-    last_context_type: Option<((i64, Option<i64>), u32)>,
-    /// The plane's process id (`process_id`): its events' context ends are that process's, unless
-    /// an event names another (`_pid`).
-    plane_pid: Option<i64>,
+    /// Each context kind (type, process) seen.
+    context_kinds: ContextKinds,
 }
 
 impl<'a> Grouper<'a> {
@@ -224,9 +217,7 @@ impl<'a> Grouper<'a> {
             edges: Vec::new(),
             keyed: Vec::new(),
             context_ends: Vec::new(),
-            context_types: FastMap::default(),
-            last_context_type: None,
-            plane_pid: plane_process_id(plane),
+            context_kinds: ContextKinds::new(plane),
         }
     }
 
@@ -260,23 +251,7 @@ impl<'a> Grouper<'a> {
     /// hold, so each node's parent is its innermost enclosing node (a chain of enclosing events all
     /// enclose one another, so none is skipped that XProf would have kept).
     pub fn push(&mut self, ev: &RawEvent<'a, '_>) -> Result<(), DecodeError> {
-        let Grouper {
-            plane,
-            ids,
-            meta,
-            metas,
-            nodes,
-            base_ps,
-            open,
-            tracked,
-            nesting,
-            keyed,
-            context_ends,
-            context_types,
-            last_context_type,
-            plane_pid,
-            ..
-        } = self;
+        let Grouper { plane, ids, meta, metas, nodes, base_ps, open, tracked, nesting, keyed, context_ends, context_kinds, .. } = self;
         let h = &ev.header;
         let info = &metas[meta.get(h.metadata_id) as usize];
         // Most events have no grouping stats of their own: then the metadata's are used as they are.
@@ -323,23 +298,11 @@ impl<'a> Grouper<'a> {
                 tracked: tracked_rank,
             });
         }
-        // A context is of a type and a process (XProf's `int32` process id): only the ends of one
-        // process are connected, so each (type, process) is a type of its own here.
-        let pid = s.pid.or(*plane_pid).map(|p| i64::from(p as i32));
         let mut context_end = |(t, id): (i64, u64), consumer: bool| {
-            let kind = (t, pid);
-            let rank = match *last_context_type {
-                Some((last, rank)) if last == kind => rank,
-                _ => {
-                    let next = context_types.len() as u32;
-                    let rank = *context_types.entry(kind).or_insert(next);
-                    if rank == next {
-                        context_ends.push(Vec::new());
-                    }
-                    *last_context_type = Some((kind, rank));
-                    rank
-                }
-            };
+            let (rank, new) = context_kinds.rank(t, s.pid);
+            if new {
+                context_ends.push(Vec::new());
+            }
             context_ends[rank as usize].push(ContextEnd::new(id, consumer, me));
         };
         if let (Some(t), Some(id)) = s.producer {
